@@ -1,0 +1,185 @@
+"""One error tree for the whole project.
+
+Every error we raise on purpose is a ``JobledgerError``.  Each one also
+subclasses the built-in exception that HTCondor's bindings raise in the same
+situation, so a script written for ``htcondor2``/``classad2`` that catches
+``ValueError`` or ``classad.ClassAdException`` keeps working.  Errors carry
+data (where, what), not just a message.
+
+    JobledgerError
+    ├── ClassAdError                 classad2.ClassAdException's twin
+    │   ├── ClassAdParseError        text that is not ClassAd; offset/line/column + caret
+    │   └── ClassAdEvalError         evaluation *failed* (not the ERROR value)
+    ├── SubmitError (ValueError)     submit description; file/line/text
+    ├── UserLogError                 a user log that cannot be read; file/offset
+    ├── InvalidTransition (ValueError)   (status, event) not in the status table
+    ├── JournalError
+    │   ├── JournalCorrupt           checksum/continuity failure; position
+    │   └── PositionConflict         expected-position check failed on append
+    ├── ConfigError (ValueError)     pool configuration; file/line
+    └── HTCondorException            htcondor2.HTCondorException's twin (daemons, IPC)
+
+Whose fault: ``*ParseError``, ``SubmitError``, ``ConfigError`` and
+``InvalidTransition`` are the caller's input; ``JournalCorrupt`` and
+``UserLogError`` are the data on disk; ``HTCondorException`` is the pool.
+"""
+
+from __future__ import annotations
+
+
+class JobledgerError(Exception):
+    """Root of every error jobledger raises on purpose."""
+
+
+def caret_excerpt(text: str, line: int, column: int) -> str:
+    """The source line ``line`` (1-based) with a caret under ``column`` (1-based)."""
+    lines = text.splitlines() or [""]
+    source = lines[line - 1] if 0 < line <= len(lines) else ""
+    return f"{source}\n{' ' * max(column - 1, 0)}^"
+
+
+def line_col(text: str, offset: int) -> tuple[int, int]:
+    """1-based (line, column) of a 0-based character offset in ``text``."""
+    offset = max(0, min(offset, len(text)))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, column
+
+
+class ClassAdError(JobledgerError):
+    """A ClassAd could not be parsed or evaluated (``classad2.ClassAdException``)."""
+
+
+class ClassAdParseError(ClassAdError):
+    """Text that is not valid ClassAd; knows where and prints a caret there."""
+
+    def __init__(self, message: str, text: str = "", offset: int = 0, source: str = "<string>"):
+        self.message = message
+        self.text = text
+        self.offset = offset
+        self.source = source
+        self.line, self.column = line_col(text, offset)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"{self.source}:{self.line}:{self.column}"
+        return f"{where}: {self.message}\n{caret_excerpt(self.text, self.line, self.column)}"
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.text, self.offset, self.source))
+
+
+class ClassAdEvalError(ClassAdError):
+    """Evaluation failed outright (classad2 raises here; not the ERROR value)."""
+
+
+class SubmitError(JobledgerError, ValueError):
+    """A submit description that cannot be turned into jobs."""
+
+    def __init__(self, message: str, line: int | None = None, text: str | None = None,
+                 source: str = "<submit>"):
+        self.message = message
+        self.line = line
+        self.text = text
+        self.source = source
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return self.message
+        shown = f": {self.text!r}" if self.text is not None else ""
+        return f"{self.source}:{self.line}: {self.message}{shown}"
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.line, self.text, self.source))
+
+
+class UserLogError(JobledgerError):
+    """A user log (or global event log) that cannot be read as such."""
+
+    def __init__(self, message: str, path: str | None = None, offset: int | None = None):
+        self.message = message
+        self.path = path
+        self.offset = offset
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path or "<log>"
+        if self.offset is not None:
+            where += f" at byte {self.offset}"
+        return f"{where}: {self.message}"
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.path, self.offset))
+
+
+class InvalidTransition(JobledgerError, ValueError):
+    """An event that the job status table does not allow in the job's state."""
+
+    def __init__(self, status, event, job=None):
+        self.status = status
+        self.event = event
+        self.job = job
+        who = f"job {job}: " if job is not None else ""
+        super().__init__(f"{who}event {event!s} is not allowed in status {status!s}")
+
+    def __reduce__(self):
+        return (type(self), (self.status, self.event, self.job))
+
+
+class JournalError(JobledgerError):
+    """The journal refused or could not complete an operation."""
+
+
+class JournalCorrupt(JournalError):
+    """A journal record failed its checksum or broke position continuity."""
+
+    def __init__(self, message: str, position: int | None = None, path: str | None = None):
+        self.message = message
+        self.position = position
+        self.path = path
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path or "<journal>"
+        if self.position is not None:
+            where += f" position {self.position}"
+        return f"{where}: {self.message}"
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.position, self.path))
+
+
+class PositionConflict(JournalError):
+    """An append expected the journal to end at one position; it ends at another."""
+
+    def __init__(self, expected: int, actual: int):
+        self.expected = expected
+        self.actual = actual
+        super().__init__(f"expected journal head {expected}, found {actual}")
+
+    def __reduce__(self):
+        return (type(self), (self.expected, self.actual))
+
+
+class ConfigError(JobledgerError, ValueError):
+    """A configuration file line that cannot be read."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        self.message = message
+        self.path = path
+        self.line = line
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path or "<config>"
+        if self.line is not None:
+            where += f":{self.line}"
+        return f"{where}: {self.message}"
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.path, self.line))
+
+
+class HTCondorException(JobledgerError):
+    """The pool failed a request (htcondor2.HTCondorException's twin)."""

@@ -1,0 +1,3 @@
+from jobledger.cli import main
+
+main()

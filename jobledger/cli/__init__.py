@@ -1,0 +1,21 @@
+"""The ``jobledger`` command line: a thin click layer over the library.
+
+Each sub-command lives in a module of this package named for what it does
+and is registered below.  Expected failures are ``click.ClickException``s
+with a clear message naming the place (file, line, column).
+"""
+
+from __future__ import annotations
+
+import click
+
+from jobledger import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="jobledger")
+def main() -> None:
+    """jobledger: an event-sourced, HTCondor-compatible job engine."""
+
+
+# Sub-commands register here, one line each: main.add_command(module.command)
