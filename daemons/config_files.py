@@ -1,0 +1,215 @@
+"""Where configuration comes from: CONDOR_CONFIG, local files, the ``param`` mapping.
+
+``param`` is htcondor2's ``htcondor.param``: a mutable mapping over the
+configuration the process loaded, values typed by the parameter's declared
+type (``eventcore.config.typed_value``).  ``reload_config()`` re-reads it
+from ``$CONDOR_CONFIG`` (or the file given), then ``LOCAL_CONFIG_FILE`` and
+``LOCAL_CONFIG_DIR``, then ``_CONDOR_<NAME>`` environment overrides, exactly
+the order HTCondor uses.  Without ``CONDOR_CONFIG`` only the built-in
+defaults below are known.
+
+``pool_config_text`` writes the configuration of a personal pool (the file
+``PersonalPool`` keeps in its LOCAL_DIR).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator, Mapping, MutableMapping
+from pathlib import Path
+
+from daemons.ipc import sinful
+from eventcore.config import ConfigTable, Setting, expand, parse_config, typed_value
+from eventcore.errors import ConfigError
+
+# Built-in defaults (HTCondor's param table, the part a personal pool uses).
+DEFAULTS = """
+UPDATE_INTERVAL = 300
+NEGOTIATOR_INTERVAL = 60
+PERIODIC_EXPR_INTERVAL = 60
+MAX_PERIODIC_EXPR_INTERVAL = 1200
+MAX_JOBS_RUNNING = 10000
+SYSTEM_MAX_RELEASES = -1
+CLASSAD_LIFETIME = 900
+NUM_CPUS = 0
+START = True
+SUSPEND = False
+PREEMPT = False
+RUNBENCHMARKS = LastBenchmark == 0
+JOB_RENICE_INCREMENT = 0
+IGNORE_ATTEMPTS_TO_SET_SECURE_JOB_ATTRS = True
+JOB_DEFAULT_REQUESTMEMORY = 128
+JOB_DEFAULT_REQUESTDISK = 1024
+JOB_DEFAULT_REQUESTCPUS = 1
+KILLING_TIMEOUT = 30
+SHUTDOWN_GRACEFUL_TIMEOUT = 30
+LOG = $(LOCAL_DIR)/log
+SPOOL = $(LOCAL_DIR)/spool
+EXECUTE = $(LOCAL_DIR)/execute
+LOCK = $(LOCAL_DIR)/lock
+RUN = $(LOCAL_DIR)/run
+HISTORY = $(SPOOL)/history
+JOB_QUEUE_LOG = $(SPOOL)/job_queue.log
+MAX_HISTORY_LOG = 20971520
+MAX_HISTORY_ROTATIONS = 2
+SCHEDD_NAME =
+"""
+
+
+def _read(path: str) -> str:
+    return Path(path).read_text("utf-8")
+
+
+def load_config(root: str | None, env: Mapping[str, str]) -> ConfigTable:
+    """Defaults, then ``root`` (if any), then its local files; ``ConfigError`` on bad input."""
+    table = parse_config(DEFAULTS, "<defaults>")
+    if root:
+        try:
+            text = _read(root)
+        except OSError as exc:
+            raise ConfigError(f"cannot read configuration: {exc.strerror or exc}", root) from exc
+        parse_config(text, root, table, _read, env)
+        _load_local_files(table, env)
+    for key, value in env.items():
+        if key.upper().startswith("_CONDOR_") and len(key) > 8:
+            table.set(Setting(key[8:], value, "<environment>", 0))
+    return table
+
+
+def _load_local_files(table: ConfigTable, env: Mapping[str, str]) -> None:
+    files = expand(table.raw("LOCAL_CONFIG_FILE") or "", table, env)
+    for path in [p for p in files.replace(",", " ").split() if p]:
+        if Path(path).is_file():
+            parse_config(_read(path), path, table, _read, env)
+    folder = expand(table.raw("LOCAL_CONFIG_DIR") or "", table, env).strip()
+    if folder and Path(folder).is_dir():
+        for entry in sorted(Path(folder).iterdir()):
+            if entry.is_file() and not entry.name.startswith(".") and not entry.name.endswith("~"):
+                parse_config(_read(str(entry)), str(entry), table, _read, env)
+
+
+class Param(MutableMapping):
+    """htcondor2's ``param``: typed configuration values of this process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._table = ConfigTable()
+        self._loaded = False
+
+    def _ensure(self) -> ConfigTable:
+        with self._lock:
+            if not self._loaded:
+                self._table = load_config(os.environ.get("CONDOR_CONFIG"), os.environ)
+                self._loaded = True
+            return self._table
+
+    def reload(self, root: str | None = None) -> None:
+        table = load_config(root if root is not None else os.environ.get("CONDOR_CONFIG"), os.environ)
+        with self._lock:
+            self._table = table
+            self._loaded = True
+
+    def raw(self, name: str) -> str | None:
+        return self._ensure().raw(name)
+
+    def expanded(self, name: str) -> str:
+        """The macro-expanded string value; ``KeyError`` when not defined."""
+        table = self._ensure()
+        raw = table.raw(name)
+        if raw is None:
+            raise KeyError(name)
+        return expand(raw, table, os.environ)
+
+    def __getitem__(self, name: str):
+        if not isinstance(name, str):
+            raise TypeError("key must be a string")
+        value = self.expanded(name)
+        if value == "":
+            raise KeyError(name)  # htcondor2 treats an empty value as not defined
+        return typed_value(name, value)
+
+    def __setitem__(self, name: str, value: str) -> None:
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise TypeError("param keys and values must be strings")
+        self._ensure().set(Setting(name, value, "<param>", 0))
+
+    def __delitem__(self, name: str) -> None:
+        table = self._ensure()
+        if table.raw(name) is None:
+            raise KeyError(name)
+        with self._lock:
+            del table.settings[name.upper()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ensure().names())
+
+    def __len__(self) -> int:
+        return len(self._ensure().settings)
+
+    def __repr__(self) -> str:
+        return f"<Param: {len(self)} parameters>"
+
+
+param = Param()
+
+
+def reload_config(root_config_file: str | None = None) -> None:
+    """Re-read the configuration (from ``root_config_file`` as if it were CONDOR_CONFIG)."""
+    param.reload(root_config_file)
+
+
+def read_pool_config(config_file: str | Path) -> ConfigTable:
+    """The configuration of the pool whose file is ``config_file`` (for daemons and tools)."""
+    return load_config(str(config_file), os.environ)
+
+
+def config_value(table: ConfigTable, name: str, default: str | None = None) -> str:
+    """``name`` expanded under ``table``; ``default`` (or ``KeyError``) when undefined or empty."""
+    raw = table.raw(name)
+    value = expand(raw, table, os.environ) if raw is not None else ""
+    if value == "":
+        if default is None:
+            raise KeyError(name)
+        return default
+    return value
+
+
+def pool_config_text(local_dir: Path, extra: Mapping[str, str] | None = None,
+                     raw: str = "") -> str:
+    """The condor_config of a personal pool rooted at ``local_dir``."""
+    run = local_dir / "run"
+    lines = [
+        "# Personal pool configuration written by jobledger.",
+        "use ROLE: Personal",
+        "use FEATURE: PartitionableSlot",
+        f"LOCAL_DIR = {local_dir.as_posix()}",
+        "EXECUTE = $(LOCAL_DIR)/execute",
+        "LOCK = $(LOCAL_DIR)/lock",
+        "LOG = $(LOCAL_DIR)/log",
+        "RUN = $(LOCAL_DIR)/run",
+        "SPOOL = $(LOCAL_DIR)/spool",
+        "SEC_PASSWORD_DIRECTORY = $(LOCAL_DIR)/passwords.d",
+        "SEC_TOKEN_DIRECTORY = $(LOCAL_DIR)/tokens.d",
+        "SEC_TOKEN_SYSTEM_DIRECTORY = $(LOCAL_DIR)/system_tokens.d",
+        "JOURNAL = $(SPOOL)/journal.sqlite",
+        f"COLLECTOR_HOST = {sinful(str(run / 'collector.sock'))}",
+        "UPDATE_INTERVAL = 2",
+        "NEGOTIATOR_INTERVAL = 2",
+        "NEGOTIATOR_CYCLE_DELAY = 0",
+        "PERIODIC_EXPR_INTERVAL = 1",
+        "POLLING_INTERVAL = 2",
+        "MASTER_UPDATE_INTERVAL = 2",
+        "STARTER_UPDATE_INTERVAL = 2",
+        "SHADOW_QUEUE_UPDATE_INTERVAL = 2",
+        "STARTER_INITIAL_UPDATE_INTERVAL = 1",
+        "MASTER_BACKOFF_CONSTANT = 0",
+        "SCHEDD_RECONNECT_TIMEOUT = 60",
+        "MAIL = /bin/true",
+        "SENDMAIL = /bin/true",
+    ]
+    lines += [f"{k} = {'' if v is None else v}" for k, v in (extra or {}).items()]
+    text = "\n".join(lines) + "\n"
+    if raw:
+        text += "# RAW PARAMS\n" + raw.strip("\n") + "\n"
+    return text

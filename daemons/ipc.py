@@ -1,0 +1,279 @@
+"""How the pool's processes talk: Unix sockets in LOCAL_DIR, length-prefixed JSON.
+
+Wire format: every message is a 4-byte big-endian length, then that many
+bytes of UTF-8 JSON.  A request is ``{"cmd": name, "args": {...}}``.  A reply
+is one of
+
+    {"ok": result}                       request/reply
+    {"items": [...]} ... {"end": result} streaming (query, history, watch)
+    {"err": [kind, message]}             failure; kind is an exception name
+
+Security: sockets live in LOCAL_DIR/run (mode 0700) and every accepted
+connection is checked with SO_PEERCRED: a peer with another uid is refused
+before a byte is read.  Addresses are HTCondor-shaped sinful strings
+``<127.0.0.1:0?sock=/path/to/x.sock>`` so they fit in ``MyAddress``.
+
+Socket paths longer than the kernel's limit (108 bytes) are reached through
+``/proc/self/fd/<dirfd>/<name>``, so deep LOCAL_DIRs work too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import threading
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+
+from eventcore.errors import HTCondorException
+
+_HEADER = struct.Struct(">I")
+MAX_MESSAGE = 1 << 30
+DEFAULT_TIMEOUT = 30.0
+_PEERCRED = struct.Struct("3i")
+
+
+class PeerRefused(HTCondorException):
+    """A connection from another user (or from nowhere we trust) was refused."""
+
+
+def sinful(path: str) -> str:
+    """``<127.0.0.1:0?sock=PATH>``: an HTCondor-shaped address naming a Unix socket."""
+    return f"<127.0.0.1:0?sock={urllib.parse.quote(os.path.abspath(path), safe='/')}>"
+
+
+def socket_path(address: str) -> str:
+    """The socket path inside a sinful string (``HTCondorException`` if there is none)."""
+    text = address.strip()
+    if text.startswith("<") and text.endswith(">"):
+        text = text[1:-1]
+    _, _, query = text.partition("?")
+    for part in query.split("&"):
+        key, _, value = part.partition("=")
+        if key == "sock" and value.startswith("/"):
+            return urllib.parse.unquote(value)
+    raise HTCondorException(f"address {address!r} names no local daemon socket")
+
+
+@contextmanager
+def _short_path(path: str):
+    """A path the kernel accepts for ``path`` (``/proc/self/fd/N/name`` when too long)."""
+    if len(os.fsencode(path)) < 100:
+        yield path
+        return
+    folder, name = os.path.split(path)
+    fd = os.open(folder, os.O_PATH | os.O_DIRECTORY)
+    try:
+        yield f"/proc/self/fd/{fd}/{name}"
+    finally:
+        os.close(fd)
+
+
+def _recv_exact(sock: socket.socket, size: int) -> bytes:
+    chunks = []
+    while size:
+        chunk = sock.recv(min(size, 1 << 20))
+        if not chunk:
+            raise ConnectionError("connection closed by peer")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def send_message(sock: socket.socket, message) -> None:
+    body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    sock.sendall(_HEADER.pack(len(body)) + body)
+
+
+def recv_message(sock: socket.socket):
+    (size,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size))
+    if size > MAX_MESSAGE:
+        raise ConnectionError(f"message of {size} bytes is too large")
+    return json.loads(_recv_exact(sock, size))
+
+
+def peer_credentials(sock: socket.socket) -> tuple[int, int, int]:
+    """(pid, uid, gid) of the process at the other end of a Unix socket."""
+    return _PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
+
+
+# -- client side -------------------------------------------------------------
+
+_ERRORS: dict[str, type[Exception]] = {
+    "ValueError": ValueError, "TypeError": TypeError, "KeyError": KeyError,
+    "NotImplementedError": NotImplementedError,
+}
+
+
+def _raise_remote(kind: str, message: str):
+    raise _ERRORS.get(kind, HTCondorException)(message)
+
+
+def connect(address: str, timeout: float | None = DEFAULT_TIMEOUT) -> socket.socket:
+    """An open connection to the daemon at ``address`` (``HTCondorException`` if unreachable)."""
+    path = socket_path(address)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        with _short_path(path) as short:
+            sock.connect(short)
+    except OSError as exc:
+        sock.close()
+        raise HTCondorException(f"cannot reach daemon at {address}: {exc.strerror or exc}") from exc
+    return sock
+
+
+def call(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **args):
+    """Send one request and return the result of its reply."""
+    sock = connect(address, timeout)
+    try:
+        send_message(sock, {"cmd": cmd, "args": args})
+        reply = recv_message(sock)
+    except (OSError, ValueError) as exc:
+        raise HTCondorException(f"failed talking to daemon at {address}: {exc}") from exc
+    finally:
+        sock.close()
+    if "err" in reply:
+        _raise_remote(*reply["err"])
+    return reply.get("ok")
+
+
+def stream(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **args) -> Iterator:
+    """Send one request and yield the items of its streamed reply."""
+    sock = connect(address, timeout)
+    try:
+        send_message(sock, {"cmd": cmd, "args": args})
+        while True:
+            try:
+                reply = recv_message(sock)
+            except (OSError, ValueError) as exc:
+                raise HTCondorException(f"failed talking to daemon at {address}: {exc}") from exc
+            if "items" in reply:
+                yield from reply["items"]
+            elif "err" in reply:
+                _raise_remote(*reply["err"])
+            else:
+                return
+    finally:
+        sock.close()
+
+
+# -- server side -------------------------------------------------------------
+
+class Streamed:
+    """A handler's result that goes out as batches of items (``stream`` on the client)."""
+
+    def __init__(self, batches: Iterable[list]):
+        self.batches = batches
+
+
+Handler = Callable[..., object]
+
+
+class Server:
+    """A threaded Unix-socket server: one thread per connection, handlers by name.
+
+    ``handlers[cmd](peer, **args)`` returns a JSON-able result, or a
+    ``Streamed``.  Exceptions go back to the client as ``{"err": ...}``;
+    ``unexpected`` (if given) is told about those that are not ours.
+    """
+
+    def __init__(self, path: str, handlers: dict[str, Handler], uid: int | None = None,
+                 unexpected: Callable[[BaseException], None] | None = None):
+        self.path = path
+        self.address = sinful(path)
+        self.handlers = handlers
+        self.uid = os.getuid() if uid is None else uid
+        self.unexpected = unexpected
+        self._sock: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._closing = threading.Event()
+
+    def bind(self) -> "Server":
+        if os.path.exists(self.path):
+            os.unlink(self.path)  # a stale socket of a dead predecessor
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        with _short_path(self.path) as short:
+            sock.bind(short)
+        os.chmod(self.path, 0o600)
+        sock.listen(256)
+        self._sock = sock
+        return self
+
+    def start(self, name: str = "ipc-server") -> "Server":
+        if self._sock is None:
+            self.bind()
+        self._thread = threading.Thread(target=self._accept_loop, name=name, daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._closing.set()
+        if self._sock is not None:
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self._sock.close()
+        if self._thread is not None:
+            self._thread.join(5)
+
+    def _accept_loop(self) -> None:
+        while not self._closing.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            pid, uid, _ = peer_credentials(conn)
+            if uid != self.uid:
+                conn.close()  # another user: refused before reading anything
+                continue
+            threading.Thread(target=self._serve, args=(conn, pid, uid), name="ipc-conn",
+                             daemon=True).start()
+
+    def _serve(self, conn: socket.socket, pid: int, uid: int) -> None:
+        with conn:
+            try:
+                request = recv_message(conn)
+            except (OSError, ValueError):
+                return
+            try:
+                self._answer(conn, request, {"pid": pid, "uid": uid})
+            except OSError:
+                pass  # the client went away
+
+    def _answer(self, conn: socket.socket, request, peer: dict) -> None:
+        try:
+            cmd = request["cmd"]
+            handler = self.handlers.get(cmd)
+            if handler is None:
+                raise HTCondorException(f"unknown command {cmd!r}")
+            result = handler(peer, **request.get("args", {}))
+            if isinstance(result, Streamed):
+                for batch in result.batches:
+                    if batch:
+                        send_message(conn, {"items": batch})
+                send_message(conn, {"end": None})
+            else:
+                send_message(conn, {"ok": result})
+        except OSError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the client
+            kind = _kind_of(exc)
+            if kind is None and self.unexpected is not None:
+                self.unexpected(exc)
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            send_message(conn, {"err": [kind or "HTCondorException", str(message)]})
+
+
+def _kind_of(exc: BaseException) -> str | None:
+    """The name the client re-raises ``exc`` as; None for an unexpected failure."""
+    if isinstance(exc, HTCondorException):
+        return "HTCondorException"
+    for kind in ("KeyError", "TypeError", "NotImplementedError", "ValueError"):
+        if isinstance(exc, _ERRORS[kind]):
+            return kind
+    return None

@@ -1,0 +1,82 @@
+"""The pool's socket protocol (daemons/ipc.py): framing, errors, streaming, peer check."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from daemons import ipc
+from eventcore.errors import HTCondorException
+
+
+@pytest.fixture
+def server(tmp_path):
+    handlers = {
+        "echo": lambda peer, **args: {"args": args, "uid": peer["uid"]},
+        "fail": lambda peer: (_ for _ in ()).throw(ValueError("bad value")),
+        "missing": lambda peer: {}["nope"],
+        "boom": lambda peer: 1 / 0,
+        "many": lambda peer, n: ipc.Streamed([list(range(i, min(i + 10, n))) for i in range(0, n, 10)]),
+    }
+    seen = []
+    srv = ipc.Server(str(tmp_path / "d.sock"), handlers, unexpected=seen.append).start()
+    srv.seen = seen
+    yield srv
+    srv.close()
+
+
+def test_request_reply(server):
+    assert ipc.call(server.address, "echo", a=1, b=[1, "x"]) == {"args": {"a": 1, "b": [1, "x"]},
+                                                                 "uid": os.getuid()}
+
+
+def test_errors_come_back_as_their_kind(server):
+    with pytest.raises(ValueError, match="bad value"):
+        ipc.call(server.address, "fail")
+    with pytest.raises(KeyError):
+        ipc.call(server.address, "missing")
+    with pytest.raises(HTCondorException):
+        ipc.call(server.address, "boom")
+    assert len(server.seen) == 1 and isinstance(server.seen[0], ZeroDivisionError)
+    with pytest.raises(HTCondorException, match="unknown command"):
+        ipc.call(server.address, "nonsense")
+
+
+def test_streaming(server):
+    assert list(ipc.stream(server.address, "many", n=35)) == list(range(35))
+    assert list(ipc.stream(server.address, "many", n=0)) == []
+
+
+def test_sinful_round_trip(tmp_path):
+    path = str(tmp_path / "a b&c.sock")
+    address = ipc.sinful(path)
+    assert address.startswith("<") and address.endswith(">")
+    assert ipc.socket_path(address) == path
+    with pytest.raises(HTCondorException):
+        ipc.socket_path("<1.2.3.4:9618>")
+
+
+def test_unreachable_is_htcondor_exception(tmp_path):
+    with pytest.raises(HTCondorException, match="cannot reach"):
+        ipc.call(ipc.sinful(str(tmp_path / "none.sock")), "echo")
+
+
+def test_long_socket_path(tmp_path):
+    deep = tmp_path / ("x" * 60) / ("y" * 60)
+    deep.mkdir(parents=True)
+    srv = ipc.Server(str(deep / "long.sock"), {"echo": lambda peer, **a: a}).start()
+    try:
+        assert ipc.call(srv.address, "echo", v=3) == {"v": 3}
+    finally:
+        srv.close()
+
+
+def test_other_uid_is_refused(tmp_path):
+    # A server that trusts only another uid refuses us before reading a byte.
+    srv = ipc.Server(str(tmp_path / "s.sock"), {"echo": lambda peer, **a: a}, uid=os.getuid() + 1).start()
+    try:
+        with pytest.raises(HTCondorException):
+            ipc.call(srv.address, "echo", timeout=5)
+    finally:
+        srv.close()
