@@ -1,0 +1,202 @@
+"""ClassAd literals as the user log writes and reads them (old ClassAd syntax).
+
+``unparse(value)`` prints an attribute value the way HTCondor's writer does
+(``"a\\"b"``, ``{ 1,"two",3.0 }``, ``[ a = 1; b = "x" ]``, ``true``,
+``undefined``; an ``Expr`` verbatim).  ``parse_value(text)`` reads one back:
+literals become Python values, lists and nested ads recurse, anything else
+is kept as an ``Expr`` of its trimmed text.  In old-ClassAd strings only
+``\\"`` is an escape (``"a\\\\b"`` keeps both backslashes), as HTCondor's
+reader does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from eventcore.events import ERROR, UNDEFINED, Expr, Special
+
+__all__ = ["unparse", "parse_value", "sorted_ci", "NOT_A_VALUE"]
+
+
+class _NotAValue:
+    def __repr__(self) -> str:
+        return "NOT_A_VALUE"
+
+
+#: Returned by ``parse_value`` for blank text (no attribute at all).
+NOT_A_VALUE = _NotAValue()
+
+
+def sorted_ci(keys):
+    """Attribute names sorted the way HTCondor prints them (case-insensitive)."""
+    return sorted(keys, key=str.lower)
+
+
+def _unparse_str(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _unparse_real(x: float) -> str:
+    if math.isnan(x):
+        return 'real("NaN")'
+    if math.isinf(x):
+        return 'real("INF")' if x > 0 else 'real("-INF")'
+    text = repr(x)
+    if "e" in text or "E" in text:
+        mant, exp = text.lower().split("e")
+        sign = "-" if exp.startswith("-") else "+"
+        exp = exp.lstrip("+-").rjust(2, "0")
+        if "." not in mant:
+            mant += ".0"
+        return f"{mant}E{sign}{exp}"
+    return text
+
+
+def unparse(value) -> str:
+    """One attribute value in HTCondor's old-ClassAd print form."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _unparse_real(value)
+    if isinstance(value, str):
+        return _unparse_str(value)
+    if isinstance(value, Expr):
+        return value.text
+    if isinstance(value, Special):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return "{ " + ",".join(unparse(v) for v in value) + " }"
+    if isinstance(value, dict):
+        if not value:
+            return "[  ]"
+        return "[ " + "; ".join(f"{k} = {unparse(v)}" for k, v in value.items()) + " ]"
+    # ClassAd-engine values (ClassAd / ExprTree) print themselves.
+    return str(value)
+
+
+_INT = re.compile(r"[+-]?\d+\Z")
+_REAL = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z")
+_WORDS = {"true": True, "false": False, "undefined": UNDEFINED, "error": ERROR}
+
+
+def parse_value(text: str):
+    """A literal value, a list/nested ad of literals, or an ``Expr``."""
+    s = text.strip()
+    if not s:
+        return NOT_A_VALUE
+    value, end = _literal(s, 0)
+    if value is not NOT_A_VALUE and end == len(s):
+        return value
+    return Expr(s)
+
+
+def _skip_ws(s: str, i: int) -> int:
+    n = len(s)
+    while i < n and s[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+_TOKEN = re.compile(r"[+-]?[0-9.][0-9.eE+-]*|[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _literal(s: str, i: int):
+    """Parse one literal at ``s[i:]``; (value, end) or (NOT_A_VALUE, i)."""
+    i = _skip_ws(s, i)
+    if i >= len(s):
+        return NOT_A_VALUE, i
+    c = s[i]
+    if c == '"':
+        return _string(s, i)
+    if c == "{":
+        return _list(s, i)
+    if c == "[":
+        return _ad(s, i)
+    m = _TOKEN.match(s, i)
+    if not m:
+        return NOT_A_VALUE, i
+    tok = m.group()
+    if _INT.match(tok):
+        v = int(tok)
+        if -(2 ** 63) <= v < 2 ** 63:
+            return v, m.end()
+        return NOT_A_VALUE, i
+    if _REAL.match(tok):
+        return float(tok), m.end()
+    word = _WORDS.get(tok.lower())
+    if word is not None:
+        return word, m.end()
+    return NOT_A_VALUE, i
+
+
+def _string(s: str, i: int):
+    out = []
+    j = i + 1
+    n = len(s)
+    while j < n:
+        c = s[j]
+        if c == "\\" and j + 1 < n and s[j + 1] == '"':
+            out.append('"')
+            j += 2
+            continue
+        if c == '"':
+            return "".join(out), j + 1
+        out.append(c)
+        j += 1
+    return NOT_A_VALUE, i
+
+
+def _list(s: str, i: int):
+    items = []
+    j = _skip_ws(s, i + 1)
+    if j < len(s) and s[j] == "}":
+        return items, j + 1
+    while True:
+        v, j = _literal(s, j)
+        if v is NOT_A_VALUE:
+            return NOT_A_VALUE, i
+        items.append(v)
+        j = _skip_ws(s, j)
+        if j < len(s) and s[j] == ",":
+            j += 1
+            continue
+        if j < len(s) and s[j] == "}":
+            return items, j + 1
+        return NOT_A_VALUE, i
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+def _ad(s: str, i: int):
+    ad = {}
+    j = _skip_ws(s, i + 1)
+    if j < len(s) and s[j] == "]":
+        return ad, j + 1
+    while True:
+        j = _skip_ws(s, j)
+        m = _NAME.match(s, j)
+        if not m:
+            return NOT_A_VALUE, i
+        name = m.group()
+        j = _skip_ws(s, m.end())
+        if j >= len(s) or s[j] != "=":
+            return NOT_A_VALUE, i
+        v, j = _literal(s, j + 1)
+        if v is NOT_A_VALUE:
+            return NOT_A_VALUE, i
+        ad[name] = v
+        j = _skip_ws(s, j)
+        if j < len(s) and s[j] == ";":
+            j = _skip_ws(s, j + 1)
+            if j < len(s) and s[j] == "]":
+                return ad, j + 1
+            continue
+        if j < len(s) and s[j] == "]":
+            return ad, j + 1
+        return NOT_A_VALUE, i
