@@ -1,0 +1,95 @@
+"""Turn a job constraint into SQL over the queue's indexes plus a residual filter.
+
+``plan(constraint)`` splits the constraint at its top-level ``&&``.  Each
+conjunct of the form ``Attr == literal`` (or ``literal == Attr``) where
+``Attr`` is ``ClusterId``, ``ProcId``, ``JobStatus`` or ``Owner`` (any case)
+and the literal an integer or a string becomes a SQL condition on the
+indexed columns.  If anything else remains, the whole constraint is also
+evaluated on each candidate ad (``Plan.residual``), so the answer is always
+exactly what the ClassAd evaluation says.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, NamedTuple
+
+__all__ = ["Plan", "plan", "split_conjuncts"]
+
+_COLUMNS = {"clusterid": "cluster", "procid": "proc", "jobstatus": "status", "owner": "owner"}
+_NAME = r"(?:(?:my|target)\s*\.\s*)?([A-Za-z_][A-Za-z0-9_]*)"
+_LIT = r"(-?\d+|\"(?:[^\"\\]|\\.)*\")"
+_EQ_LEFT = re.compile(rf"^\(*\s*{_NAME}\s*==\s*{_LIT}\s*\)*$", re.S)
+_EQ_RIGHT = re.compile(rf"^\(*\s*{_LIT}\s*==\s*{_NAME}\s*\)*$", re.S)
+
+
+class Plan(NamedTuple):
+    where: str                 # SQL condition on queue_jobs (alias j), "1" for all
+    params: tuple
+    residual: str | None       # constraint text still to evaluate per ad, or None
+
+
+def split_conjuncts(text: str) -> list[str]:
+    """Top-level ``&&`` parts of ``text`` (strings and parentheses respected)."""
+    parts, depth, start, i, n = [], 0, 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "&" and depth == 0 and text.startswith("&&", i):
+            parts.append(text[start:i])
+            start = i + 2
+            i += 1
+        elif ch == "|" and depth == 0 and text.startswith("||", i):
+            return [text]  # a top-level || : not a conjunction
+        elif ch == "?" and depth == 0:
+            return [text]  # a top-level conditional binds looser than &&
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def _indexed(conjunct: str):
+    for pattern, name_first in ((_EQ_LEFT, True), (_EQ_RIGHT, False)):
+        m = pattern.match(conjunct)
+        if m:
+            name, lit = (m.group(1), m.group(2)) if name_first else (m.group(2), m.group(1))
+            column = _COLUMNS.get(name.lower())
+            if column is None:
+                return None
+            if lit.startswith('"'):
+                if column != "owner":
+                    return None  # ClusterId == "1" is not an integer comparison
+                value = lit[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+            else:
+                if column == "owner":
+                    return None
+                value = int(lit)
+            return f"j.{column} = ?", value
+    return None
+
+
+def plan(constraint: str | None) -> Plan:
+    """The SQL part and the residual of ``constraint`` (None/"" = all jobs)."""
+    text = (constraint or "").strip()
+    if not text or text.lower() == "true":
+        return Plan("1", (), None)
+    conditions, params, rest = [], [], []
+    for conjunct in split_conjuncts(text):
+        hit = _indexed(conjunct)
+        if hit is None:
+            rest.append(conjunct)
+        else:
+            conditions.append(hit[0])
+            params.append(hit[1])
+    where = " AND ".join(conditions) or "1"
+    return Plan(where, tuple(params), text if rest else None)
+
+
+Predicate = Callable[[dict], bool]

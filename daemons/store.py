@@ -1,0 +1,515 @@
+"""The pool's journal and queue in SQLite: the commit point of every command.
+
+``Store(local_dir, durability="fsync")`` opens (creating if needed)
+``<local_dir>/journal.sqlite`` in WAL mode.  API for the schedd:
+
+``append(records, expected_head=None) -> int``
+    Append journal records (``eventcore.records``) atomically and return the
+    last position.  In the same SQLite transaction the queue projection is
+    folded and its rows written, so the queue never disagrees with the
+    journal.  Raises ``PositionConflict`` (head is not ``expected_head``),
+    ``InvalidTransition`` (the status table refuses an event; nothing is
+    appended) or ``JournalError``.  Records whose ``key`` is already in the
+    journal are skipped.  Thread-safe; concurrent appends form groups.
+``head() -> int``                          last position (0 = empty)
+``wait_for_position(pos, timeout) -> bool``  True once ``head() >= pos``
+``entries(after=0, limit=None)``           ``Entry`` objects, ascending
+``rows(after=0)``                          raw rows with checksums (audit)
+``job_ad(job) -> dict | None``             merged ad (attr -> expression text)
+``job_status(job) -> JobStatus | None``
+``query(constraint, projection, limit)``   merged ads of matching jobs
+``history(constraint, projection, match, since)``  left jobs, newest first
+``next_cluster_id()``                      1 + the largest cluster ever seen
+``rebuild_queue()``                        drop the queue and fold the journal again
+``close()``
+
+Ads come back as ``dict`` name -> ClassAd expression text.  Constraints are
+ClassAd expression text: ``==`` conjuncts on ClusterId, ProcId, JobStatus
+or Owner use indexes (daemons.queryplan); the rest is evaluated by
+``constraint_filter`` (a callable ``text -> predicate(ad) -> bool``, by
+default the ClassAd engine's).
+
+Durability (explicit, chosen at open):
+
+- ``"fsync"``: each append is its own transaction, ``synchronous=FULL``:
+  the WAL is fsynced before ``append`` returns.
+- ``"group"``: appends that arrive while one is being committed wait at
+  most ``group_window`` seconds and then share one transaction and one
+  fsync (``synchronous=FULL``); each returns after that commit.  Same
+  guarantee as "fsync", more throughput under load.
+- ``"normal"``: ``synchronous=NORMAL``: survives a killed process, may lose
+  the last commits on power loss (SQLite WAL semantics).
+
+Restart: the queue tables are the projection's snapshot; the ``projection``
+row says which journal position (and checksum there) they reflect.  On open
+the records after it are folded; if the snapshot does not belong to this
+journal (position past the head, checksum differs, unreadable) the queue
+is rebuilt from the whole journal instead, never a stall.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time as _time
+from importlib import resources
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from eventcore.codecs.journal import Row, make_rows, record_to_payload, canonical_json
+from eventcore.errors import JournalCorrupt, JournalError, PositionConflict
+from eventcore.ids import JobId
+from eventcore.journal import Entry, entry_from_row
+from eventcore.projections.queue import Proc, QueueFold, merged_ad, owner_of
+from eventcore.records import Record
+from eventcore.status import JobStatus
+from daemons.queryplan import plan
+
+__all__ = ["Store", "DURABILITY", "DB_NAME", "default_constraint_filter"]
+
+DB_NAME = "journal.sqlite"
+DURABILITY = ("fsync", "group", "normal")
+SCHEMA_VERSION = "1"
+
+
+def default_constraint_filter(text: str) -> Callable[[dict], bool]:
+    """A predicate over ads (attr -> expression text) from the ClassAd engine."""
+    from eventcore.classad import compile_constraint  # the engine arrives separately
+    return compile_constraint(text)
+
+
+def _translate(exc: sqlite3.Error, what: str) -> JournalError:
+    return JournalError(f"{what}: {exc.__class__.__name__}: {exc}")
+
+
+class _Request:
+    __slots__ = ("records", "expected", "result", "error", "done")
+
+    def __init__(self, records, expected):
+        self.records = records
+        self.expected = expected
+        self.result = None
+        self.error = None
+        self.done = False
+
+
+class _TableLoader:
+    """Feeds the queue fold from the queue tables (rows it has not seen)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def proc(self, cluster, proc):
+        row = self.conn.execute("SELECT status, ad FROM queue_jobs WHERE cluster=? AND proc=?",
+                                (cluster, proc)).fetchone()
+        return Proc(row[0], json.loads(row[1])) if row else None
+
+    def cluster(self, cluster):
+        row = self.conn.execute("SELECT ad FROM queue_clusters WHERE cluster=?",
+                                (cluster,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def proc_count(self, cluster):
+        return self.conn.execute("SELECT count(*) FROM queue_jobs WHERE cluster=?",
+                                 (cluster,)).fetchone()[0]
+
+
+class Store:
+    """SQLite journal + queue projection (see the module docstring)."""
+
+    def __init__(self, local_dir, durability: str = "fsync", group_window: float = 0.002,
+                 constraint_filter: Callable[[str], Callable[[dict], bool]] | None = None,
+                 clock: Callable[[], float] = _time.time, readonly: bool = False):
+        if durability not in DURABILITY:
+            raise ValueError(f"durability must be one of {DURABILITY}, not {durability!r}")
+        self.local_dir = Path(local_dir)
+        self.path = self.local_dir / DB_NAME
+        self.durability = durability
+        self.group_window = group_window
+        self.constraint_filter = constraint_filter or default_constraint_filter
+        self.clock = clock
+        self._write_lock = threading.Lock()   # one writer connection
+        self._read_lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._pending: list[_Request] = []
+        self._leader = False
+        if not readonly:
+            self.local_dir.mkdir(parents=True, exist_ok=True)
+        elif not self.path.exists():
+            raise JournalError(f"no journal at {self.path}")
+        self._conn = self._connect()
+        self._reader = self._connect()
+        self._head, self._last_checksum = self._read_head()
+        self._fold = QueueFold(_TableLoader(self._conn))
+        if not readonly:
+            self.recovered = self._catch_up_queue()
+
+    # ------------------------------------------------------------ set-up --
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                   timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=" + ("NORMAL" if self.durability == "normal" else "FULL"))
+            conn.execute("PRAGMA foreign_keys=OFF")
+            conn.executescript(resources.files("schemas").joinpath("store.sql").read_text("utf-8"))
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        except sqlite3.DatabaseError as exc:
+            raise JournalCorrupt(f"cannot open the journal: {exc}", path=str(self.path)) from None
+        return conn
+
+    def _read_head(self, conn=None) -> tuple[int, int]:
+        row = (conn or self._conn).execute(
+            "SELECT position, checksum FROM journal ORDER BY position DESC LIMIT 1").fetchone()
+        return (row[0], row[1]) if row else (0, 0)
+
+    def close(self) -> None:
+        with self._write_lock, self._read_lock:
+            self._conn.close()
+            self._reader.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ------------------------------------------------------------ append --
+    def append(self, records: Iterable[Record], expected_head: int | None = None) -> int:
+        """Append atomically; return the last position (see module docstring)."""
+        request = _Request(list(records), expected_head)
+        if self.durability != "group":
+            with self._write_lock:
+                self._commit([request])
+        else:
+            self._group_append(request)
+        if request.error is not None:
+            raise request.error
+        return request.result
+
+    def _group_append(self, request: _Request) -> None:
+        with self._cond:
+            self._pending.append(request)
+            while self._leader and not request.done:
+                self._cond.wait()
+            if request.done:
+                return
+            self._leader = True
+        try:
+            if self.group_window > 0:
+                _time.sleep(self.group_window)   # let followers join (bounded)
+            with self._cond:
+                batch, self._pending = self._pending, []
+            with self._write_lock:
+                self._commit(batch)
+        finally:
+            with self._cond:
+                self._leader = False
+                self._cond.notify_all()
+
+    def _commit(self, batch: list[_Request]) -> None:
+        """One SQLite transaction for every request of ``batch`` (savepoint each)."""
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            head, checksum = self._read_head()
+            if head != self._head or checksum != self._last_checksum:
+                self._fold = QueueFold(_TableLoader(conn))   # another process wrote
+            self._head, self._last_checksum = head, checksum
+            for request in batch:
+                self._apply_request(request)
+            conn.execute("INSERT OR REPLACE INTO projection VALUES ('queue', ?, ?)",
+                         (self._head, self._last_checksum))
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            self._head, self._last_checksum = self._read_head()
+            self._fold = QueueFold(_TableLoader(conn))
+            error = _translate(exc, "append failed") if isinstance(exc, sqlite3.Error) else exc
+            for request in batch:
+                if request.error is None:
+                    request.result, request.error = None, error
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            for request in batch:
+                request.done = True
+        with self._cond:
+            self._cond.notify_all()
+
+    def _apply_request(self, request: _Request) -> None:
+        conn, fold = self._conn, self._fold
+        if request.expected is not None and request.expected != self._head:
+            request.error = PositionConflict(request.expected, self._head)
+            return
+        records = self._drop_known_keys(request.records)
+        if not records:
+            request.result = self._head
+            return
+        now = float(self.clock())
+        rows = make_rows(records, self._head + 1, now, self._last_checksum)
+        conn.execute("SAVEPOINT request")
+        fold.begin()
+        try:
+            for row, record in zip(rows, records):
+                fold.apply(row.position, now, record.job, row.type, record_to_payload(record))
+            conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?)", rows)
+            self._write_changes(conn)
+        except BaseException as exc:
+            conn.execute("ROLLBACK TO request")
+            conn.execute("RELEASE request")
+            fold.rollback()
+            if isinstance(exc, sqlite3.IntegrityError):
+                exc = JournalError(f"append refused: {exc}")
+            if not isinstance(exc, Exception):
+                raise
+            request.error = exc
+            return
+        conn.execute("RELEASE request")
+        fold.commit()
+        self._head, self._last_checksum = rows[-1].position, rows[-1].checksum
+        request.result = self._head
+
+    def _drop_known_keys(self, records: list) -> list:
+        keys = [r.key for r in records if r.key is not None]
+        if not keys:
+            return records
+        known = set()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            known.update(k for (k,) in self._conn.execute(
+                f"SELECT key FROM journal WHERE key IN ({marks})", chunk))
+        out = []
+        for record in records:
+            if record.key is not None:
+                if record.key in known:
+                    continue
+                known.add(record.key)
+            out.append(record)
+        return out
+
+    def _write_changes(self, conn: sqlite3.Connection, fold: QueueFold | None = None) -> None:
+        fold = fold or self._fold
+        changes = fold.take_changes()
+        upserts, deletes = [], []
+        for key in changes.procs:
+            row = fold.procs.get(key)
+            if row is None:
+                deletes.append(key)
+            else:
+                ad = merged_ad(fold.cluster(key[0]), row.ad)
+                upserts.append((key[0], key[1], row.status, owner_of(ad), canonical_json(row.ad)))
+        if deletes:
+            conn.executemany("DELETE FROM queue_jobs WHERE cluster=? AND proc=?", deletes)
+        if upserts:
+            conn.executemany("INSERT OR REPLACE INTO queue_jobs VALUES (?,?,?,?,?)", upserts)
+        for cluster in changes.clusters:
+            ad = fold.clusters.get(cluster)
+            if ad is None:
+                conn.execute("DELETE FROM queue_clusters WHERE cluster=?", (cluster,))
+            else:
+                conn.execute("INSERT OR REPLACE INTO queue_clusters VALUES (?,?)",
+                             (cluster, canonical_json(ad)))
+                owner = owner_of(ad)
+                if owner is not None:
+                    conn.execute("UPDATE queue_jobs SET owner=? WHERE cluster=? AND owner IS NOT ?",
+                                 (owner, cluster, owner))
+        if changes.history:
+            conn.executemany("INSERT INTO history VALUES (?,?,?,?,?,?)",
+                             [(h.position, h.cluster, h.proc, h.owner, h.completion_date,
+                               canonical_json(h.ad)) for h in changes.history])
+
+    # ----------------------------------------------------------- restart --
+    def _catch_up_queue(self) -> str:
+        """Bring the queue tables to the journal head; say how ("current", ...)."""
+        with self._write_lock:
+            row = self._conn.execute(
+                "SELECT position, checksum FROM projection WHERE name='queue'").fetchone()
+            if row is None and self._head == 0:
+                return "empty"
+            if row is not None and self._snapshot_matches(*row):
+                if row[0] == self._head:
+                    return "current"
+                self._fold_range(row[0])
+                return "caught-up"
+            self._rebuild()
+            return "rebuilt"
+
+    def _snapshot_matches(self, position: int, checksum: int) -> bool:
+        if position > self._head or position < 0:
+            return False
+        if position == 0:
+            return checksum == 0
+        found = self._conn.execute("SELECT checksum FROM journal WHERE position=?",
+                                   (position,)).fetchone()
+        return found is not None and found[0] == checksum
+
+    def _fold_range(self, after: int, fold: QueueFold | None = None) -> None:
+        conn = self._conn
+        fold = fold or self._fold
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            last = (after, 0)
+            cursor = conn.execute(
+                "SELECT position, time, cluster, proc, type, payload, key, checksum FROM journal "
+                "WHERE position > ? ORDER BY position", (after,))
+            for row in cursor:
+                entry = entry_from_row(row)
+                fold.apply(entry.position, entry.time, entry.job, entry.type, entry.payload)
+                last = (row[0], row[7])
+            self._write_changes(conn, fold)
+            conn.execute("INSERT OR REPLACE INTO projection VALUES ('queue', ?, ?)", last)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            self._fold = QueueFold(_TableLoader(conn))
+            raise
+
+    def _rebuild(self) -> None:
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DELETE FROM queue_jobs")
+        conn.execute("DELETE FROM queue_clusters")
+        conn.execute("DELETE FROM history")
+        conn.execute("DELETE FROM projection WHERE name='queue'")
+        conn.execute("COMMIT")
+        fold = QueueFold()        # from scratch: nothing to load
+        self._fold_range(0, fold)
+        self._fold = QueueFold(_TableLoader(conn))
+
+    def rebuild_queue(self) -> None:
+        """Drop the queue projection and fold the whole journal again."""
+        with self._write_lock:
+            self._rebuild()
+
+    # ------------------------------------------------------------- reads --
+    def head(self) -> int:
+        with self._read_lock:
+            return self._read_head(self._reader)[0]
+
+    def wait_for_position(self, position: int, timeout: float | None = None) -> bool:
+        """Block until the journal holds ``position`` (or ``timeout`` seconds pass)."""
+        deadline = None if timeout is None else _time.monotonic() + timeout
+        while True:
+            if self._head >= position or self.head() >= position:
+                return True
+            remaining = None if deadline is None else deadline - _time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            with self._cond:
+                self._cond.wait(0.05 if remaining is None else min(0.05, remaining))
+
+    def rows(self, after: int = 0, limit: int | None = None) -> Iterator[Row]:
+        sql = ("SELECT position, time, cluster, proc, type, payload, key, checksum FROM journal "
+               "WHERE position > ? ORDER BY position")
+        args: tuple = (after,)
+        if limit is not None:
+            sql += " LIMIT ?"
+            args = (after, limit)
+        conn = self._connect_reader()
+        try:
+            for row in conn.execute(sql, args):
+                yield Row(*row)
+        finally:
+            conn.close()
+
+    def _connect_reader(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        conn.execute("PRAGMA query_only=ON")
+        return conn
+
+    def entries(self, after: int = 0, limit: int | None = None) -> Iterator[Entry]:
+        return (entry_from_row(row) for row in self.rows(after, limit))
+
+    def _read(self, sql: str, args: tuple = ()) -> list:
+        with self._read_lock:
+            return self._reader.execute(sql, args).fetchall()
+
+    def job_ad(self, job: JobId) -> dict | None:
+        rows = self._read("SELECT j.ad, c.ad FROM queue_jobs j LEFT JOIN queue_clusters c "
+                          "ON c.cluster = j.cluster WHERE j.cluster=? AND j.proc=?",
+                          (job.cluster, job.proc))
+        if not rows:
+            return None
+        proc_ad, cluster_ad = rows[0]
+        return merged_ad(json.loads(cluster_ad) if cluster_ad else None, json.loads(proc_ad))
+
+    def job_status(self, job: JobId) -> JobStatus | None:
+        rows = self._read("SELECT status FROM queue_jobs WHERE cluster=? AND proc=?",
+                          (job.cluster, job.proc))
+        return JobStatus(rows[0][0]) if rows else None
+
+    def cluster_ad(self, cluster: int) -> dict | None:
+        rows = self._read("SELECT ad FROM queue_clusters WHERE cluster=?", (cluster,))
+        return json.loads(rows[0][0]) if rows else None
+
+    def next_cluster_id(self) -> int:
+        rows = self._read("SELECT max(cluster) FROM journal")
+        return (rows[0][0] or 0) + 1
+
+    def query(self, constraint: str | None = None, projection: Iterable[str] | None = None,
+              limit: int = -1) -> list[dict]:
+        """Merged ads of the jobs matching ``constraint``, by (cluster, proc)."""
+        p = plan(constraint)
+        predicate = self.constraint_filter(p.residual) if p.residual else None
+        wanted = list(projection or [])
+        sql = ("SELECT j.cluster, j.ad, c.ad FROM queue_jobs j LEFT JOIN queue_clusters c "
+               f"ON c.cluster = j.cluster WHERE {p.where} ORDER BY j.cluster, j.proc")
+        out: list[dict] = []
+        cluster_cache: dict[int, dict | None] = {}
+        with self._read_lock:
+            for cluster, proc_ad, cluster_ad in self._reader.execute(sql, p.params):
+                if cluster not in cluster_cache:
+                    cluster_cache[cluster] = json.loads(cluster_ad) if cluster_ad else None
+                ad = merged_ad(cluster_cache[cluster], json.loads(proc_ad))
+                if predicate is not None and not predicate(ad):
+                    continue
+                out.append(_project(ad, wanted))
+                if 0 <= limit <= len(out):
+                    break
+        return out
+
+    def history(self, constraint: str | None = None, projection: Iterable[str] | None = None,
+                match: int = -1, since: str | int | None = None) -> list[dict]:
+        """Ads of jobs that left the queue, newest first (schedd.md 6.3)."""
+        predicate = self.constraint_filter(constraint) if constraint else None
+        stop = self.constraint_filter(_since_expression(since)) if since is not None else None
+        wanted = list(projection or [])
+        out: list[dict] = []
+        with self._read_lock:
+            rows = self._reader.execute("SELECT ad FROM history ORDER BY position DESC").fetchall()
+        for (text,) in rows:
+            ad = json.loads(text)
+            if stop is not None and stop(ad):
+                break
+            if predicate is not None and not predicate(ad):
+                continue
+            out.append(_project(ad, wanted))
+            if 0 <= match <= len(out):
+                break
+        return out
+
+
+def _project(ad: dict, wanted: list[str]) -> dict:
+    if not wanted:
+        return ad
+    lower = {k.lower(): k for k in ad}
+    return {lower[w.lower()]: ad[lower[w.lower()]] for w in wanted if w.lower() in lower}
+
+
+def _since_expression(since) -> str:
+    if isinstance(since, bool):
+        raise TypeError("since must be an int, a 'C.P' string or an expression")
+    if isinstance(since, int):
+        return f"ClusterId == {since}"
+    text = str(since).strip()
+    parts = text.split(".")
+    if len(parts) == 2 and all(p.strip().lstrip("-").isdigit() for p in parts):
+        return f"ClusterId == {int(parts[0])} && ProcId == {int(parts[1])}"
+    if text.isdigit():
+        return f"ClusterId == {int(text)}"
+    return text

@@ -1,0 +1,181 @@
+"""Journal records <-> rows, and the chained checksum that guards each row.
+
+A row is ``(position, time, cluster, proc, type, payload, key, checksum)``:
+
+- ``payload`` is canonical JSON (sorted keys, no spaces, UTF-8) of the
+  record's fields plus ``"v"``, the payload version;
+- ``checksum`` is CRC-32 over the row's other columns, seeded with the
+  previous row's checksum (0 before position 1).  A changed byte in row N
+  fails row N; a row removed or re-ordered fails the next one, and position
+  continuity (1, 2, 3, ...) is checked beside it.
+
+Reading upcasts: ``UPCASTERS[(type, version)]`` turns a payload of an older
+version into the next one, until ``RECORD_VERSIONS[type]`` is reached.  No
+older versions exist yet; the chain is where they will go.  The journal is
+never rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any, Callable, Iterable, NamedTuple
+
+from eventcore.errors import JournalCorrupt
+from eventcore.ids import JobId
+from eventcore.records import (
+    RECORD_TYPES, RECORD_VERSIONS, ActionRecord, ClusterAd, EventRecord, LeaveQueue,
+    ProcAd, Record, SetAttributes,
+)
+
+__all__ = [
+    "Row", "encode_payload", "decode_payload", "record_to_payload", "record_from_payload",
+    "row_checksum", "make_rows", "verify_rows", "canonical_json", "UPCASTERS",
+]
+
+
+class Row(NamedTuple):
+    """One journal row as stored."""
+
+    position: int
+    time: float
+    cluster: int
+    proc: int
+    type: str
+    payload: str
+    key: str | None
+    checksum: int
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"),
+                          allow_nan=False).encode
+
+
+def canonical_json(value: Any) -> str:
+    """The one JSON spelling of ``value`` (sorted keys, compact, UTF-8)."""
+    return _dumps(value)
+
+
+def record_to_payload(record: Record) -> dict:
+    """The record's fields (without job id and key) plus its version ``v``."""
+    kind = record.type
+    if kind == "event":
+        body = {"event": dict(record.event)}
+        if record.imported:
+            body["imported"] = True
+    elif kind in ("cluster", "proc"):
+        body = {"ad": dict(record.ad)}
+    elif kind == "set":
+        body = {"set": dict(record.set), "delete": list(record.delete)}
+        if record.by is not None:
+            body["by"] = record.by
+    elif kind == "action":
+        body = {"action": record.action}
+        if record.reason is not None:
+            body["reason"] = record.reason
+        if record.by is not None:
+            body["by"] = record.by
+    elif kind == "leave":
+        body = {}
+    else:  # pragma: no cover - RECORD_TYPES is closed
+        raise TypeError(f"not a journal record: {record!r}")
+    body["v"] = RECORD_VERSIONS[kind]
+    return body
+
+
+def encode_payload(record: Record) -> str:
+    return canonical_json(record_to_payload(record))
+
+
+# (type, version) -> function(payload) -> payload of version + 1
+UPCASTERS: dict[tuple[str, int], Callable[[dict], dict]] = {}
+
+
+def decode_payload(kind: str, text: str, position: int | None = None) -> dict:
+    """Parse a stored payload and upcast it to today's version."""
+    try:
+        payload = json.loads(text)
+        version = payload["v"]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise JournalCorrupt(f"unreadable {kind!r} payload: {exc}", position) from None
+    target = RECORD_VERSIONS.get(kind)
+    if target is None:
+        raise JournalCorrupt(f"unknown record type {kind!r}", position)
+    while version < target:
+        step = UPCASTERS.get((kind, version))
+        if step is None:
+            raise JournalCorrupt(f"no upcaster for {kind!r} version {version}", position)
+        payload = step(payload)
+        version = payload["v"]
+    if version != target:
+        raise JournalCorrupt(f"{kind!r} payload version {version} is newer than {target}",
+                             position)
+    return payload
+
+
+def record_from_payload(kind: str, job: JobId, payload: dict, key: str | None = None) -> Record:
+    """The typed record for a decoded payload."""
+    if kind == "event":
+        return EventRecord(job, payload["event"], imported=payload.get("imported", False),
+                           key=key)
+    if kind == "cluster":
+        return ClusterAd(job.cluster, payload["ad"], key=key)
+    if kind == "proc":
+        return ProcAd(job, payload["ad"], key=key)
+    if kind == "set":
+        return SetAttributes(job, payload["set"], tuple(payload["delete"]),
+                             by=payload.get("by"), key=key)
+    if kind == "action":
+        return ActionRecord(job, payload["action"], payload.get("reason"),
+                            payload.get("by"), key=key)
+    if kind == "leave":
+        return LeaveQueue(job, key=key)
+    raise JournalCorrupt(f"unknown record type {kind!r}")
+
+
+def row_checksum(previous: int, position: int, time: float, cluster: int, proc: int,
+                 kind: str, payload: str, key: str | None) -> int:
+    """CRC-32 of one row's columns, chained on the previous row's checksum."""
+    head = f"{position}\x1f{time!r}\x1f{cluster}\x1f{proc}\x1f{kind}\x1f{key or ''}\x1f"
+    return zlib.crc32(payload.encode("utf-8"), zlib.crc32(head.encode("utf-8"), previous))
+
+
+def make_rows(records: Iterable[Record], first_position: int, time: float,
+              previous_checksum: int) -> list[Row]:
+    """Rows for ``records`` starting at ``first_position``, checksums chained."""
+    rows = []
+    checksum = previous_checksum
+    position = first_position
+    for record in records:
+        if type(record).__name__ not in _RECORD_CLASS_NAMES:
+            raise TypeError(f"not a journal record: {record!r}")
+        job = record.job
+        payload = encode_payload(record)
+        checksum = row_checksum(checksum, position, time, job.cluster, job.proc,
+                                record.type, payload, record.key)
+        rows.append(Row(position, time, job.cluster, job.proc, record.type, payload,
+                        record.key, checksum))
+        position += 1
+    return rows
+
+
+_RECORD_CLASS_NAMES = {cls.__name__ for cls in RECORD_TYPES.values()}
+
+
+def verify_rows(rows: Iterable[Row], previous_position: int = 0,
+                previous_checksum: int = 0) -> list[tuple[int, str]]:
+    """Check checksums and continuity; return ``[(position, finding), ...]``."""
+    findings = []
+    expected = previous_position + 1
+    previous = previous_checksum
+    for row in rows:
+        if row.position != expected:
+            findings.append((row.position, f"position gap: expected {expected}, found {row.position}"))
+        want = row_checksum(previous, row.position, row.time, row.cluster, row.proc,
+                            row.type, row.payload, row.key)
+        if want != row.checksum:
+            findings.append((row.position, f"checksum mismatch (stored {row.checksum:08x}, "
+                                           f"computed {want:08x})"))
+        previous = row.checksum
+        expected = row.position + 1
+    return findings

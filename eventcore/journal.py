@@ -1,0 +1,115 @@
+"""The journal interface: ``Entry``, the ``Journal`` protocol, ``MemoryJournal``.
+
+The journal is an append-only, totally ordered list of records.  Positions
+start at 1 and have no gaps; ``head()`` is the last position (0 when empty).
+
+``append(records, time, expected_head=None) -> last position`` is atomic:
+all records get consecutive positions or none is kept.  ``expected_head``
+makes concurrent appenders safe: when given and the journal does not end
+there, ``PositionConflict`` is raised and nothing is appended.  A record
+whose ``key`` the journal already holds is skipped (idempotent ingestion);
+if every record is skipped the head is returned unchanged.
+
+``MemoryJournal`` is the pure reference implementation (time is an
+argument, no I/O); ``daemons.store.Store`` is the SQLite one.  Both pass
+the same contract tests (tests/journal/test_journal_contract.py).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Mapping, Protocol
+
+import attrs
+
+from eventcore.codecs.journal import Row, decode_payload, make_rows, record_from_payload
+from eventcore.errors import PositionConflict
+from eventcore.ids import JobId
+from eventcore.records import Record
+
+__all__ = ["Entry", "Journal", "MemoryJournal", "entry_from_row"]
+
+
+@attrs.frozen
+class Entry:
+    """One journal record at its position: ``(position, time, job, type, payload)``."""
+
+    position: int
+    time: float
+    job: JobId
+    type: str
+    payload: Mapping
+    key: str | None = None
+
+    @property
+    def record(self) -> Record:
+        """The typed record (``eventcore.records``)."""
+        return record_from_payload(self.type, self.job, dict(self.payload), self.key)
+
+
+_JOBS: dict[tuple[int, int], JobId] = {}
+
+
+def _job(cluster: int, proc: int) -> JobId:
+    job = _JOBS.get((cluster, proc))
+    if job is None:
+        if len(_JOBS) > 200_000:
+            _JOBS.clear()
+        job = _JOBS[(cluster, proc)] = JobId(cluster, proc)
+    return job
+
+
+def entry_from_row(row: Row | tuple) -> Entry:
+    """Decode a stored row (upcasting its payload) into an ``Entry``."""
+    position, time, cluster, proc, kind, payload, key = row[:7]
+    return Entry(position, time, _job(cluster, proc), kind,
+                 decode_payload(kind, payload, position), key)
+
+
+class Journal(Protocol):
+    """What every journal offers (memory and SQLite)."""
+
+    def append(self, records: Iterable[Record], time: float | None = None,
+               expected_head: int | None = None) -> int: ...
+
+    def head(self) -> int: ...
+
+    def entries(self, after: int = 0, limit: int | None = None) -> Iterator[Entry]: ...
+
+
+class MemoryJournal:
+    """A journal in a list: the reference for the contract tests and folds."""
+
+    def __init__(self) -> None:
+        self._rows: list[Row] = []
+        self._keys: set[str] = set()
+
+    def head(self) -> int:
+        return len(self._rows)
+
+    def append(self, records: Iterable[Record], time: float | None = None,
+               expected_head: int | None = None) -> int:
+        if time is None:
+            raise TypeError("MemoryJournal.append needs the time (eventcore reads no clock)")
+        head = self.head()
+        if expected_head is not None and expected_head != head:
+            raise PositionConflict(expected_head, head)
+        fresh, seen = [], set()
+        for record in records:
+            if record.key is not None:
+                if record.key in self._keys or record.key in seen:
+                    continue
+                seen.add(record.key)
+            fresh.append(record)
+        previous = self._rows[-1].checksum if self._rows else 0
+        rows = make_rows(fresh, head + 1, float(time), previous)
+        self._rows.extend(rows)
+        self._keys |= seen
+        return self.head()
+
+    def entries(self, after: int = 0, limit: int | None = None) -> Iterator[Entry]:
+        rows = self._rows[after:] if limit is None else self._rows[after:after + limit]
+        return (entry_from_row(row) for row in rows)
+
+    def rows(self) -> list[Row]:
+        """The stored rows (for audits and tests)."""
+        return list(self._rows)

@@ -1,0 +1,319 @@
+"""The job queue as a fold over journal entries.
+
+``QueueFold.apply(position, time, job, type, payload)`` folds one record
+into the queue: cluster ads, proc ads with their status, and the history
+rows of jobs that leave.  It checks every status change against
+``eventcore.status`` first; an illegal one raises ``InvalidTransition``.
+Between ``begin()`` and ``commit()``/``rollback()`` every change is undoable,
+so a batch that fails half-way leaves the fold exactly as it was.
+
+``take_changes()`` says what to persist: the cluster and proc keys touched
+(present in the fold = upsert, absent = delete) and the history rows.  The
+SQLite store writes them in the transaction that appends the records, so
+"rebuild from scratch" and "apply incrementally" are the same code.
+
+The fold keeps what it has seen in dicts; ``loader`` (optional) fetches a
+job or cluster it has not seen (the store passes one reading its tables, so
+a restart loads nothing up front).  Pure: no I/O of its own, no clock.
+
+Imported events (from logs written elsewhere) may break the table (a log
+that starts midway); for them the status an event implies by itself is
+used instead (``implied_status``), and a job seen only through its events
+gets a minimal ad (ClusterId, ProcId, QDate, JobStatus).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Mapping, NamedTuple, Protocol
+
+from eventcore.errors import InvalidTransition
+from eventcore.ids import JobId
+from eventcore.projections.jobad import event_updates, int_attr
+from eventcore.status import (
+    JOB_RELEASED, SUBMIT, TERMINAL, JobStatus, implied_status, next_status,
+)
+
+__all__ = ["Proc", "HistoryRow", "Changes", "QueueFold", "Loader", "owner_of", "merged_ad",
+           "fold_entries"]
+
+
+class Proc:
+    """One job in the queue: its status and its own attributes."""
+
+    __slots__ = ("status", "ad")
+
+    def __init__(self, status: int, ad: dict):
+        self.status = status
+        self.ad = ad
+
+    def copy(self) -> "Proc":
+        return Proc(self.status, dict(self.ad))
+
+    def __eq__(self, other):
+        return isinstance(other, Proc) and (self.status, self.ad) == (other.status, other.ad)
+
+    def __repr__(self) -> str:
+        return f"Proc({self.status}, {self.ad!r})"
+
+
+class HistoryRow(NamedTuple):
+    """A job that left the queue, at the position of its ``leave`` record."""
+
+    position: int
+    cluster: int
+    proc: int
+    owner: str | None
+    completion_date: int
+    ad: dict
+
+
+class Changes(NamedTuple):
+    procs: set
+    clusters: set
+    history: list
+
+
+class Loader(Protocol):
+    def proc(self, cluster: int, proc: int) -> Proc | None: ...
+    def cluster(self, cluster: int) -> dict | None: ...
+    def proc_count(self, cluster: int) -> int: ...
+
+
+_ABSENT = object()
+
+
+def owner_of(ad: Mapping[str, str]) -> str | None:
+    """The Owner attribute as a plain string (None if absent or not a literal)."""
+    text = ad.get("Owner")
+    if text is None or len(text) < 2 or text[0] != '"' or text[-1] != '"':
+        return None
+    return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+
+
+def merged_ad(cluster_ad: Mapping[str, str] | None, proc_ad: Mapping[str, str]) -> dict:
+    """The job's full ad: cluster attributes overlaid by its own."""
+    if not cluster_ad:
+        return dict(proc_ad)
+    ad = dict(cluster_ad)
+    ad.update(proc_ad)
+    return ad
+
+
+class QueueFold:
+    """Queue state plus an undo log (see the module docstring)."""
+
+    def __init__(self, loader: Loader | None = None):
+        self.clusters: dict[int, dict | None] = {}
+        self.procs: dict[tuple[int, int], Proc | None] = {}
+        self.counts: dict[int, int] = {}
+        self.position = 0
+        self._loader = loader
+        self._undo: dict | None = None
+        self._changes = Changes(set(), set(), [])
+
+    # ---------------------------------------------------------- lookups --
+    def proc(self, cluster: int, proc: int) -> Proc | None:
+        key = (cluster, proc)
+        found = self.procs.get(key, _ABSENT)
+        if found is _ABSENT:
+            found = self._loader.proc(cluster, proc) if self._loader else None
+            self.procs[key] = found
+        return found
+
+    def cluster(self, cluster: int) -> dict | None:
+        found = self.clusters.get(cluster, _ABSENT)
+        if found is _ABSENT:
+            found = self._loader.cluster(cluster) if self._loader else None
+            self.clusters[cluster] = found
+        return found
+
+    def count(self, cluster: int) -> int:
+        found = self.counts.get(cluster)
+        if found is None:
+            found = self._loader.proc_count(cluster) if self._loader else 0
+            self.counts[cluster] = found
+        return found
+
+    def job_ad(self, job: JobId) -> dict | None:
+        """The merged ad of a job in the queue, or None."""
+        row = self.proc(job.cluster, job.proc)
+        if row is None:
+            return None
+        return merged_ad(self.cluster(job.cluster), row.ad)
+
+    def jobs(self) -> Iterable[tuple[tuple[int, int], Proc]]:
+        """Every job this fold holds in memory, ordered by (cluster, proc)."""
+        return sorted((k, v) for k, v in self.procs.items() if v is not None)
+
+    # ------------------------------------------------------ transactions --
+    def begin(self) -> None:
+        self._undo = {}
+
+    def commit(self) -> None:
+        self._undo = None
+
+    def rollback(self) -> None:
+        undo, self._undo = self._undo or {}, None
+        for (table, key), old in undo.items():
+            target = {"p": self.procs, "c": self.clusters, "n": self.counts, "pos": None}[table]
+            if table == "pos":
+                self.position = old
+            elif old is _ABSENT:
+                target.pop(key, None)
+            else:
+                target[key] = old
+        self._changes = Changes(set(), set(), [])
+
+    def _save(self, table: str, key, store: dict) -> None:
+        if self._undo is not None and (table, key) not in self._undo:
+            self._undo[(table, key)] = store.get(key, _ABSENT)
+
+    def take_changes(self) -> Changes:
+        changes, self._changes = self._changes, Changes(set(), set(), [])
+        return changes
+
+    # ------------------------------------------------------------- apply --
+    def apply(self, position: int, time: float, job: JobId, kind: str, payload: Mapping) -> None:
+        """Fold one journal record (see the module docstring)."""
+        if self._undo is not None and ("pos", None) not in self._undo:
+            self._undo[("pos", None)] = self.position
+        handler = _HANDLERS[kind]
+        handler(self, position, time, job, payload)
+        self.position = position
+
+    def _put_proc(self, key, row: Proc | None) -> None:
+        self._save("p", key, self.procs)
+        self.procs[key] = row
+        self._changes.procs.add(key)
+
+    def _put_cluster(self, cluster: int, ad: dict | None) -> None:
+        self._save("c", cluster, self.clusters)
+        self.clusters[cluster] = ad
+        self._changes.clusters.add(cluster)
+
+    def _put_count(self, cluster: int, count: int) -> None:
+        self._save("n", cluster, self.counts)
+        self.counts[cluster] = count
+
+    def _writable(self, key) -> Proc:
+        """The proc at ``key``, copied once per transaction so rollback can restore it."""
+        row = self.proc(*key)
+        if self._undo is not None and ("p", key) not in self._undo:
+            self._save("p", key, self.procs)
+            row = row.copy()
+            self.procs[key] = row
+        self._changes.procs.add(key)
+        return row
+
+    def _on_cluster(self, position, time, job, payload):
+        ad = dict(self.cluster(job.cluster) or {})
+        ad.update(payload["ad"])
+        ad.setdefault("ClusterId", str(job.cluster))
+        self._put_cluster(job.cluster, ad)
+
+    def _on_proc(self, position, time, job, payload):
+        key = (job.cluster, job.proc)
+        existing = self.proc(*key)
+        if existing is not None or job.proc < 0:
+            raise InvalidTransition(existing and JobStatus(existing.status), "submit", job)
+        ad = dict(payload["ad"])
+        status = int_attr(ad, "JobStatus", 1)
+        if status not in (JobStatus.IDLE, JobStatus.HELD):
+            raise InvalidTransition(None, f"submit with JobStatus {status}", job)
+        ad["JobStatus"] = str(status)
+        ad.setdefault("ClusterId", str(job.cluster))
+        ad.setdefault("ProcId", str(job.proc))
+        self._put_proc(key, Proc(status, ad))
+        self._put_count(job.cluster, self.count(job.cluster) + 1)
+
+    def _on_set(self, position, time, job, payload):
+        sets, deletes = payload["set"], payload["delete"]
+        if job.proc < 0:
+            ad = self.cluster(job.cluster)
+            if ad is None:
+                raise InvalidTransition(None, "set attributes", job)
+            ad = dict(ad)
+            ad.update(sets)
+            for name in deletes:
+                ad.pop(name, None)
+            self._put_cluster(job.cluster, ad)
+            return
+        row = self.proc(job.cluster, job.proc)
+        if row is None:
+            raise InvalidTransition(None, "set attributes", job)
+        if "JobStatus" in sets or "JobStatus" in deletes:
+            raise InvalidTransition(JobStatus(row.status), "set JobStatus (status moves by events)", job)
+        row = self._writable((job.cluster, job.proc))
+        row.ad.update(sets)
+        for name in deletes:
+            row.ad.pop(name, None)
+
+    def _on_event(self, position, time, job, payload):
+        if job.cluster < 0 or job.proc < 0:
+            return  # cluster-level and execution-point events do not move a job
+        event = payload["event"]
+        number = int(event["type"])
+        key = (job.cluster, job.proc)
+        row = self.proc(*key)
+        before = JobStatus(row.status) if row is not None else None
+        imported = payload.get("imported", False)
+        try:
+            after = next_status(before, number, job)
+        except InvalidTransition:
+            if not imported:
+                raise
+            after = implied_status(number) or before or JobStatus.IDLE
+        if number == JOB_RELEASED and row is not None and int_attr(row.ad, "JobStatusOnRelease") == 3:
+            after = JobStatus.REMOVED
+        if row is None:
+            stamp = str(int(event.get("timestamp") or 0))
+            ad = {"ClusterId": str(job.cluster), "ProcId": str(job.proc), "QDate": stamp,
+                  "JobStatus": str(int(after)), "EnteredCurrentStatus": stamp}
+            self._put_proc(key, Proc(int(after), ad))
+            self._put_count(job.cluster, self.count(job.cluster) + 1)
+            if number == SUBMIT:
+                return
+            before = after
+        row = self._writable(key)
+        sets, deletes = event_updates(before, after, event, row.ad)
+        row.ad.update(sets)
+        for name in deletes:
+            row.ad.pop(name, None)
+        row.status = int(after)
+
+    def _on_action(self, position, time, job, payload):
+        return  # the audit trail; the state moves by the events that follow
+
+    def _on_leave(self, position, time, job, payload):
+        key = (job.cluster, job.proc)
+        row = self.proc(*key)
+        if row is None or row.status not in TERMINAL:
+            raise InvalidTransition(row and JobStatus(row.status), "leave the queue", job)
+        ad = merged_ad(self.cluster(job.cluster), row.ad)
+        completion = int_attr(ad, "CompletionDate", 0) or -1
+        self._changes.history.append(
+            HistoryRow(position, job.cluster, job.proc, owner_of(ad), completion, ad))
+        self._put_proc(key, None)
+        left = self.count(job.cluster) - 1
+        self._put_count(job.cluster, left)
+        if left <= 0 and self.cluster(job.cluster) is not None:
+            self._put_cluster(job.cluster, None)
+
+
+_HANDLERS: dict[str, Callable] = {
+    "cluster": QueueFold._on_cluster,
+    "proc": QueueFold._on_proc,
+    "set": QueueFold._on_set,
+    "event": QueueFold._on_event,
+    "action": QueueFold._on_action,
+    "leave": QueueFold._on_leave,
+}
+
+
+def fold_entries(entries: Iterable, fold: QueueFold | None = None) -> QueueFold:
+    """Fold journal entries (``eventcore.journal.Entry``) into a new (or given) fold."""
+    fold = fold or QueueFold()
+    for e in entries:
+        fold.apply(e.position, e.time, e.job, e.type, e.payload)
+    fold.take_changes()
+    return fold

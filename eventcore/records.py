@@ -1,0 +1,158 @@
+"""What the journal records: one frozen attrs class per record type.
+
+The journal holds everything needed to rebuild a pool:
+
+| type      | class            | job id      | what                                               |
+|-----------|------------------|-------------|----------------------------------------------------|
+| `cluster` | `ClusterAd`      | `C.-1`      | the attributes common to a cluster, at submit      |
+| `proc`    | `ProcAd`         | `C.P`       | a new job: its own attributes (JobStatus 1 or 5)   |
+| `set`     | `SetAttributes`  | `C.P`/`C.-1`| attribute edits (set and delete), who asked        |
+| `event`   | `EventRecord`    | `C.P`       | one user-log event (ULog number + payload)         |
+| `action`  | `ActionRecord`   | `C.P`       | an action (hold, remove, ...), its reason, who     |
+| `leave`   | `LeaveQueue`     | `C.P`       | the job left the queue (goes to history)           |
+
+Job ads are mappings ``attribute -> ClassAd expression text`` (old-ClassAd
+``Name = expr`` right-hand sides: ``"alice"``, ``1``, ``MY.X + 1``), so a
+record never depends on a parsed expression tree.
+
+Every record may carry a ``key``: an identity for idempotent ingestion (an
+imported event's file identity and byte offset).  The journal refuses a
+second record with a key it already holds, so re-importing adds nothing.
+
+Payloads are versioned: ``RECORD_VERSIONS`` says what a writer writes today;
+``eventcore.codecs.journal`` upcasts older versions when reading.  The
+journal is never rewritten.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Union
+
+import attrs
+
+from eventcore.ids import JobId
+
+__all__ = [
+    "ClusterAd", "ProcAd", "SetAttributes", "EventRecord", "ActionRecord", "LeaveQueue",
+    "Record", "RECORD_TYPES", "RECORD_VERSIONS", "ACTIONS", "quote_string",
+]
+
+
+def _ad(value) -> dict:
+    ad = dict(value)
+    for name, expr in ad.items():
+        if not isinstance(name, str) or not name or not isinstance(expr, str):
+            raise TypeError(f"a job ad maps attribute names to expression text, got {name!r}: {expr!r}")
+        if "\n" in expr:
+            raise ValueError(f"attribute {name}: expression text may not contain a newline")
+    return ad
+
+
+def _job(value) -> JobId:
+    if isinstance(value, JobId):
+        return value
+    if isinstance(value, tuple):
+        return JobId(*value)
+    return JobId.parse(str(value))
+
+
+def quote_string(text: str) -> str:
+    """A Python string as ClassAd string-literal text (``"a\\"b"``)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@attrs.frozen
+class ClusterAd:
+    """The cluster ad written at submit: attributes shared by every proc."""
+
+    cluster: int
+    ad: Mapping[str, str] = attrs.field(converter=_ad)
+    key: str | None = None
+    type = "cluster"
+
+    @property
+    def job(self) -> JobId:
+        return JobId(self.cluster, -1)
+
+
+@attrs.frozen
+class ProcAd:
+    """A new job.  ``ad`` holds its own attributes (JobStatus 1 or 5 among them)."""
+
+    job: JobId = attrs.field(converter=_job)
+    ad: Mapping[str, str] = attrs.field(converter=_ad)
+    key: str | None = None
+    type = "proc"
+
+
+@attrs.frozen
+class SetAttributes:
+    """Attribute edits of one job (or, with proc -1, of its cluster ad)."""
+
+    job: JobId = attrs.field(converter=_job)
+    set: Mapping[str, str] = attrs.field(factory=dict, converter=_ad)
+    delete: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    by: str | None = None
+    key: str | None = None
+    type = "set"
+
+
+@attrs.frozen
+class EventRecord:
+    """One user-log event of a job.
+
+    ``event`` is the event's payload exactly as
+    ``eventcore.events.event_to_dict`` gives it (``type`` = ULog number,
+    ``cluster``, ``proc``, ``subproc``, ``timestamp``, ``attrs``), so the
+    journal can be folded without building event objects.  ``imported``
+    marks events read from a log written elsewhere: their order is what that
+    log says, not what our schedd decided.
+    """
+
+    job: JobId = attrs.field(converter=_job)
+    event: Mapping = attrs.field(converter=dict)
+    imported: bool = False
+    key: str | None = None
+    type = "event"
+
+    @property
+    def number(self) -> int:
+        """The ULog event number."""
+        return int(self.event["type"])
+
+    @property
+    def timestamp(self) -> float:
+        """When the event happened (Unix seconds)."""
+        return self.event.get("timestamp", 0)
+
+
+ACTIONS = ("hold", "release", "remove", "removex", "vacate", "vacate_fast",
+           "suspend", "continue", "edit", "submit")
+
+
+@attrs.frozen
+class ActionRecord:
+    """Who asked for what, and why (audit trail; the state moves by events)."""
+
+    job: JobId = attrs.field(converter=_job)
+    action: str = attrs.field(validator=attrs.validators.in_(ACTIONS))
+    reason: str | None = None
+    by: str | None = None
+    key: str | None = None
+    type = "action"
+
+
+@attrs.frozen
+class LeaveQueue:
+    """The job left the queue (COMPLETED or REMOVED only); its ad goes to history."""
+
+    job: JobId = attrs.field(converter=_job)
+    key: str | None = None
+    type = "leave"
+
+
+Record = Union[ClusterAd, ProcAd, SetAttributes, EventRecord, ActionRecord, LeaveQueue]
+RECORD_TYPES = {cls.type: cls for cls in
+                (ClusterAd, ProcAd, SetAttributes, EventRecord, ActionRecord, LeaveQueue)}
+# The payload version each record type is written with today.
+RECORD_VERSIONS = {name: 1 for name in RECORD_TYPES}
