@@ -17,6 +17,8 @@ data (where, what), not just a message.
     │   ├── JournalCorrupt           checksum/continuity failure; position
     │   └── PositionConflict         expected-position check failed on append
     ├── ConfigError (ValueError)     pool configuration; file/line
+    ├── TrackerError                 a job tracker cannot follow its source
+    │   └── TrackerTimeout (TimeoutError)  wait_until's condition did not hold in time
     └── HTCondorException            htcondor2.HTCondorException's twin (daemons, IPC)
 
 Whose fault: ``*ParseError``, ``SubmitError``, ``ConfigError`` and
@@ -179,6 +181,30 @@ class ConfigError(JobledgerError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.path, self.line))
+
+
+class TrackerError(JobledgerError):
+    """A job tracker cannot follow its source (a log, the journal, a schedd)."""
+
+    def __init__(self, message: str, source: str | None = None):
+        self.message = message
+        self.source = source
+        super().__init__(f"{source}: {message}" if source else message)
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.source))
+
+
+class TrackerTimeout(TrackerError, TimeoutError):
+    """``wait_until`` gave up: the condition did not hold within ``timeout`` seconds."""
+
+    def __init__(self, timeout: float | None, jobs: int = 0):
+        self.timeout = timeout
+        self.jobs = jobs
+        TrackerError.__init__(self, f"condition not met within {timeout} s ({jobs} jobs tracked)")
+
+    def __reduce__(self):
+        return (type(self), (self.timeout, self.jobs))
 
 
 class HTCondorException(JobledgerError):
