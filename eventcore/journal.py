@@ -3,7 +3,9 @@
 The journal is an append-only, totally ordered list of records.  Positions
 start at 1 and have no gaps; ``head()`` is the last position (0 when empty).
 
-``append(records, time, expected_head=None) -> last position`` is atomic:
+``append(records, expected_head=None, time=None) -> last position`` is
+atomic (``time``: the append's time; the SQLite store reads its clock when
+it is None, the pure ``MemoryJournal`` requires it):
 all records get consecutive positions or none is kept.  ``expected_head``
 makes concurrent appenders safe: when given and the journal does not end
 there, ``PositionConflict`` is raised and nothing is appended.  A record
@@ -68,8 +70,8 @@ def entry_from_row(row: Row | tuple) -> Entry:
 class Journal(Protocol):
     """What every journal offers (memory and SQLite)."""
 
-    def append(self, records: Iterable[Record], time: float | None = None,
-               expected_head: int | None = None) -> int: ...
+    def append(self, records: Iterable[Record], expected_head: int | None = None,
+               time: float | None = None) -> int: ...
 
     def head(self) -> int: ...
 
@@ -86,8 +88,8 @@ class MemoryJournal:
     def head(self) -> int:
         return len(self._rows)
 
-    def append(self, records: Iterable[Record], time: float | None = None,
-               expected_head: int | None = None) -> int:
+    def append(self, records: Iterable[Record], expected_head: int | None = None,
+               time: float | None = None) -> int:
         if time is None:
             raise TypeError("MemoryJournal.append needs the time (eventcore reads no clock)")
         head = self.head()

@@ -106,12 +106,14 @@ class EventRecord:
     ``cluster``, ``proc``, ``subproc``, ``timestamp``, ``attrs``), so the
     journal can be folded without building event objects.  ``imported``
     marks events read from a log written elsewhere: their order is what that
-    log says, not what our schedd decided.
+    log says, not what our schedd decided; ``source`` says where they were
+    read (file, byte offsets, the file's fingerprint) so an audit can go back.
     """
 
     job: JobId = attrs.field(converter=_job)
     event: Mapping = attrs.field(converter=dict)
     imported: bool = False
+    source: Mapping | None = None   # imported: {path, offset, end, fingerprint}
     key: str | None = None
     type = "event"
 

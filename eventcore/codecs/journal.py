@@ -63,6 +63,8 @@ def record_to_payload(record: Record) -> dict:
         body = {"event": dict(record.event)}
         if record.imported:
             body["imported"] = True
+        if record.source is not None:
+            body["source"] = dict(record.source)
     elif kind in ("cluster", "proc"):
         body = {"ad": dict(record.ad)}
     elif kind == "set":
@@ -117,7 +119,7 @@ def record_from_payload(kind: str, job: JobId, payload: dict, key: str | None = 
     """The typed record for a decoded payload."""
     if kind == "event":
         return EventRecord(job, payload["event"], imported=payload.get("imported", False),
-                           key=key)
+                           source=payload.get("source"), key=key)
     if kind == "cluster":
         return ClusterAd(job.cluster, payload["ad"], key=key)
     if kind == "proc":

@@ -1,0 +1,186 @@
+"""The projector: journal entries -> user-log files and the global event log.
+
+The queue and history are projected by ``daemons.store.Store.append`` in
+the append's own transaction.  Files cannot join it, so this projector
+follows the journal behind the commit:
+
+``Projector(store, event_log=None, max_event_log=1_000_000, event_log_rotations=1,
+            user_log_format=TextFormat(), event_log_format=EVENT_LOG_FORMAT,
+            tz=<local zone>, fsync=True)``
+
+``catch_up() -> int``
+    Write every event after the ``logs`` cursor to its user log (from the
+    job's ``UserLog``) and to the event log; return the position reached.
+    Exactly once per event across crashes (daemons.userlog_files).
+``wait_for_position(position, timeout) -> bool``
+    True once the files hold everything up to ``position``.
+``start()`` / ``stop()``
+    A background thread calling ``catch_up`` whenever the journal grows;
+    ``stop()`` re-raises the error that ended the thread, if any.
+
+Imported events are not written back to user logs (they came from one), but
+they do go to the global event log, which describes the whole pool.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sqlite3
+import threading
+import time as _time
+from collections import defaultdict
+
+from eventcore.codecs.userlog_text_write import TextFormat
+from eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, render
+from daemons.store import Store
+from daemons.userlog_files import (
+    EventLogWriter, FileState, UserLogWriter, load_state, save_states,
+)
+
+__all__ = ["Projector", "local_zone", "CURSOR"]
+
+CURSOR = "logs"
+
+
+def local_zone() -> datetime.tzinfo:
+    """The machine's local time zone (user logs are written in local time)."""
+    return datetime.datetime.now().astimezone().tzinfo
+
+
+class Projector:
+    """Follows the journal and writes log files (see the module docstring)."""
+
+    def __init__(self, store: Store, event_log: str | None = None,
+                 max_event_log: int = 1_000_000, event_log_rotations: int = 1,
+                 user_log_format: TextFormat = TextFormat(),
+                 event_log_format: TextFormat = EVENT_LOG_FORMAT,
+                 tz: datetime.tzinfo | None = None, fsync: bool = True, chunk: int = 5000):
+        self.store = store
+        self.event_log = str(event_log) if event_log else None
+        self.user_log_format = user_log_format
+        self.event_log_format = event_log_format
+        self.tz = tz or local_zone()
+        self.chunk = chunk
+        self._conn = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False,
+                                     timeout=30)
+        self._conn.execute("PRAGMA synchronous=FULL")
+        self._lock = threading.Lock()
+        self._users = UserLogWriter(fsync=fsync)
+        self._events = EventLogWriter(max_event_log, event_log_rotations, fsync=fsync,
+                                      save=self._save_now)
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._error: BaseException | None = None
+        self.position = self._cursor()
+
+    def close(self) -> None:
+        self.stop()
+        self._conn.close()
+
+    # ------------------------------------------------------------ state --
+    def _cursor(self) -> int:
+        row = self._conn.execute("SELECT position FROM projection WHERE name=?",
+                                 (CURSOR,)).fetchone()
+        return row[0] if row else 0
+
+    def _save_now(self, state: FileState) -> None:
+        save_states(self._conn, [state])
+
+    def _targets(self) -> LogTargets:
+        rows = self._conn.execute("SELECT cluster, proc, path FROM log_jobs")
+        return LogTargets({(c, p): path for c, p, path in rows})
+
+    # ----------------------------------------------------------- catch up --
+    def catch_up(self) -> int:
+        """Write everything the journal holds; return the position reached."""
+        with self._lock:
+            targets = self._targets()
+            cursor = self._cursor()
+            while True:
+                entries = list(self.store.entries(after=cursor, limit=self.chunk))
+                if not entries:
+                    break
+                cursor = self._project(entries, targets)
+            self.position = cursor
+            return cursor
+
+    def _project(self, entries, targets: LogTargets) -> int:
+        per_file: dict[str, list] = defaultdict(list)
+        global_items = []
+        for e in entries:
+            path = targets.apply(e.position, e.job, e.type, e.payload)
+            if e.type != "event":
+                continue
+            event = e.payload["event"]
+            if path:
+                per_file[path].append((e.position, render(event, self.user_log_format,
+                                                          self.tz).encode("utf-8")))
+            if self.event_log:
+                global_items.append((e.position, render(event, self.event_log_format,
+                                                        self.tz).encode("utf-8"), e.time))
+        states = [self._users.write(load_state(self._conn, path), items)
+                  for path, items in per_file.items()]
+        if global_items:
+            states.append(self._events.write(load_state(self._conn, self.event_log),
+                                             global_items))
+        last = entries[-1].position
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            save_states(conn, states)
+            for (cluster, proc), path in targets.changed.items():
+                if path is None:
+                    conn.execute("DELETE FROM log_jobs WHERE cluster=? AND proc=?", (cluster, proc))
+                else:
+                    conn.execute("INSERT OR REPLACE INTO log_jobs VALUES (?,?,?,'text')",
+                                 (cluster, proc, path))
+            conn.execute("INSERT OR REPLACE INTO projection VALUES (?, ?, 0)", (CURSOR, last))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        targets.changed.clear()
+        return last
+
+    # ----------------------------------------------------------- waiting --
+    def wait_for_position(self, position: int, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else _time.monotonic() + timeout
+        while self.position < position:
+            if self._thread is None:
+                self.catch_up()
+                continue
+            if self._error is not None:
+                raise self._error
+            if deadline is not None and _time.monotonic() >= deadline:
+                return False
+            _time.sleep(0.01)
+        return True
+
+    def start(self, interval: float = 0.05) -> None:
+        """Follow the journal in a background thread."""
+        if self._thread is not None:
+            return
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, args=(interval,),
+                                        name="jobledger-projector", daemon=True)
+        self._thread.start()
+
+    def _run(self, interval: float) -> None:
+        try:
+            while not self._stopping.is_set():
+                if self.store.head() > self.position:
+                    self.catch_up()
+                else:
+                    self.store.wait_for_position(self.position + 1, interval)
+        except BaseException as exc:   # kept, re-raised by stop()
+            self._error = exc
+
+    def stop(self) -> None:
+        """Stop the thread; re-raise the error that ended it, if any."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._stopping.set()
+            thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error

@@ -1,0 +1,229 @@
+"""Write rendered events to log files exactly once, across crashes.
+
+Log files cannot join the SQLite transaction, so each file keeps its own
+``(position, offset)`` in the store's ``log_files`` table: the last journal
+position written to it and the file's size after that write.  Writing is:
+
+1. ``reconcile``: bytes past the saved offset (written, then a crash before
+   the state was saved) are compared with the deterministic rendering of
+   the next events: matching whole events are kept (not written again), a
+   torn fragment or anything else is cut off;
+2. the remaining events are appended, one ``write()`` each (``O_APPEND``),
+   then fsynced (unless ``fsync=False``);
+3. the caller saves the new ``(position, offset)`` with its own cursor in one
+   transaction (``FileState`` rows via ``save_states``).
+
+The global event log adds a header event at the start of every file and
+rotation (``EventLogWriter``): the new sequence is saved *before* the rename,
+so a crash mid-rotation is finished on restart by comparing the sequence in
+the live file's header with the saved one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+from eventcore.projections.userlog import render_header, rotation_names
+
+__all__ = ["FileState", "reconcile", "append_texts", "load_state", "save_states",
+           "UserLogWriter", "EventLogWriter", "header_sequence"]
+
+
+class FileState(NamedTuple):
+    path: str
+    position: int
+    offset: int
+    sequence: int = 0
+    ctime: int = 0
+
+
+def load_state(conn: sqlite3.Connection, path: str) -> FileState:
+    row = conn.execute("SELECT position, offset, sequence, ctime FROM log_files WHERE path=?",
+                       (path,)).fetchone()
+    return FileState(path, *row) if row else FileState(path, 0, 0)
+
+
+def save_states(conn: sqlite3.Connection, states) -> None:
+    conn.executemany("INSERT OR REPLACE INTO log_files VALUES (?,?,?,?,?)", list(states))
+
+
+def reconcile(path: str, offset: int, expected: list[bytes]) -> tuple[int, int]:
+    """Keep the whole expected events found past ``offset``; cut the rest.
+
+    Returns ``(new offset, number of expected items already present)``.
+    A file shorter than ``offset`` (changed behind our back) is taken as it
+    is: writing continues at its end.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return 0, 0
+    try:
+        size = os.fstat(fd).st_size
+        if size <= offset:
+            return size, 0
+        os.lseek(fd, offset, os.SEEK_SET)
+        tail = b""
+        while len(tail) < size - offset:
+            chunk = os.read(fd, size - offset - len(tail))
+            if not chunk:
+                break
+            tail += chunk
+        at, matched = 0, 0
+        for text in expected:
+            if tail.startswith(text, at):
+                at += len(text)
+                matched += 1
+            else:
+                break
+        if at < len(tail):
+            os.ftruncate(fd, offset + at)
+            os.fsync(fd)
+        return offset + at, matched
+    finally:
+        os.close(fd)
+
+
+def append_texts(path: str, texts: list[bytes], fsync: bool = True) -> int:
+    """Append each text with one ``write()``; return the file's size after."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        for text in texts:
+            view = memoryview(text)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        if fsync and texts:
+            os.fsync(fd)
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
+class UserLogWriter:
+    """Exactly-once appends of ``(position, text)`` items to one user log."""
+
+    def __init__(self, fsync: bool = True):
+        self.fsync = fsync
+
+    def write(self, state: FileState, items: list[tuple[int, bytes]]) -> FileState:
+        pending = [(p, t) for p, t in items if p > state.position]
+        if not pending:
+            return state
+        offset, done = reconcile(state.path, state.offset, [t for _, t in pending])
+        rest = pending[done:]
+        if rest:
+            offset = append_texts(state.path, [t for _, t in rest], self.fsync)
+        return state._replace(position=pending[-1][0], offset=offset)
+
+
+_SEQUENCE = re.compile(rb"Global JobLog: .*? sequence=(\d+) ")
+
+
+def header_sequence(path: str) -> int | None:
+    """The ``sequence`` in an event log's header, or None (no file, no header)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1024)
+    except FileNotFoundError:
+        return None
+    m = _SEQUENCE.search(first)
+    return int(m.group(1)) if m else None
+
+
+class EventLogWriter:
+    """The global event log: a header per file, rotation over ``max_size`` bytes."""
+
+    def __init__(self, max_size: int = 1_000_000, max_rotations: int = 1, fsync: bool = True,
+                 header: Callable[..., str] = render_header,
+                 save: Callable[[FileState], None] | None = None):
+        self.max_size = max_size
+        self.max_rotations = max(1, max_rotations)
+        self.fsync = fsync
+        self.header = header
+        self.save = save or (lambda state: None)
+
+    def _header(self, state: FileState, size: int = 0) -> bytes:
+        return self.header(state.ctime, state.sequence, size=size,
+                           max_rotation=self.max_rotations).encode("utf-8")
+
+    def _rotate_files(self, state: FileState) -> None:
+        """Rename the full file away (its header rewritten with its final size)."""
+        path = state.path
+        if os.path.exists(path):
+            size = os.path.getsize(path)
+            old = state._replace(sequence=state.sequence - 1)
+            old_ctime = _header_ctime(path)
+            if old_ctime is not None:
+                header = self.header(old_ctime, old.sequence, size=size,
+                                     max_rotation=self.max_rotations).encode("utf-8")
+                with open(path, "r+b") as f:
+                    first = f.readline()
+                    if len(first) == header.index(b"\n") + 1:
+                        f.seek(0)
+                        f.write(header[:len(first)])
+        for source, target in rotation_names(path, self.max_rotations):
+            if os.path.exists(source):
+                os.replace(source, target)
+
+    def recover(self, state: FileState) -> FileState:
+        """Finish a rotation that a crash interrupted."""
+        if state.sequence == 0:
+            return state
+        live = header_sequence(state.path)
+        if live is not None and live < state.sequence:
+            self._rotate_files(state)
+        return state
+
+    def write(self, state: FileState, items: list[tuple[int, bytes, int]]) -> FileState:
+        """Append ``(position, text, time)`` items, rotating as HTCondor does."""
+        pending = [item for item in items if item[0] > state.position]
+        if not pending:
+            return state
+        state = self.recover(state)
+        if state.sequence == 0:
+            state = state._replace(sequence=1, ctime=int(pending[0][2]))
+        expected = ([self._header(state)] if state.offset == 0 else []) + [t for _, t, _ in pending]
+        offset, done = reconcile(state.path, state.offset, expected)
+        if state.offset == 0:
+            if done == 0:
+                offset = append_texts(state.path, [expected[0]], self.fsync)
+            else:
+                done -= 1
+        state = state._replace(offset=offset)
+        batch: list[bytes] = []
+        size, last = offset, state.position
+        for position, text, when in pending[done:]:
+            if self.max_size > 0 and size > self.max_size:
+                state = self._flush(state, batch, last)
+                batch = []
+                state = state._replace(sequence=state.sequence + 1, ctime=int(when), offset=0)
+                self.save(state)                 # the intent first, then the renames
+                self._rotate_files(state)
+                state = state._replace(offset=append_texts(state.path, [self._header(state)],
+                                                           self.fsync))
+                size = state.offset
+            batch.append(text)
+            size += len(text)
+            last = position
+        state = self._flush(state, batch, last)
+        return state._replace(position=pending[-1][0])
+
+    def _flush(self, state: FileState, batch: list[bytes], last: int) -> FileState:
+        if not batch:
+            return state._replace(position=max(state.position, last))
+        return state._replace(position=last, offset=append_texts(state.path, batch, self.fsync))
+
+
+_CTIME = re.compile(rb"Global JobLog: ctime=(\d+) ")
+
+
+def _header_ctime(path: str) -> int | None:
+    with open(path, "rb") as f:
+        m = _CTIME.search(f.readline(1024))
+    return int(m.group(1)) if m else None

@@ -1,0 +1,113 @@
+"""What to write to user logs and the global event log, as a fold.
+
+``LogTargets.apply(position, job, type, payload)`` follows the ``UserLog``
+(and ``Iwd``) attributes of cluster and proc ads and returns, for an event
+record, the user-log path its text goes to (or None: the job has no log).
+Pure: paths are joined with ``posixpath``, nothing touches the disk.
+
+``render(event_payload, fmt, tz)`` is the deterministic text of one event
+(HTCondor's writer layout, ``eventcore.codecs.userlog_text_write``): the same
+payload always gives the same bytes, which is what lets the file writer
+compare a file's tail with what it should hold after a crash.
+
+The global event log (``EVENT_LOG``): every event goes there too, in the
+event log's own format (legacy ``MM/DD`` dates by default); each file starts
+with a header event (``header_text``), and rotation follows HTCondor
+(``rotation_names``): over ``MAX_EVENT_LOG`` bytes the file becomes
+``<file>.old`` (one rotation) or ``<file>.1`` .. ``<file>.N``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import posixpath
+from typing import Mapping
+
+from eventcore.codecs.userlog_text_write import TextFormat, render_text
+from eventcore.events import event_from_dict, make_event
+
+__all__ = ["LogTargets", "render", "header_text", "render_header", "rotation_names",
+           "HEADER_WIDTH", "unquote", "EVENT_LOG_FORMAT"]
+
+HEADER_WIDTH = 256
+# EVENT_LOG_FORMAT_OPTIONS is empty by default: legacy MM/DD dates, local time.
+EVENT_LOG_FORMAT = TextFormat(iso_date=False, utc=False, sub_second=False)
+
+
+def unquote(text: str | None) -> str | None:
+    """A ClassAd string literal's value, or None when ``text`` is not one."""
+    if text is None or len(text) < 2 or text[0] != '"' or text[-1] != '"':
+        return None
+    return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+
+
+class LogTargets:
+    """job -> user-log path, folded from the ads in the journal."""
+
+    def __init__(self, known: Mapping[tuple[int, int], str] | None = None):
+        self.paths: dict[tuple[int, int], str | None] = dict(known or {})
+        self.changed: dict[tuple[int, int], str | None] = {}
+
+    def _set(self, key, path):
+        if self.paths.get(key) != path:
+            self.paths[key] = path
+            self.changed[key] = path
+
+    def _path_from(self, ad: Mapping[str, str], inherited: str | None, iwd: str | None):
+        log = unquote(ad.get("UserLog"))
+        if log is None:
+            return inherited
+        if not posixpath.isabs(log) and iwd:
+            log = posixpath.join(iwd, log)
+        return log
+
+    def apply(self, position: int, job, kind: str, payload: Mapping) -> str | None:
+        """Fold one record; for an event, return the user-log path it goes to."""
+        key = (job.cluster, job.proc)
+        if kind == "cluster":
+            ad = payload["ad"]
+            self._set(key, self._path_from(ad, self.paths.get(key), unquote(ad.get("Iwd"))))
+        elif kind == "proc":
+            ad = payload["ad"]
+            cluster = self.paths.get((job.cluster, -1))
+            iwd = unquote(ad.get("Iwd"))
+            path = self._path_from(ad, cluster, iwd) if "UserLog" in ad else cluster
+            self._set(key, path)
+        elif kind == "set" and "UserLog" in payload["set"]:
+            self._set(key, self._path_from(payload["set"], None, None))
+        elif kind == "event":
+            if payload.get("imported"):
+                return None  # already in the log it came from
+            return self.paths.get(key, self.paths.get((job.cluster, -1)))
+        return None
+
+
+def render(event_payload: Mapping, fmt: TextFormat = TextFormat(),
+           tz: datetime.tzinfo = datetime.timezone.utc) -> str:
+    """The text of one event record (header, body, ``...``)."""
+    return render_text(event_from_dict(event_payload), fmt, tz)
+
+
+def header_text(ctime: int, sequence: int, size: int = 0, events: int = 0,
+                max_rotation: int = 1, creator: str = "SCHEDD") -> str:
+    """The ``Global JobLog`` header's text, padded to 256 characters."""
+    text = (f"Global JobLog: ctime={ctime} id=jobledger.{ctime}.{sequence} sequence={sequence} "
+            f"size={size} events={events} offset=0 event_off=0 max_rotation={max_rotation} "
+            f"creator_name=<{creator}>")
+    return text.ljust(HEADER_WIDTH)
+
+
+def render_header(ctime: int, sequence: int, fmt: TextFormat = EVENT_LOG_FORMAT,
+                  tz: datetime.tzinfo = datetime.timezone.utc, **counts) -> str:
+    """The header event an event-log file starts with (008, ids -1)."""
+    event = make_event(8, cluster=-1, proc=-1, subproc=-1, timestamp=ctime,
+                       attrs={"Info": header_text(ctime, sequence, **counts)})
+    return render_text(event, fmt, tz)
+
+
+def rotation_names(path: str, max_rotations: int) -> list[tuple[str, str]]:
+    """The renames of one rotation, in order: ``[(from, to), ...]``."""
+    if max_rotations <= 1:
+        return [(path, path + ".old")]
+    moves = [(f"{path}.{n}", f"{path}.{n + 1}") for n in range(max_rotations - 1, 0, -1)]
+    return moves + [(path, path + ".1")]

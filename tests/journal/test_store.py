@@ -1,0 +1,263 @@
+"""The SQLite store: queue projection in the append's transaction, restarts, group commit."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from daemons.queryplan import plan, split_conjuncts
+from daemons.store import Store
+from eventcore.codecs.journal import verify_rows
+from eventcore.errors import InvalidTransition, JournalError, PositionConflict
+from eventcore.ids import JobId
+from eventcore.projections.queue import fold_entries
+from eventcore.records import ProcAd, SetAttributes
+from eventcore.status import JobStatus
+
+from tests.journal.helpers import all_ads, event, life, submit
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path, constraint_filter=all_ads)
+    yield s
+    s.close()
+
+
+def snapshot(store: Store):
+    """Everything the queue projection holds, for comparisons."""
+    return (store.query(), store.history(), store._read("SELECT * FROM queue_clusters ORDER BY 1"))
+
+
+def test_queue_follows_events(store):
+    store.append(submit(1, 3))
+    j = JobId(1, 0)
+    store.append([event(j, 1, 100), event(j, 12, 110)])
+    assert store.job_status(j) is JobStatus.HELD
+    ad = store.job_ad(j)
+    assert ad["Owner"] == '"alice"' and ad["HoldReason"] == '"because"'
+    assert ad["LastJobStatus"] == "2" and ad["EnteredCurrentStatus"] == "110"
+    store.append([event(j, 13, 120)])
+    ad = store.job_ad(j)
+    assert ad["JobStatus"] == "1" and ad["LastHoldReason"] == '"because"' and "HoldReason" not in ad
+    assert ad["ReleaseReason"] == '"ok"'
+
+
+def test_removed_then_held_releases_back_to_removed(store):
+    j = JobId(1, 0)
+    store.append(submit(1, 1) + [event(j, 1), event(j, 9)])
+    assert store.job_status(j) is JobStatus.REMOVED
+    store.append([event(j, 12)])
+    assert store.job_ad(j)["JobStatusOnRelease"] == "3"
+    store.append([event(j, 13)])
+    assert store.job_status(j) is JobStatus.REMOVED
+
+
+def test_illegal_event_changes_nothing(store):
+    store.append(submit(1, 2))
+    before = (store.head(), snapshot(store))
+    with pytest.raises(InvalidTransition):
+        store.append([event(JobId(1, 0), 1), event(JobId(1, 1), 5)])
+    assert (store.head(), snapshot(store)) == before
+    assert store.append([event(JobId(1, 1), 1)]) == before[0] + 1
+
+
+def test_status_cannot_be_set_as_an_attribute(store):
+    store.append(submit(1, 1))
+    with pytest.raises(InvalidTransition):
+        store.append([SetAttributes(JobId(1, 0), {"JobStatus": "2"})])
+    store.append([SetAttributes(JobId(1, 0), {"Foo": '"bar"'}, ("Args",))])
+    ad = store.job_ad(JobId(1, 0))
+    assert ad["Foo"] == '"bar"' and "Args" not in ad
+
+
+def test_a_big_submit_is_all_or_nothing(store):
+    records = submit(1, 10_000)
+    records.append(ProcAd(JobId(1, 0), {"JobStatus": "1"}))   # duplicate proc: refused
+    with pytest.raises(InvalidTransition):
+        store.append(records)
+    assert store.head() == 0 and store.query() == []
+    assert store.append(records[:-1]) == 20_001
+    assert len(store.query("JobStatus == 1", ["ProcId"])) == 10_000
+
+
+def test_leave_writes_history_newest_first(store):
+    store.append(submit(1, 2) + submit(2, 1, owner="bob"))
+    for job in (JobId(1, 0), JobId(2, 0), JobId(1, 1)):
+        store.append(life(job))
+    assert store.query() == []
+    hist = store.history(projection=["ClusterId", "ProcId"])
+    assert hist == [{"ClusterId": "1", "ProcId": "1"}, {"ClusterId": "2", "ProcId": "0"},
+                    {"ClusterId": "1", "ProcId": "0"}]
+    assert len(store.history(match=1)) == 1
+    assert [h["ProcId"] for h in store.history(since=2)] == ["1"]
+    assert [h["ProcId"] for h in store.history(since="1.0")] == ["1", "0"]
+    assert store.cluster_ad(1) is None      # last proc gone: cluster ad destroyed
+
+
+def test_leave_only_from_completed_or_removed(store):
+    store.append(submit(1, 1))
+    with pytest.raises(InvalidTransition):
+        store.append(life(JobId(1, 0))[2:])
+
+
+def test_query_uses_indexes_and_projection(store):
+    store.append(submit(1, 3) + submit(2, 2, owner="Bob"))
+    store.append([event(JobId(2, 1), 1)])
+    assert [a["ProcId"] for a in store.query('Owner == "bob"')] == ["0", "1"]
+    assert store.query("JobStatus == 2", ["ClusterId", "ProcId", "Nope"]) == [
+        {"ClusterId": "2", "ProcId": "1"}]
+    assert len(store.query("ClusterId == 1 && ProcId == 2")) == 1
+    assert len(store.query(limit=2)) == 2
+
+
+def test_residual_constraints_are_filtered(tmp_path):
+    seen = []
+
+    def only_proc_zero(text):
+        seen.append(text)
+        return lambda ad: ad["ProcId"] == "0"
+
+    s = Store(tmp_path, constraint_filter=only_proc_zero)
+    s.append(submit(1, 3) + submit(2, 2))
+    assert [(a["ClusterId"], a["ProcId"]) for a in s.query("ClusterId == 1 && Foo =!= 3")] == [
+        ("1", "0")]
+    assert seen == ["ClusterId == 1 && Foo =!= 3"]
+    s.close()
+
+
+def test_query_plan():
+    assert plan(None).where == "1" and plan("true").residual is None
+    p = plan('ClusterId == 3 && owner == "al\\"x" && 2 == ProcId')
+    assert p.where == "j.cluster = ? AND j.owner = ? AND j.proc = ?"
+    assert p.params == (3, 'al"x', 2) and p.residual is None
+    assert plan("ClusterId == 3 || ProcId == 1").where == "1"
+    assert plan("JobStatus == 1 && Foo").residual == "JobStatus == 1 && Foo"
+    assert plan('ClusterId == "3"').where == "1"
+    assert split_conjuncts('a && (b && c) && "x && y"') == ["a", "(b && c)", '"x && y"']
+
+
+def test_restart_uses_the_snapshot_or_rebuilds(tmp_path):
+    s = Store(tmp_path, constraint_filter=all_ads)
+    s.append(submit(1, 3) + [event(JobId(1, 0), 1)])
+    s.append(life(JobId(1, 1)))
+    expected = snapshot(s)
+    s.close()
+    s = Store(tmp_path, constraint_filter=all_ads)
+    assert s.recovered == "current" and snapshot(s) == expected
+    s._conn.execute("UPDATE projection SET position = 3, checksum = "
+                    "(SELECT checksum FROM journal WHERE position = 3) WHERE name='queue'")
+    s._conn.execute("DELETE FROM queue_jobs")   # a snapshot at 3 would not have these anyway
+    s._conn.execute("DELETE FROM history")
+    s.close()
+    s = Store(tmp_path, constraint_filter=all_ads)
+    assert s.recovered == "rebuilt" and snapshot(s) == expected
+    for bad in ("UPDATE projection SET checksum = checksum + 1",
+                "UPDATE projection SET position = 999",
+                "DELETE FROM projection"):
+        s._conn.execute(bad)
+        s._conn.execute("DELETE FROM queue_jobs")
+        s.close()
+        s = Store(tmp_path, constraint_filter=all_ads)
+        assert s.recovered == "rebuilt", bad
+        assert snapshot(s) == expected
+    s.close()
+
+
+def test_restart_folds_records_after_the_snapshot(tmp_path):
+    s = Store(tmp_path, constraint_filter=all_ads)
+    s.append(submit(1, 2))
+    s.close()
+    # the queue tables hold an older, valid snapshot (position 5): restart folds the rest
+    s = Store(tmp_path, constraint_filter=all_ads)
+    pos, checksum = s._read("SELECT position, checksum FROM projection")[0]
+    s.append([event(JobId(1, 0), 1)])
+    s._conn.execute("UPDATE projection SET position=?, checksum=?", (pos, checksum))
+    s._conn.execute("UPDATE queue_jobs SET status=1, ad=(SELECT ad FROM queue_jobs WHERE proc=1) "
+                    "WHERE proc=0")
+    s.close()
+    s = Store(tmp_path, constraint_filter=all_ads)
+    assert s.recovered == "caught-up"
+    assert s.job_status(JobId(1, 0)) is JobStatus.RUNNING
+    s.close()
+
+
+def test_incremental_equals_rebuild(store):
+    store.append(submit(1, 5) + submit(2, 3, owner="bob", held=True))
+    store.append([event(JobId(1, 0), 1), event(JobId(1, 1), 1), event(JobId(1, 1), 10)])
+    store.append(life(JobId(1, 2)) + [event(JobId(2, 0), 13), event(JobId(2, 1), 9)])
+    incremental = snapshot(store)
+    store.rebuild_queue()
+    assert snapshot(store) == incremental
+    fold = fold_entries(store.entries())
+    assert sorted((k, p.status) for k, p in fold.jobs()) == sorted(
+        ((int(a["ClusterId"]), int(a["ProcId"])), int(a["JobStatus"])) for a in incremental[0])
+
+
+@pytest.mark.parametrize("durability", ["fsync", "group"])
+def test_concurrent_appenders(tmp_path, durability):
+    s = Store(tmp_path, durability=durability, constraint_filter=all_ads)
+    s.append(submit(1, 8))
+    errors = []
+
+    def work(proc):
+        try:
+            job = JobId(1, proc)
+            for _ in range(20):
+                s.append([event(job, 6)])
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(p,)) for p in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    rows = list(s.rows())
+    assert len(rows) == 17 + 160 and verify_rows(rows) == []
+    s.close()
+
+
+def test_group_commit_checks_expected_head_per_request(tmp_path):
+    s = Store(tmp_path, durability="group", constraint_filter=all_ads)
+    s.append(submit(1, 1))
+    with pytest.raises(PositionConflict):
+        s.append([event(JobId(1, 0), 6)], expected_head=1)
+    assert s.append([event(JobId(1, 0), 6)], expected_head=3) == 4
+    s.close()
+
+
+def test_two_writers_on_one_journal_stay_consistent(tmp_path):
+    a = Store(tmp_path, constraint_filter=all_ads)
+    b = Store(tmp_path, constraint_filter=all_ads)
+    a.append(submit(1, 1))
+    b.append([event(JobId(1, 0), 1)])
+    a.append([event(JobId(1, 0), 5)])      # a's cached fold must see b's execute
+    assert a.job_status(JobId(1, 0)) is JobStatus.COMPLETED
+    assert verify_rows(list(a.rows())) == []
+    a.close()
+    b.close()
+
+
+def test_wait_for_position(store):
+    assert store.wait_for_position(0, 0)
+    assert not store.wait_for_position(1, 0.05)
+    t = threading.Timer(0.05, lambda: store.append(submit(1, 1)))
+    t.start()
+    assert store.wait_for_position(3, 5)
+    t.join()
+
+
+def test_bad_durability_and_missing_readonly(tmp_path):
+    with pytest.raises(ValueError):
+        Store(tmp_path, durability="sometimes")
+    with pytest.raises(JournalError):
+        Store(tmp_path / "nope", readonly=True)
+
+
+def test_next_cluster_id(store):
+    assert store.next_cluster_id() == 1
+    store.append(submit(4, 1))
+    assert store.next_cluster_id() == 5
