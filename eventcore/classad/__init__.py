@@ -1,0 +1,75 @@
+"""The ClassAd language (HTCondor mode), pure Python, classad2-compatible.
+
+Stable API for the rest of jobledger (submit, queue projection, schedd,
+negotiator, trackers):
+
+Objects
+    ``ClassAd(text_or_dict)``  a MutableMapping; ``ad[k] = value`` takes Python
+        values (None, bool, int, float, str, list, dict, datetime) or an
+        ``ExprTree``; ``ad[k]`` gives literals back as Python values and other
+        expressions as ``ExprTree``; ``ad.eval(k)``, ``ad.lookup(k)``,
+        ``repr(ad)`` (one-line new syntax), ``str(ad)`` (pretty),
+        ``ad.printOld()`` (``condor_q -long`` lines), ``ad.printJson()``,
+        ``ad.matches(other)``, ``ad.symmetricMatch(other)``, pickling.
+    ``ExprTree(text)``  parsed once, compiled into closures on first use;
+        ``expr.eval(scope=None, target=None)``.
+    ``Value.Undefined`` / ``Value.Error``  (IntEnum, == 2 / == 1).
+
+Parsing
+    ``parse_ad(text)``        one new-syntax ad ``[ ... ]``
+    ``parse_old_ad(text)``    old format, all ads merged (classad2 parseOne)
+    ``parse_old_ads(text)``   iterator of ``(ClassAd, end_offset)``
+    ``parse_expr(text)``      a syntax tree (nodes.py); raises
+        ``ClassAdParseError`` (offset/line/column, caret) on bad text.
+
+Fast helpers
+    ``compile_constraint(text) -> callable(ad) -> bool``  condor_q rules: True
+        only when the value is true or a non-zero number.
+    ``references(expr) -> set[str]``  lower-case attribute names read
+        (``MY.``/``TARGET.`` stripped).
+    ``equality_conjuncts(expr) -> dict | None``  ``{Name: literal}`` when the
+        expression is ``Name == literal && ...`` (int/str/bool literals; string
+        equality is case-insensitive in ClassAds).
+    ``match_many(job, machines) -> [(index, job_rank, machine_rank)]``  every
+        machine whose Requirements and the job's Requirements accept each
+        other (spec section 11 match context), with the negotiator's float
+        ranks; ``requirements_ok(owner, other)``, ``symmetric_match(a, b)``,
+        ``rank(ad, other)``.
+
+Clock and randomness
+    eventcore never reads the clock or draws random numbers by itself:
+    ``configure(clock=time.time, rng=random.Random())`` sets the process-wide
+    environment (``env.ENV``).  ``jobledger.classad`` does this on import;
+    daemons must do it at start-up.  Without it ``time()``/``CurrentTime``/
+    ``random()`` make the evaluation fail with ``ClassAdEvalError``.
+
+Errors: ``ClassAdError`` (= ``classad2.ClassAdException``),
+``ClassAdParseError``, ``ClassAdEvalError`` from ``eventcore.errors``.
+
+Limits: ``parser.MAX_NESTING`` (150 nested constructs) and
+``evaluate.MAX_EVAL_DEPTH`` (400 nested evaluation levels).
+"""
+
+from __future__ import annotations
+
+from eventcore.errors import ClassAdError, ClassAdEvalError, ClassAdParseError
+
+from .ad import ClassAd, ExprTree
+from .api import (Parser, ParserType, lastError, parse_ad, parseAds, parseNext, parseOne, quote,
+                  unquote, version)
+from .env import ENV, configure
+from .formats import parse_json_ads, parse_new_ads, parse_old_ad, parse_old_ads
+from .matching import (compile_constraint, equality_conjuncts, match_many, rank, references,
+                       requirements_ok, symmetric_match)
+from .parser import parse_expr
+from .pyvalue import Value
+
+ClassAdException = ClassAdError
+
+__all__ = [
+    "ClassAd", "ExprTree", "Value", "ClassAdException", "ClassAdError", "ClassAdParseError",
+    "ClassAdEvalError", "Parser", "ParserType", "parseAds", "parseNext", "parseOne", "quote", "unquote",
+    "lastError", "version", "parse_ad", "parse_old_ad", "parse_old_ads", "parse_new_ads", "parse_json_ads",
+    "parse_expr", "compile_constraint", "references", "equality_conjuncts", "match_many", "rank",
+    "requirements_ok", "symmetric_match", "configure", "ENV",
+]

@@ -1,0 +1,323 @@
+"""``ClassAd`` and ``ExprTree``: the classad2-compatible objects.
+
+A ClassAd maps names (case-insensitive, first spelling kept) to ExprTrees;
+an ExprTree is an immutable parsed expression that compiles itself into a
+closure the first time it is evaluated.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import MutableMapping
+
+from eventcore.errors import ClassAdError, ClassAdParseError
+
+from . import evaluate as E
+from . import nodes as N
+from .ops import ascii_lower
+from .parser import Parser, parse_expr
+from .unparse import Unparser, quote_name, sorted_attrs, unparse, unparse_pretty
+from .values import ERROR, UNDEF, AbsTime, Error, ListValue, RelTime, Undefined
+
+
+class ExprTree:
+    """A ClassAd expression: ``ExprTree("a + 1")``.
+
+    ``eval(scope=None, target=None)`` evaluates it (with ``target``: in a
+    match context, MY = scope, TARGET = target); ``repr`` is the canonical
+    one-line text, ``str`` the pretty form.
+    """
+
+    __slots__ = ("node", "_fn", "_h")
+
+    def __init__(self, expr=None):
+        if expr is None:
+            node = N.Literal(UNDEF)
+        elif isinstance(expr, ExprTree):
+            node = expr.node
+        elif isinstance(expr, str):
+            node = parse_expr(expr)
+        else:
+            node = value_to_node(expr)
+        self.node = node
+        self._fn = None
+        self._h = N.height(node)
+
+    @classmethod
+    def _from_node(cls, node) -> "ExprTree":
+        self = object.__new__(cls)
+        self.node = node
+        self._fn = None
+        self._h = N.height(node)
+        return self
+
+    @property
+    def fn(self):
+        fn = self._fn
+        if fn is None:
+            fn = self._fn = E.compile_node(self.node)
+        return fn
+
+    def eval(self, scope=None, target=None):
+        if scope is not None and not isinstance(scope, ClassAd):
+            raise TypeError("scope must be a ClassAd")
+        if target is not None and not isinstance(target, ClassAd):
+            raise TypeError("target must be a ClassAd")
+        return to_python(E.evaluate(self, scope, target))
+
+    def simplify(self, scope=None, target=None) -> "ExprTree":
+        """The value as an expression (a literal, list or ad)."""
+        v = E.evaluate(self, scope, target)
+        return ExprTree._from_node(value_node(v))
+
+    def sameAs(self, other) -> bool:
+        return isinstance(other, ExprTree) and unparse(self.node) == unparse(other.node)
+
+    def __eq__(self, other):
+        if type(self) is type(other):
+            return self.sameAs(other)
+        return False
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return unparse(self.node)
+
+    def __str__(self) -> str:
+        return unparse_pretty(self.node)
+
+    def __reduce__(self):
+        return (ExprTree, (repr(self),))
+
+    def __bool__(self):
+        v = self.eval()
+        if isinstance(v, (Undefined, Error)) or v is UNDEF or v is ERROR:
+            raise ClassAdError(f"expression {self!r} has no truth value")
+        return bool(v)
+
+
+def value_node(v) -> N.Node:
+    """A node whose value is the run-time value ``v``."""
+    if type(v) is ListValue:
+        return N.ListExpr(tuple(item.node for item in v.items))
+    if type(v) is ClassAd:
+        return N.AdExpr(tuple((v._names[k], e.node) for k, e in v._exprs.items()))
+    return N.Literal(v)
+
+
+def value_to_node(value) -> N.Node:
+    """A Python value (as accepted by ``ClassAd.__setitem__``) as a node."""
+    from . import pyvalue
+    return pyvalue.to_node(value, ExprTree, ClassAd)
+
+
+def to_python(v):
+    from . import pyvalue
+    return pyvalue.to_python(v, ExprTree, ClassAd)
+
+
+class ClassAd(MutableMapping):
+    """A ClassAd: ``ClassAd()``, ``ClassAd("[a = 1]")``, ``ClassAd({"a": 1})``."""
+
+    __slots__ = ("_names", "_exprs", "_parent", "_cache", "__weakref__")
+
+    def __init__(self, input=None):
+        self._names = {}
+        self._exprs = {}
+        self._parent = None
+        self._cache = None
+        if input is None:
+            return
+        if isinstance(input, str):
+            node = parse_new_ad(input)
+            for name, value in node.attrs:
+                self._set_node(name, value)
+        elif isinstance(input, dict):
+            for k, v in input.items():
+                self[k] = v
+        elif isinstance(input, ClassAd):
+            self._names.update(input._names)
+            self._exprs.update(input._exprs)
+        else:
+            raise TypeError("input must be None, str, or dict")
+
+    @classmethod
+    def _view(cls, names, exprs, parent):
+        """A nested ad value: shares its attribute maps, ``parent`` is its scope."""
+        self = object.__new__(cls)
+        self._names = names
+        self._exprs = exprs
+        self._parent = parent
+        self._cache = None
+        return self
+
+    def _set_node(self, name: str, node) -> None:
+        ln = ascii_lower(name)
+        if ln not in self._names:
+            self._names[ln] = name
+        self._exprs[ln] = ExprTree._from_node(node)
+
+    def _set_expr(self, name: str, expr: ExprTree) -> None:
+        ln = ascii_lower(name)
+        if ln not in self._names:
+            self._names[ln] = name
+        self._exprs[ln] = expr
+
+    # -- mapping --------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._exprs)
+
+    def __iter__(self):
+        return iter(list(self._names.values()))
+
+    def __contains__(self, key) -> bool:
+        return isinstance(key, str) and ascii_lower(key) in self._exprs
+
+    def __getitem__(self, key):
+        if not isinstance(key, str):
+            raise TypeError("ClassAd keys are strings")
+        e = self._exprs.get(ascii_lower(key))
+        if e is None:
+            raise KeyError(key)
+        node = e.node
+        t = type(node)
+        if t is N.Literal or t is N.RelTimeLit or t is N.ListExpr or t is N.AdExpr:
+            return to_python(E.evaluate(e, None, None))
+        return e
+
+    def __setitem__(self, key, value) -> None:
+        if not isinstance(key, str):
+            raise TypeError("ClassAd keys are strings")
+        if isinstance(value, ExprTree):
+            self._set_expr(key, value)
+        else:
+            self._set_node(key, value_to_node(value))
+
+    def __delitem__(self, key) -> None:
+        if not isinstance(key, str):
+            raise TypeError("ClassAd keys are strings")
+        ln = ascii_lower(key)
+        if ln not in self._exprs:
+            raise KeyError(key)
+        del self._exprs[ln]
+        del self._names[ln]
+
+    def keys(self):
+        return list(self._names.values())
+
+    def values(self):
+        return [self[k] for k in self._names.values()]
+
+    def items(self):
+        return [(k, self[k]) for k in self._names.values()]
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def clear(self) -> None:
+        self._names.clear()
+        self._exprs.clear()
+
+    # -- classad2 API ---------------------------------------------------------
+    def lookup(self, attr: str) -> ExprTree:
+        if not isinstance(attr, str):
+            raise TypeError("ClassAd keys are strings")
+        e = self._exprs.get(ascii_lower(attr))
+        if e is None:
+            raise KeyError(attr)
+        return e
+
+    def eval(self, attr: str):
+        e = self.lookup(attr)
+        return to_python(E.evaluate(e, self, None))
+
+    def matches(self, ad: "ClassAd") -> bool:
+        """``ad``'s Requirements accept this ad (classad2 naming)."""
+        if not isinstance(ad, ClassAd):
+            raise TypeError("ad must be a ClassAd")
+        from .matching import requirements_ok
+        return requirements_ok(ad, self)
+
+    def symmetricMatch(self, ad: "ClassAd") -> bool:
+        return self.matches(ad) and ad.matches(self)
+
+    def flatten(self, expr: ExprTree) -> ExprTree:
+        if not isinstance(expr, ExprTree):
+            raise TypeError("expr must be an ExprTree")
+        from .refs import flatten
+        return ExprTree._from_node(flatten(expr.node, self))
+
+    def externalRefs(self, expr: ExprTree) -> list:
+        if not isinstance(expr, ExprTree):
+            raise TypeError("expr must be an ExprTree")
+        from .refs import split_refs
+        return split_refs(expr.node, self)[1]
+
+    def internalRefs(self, expr: ExprTree) -> list:
+        if not isinstance(expr, ExprTree):
+            raise TypeError("expr must be an ExprTree")
+        from .refs import split_refs
+        return split_refs(expr.node, self)[0]
+
+    def printOld(self) -> str:
+        from .formats import print_old
+        return print_old(self)
+
+    formatOld = printOld
+
+    def printJson(self) -> str:
+        from .formats import print_json
+        return print_json(self)
+
+    formatJson = printJson
+
+    def copy(self) -> "ClassAd":
+        return ClassAd(self)
+
+    def __copy__(self):
+        return ClassAd(self)
+
+    def __deepcopy__(self, memo):
+        return ClassAd(self)
+
+    def __eq__(self, other):
+        if type(self) is type(other):
+            return repr(self) == repr(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return Unparser("repr").ad_items(self._pairs())
+
+    def __str__(self) -> str:
+        return Unparser("pretty").ad_items(self._pairs())
+
+    def __reduce__(self):
+        return (ClassAd, (repr(self),))
+
+    def _pairs(self):
+        names = self._names
+        return [(names[k], e.node) for k, e in self._exprs.items()]
+
+
+def parse_new_ad(text: str) -> N.AdExpr:
+    """The ad literal at the start of ``text`` (text after its ``]`` is ignored)."""
+    p = Parser(text)
+    tok = p.peek()
+    if tok.kind != "op" or tok.value != "[":
+        p.fail("a ClassAd must start with '['")
+    p.pos += 1
+    try:
+        return p.ad_literal()
+    except RecursionError:
+        raise ClassAdParseError("ad nested too deeply", text, 0) from None
+
+
+E.install(ExprTree, ClassAd)
+
+__all__ = ["ClassAd", "ExprTree", "AbsTime", "RelTime", "quote_name", "sorted_attrs",
+           "datetime"]

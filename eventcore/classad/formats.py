@@ -1,0 +1,278 @@
+"""Serialisation formats: old ("long"), new, and JSON (spec section 10).
+
+* ``print_old(ad)`` / ``print_json(ad)`` write one ad.
+* ``parse_old_ads(text)`` yields ads of the old format (blank lines separate
+  ads; a bad line ends its ad, keeping what was read, and the rest of that
+  ad up to the next blank line is skipped).
+* ``parse_new_ads(text)`` yields ``[...]`` ads one after another.
+* ``parse_json_ads(text)`` yields the objects of a JSON document (one object
+  or an array of objects).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from eventcore.errors import ClassAdParseError
+
+from . import nodes as N
+from .ad import ClassAd, ExprTree, parse_new_ad
+from .parser import Parser
+from .unparse import Unparser, format_real_old, quote_name, sorted_attrs
+from .values import ERROR, UNDEF
+
+_FAST_LINE = re.compile(
+    r'[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*'
+    r'(?:(-?[1-9][0-9]{0,17}|0)|"([^"\\\n]*)"|(true|false|TRUE|FALSE|True|False))[ \t]*\r?\Z')
+
+
+# -- writing -------------------------------------------------------------------
+
+def print_old(ad: ClassAd) -> str:
+    """``Name = expr`` lines in HTCondor's attribute order; an empty ad is ``\\n``."""
+    pairs = sorted_attrs(ad._pairs())
+    if not pairs:
+        return "\n"
+    up = Unparser("old")
+    return "".join([name + " = " + up.node(node) + "\n" for name, node in pairs])
+
+
+_JSON_ESC = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def json_string(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        e = _JSON_ESC.get(ch)
+        if e is not None:
+            out.append(e)
+        elif ord(ch) < 0x20:
+            out.append("\\u%04x" % ord(ch))
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _json_value(node, level: int) -> str:
+    t = type(node)
+    if t is N.Literal:
+        v = node.value
+        vt = type(v)
+        if vt is bool:
+            return "true" if v else "false"
+        if vt is int:
+            return str(v)
+        if vt is float and v == v and v not in (float("inf"), float("-inf")):
+            return format_real_old(v)
+        if vt is str:
+            return json_string(v)
+        if v is UNDEF:
+            return "null"
+    elif t is N.RelTimeLit:
+        return format_real_old(float(node.secs))
+    elif t is N.ListExpr:
+        if not node.items:
+            return "[\n" + "  " * level + "]" if False else "[]"
+        pad = "  " * (level + 1)
+        inner = ",\n".join(pad + _json_value(i, level + 1) for i in node.items)
+        return "[\n" + inner + "\n" + "  " * level + "]"
+    elif t is N.AdExpr:
+        return _json_object(node.attrs, level)
+    from .unparse import unparse
+    return json_string("/Expr(" + unparse(node) + ")/").replace("/", "\\/")
+
+
+def _json_object(pairs, level: int) -> str:
+    pairs = sorted_attrs(pairs)
+    if not pairs:
+        return "{\n" + "  " * level + "}"
+    pad = "  " * (level + 1)
+    inner = ",\n".join(pad + json_string(k) + ": " + _json_value(v, level + 1) for k, v in pairs)
+    return "{\n" + inner + "\n" + "  " * level + "}"
+
+
+def print_json(ad: ClassAd) -> str:
+    return _json_object(ad._pairs(), 0)
+
+
+# -- reading the old format ----------------------------------------------------------
+
+def _old_to_new_strings(value: str) -> str:
+    """Rewrite old string syntax (backslash is literal, ``\\"`` a quote unless
+    it ends the line) into new syntax."""
+    if "\\" not in value:
+        return value
+    out = []
+    i, n = 0, len(value)
+    in_str = False
+    while i < n:
+        c = value[i]
+        if not in_str:
+            out.append(c)
+            if c == '"':
+                in_str = True
+            i += 1
+            continue
+        if c == "\\":
+            if i + 1 < n and value[i + 1] == '"' and value[i + 2:].strip(" \t\r") != "":
+                out.append('\\"')
+                i += 2
+                continue
+            out.append("\\\\")
+            i += 1
+            continue
+        if c == '"':
+            in_str = False
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def parse_old_value(value: str) -> N.Node:
+    """One expression at the start of ``value`` (the rest of the line ignored)."""
+    text = _old_to_new_strings(value)
+    p = Parser(text)
+    node = p.expression(0)
+    return node
+
+
+def _old_line(line: str):
+    """(name, node) of one ``Name = expr`` line, or None when it is bad."""
+    m = _FAST_LINE.match(line)
+    if m is not None:
+        num, s, b = m.group(2), m.group(3), m.group(4)
+        if num is not None:
+            v = int(num)
+            if not -(1 << 63) <= v < (1 << 63):
+                v = 0
+            return m.group(1), N.Literal(v)
+        if s is not None:
+            return m.group(1), N.Literal(s)
+        return m.group(1), N.Literal(b.lower() == "true")
+    eq = line.find("=")
+    if eq < 0:
+        return None
+    name = line[:eq].lstrip().rstrip(" ")
+    if not name:
+        return None
+    try:
+        return name, parse_old_value(line[eq + 1:])
+    except (ClassAdParseError, RecursionError):
+        return None
+
+
+def parse_old_ads(text: str):
+    """Yield ``(ClassAd, end_offset)`` for each old-format ad in ``text``."""
+    ad = None
+    skipping = False
+    pos = 0
+    n = len(text)
+    while pos < n:
+        nl = text.find("\n", pos)
+        end = n if nl < 0 else nl + 1
+        line = text[pos:end].rstrip("\n")
+        pos = end
+        stripped = line.strip(" \t\r\f\v")
+        if not stripped:
+            if ad is not None:
+                yield ad, pos
+            ad = None
+            skipping = False
+            continue
+        if skipping or stripped[0] == "#":
+            continue
+        parsed = _old_line(line)
+        if ad is None:
+            ad = ClassAd()
+        if parsed is None:
+            skipping = True
+            continue
+        ad._set_node(parsed[0], parsed[1])
+    if ad is not None:
+        yield ad, pos
+
+
+def parse_old_ad(text: str) -> ClassAd:
+    """All old-format ads of ``text`` merged into one (``parseOne`` semantics)."""
+    out = ClassAd()
+    for ad, _ in parse_old_ads(text):
+        out._names.update({k: v for k, v in ad._names.items() if k not in out._names})
+        out._exprs.update(ad._exprs)
+    return out
+
+
+# -- reading the new format ------------------------------------------------------------
+
+def parse_new_ads(text: str):
+    """Yield ``(ClassAd, end_offset)`` for each ``[...]`` ad in ``text``."""
+    pos = 0
+    n = len(text)
+    while pos < n:
+        m = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S).match(text, pos)
+        pos = m.end()
+        if pos >= n:
+            return
+        p = Parser(text[pos:])
+        tok = p.peek()
+        if tok.kind != "op" or tok.value != "[":
+            p.fail("a ClassAd must start with '['")
+        p.pos += 1
+        node = p.ad_literal()
+        consumed = p.toks[p.pos].offset if p.pos < len(p.toks) else len(text) - pos
+        ad = ClassAd()
+        for name, value in node.attrs:
+            ad._set_node(name, value)
+        pos += consumed
+        yield ad, pos
+
+
+# -- JSON ----------------------------------------------------------------------------------
+
+def _json_node(v) -> N.Node:
+    if v is None:
+        return N.Literal(UNDEF)
+    if isinstance(v, bool):
+        return N.Literal(v)
+    if isinstance(v, int):
+        return N.Literal(v if -(1 << 63) <= v < (1 << 63) else 0)
+    if isinstance(v, float):
+        return N.Literal(v)
+    if isinstance(v, str):
+        if v.startswith("/Expr(") and v.endswith(")/"):
+            from .parser import parse_expr
+            return parse_expr(v[6:-2])
+        return N.Literal(v)
+    if isinstance(v, list):
+        return N.ListExpr(tuple(_json_node(i) for i in v))
+    if isinstance(v, dict):
+        return N.AdExpr(tuple((k, _json_node(x)) for k, x in v.items()))
+    return N.Literal(ERROR)
+
+
+def parse_json_ads(text: str):
+    """Yield ``(ClassAd, end_offset)`` for the JSON object(s) in ``text``."""
+    dec = json.JSONDecoder()
+    pos = 0
+    n = len(text)
+    while True:
+        while pos < n and text[pos] in " \t\r\n,[]":
+            pos += 1
+        if pos >= n:
+            return
+        try:
+            obj, end = dec.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise ClassAdParseError(f"invalid JSON: {exc.msg}", text, exc.pos) from None
+        if not isinstance(obj, dict):
+            raise ClassAdParseError("a JSON ClassAd must be an object", text, pos)
+        ad = ClassAd()
+        for k, v in obj.items():
+            ad._set_node(k, _json_node(v))
+        pos = end
+        yield ad, pos
+
+
+__all__ = ["print_old", "print_json", "parse_old_ads", "parse_old_ad", "parse_new_ads", "parse_json_ads",
+           "parse_new_ad", "ExprTree", "quote_name"]

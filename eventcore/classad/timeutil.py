@@ -1,0 +1,153 @@
+"""Absolute and relative time values: literal parsing and string forms.
+
+The local time zone comes from the process environment (``TZ``), as in the
+reference; reading it is not a clock read.  "Now" never comes from here:
+the evaluation environment (``env.py``) supplies it.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+import time
+
+from .values import AbsTime
+
+_TZ_SUFFIX = re.compile(r"([+-])(\d\d):?(\d\d)$")
+_REL_ITEM = re.compile(r"\s*(\d+(?:\.\d+)?)?\s*([dDhHmMsS+:])?")
+
+
+def local_offset(secs: int) -> int:
+    """Seconds east of UTC of the local zone at ``secs``."""
+    try:
+        return time.localtime(secs).tm_gmtoff
+    except (OverflowError, OSError, ValueError):
+        return 0
+
+
+def parse_abstime_literal(text: str) -> AbsTime | None:
+    """``absTime("...")`` literal text -> AbsTime, or None when invalid."""
+    s = text.strip()
+    offset = None
+    if s[-1:] in ("Z", "z"):
+        offset, s = 0, s[:-1]
+    else:
+        m = _TZ_SUFFIX.search(s)
+        if m is not None and (m.start() == 0 or not s[m.start() - 1].isdigit() or True):
+            sign = -1 if m.group(1) == "-" else 1
+            cand = sign * (int(m.group(2)) * 3600 + int(m.group(3)) * 60)
+            head = s[:m.start()]
+            if len(re.sub(r"\D", "", head)) >= 4:
+                offset, s = cand, head
+    digits = re.sub(r"\D", "", s)
+    if len(digits) < 4 or len(digits) > 14 or len(digits) % 2:
+        return None
+    if re.search(r"[^0-9T:\-\s/.]", s):
+        return None
+    fields = [int(digits[0:4])] + [int(digits[i:i + 2]) for i in range(4, len(digits), 2)]
+    fields += [None] * (6 - len(fields))
+    year, month, day, hour, minute, sec = fields
+    mon0 = (month - 1) if month is not None else 0
+    year += mon0 // 12
+    mon0 %= 12
+    day = day if day is not None else 0
+    tup = (year, mon0 + 1, 1, hour or 0, minute or 0, sec or 0)
+    try:
+        base = calendar.timegm(tup) + (day - 1) * 86400
+    except (OverflowError, ValueError):
+        return None
+    if offset is None:
+        offset = local_offset(base)
+    return AbsTime(base - offset, offset)
+
+
+def parse_reltime_literal(text: str) -> float | None:
+    """``relTime("...")`` literal text -> seconds, or None when invalid.
+
+    Forms: ``[-][D+|Dd][H:|Hh][M:|Mm]S[s]``; colon fields are read from the
+    right (``"1:00"`` is one minute)."""
+    s = text.strip()
+    neg = False
+    if s[:1] in ("-", "+"):
+        neg, s = s[0] == "-", s[1:]
+    if not s:
+        return None
+    items = []
+    pos = 0
+    while pos < len(s):
+        m = _REL_ITEM.match(s, pos)
+        if m is None or m.end() == pos:
+            return None
+        items.append((m.group(1), m.group(2)))
+        pos = m.end()
+    total = 0.0
+    colon: list = []
+    units = {"d": 86400, "+": 86400, "h": 3600, "m": 60, "s": 1}
+    seen_group = False
+    for num, sep in items:
+        if sep is None or sep == ":":
+            colon.append(num)
+            if sep is None:
+                seen_group = True
+            continue
+        if colon:
+            return None
+        if num is None:
+            return None
+        total += float(num) * units[sep.lower()]
+    if colon:
+        if len(colon) > 3:
+            return None
+        for num, mult in zip(reversed(colon), (1, 60, 3600)):
+            if num is not None:
+                total += float(num) * mult
+    elif not items:
+        return None
+    del seen_group
+    return -total if neg else total
+
+
+def format_abstime(t: AbsTime) -> str:
+    """``YYYY-MM-DDTHH:MM:SS±HH:MM`` in the value's own offset."""
+    try:
+        tm = time.gmtime(t.secs + t.offset)
+    except (OverflowError, OSError, ValueError):
+        return "invalid"
+    off = t.offset
+    sign = "+" if off > 0 else "-"
+    off = abs(off)
+    return "%04d-%02d-%02dT%02d:%02d:%02d%s%02d:%02d" % (
+        tm.tm_year, tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+        sign, off // 3600, (off // 60) % 60)
+
+
+def format_reltime(secs: float, exact: bool = False) -> str:
+    """``[-][D+]HH:MM:SS`` shortest form; values drop fractions unless ``exact``."""
+    if math.isnan(secs) or math.isinf(secs):
+        return "--24855+-3:-14:-8" if secs > 0 else "-24855+03:14:08"
+    neg = secs < 0
+    secs = -secs if neg else secs
+    if not exact:
+        secs = float(int(secs))
+    whole = int(secs)
+    frac = secs - whole
+    days, rest = divmod(whole, 86400)
+    hours, rest = divmod(rest, 3600)
+    mins, s = divmod(rest, 60)
+    out = "-" if neg else ""
+    if days:
+        out += "%d+" % days
+    if days or hours:
+        out += "%02d:" % hours
+    if days or hours or mins:
+        out += "%02d:" % mins
+    out += "%02g" % (s + frac)
+    return out
+
+
+def time_fields(secs: int, offset: int | None):
+    """``time.struct_time`` of epoch ``secs`` at ``offset`` (None: local zone)."""
+    if offset is None:
+        return time.localtime(secs)
+    return time.gmtime(secs + offset)

@@ -1,0 +1,20 @@
+"""``import jobledger.classad as classad`` stands in for ``import classad2 as classad``.
+
+Re-exports only.  Importing this module configures the ClassAd evaluation
+environment with the real clock and a random generator (eventcore itself
+never reads either), so ``time()``, ``CurrentTime`` and ``random()`` work as
+in classad2.
+"""
+
+import random as _random
+import time as _time
+
+from eventcore.classad import (ClassAd, ClassAdException, ExprTree, Parser, ParserType, Value, configure,
+                               lastError, parseAds, parseNext, parseOne, quote, unquote, version)
+
+configure(clock=_time.time, rng=_random.Random())
+
+__all__ = [
+    "ClassAd", "ClassAdException", "ExprTree", "Parser", "ParserType", "Value", "lastError", "parseAds",
+    "parseNext", "parseOne", "quote", "unquote", "version",
+]
