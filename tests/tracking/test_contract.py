@@ -1,0 +1,62 @@
+"""The tracker contract, once per tracker."""
+
+from __future__ import annotations
+
+import time
+
+from daemons.store import Store
+from tests.tracking.contract import TrackerContract
+from tests.tracking.schedds import StoreSchedd
+from tests.tracking.workload import journal_records
+from tracking.journal import JournalTracker
+from tracking.poll import PollTracker
+
+
+class JournalSource:
+    """A pool journal (daemons.store.Store) that the workload is appended to."""
+
+    def __init__(self, tmp_path, load):
+        self.store = Store(tmp_path / "pool", durability="normal")
+        self.groups = journal_records(load)
+        self.written = 0
+
+    def size(self):
+        return len(self.groups)
+
+    def write(self, k):
+        k = self.size() if k is None else k
+        for group in self.groups[self.written:k]:
+            self.store.append(group)
+        self.written = max(self.written, k)
+
+    def write_slowly(self):
+        total = self.size()
+        for k in range(self.written, total + 1, max(1, total // 20)):
+            self.write(k)
+            time.sleep(0.01)
+        self.write(None)
+
+    def close(self):
+        self.store.close()
+
+
+class JournalTrackerSource(JournalSource):
+    def tracker(self, checkpoint=None):
+        return JournalTracker(self.store.path, checkpoint=checkpoint, interval=0.05)
+
+
+class PollTrackerSource(JournalSource):
+    def tracker(self, checkpoint=None):
+        return PollTracker(StoreSchedd(self.store), min_interval=0, checkpoint=checkpoint)
+
+
+class TestJournalTracker(TrackerContract):
+    def make_source(self, tmp_path, load):
+        return JournalTrackerSource(tmp_path, load)
+
+
+class TestPollTracker(TrackerContract):
+    incremental_changes = False
+
+    def make_source(self, tmp_path, load):
+        return PollTrackerSource(tmp_path, load)

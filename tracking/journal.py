@@ -1,0 +1,168 @@
+"""The journal tracker: follows a pool's SQLite journal, no user-log files needed.
+
+It opens the journal READ-ONLY (``file:...?mode=ro``) with sqlite3 and reads
+the ``journal`` table by position (schemas/store.sql: ``position, time,
+cluster, proc, type, payload, key, checksum``): first everything after its
+starting position (list), then whatever is committed later (watch).  A
+change of the database directory (the WAL file growing) wakes it at once;
+``PRAGMA data_version`` is polled every ``interval`` as the fallback.
+
+It resumes like a stream: its checkpoint keeps the last position read and
+that row's checksum; a journal that no longer holds that row (another pool,
+a rebuilt file) makes it replay from the start.
+
+Records it uses: ``proc`` (a job is born, IDLE or HELD: submitted on hold
+shows here, not in a user log) and ``event`` (user-log events, folded by
+the one status fold).  ``cluster``, ``set``, ``action`` and ``leave`` do not
+move a job's status.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from eventcore.codecs.journal import decode_payload
+from eventcore.errors import TrackerError
+from eventcore.ids import JobId
+from eventcore.projections.jobstate import JobState, event_number
+from eventcore.status import JobStatus
+from tracking.core import Batch, Seed, Tracker
+from tracking.watch import DirectoryWatcher
+
+__all__ = ["JournalTracker", "PayloadEvent"]
+
+
+class PayloadEvent:
+    """A journal event payload (``event_to_dict`` shape) seen as a ``JobEvent``."""
+
+    __slots__ = ("type", "cluster", "proc", "timestamp", "_attrs")
+
+    def __init__(self, data: Mapping[str, Any]):
+        self.type = int(data["type"])
+        self.cluster = int(data.get("cluster", -1))
+        self.proc = int(data.get("proc", -1))
+        self.timestamp = int(data.get("timestamp", 0))
+        self._attrs = data.get("attrs") or {}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._attrs.get(key, default)
+
+    def __repr__(self) -> str:
+        return f"PayloadEvent({self.type}, {self.cluster}.{self.proc}, {self.timestamp})"
+
+
+def _literal(text: str | None) -> Any:
+    """An ad value given as ClassAd expression text, when it is a plain literal."""
+    if text is None:
+        return None
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        return text[1:-1].replace('\\"', '"')
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def born(job: JobId, ad: Mapping[str, str], time: float) -> JobState:
+    """The state of a job from its ``proc`` record (before its submit event)."""
+    status = JobStatus(_literal(ad.get("JobStatus")) or 1)
+    held = status == JobStatus.HELD
+    qdate = _literal(ad.get("QDate"))
+    return JobState(
+        job=job, status=status, entered_status=int(time),
+        submitted=qdate if isinstance(qdate, int) else int(time),
+        hold_reason=_literal(ad.get("HoldReason")) if held else None,
+        hold_code=_literal(ad.get("HoldReasonCode")) if held else None,
+        hold_subcode=(_literal(ad.get("HoldReasonSubCode")) or 0) if held else None)
+
+
+class JournalTracker(Tracker):
+    """Follows ``<pool>/journal.sqlite`` from ``after`` (a position; 0 = the beginning)."""
+
+    kind = "journal"
+
+    def __init__(self, journal: str | os.PathLike, *, after: int = 0, batch: int = 5000,
+                 checkpoint: str | os.PathLike | None = None, interval: float = 0.25,
+                 notify: bool = True):
+        self.path = Path(journal)
+        self.batch = batch
+        self._start_after = after
+        self.position = after
+        self._checksum: int | None = None
+        self._db: sqlite3.Connection | None = None
+        self._data_version: int | None = None
+        self._watcher = DirectoryWatcher(self.wake, notify=notify)
+        self._watcher.add([self.path, f"{self.path}-wal"])
+        super().__init__(checkpoint=checkpoint, interval=interval)
+
+    def _checkpoint_kind(self) -> str:
+        return f"journal:{self.path.resolve()}"
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            if not self.path.exists():
+                raise TrackerError("no such journal", str(self.path))
+            uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        return self._db
+
+    # --- positions ------------------------------------------------------------
+
+    def _positions(self) -> dict[str, Any]:
+        return {"journal": [self.position, self._checksum]}
+
+    def _seek(self, positions: Mapping[str, Any]) -> bool:
+        saved = positions.get("journal")
+        if saved is None:
+            self.position, self._checksum = self._start_after, None
+            return True
+        position, checksum = saved
+        if position and self.path.exists():
+            row = self._connect().execute(
+                "SELECT checksum FROM journal WHERE position = ?", (position,)).fetchone()
+            if row is None or row[0] != checksum:
+                return False
+        self.position, self._checksum = position, checksum
+        return True
+
+    def _advance(self, positions: Mapping[str, Any]) -> None:
+        if "journal" in positions:
+            self.position, self._checksum = positions["journal"]
+
+    # --- reading ----------------------------------------------------------------
+
+    def _read(self) -> Batch:
+        db = self._connect()
+        rows = db.execute(
+            "SELECT position, time, cluster, proc, type, payload, checksum FROM journal"
+            " WHERE position > ? ORDER BY position LIMIT ?",
+            (self.position, self.batch)).fetchall()
+        if not rows:
+            return Batch()
+        items: list = []
+        for position, time, cluster, proc, kind, payload, _ in rows:
+            if kind == "event":
+                event = PayloadEvent(decode_payload(kind, payload, position)["event"])
+                if event_number(event) < 100:
+                    items.append(event)
+            elif kind == "proc" and proc >= 0:
+                ad = decode_payload(kind, payload, position)["ad"]
+                items.append(Seed(born(JobId(cluster, proc), ad, time)))
+        last = rows[-1]
+        return Batch(items, {"journal": [last[0], last[6]]}, more=len(rows) == self.batch)
+
+    def start(self) -> "JournalTracker":
+        self._watcher.start()
+        super().start()
+        return self
+
+    def _close(self) -> None:
+        self._watcher.stop()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        super()._close()
