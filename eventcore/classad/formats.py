@@ -35,7 +35,7 @@ def print_old(ad: ClassAd) -> str:
     if not pairs:
         return "\n"
     up = Unparser("old")
-    return "".join([name + " = " + up.node(node) + "\n" for name, node in pairs])
+    return "".join([quote_name(name) + " = " + up.node(node) + "\n" for name, node in pairs])
 
 
 _JSON_ESC = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -74,14 +74,14 @@ def _json_value(node, level: int) -> str:
         return format_real_old(float(node.secs))
     elif t is N.ListExpr:
         if not node.items:
-            return "[\n" + "  " * level + "]" if False else "[]"
+            return "[\n" + "  " * level + "]"
         pad = "  " * (level + 1)
         inner = ",\n".join(pad + _json_value(i, level + 1) for i in node.items)
         return "[\n" + inner + "\n" + "  " * level + "]"
     elif t is N.AdExpr:
         return _json_object(node.attrs, level)
     from .unparse import unparse
-    return json_string("/Expr(" + unparse(node) + ")/").replace("/", "\\/")
+    return '"\\/Expr(' + json_string(unparse(node))[1:-1] + ')\\/"'
 
 
 def _json_object(pairs, level: int) -> str:

@@ -210,8 +210,14 @@ def _each_context(nodes, fns, ad, st):
     if type(lst) is not ListValue:
         return ERROR, None
     expr_node = nodes[0]
+    ref = None
     if type(expr_node) is N.Attr:
-        found = _find_owner(ad, expr_node.name.lower(), st)
+        ref = expr_node.name
+    elif type(expr_node) is N.Select and type(expr_node.expr) is N.Attr \
+            and expr_node.expr.name.lower() in ("my", "self"):
+        ref = expr_node.name
+    if ref is not None:
+        found = _find_owner(ad, ref.lower(), st)
         if found is not None:
             expr_node = found[1].node
     expr = E.ExprType._from_node(expr_node)
@@ -493,10 +499,9 @@ def _quantize(args, ad, st):
                 return v
         b = vals[-1]
     if type(b) is str:
-        rb = to_real(b)
-        if rb is None:
+        b = to_real(b)
+        if b is None:
             return ERROR
-        b = int(rb) if rb == int(rb) else rb
     if type(b) is bool:
         b = int(b)
     if type(b) is int:

@@ -140,6 +140,8 @@ def tokenize(text: str) -> list[Token]:
         if kind == "num":
             if end < n and text[end] == "." and lexeme.isdigit():
                 _fail(text, end, "a '.' after digits must be followed by a digit")
+            if lexeme == "0" and end < n and text[end] in "xX":
+                _fail(text, pos, "hexadecimal literals are not allowed")
             append(_number(text, lexeme, pos, False))
         elif kind == "name":
             low = lexeme.lower()

@@ -46,7 +46,7 @@ def _strcat(args, ad, st):
 @fn("join", 0, 999)
 def _join(args, ad, st):
     if not args:
-        return ERROR
+        return ""
     if len(args) <= 2 and type(args[-1]) is ListValue:
         sep = args[0] if len(args) == 2 else ""
         items = list_values(args[-1], st)
@@ -232,17 +232,16 @@ def _split(args, ad, st):
         return make_list([s])
     out = []
     cur = ""
-    last_sep = None
+    prev = None
     for ch in s:
         if ch in seps:
             if cur:
                 out.append(cur)
                 cur = ""
-                last_sep = ch
-            elif not ch.isspace():
-                if last_sep == ch and out is not None and last_sep is not None and not last_sep.isspace():
-                    out.append("")
-                last_sep = ch
+            elif prev == ch and not ch.isspace():
+                out.append("")
+            if not ch.isspace():
+                prev = ch
             continue
         cur += ch
     if cur:
@@ -664,10 +663,7 @@ def _list_to_args(args, ad, st):
     for v in list_values(lst, st):
         if type(v) is not str:
             return ERROR
-        if v == "" or any(c.isspace() or c == "'" for c in v):
-            words.append("'" + v.replace("'", "''") + "'")
-        else:
-            words.append(v)
+        words.append(_v2_quote(v) if v else "''")
     return " ".join(words)
 
 
