@@ -1,0 +1,172 @@
+"""Crash recovery with real processes: SIGKILL an appender or a projector at random points."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import time
+
+import pytest
+
+from daemons.projector import Projector
+from daemons.store import Store
+from eventcore.codecs.journal import verify_rows
+from eventcore.ids import JobId
+
+from tests.journal.helpers import all_ads, event, life, submit
+
+UTC = datetime.timezone.utc
+pytestmark = pytest.mark.slow
+
+
+def _appender(local_dir, durability, seed, wfd):
+    rnd = random.Random(seed)
+    store = Store(local_dir, durability=durability, constraint_filter=all_ads)
+    cluster = store.next_cluster_id()
+    while True:
+        records = submit(cluster, rnd.randint(1, 40))
+        if rnd.random() < 0.5:
+            records += life(JobId(cluster, 0))
+        os.write(wfd, f"try {store._head} {len(records)}\n".encode())
+        position = store.append(records)
+        os.write(wfd, f"ack {position}\n".encode())
+        cluster += 1
+
+
+def _fork(target, *args):
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: never returns into pytest
+        try:
+            os.close(rfd)
+            target(*args, wfd)
+        finally:
+            os._exit(1)
+    os.close(wfd)
+    return pid, rfd
+
+
+def _read_all(rfd) -> str:
+    chunks = []
+    while True:
+        data = os.read(rfd, 65536)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(rfd)
+    return b"".join(chunks).decode()
+
+
+def _kill_after(pid, rfd, acks_wanted, delay):
+    seen = b""
+    while seen.count(b"ack ") < acks_wanted:
+        data = os.read(rfd, 4096)
+        if not data:
+            break
+        seen += data
+    time.sleep(delay)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return seen.decode() + _read_all(rfd)
+
+
+def queue_state(store):
+    return (store.query(), store.history(),
+            store._read("SELECT * FROM queue_clusters ORDER BY 1"))
+
+
+@pytest.mark.parametrize("durability", ["fsync", "group"])
+def test_killed_appender_keeps_every_acknowledged_append(tmp_path, durability):
+    rnd = random.Random(20261121)
+    trials = 120
+    for trial in range(trials):
+        local = tmp_path / f"pool{trial // 30}"
+        pid, rfd = _fork(_appender, local, durability, rnd.randrange(10**9))
+        out = _kill_after(pid, rfd, rnd.randint(0, 4), rnd.random() * 0.01)
+        lines = out.split("\n")[:-1] if not out.endswith("\n") else out.splitlines()
+        acked = [int(l.split()[1]) for l in lines if l.startswith("ack ")]
+        tries = [tuple(map(int, l.split()[1:])) for l in lines if l.startswith("try ")]
+        store = Store(local, constraint_filter=all_ads)
+        head = store.head()
+        rows = list(store.rows())
+        assert verify_rows(rows) == [], f"trial {trial}"
+        assert len(rows) == head
+        if acked:
+            assert head >= acked[-1]
+        if tries:
+            start, size = tries[-1]
+            last_acked = acked[-1] if acked else None
+            if last_acked == start + size:
+                assert head == last_acked
+            else:  # the append in flight: whole or not at all
+                assert head in (start, start + size), (trial, head, start, size)
+        incremental = queue_state(store)
+        store.rebuild_queue()
+        assert queue_state(store) == incremental, f"trial {trial}"
+        store.close()
+
+
+def _projector(local_dir, evlog, wfd):
+    store = Store(local_dir, constraint_filter=all_ads)
+    p = Projector(store, event_log=evlog, max_event_log=2000, event_log_rotations=2,
+                  tz=UTC, fsync=False, chunk=3)
+    os.write(wfd, b"ack ready\n")
+    p.catch_up()
+    os.write(wfd, b"done\n")
+
+
+def _build_pool(local, logs_dir, jobs):
+    """The same journal every time (fixed clock), logs under ``logs_dir``."""
+    store = Store(local, durability="normal", constraint_filter=all_ads,
+                  clock=lambda: 1_700_000_300.0)
+    for cluster in range(1, 4):
+        log = str(logs_dir / f"c{cluster}.log")
+        store.append(submit(cluster, jobs, log=log, timestamp=1_700_000_000 + cluster))
+        for proc in range(jobs):
+            store.append([event(JobId(cluster, proc), 1, 1_700_000_100 + proc),
+                          event(JobId(cluster, proc), 6, 1_700_000_110 + proc)])
+        for proc in range(0, jobs, 2):
+            store.append([event(JobId(cluster, proc), 5, 1_700_000_200 + proc),
+                          *life(JobId(cluster, proc))[2:]])
+    store.close()
+
+
+def _files(directory):
+    return {name: (directory / name).read_bytes() for name in sorted(os.listdir(directory))}
+
+
+def test_killed_projector_leaves_what_a_full_rebuild_gives(tmp_path):
+    # the reference: the same journal, projected by a projector never interrupted
+    ref = tmp_path / "ref"
+    _build_pool(ref / "local", ref / "logs", 6)
+    store = Store(ref / "local", constraint_filter=all_ads)
+    Projector(store, event_log=str(ref / "logs" / "EventLog"), max_event_log=2000,
+              event_log_rotations=2, tz=UTC, fsync=False, chunk=3).catch_up()
+    store.close()
+    want = _files(ref / "logs")
+    assert {"EventLog", "EventLog.1", "c1.log", "c3.log"} <= want.keys()
+    rnd = random.Random(7)
+    interrupted = 0
+    for trial in range(60):
+        pool = tmp_path / f"t{trial}"
+        _build_pool(pool / "local", pool / "logs", 6)
+        evlog = str(pool / "logs" / "EventLog")
+        for _ in range(rnd.randint(1, 3)):      # killed once or several times
+            pid, rfd = _fork(_projector, pool / "local", evlog)
+            interrupted += "done" not in _kill_after(pid, rfd, 1, rnd.random() * 0.05)
+        store = Store(pool / "local", constraint_filter=all_ads)
+        p = Projector(store, event_log=evlog, max_event_log=2000, event_log_rotations=2,
+                      tz=UTC, fsync=False, chunk=3)
+        p.catch_up()
+        p.close()
+        store.close()
+        got = _files(pool / "logs")
+        assert got.keys() == want.keys(), trial
+        for name in want:
+            assert got[name] == want[name], (trial, name)
+        shutil.rmtree(pool)
+    assert interrupted > 30     # most kills land in the middle of the work

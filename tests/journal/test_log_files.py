@@ -1,0 +1,152 @@
+"""User logs and the global event log: exactly once across simulated crashes."""
+
+from __future__ import annotations
+
+import datetime
+import os
+
+import pytest
+
+from daemons.projector import Projector
+from daemons.store import Store
+from daemons.userlog_files import FileState, header_sequence, load_state, reconcile
+from eventcore.ids import JobId
+from eventcore.projections.userlog import HEADER_WIDTH, render, render_header, rotation_names
+
+from tests.journal.helpers import all_ads, event, life, submit
+
+UTC = datetime.timezone.utc
+
+
+@pytest.fixture
+def pool(tmp_path):
+    store = Store(tmp_path / "local", constraint_filter=all_ads)
+    yield tmp_path, store
+    store.close()
+
+
+def expected_text(store, path):
+    """What a user log must hold: the rendering of its jobs' events, in journal order."""
+    out = []
+    for e in store.entries():
+        if e.type == "event" and not e.payload.get("imported"):
+            out.append((e.job, render(e.payload["event"], tz=UTC)))
+    return out
+
+
+def test_user_log_gets_each_event_once(pool):
+    tmp, store = pool
+    log = str(tmp / "a.log")
+    store.append(submit(1, 2, log=log))
+    store.append(life(JobId(1, 0)))
+    p = Projector(store, tz=UTC)
+    assert p.catch_up() == store.head()
+    want = "".join(t for _, t in expected_text(store, log))
+    assert open(log).read() == want
+    assert p.catch_up() == store.head()
+    assert open(log).read() == want
+    store.append([event(JobId(1, 1), 1)])
+    p.wait_for_position(store.head(), 5)
+    assert open(log).read() == want + render(list(store.entries())[-1].payload["event"], tz=UTC)
+    p.close()
+
+
+def test_jobs_without_user_log_write_nothing(pool):
+    tmp, store = pool
+    store.append(submit(1, 1))
+    p = Projector(store, tz=UTC)
+    p.catch_up()
+    assert store._read("SELECT count(*) FROM log_files")[0][0] == 0
+    p.close()
+
+
+@pytest.mark.parametrize("tail", ["whole_next", "torn_next", "garbage", "whole_and_torn"])
+def test_restart_reconciles_the_tail(pool, tail):
+    tmp, store = pool
+    log = str(tmp / "a.log")
+    store.append(submit(1, 1, log=log))
+    p = Projector(store, tz=UTC)
+    p.catch_up()
+    saved = load_state(p._conn, log)
+    store.append(life(JobId(1, 0))[:2])
+    texts = [render(e.payload["event"], tz=UTC).encode() for e in store.entries(after=saved.position)]
+    # the writer wrote some bytes, then died before saving its state
+    extra = {"whole_next": texts[0], "torn_next": texts[0][:17],
+             "garbage": b"hello\n", "whole_and_torn": texts[0] + texts[1][:-3]}[tail]
+    with open(log, "ab") as f:
+        f.write(extra)
+    p.close()
+    p = Projector(store, tz=UTC)
+    p.catch_up()
+    want = "".join(t for _, t in expected_text(store, log))
+    assert open(log).read() == want
+    assert load_state(p._conn, log).offset == len(want.encode())
+    p.close()
+
+
+def test_reconcile_counts_matches(tmp_path):
+    path = tmp_path / "f"
+    path.write_bytes(b"AAABBBCC")
+    assert reconcile(str(path), 3, [b"BBB", b"CCC"]) == (6, 1)
+    assert path.read_bytes() == b"AAABBB"
+    assert reconcile(str(tmp_path / "missing"), 0, [b"x"]) == (0, 0)
+
+
+def test_event_log_header_and_rotation(pool):
+    tmp, store = pool
+    evlog = str(tmp / "EventLog")
+    store.append(submit(1, 4))
+    p = Projector(store, event_log=evlog, max_event_log=600, tz=UTC)
+    p.catch_up()
+    for proc in range(4):
+        store.append(life(JobId(1, proc)))
+        p.catch_up()
+    assert os.path.exists(evlog + ".old")
+    first_line = open(evlog).readline()
+    assert "Global JobLog:" in first_line and len(first_line) == len("008 (-01.-01.-01) ") + 15 + HEADER_WIDTH + 1
+    seq = header_sequence(evlog)
+    assert seq > 1 and header_sequence(evlog + ".old") == seq - 1
+    old = open(evlog + ".old").read()
+    assert f"size={os.path.getsize(evlog + '.old')} " in old.splitlines()[0]
+    p.close()
+
+
+def test_event_log_numbered_rotations(pool):
+    tmp, store = pool
+    evlog = str(tmp / "EventLog")
+    store.append(submit(1, 6))
+    p = Projector(store, event_log=evlog, max_event_log=300, event_log_rotations=3, tz=UTC)
+    for proc in range(6):
+        store.append(life(JobId(1, proc)))
+        p.catch_up()
+    names = sorted(n for n in os.listdir(tmp) if n.startswith("EventLog"))
+    assert names == ["EventLog", "EventLog.1", "EventLog.2", "EventLog.3"]
+    seqs = [header_sequence(str(tmp / n)) for n in ["EventLog", "EventLog.1", "EventLog.2", "EventLog.3"]]
+    assert seqs == sorted(seqs, reverse=True) and seqs[0] - seqs[3] == 3
+    p.close()
+
+
+def test_rotation_names():
+    assert rotation_names("/x/E", 1) == [("/x/E", "/x/E.old")]
+    assert rotation_names("/x/E", 3) == [("/x/E.2", "/x/E.3"), ("/x/E.1", "/x/E.2"), ("/x/E", "/x/E.1")]
+
+
+def test_interrupted_rotation_is_finished_on_restart(pool):
+    tmp, store = pool
+    evlog = str(tmp / "EventLog")
+    store.append(submit(1, 2))
+    p = Projector(store, event_log=evlog, max_event_log=10**9, tz=UTC)
+    p.catch_up()
+    state = load_state(p._conn, evlog)
+    # crash right after saving the rotation intent, before the rename
+    p._save_now(state._replace(sequence=state.sequence + 1, offset=0, ctime=5))
+    before = open(evlog).read()
+    p.close()
+    store.append(life(JobId(1, 0)))
+    p = Projector(store, event_log=evlog, max_event_log=10**9, tz=UTC)
+    p.catch_up()
+    assert open(evlog + ".old").read().splitlines()[2:] == before.splitlines()[2:]
+    live = open(evlog).read()
+    assert live.startswith(render_header(5, state.sequence + 1, tz=UTC)[:40])
+    assert live.count("Global JobLog") == 1 and "Job terminated." in live
+    p.close()
