@@ -93,10 +93,6 @@ class Tracker:
     def _read(self) -> Batch:
         raise NotImplementedError
 
-    def _positions(self) -> dict[str, Any]:
-        """Where the source stands (saved in the checkpoint)."""
-        return {}
-
     def _seek(self, positions: Mapping[str, Any]) -> bool:
         """Resume from saved positions; False if they no longer fit the source."""
         return True
@@ -129,8 +125,7 @@ class Tracker:
                 for callback in list(self._callbacks):
                     callback(change)
             if self._checkpoint is not None:
-                self._checkpoint.save((self.states[j] for j in touched),
-                                      {**self._positions(), **batch.positions},
+                self._checkpoint.save((self.states[j] for j in touched), batch.positions,
                                       self.memo, self.anomalies)
             self._advance(batch.positions)
         with self._cond:

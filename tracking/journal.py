@@ -112,9 +112,6 @@ class JournalTracker(Tracker):
 
     # --- positions ------------------------------------------------------------
 
-    def _positions(self) -> dict[str, Any]:
-        return {"journal": [self.position, self._checksum]}
-
     def _seek(self, positions: Mapping[str, Any]) -> bool:
         saved = positions.get("journal")
         if saved is None:

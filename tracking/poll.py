@@ -102,9 +102,6 @@ class PollTracker(Tracker):
         positions = {"history_since": mark} if mark is not None else {}
         return Batch(sorted(states.values(), key=lambda s: s.job), positions)
 
-    def _positions(self) -> dict[str, Any]:
-        return {"history_since": self._since} if self._since is not None else {}
-
     def _seek(self, positions: Mapping[str, Any]) -> bool:
         self._since = positions.get("history_since")
         return True

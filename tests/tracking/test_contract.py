@@ -7,9 +7,10 @@ import time
 from daemons.store import Store
 from tests.tracking.contract import TrackerContract
 from tests.tracking.schedds import StoreSchedd
-from tests.tracking.workload import journal_records
+from tests.tracking.workload import journal_records, userlog_chunks
 from tracking.journal import JournalTracker
 from tracking.poll import PollTracker
+from tracking.userlogs import UserLogTracker
 
 
 class JournalSource:
@@ -60,3 +61,50 @@ class TestPollTracker(TrackerContract):
 
     def make_source(self, tmp_path, load):
         return PollTrackerSource(tmp_path, load)
+
+
+class UserLogSource:
+    """One user log per cluster, appended to event by event as a schedd would."""
+
+    def __init__(self, tmp_path, load, notify=True):
+        self.dir = tmp_path / "logs"
+        self.dir.mkdir()
+        self.chunks = userlog_chunks(load, self.dir)
+        self.paths = sorted({p for p, _ in self.chunks})
+        self.written = 0
+        self.notify = notify
+
+    def size(self):
+        return len(self.chunks)
+
+    def write(self, k):
+        k = self.size() if k is None else k
+        for path, data in self.chunks[self.written:k]:
+            with open(path, "ab") as f:
+                f.write(data)
+        self.written = max(self.written, k)
+
+    def write_slowly(self):
+        total = self.size()
+        for k in range(self.written, total + 1, max(1, total // 20)):
+            self.write(k)
+            time.sleep(0.01)
+        self.write(None)
+
+    def tracker(self, checkpoint=None):
+        return UserLogTracker(self.paths, checkpoint=checkpoint, interval=0.05, notify=self.notify)
+
+    def close(self):
+        pass
+
+
+class TestUserLogTracker(TrackerContract):
+    def make_source(self, tmp_path, load):
+        return UserLogSource(tmp_path, load)
+
+
+class TestUserLogTrackerPolling(TrackerContract):
+    """No change notifications: the same contract by polling file sizes."""
+
+    def make_source(self, tmp_path, load):
+        return UserLogSource(tmp_path, load, notify=False)

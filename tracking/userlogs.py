@@ -1,0 +1,162 @@
+"""The event-based tracker: follows many user logs at once.
+
+Logs are given as paths, or found with ONE schedd query (each job's
+``UserLog``, relative paths taken from its ``Iwd``).  Each log is read from
+its saved byte offset; the offsets are saved with the job states.
+
+Change notification is per DIRECTORY (``tracking.watch``): a thousand logs
+in one directory cost one watch and no open files; the watchdog handler
+only notes which log changed and wakes the tracker, which reads just those
+logs.  So a step costs what was written since the last one: the number of
+new events, not the number of jobs.  Where notifications are not available
+every log's size is checked each ``interval`` instead; with notifications a
+slow ``sweep`` (default 30 s) still checks sizes, in case one was missed.
+
+A log replaced or truncated under the tracker (another inode, or shorter
+than the offset) is read again from its start; a checkpoint whose offsets
+no longer fit the files means a full replay.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from tracking.core import Batch, Tracker
+from tracking.logcursor import LogCursor
+from tracking.watch import DirectoryWatcher
+
+__all__ = ["UserLogTracker", "logs_of_jobs"]
+
+
+def logs_of_jobs(schedd, constraint: str | None = None) -> list[str]:
+    """The user logs of the jobs matching ``constraint``: one schedd query."""
+    paths = set()
+    for ad in schedd.query(constraint or "true", ["ClusterId", "ProcId", "UserLog", "Iwd"]):
+        log = ad.get("UserLog")
+        if not isinstance(log, str) or not log:
+            continue
+        iwd = ad.get("Iwd")
+        paths.add(os.path.normpath(os.path.join(iwd, log) if isinstance(iwd, str) else log))
+    return sorted(paths)
+
+
+class UserLogTracker(Tracker):
+    """Tracks every job that writes to the given user logs."""
+
+    kind = "userlog"
+
+    def __init__(self, logs: Iterable[str | os.PathLike] = (), *, schedd=None,
+                 constraint: str | None = None, checkpoint: str | os.PathLike | None = None,
+                 interval: float = 1.0, notify: bool = True, batch: int = 20000,
+                 sweep: float = 30.0, clock=time.monotonic):
+        paths = [os.path.abspath(os.fspath(p)) for p in logs]
+        if schedd is not None:
+            paths += logs_of_jobs(schedd, constraint)
+        self.batch = batch
+        self.sweep = sweep
+        self.clock = clock
+        self._cursors: dict[str, LogCursor] = {}
+        self._lock = threading.Lock()
+        self._pending: set[str] = set()           # logs to read on the next step
+        self._last_sweep: float | None = None
+        self._watcher = DirectoryWatcher(self.wake, notify=notify)
+        self.truncations = 0
+        for path in dict.fromkeys(paths):
+            self._cursors[path] = LogCursor(path)
+        self._watcher.add(self._cursors)
+        super().__init__(checkpoint=checkpoint, interval=interval)
+
+    def _checkpoint_kind(self) -> str:
+        return "userlog"
+
+    @property
+    def logs(self) -> list[str]:
+        return list(self._cursors)
+
+    def add_logs(self, paths: Iterable[str | os.PathLike]) -> None:
+        """Follow more logs (read from their start on the next step)."""
+        new = [os.path.abspath(os.fspath(p)) for p in paths]
+        with self._lock:
+            new = [p for p in new if p not in self._cursors]
+            for path in new:
+                self._cursors[path] = LogCursor(path)
+            self._pending.update(new)
+        self._watcher.add(new)
+        self.wake()
+
+    # --- positions ------------------------------------------------------------------
+
+    def _seek(self, positions: Mapping[str, Any]) -> bool:
+        for path, (offset, device, inode) in positions.items():
+            cursor = self._cursors.get(path)
+            if cursor is None:
+                cursor = self._cursors[path] = LogCursor(path)
+                self._watcher.add([path])
+            cursor.offset, cursor.device, cursor.inode = offset, device, inode
+            if cursor.changed():
+                for c in self._cursors.values():
+                    c.offset, c.device, c.inode = 0, 0, 0
+                return False
+        return True
+
+    def _advance(self, positions: Mapping[str, Any]) -> None:
+        for path, (offset, device, inode) in positions.items():
+            cursor = self._cursors[path]
+            cursor.offset, cursor.device, cursor.inode = offset, device, inode
+
+    # --- reading ----------------------------------------------------------------------
+
+    def _due_logs(self) -> set[str]:
+        now = self.clock()
+        with self._lock:
+            due, self._pending = self._pending, set()
+        due |= self._watcher.take_dirty()
+        if (not self._watcher.notifying or self._thread is None or self._last_sweep is None
+                or now - self._last_sweep >= self.sweep):
+            self._last_sweep = now
+            due |= {p for p, c in self._cursors.items() if c.size() not in (None, c.offset)}
+        return due
+
+    def _read(self) -> Batch:
+        items: list = []
+        positions: dict[str, list[int]] = {}
+        more = False
+        budget = self.batch
+        for path in sorted(self._due_logs()):
+            cursor = self._cursors.get(path)
+            if cursor is None:
+                continue
+            if budget <= 0:
+                with self._lock:
+                    self._pending.add(path)
+                more = True
+                continue
+            replaced = cursor.changed()
+            if replaced:
+                self.truncations += 1
+                self._count("log_replaced")
+                cursor.offset, cursor.device, cursor.inode = 0, 0, 0
+            events, end, unread = cursor.read(budget)
+            if unread:
+                with self._lock:
+                    self._pending.add(path)
+                more = True
+            if end != cursor.offset or replaced:
+                positions[path] = [end, cursor.device, cursor.inode]
+            items.extend(events)
+            budget -= len(events)
+        return Batch(items, positions, more)
+
+    def start(self) -> "UserLogTracker":
+        self._watcher.start()
+        super().start()
+        return self
+
+    def _close(self) -> None:
+        self._watcher.stop()
+        super()._close()
