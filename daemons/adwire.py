@@ -1,0 +1,147 @@
+"""Ads as they travel between the pool's processes: ``{attribute: expression text}``.
+
+One shape everywhere -- the journal's job ads, the collector's daemon ads,
+the negotiator's slot ads -- so nothing is parsed on the way: a value is the
+right-hand side of ``Name = expr`` (``"alice"``, ``4``, ``true``,
+``TARGET.RequestCpus <= Cpus``).  Daemons build their own ads from Python
+values with ``exprs_of``; readers that need a value evaluate it here with
+the ClassAd engine (``evaluate``, ``matches``, ``symmetric_match``) or take
+literals the fast way (``literal``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+
+_INT = re.compile(r"^-?\d+$")
+_REAL = re.compile(r"^-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?$")
+
+
+def quote(text: str) -> str:
+    """A Python string as ClassAd string-literal text."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def literal_text(value) -> str:
+    """ClassAd expression text of a Python value (dict ``{"expr": text}`` = raw text)."""
+    if isinstance(value, dict) and set(value) == {"expr"}:
+        return value["expr"]
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return "real(\"NaN\")" if math.isnan(value) else ("real(\"INF\")" if value > 0 else "real(\"-INF\")")
+        return repr(value)
+    if isinstance(value, str):
+        return quote(value)
+    if value is None:
+        return "undefined"
+    if isinstance(value, (list, tuple)):
+        return "{ " + ", ".join(literal_text(v) for v in value) + " }"
+    if isinstance(value, dict):
+        return "[ " + "; ".join(f"{k} = {literal_text(v)}" for k, v in value.items()) + " ]"
+    raise TypeError(f"cannot write {type(value).__name__} as a ClassAd value")
+
+
+def exprs_of(ad: dict) -> dict[str, str]:
+    """A Python-valued ad as expression text."""
+    return {name: literal_text(value) for name, value in ad.items()}
+
+
+def literal(text: str | None):
+    """The value of a literal's text without the engine; ``NotLiteral`` otherwise."""
+    if text is None:
+        return None
+    t = text.strip()
+    if _INT.match(t):
+        return int(t)
+    if len(t) >= 2 and t[0] == '"' and t[-1] == '"' and '"' not in t[1:-1].replace('\\"', ""):
+        body = t[1:-1]
+        return body if "\\" not in body else json.loads(t)
+    low = t.lower()
+    if low == "true":
+        return True
+    if low == "false":
+        return False
+    if low == "undefined":
+        return None
+    if _REAL.match(t):
+        return float(t)
+    raise NotLiteral(text)
+
+
+class NotLiteral(ValueError):
+    """The text is an expression, not a literal: evaluate it."""
+
+
+def _engine():
+    from eventcore import classad  # the engine; imported on first use
+    return classad
+
+
+def to_classad(exprs: dict):
+    """A ClassAd (the engine's) holding ``exprs`` (parsed in one go)."""
+    classad = _engine()
+    return classad.ClassAd("[" + "; ".join(f"{name} = {text}" for name, text in exprs.items()) + "]")
+
+
+def evaluate(exprs: dict, name: str):
+    """``name`` evaluated in the ad ``exprs``: a Python value, None for undefined/error."""
+    text = exprs.get(name)
+    if text is None:
+        lowered = {k.lower(): k for k in exprs}
+        if name.lower() not in lowered:
+            return None
+        text = exprs[lowered[name.lower()]]
+    try:
+        return literal(text)
+    except NotLiteral:
+        pass
+    classad = _engine()
+    value = to_classad(exprs).eval(name)
+    return _plain(value, classad)
+
+
+def evaluate_expr(exprs: dict, text: str):
+    """An expression ``text`` evaluated in the context of the ad ``exprs``."""
+    classad = _engine()
+    value = classad.ExprTree(text).eval(to_classad(exprs))
+    return _plain(value, classad)
+
+
+def _plain(value, classad):
+    if isinstance(value, classad.Value):
+        return None  # Undefined / Error
+    if isinstance(value, (bool, int, float, str, list)):
+        return value
+    if isinstance(value, classad.ClassAd):
+        return dict(value)
+    return None  # Undefined / Error
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(constraint: str):
+    return _engine().compile_constraint(constraint)
+
+
+def matches(constraint: str | None, exprs: dict) -> bool:
+    """Does the ad satisfy the constraint (None or "" = everything)?"""
+    if constraint is None or not str(constraint).strip():
+        return True
+    return bool(_compiled(str(constraint))(to_classad(exprs)))
+
+
+def check_constraint(constraint: str) -> None:
+    """Raise the engine's parse error if ``constraint`` is not an expression."""
+    if constraint and constraint.strip():
+        _compiled(constraint)
+
+
+def symmetric_match(left: dict, right: dict) -> bool:
+    """Requirements of each ad true against the other (the negotiator's test)."""
+    return bool(_engine().symmetric_match(to_classad(left), to_classad(right)))

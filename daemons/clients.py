@@ -1,0 +1,315 @@
+"""The htcondor2 client classes: ``Schedd``, ``Collector``, ``SubmitResult``.
+
+They talk to the pool's daemons over ``daemons.ipc`` and hand users
+``classad.ClassAd`` objects.  Argument checking follows htcondor2
+(schedd.md section 3.1, python-api.md sections 2 and 4): wrong types raise
+``TypeError``, bad values ``ValueError``, anything the pool refuses or
+cannot do ``HTCondorException``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+
+from daemons import adwire, ipc
+from daemons.config_files import param
+from eventcore.classad import ClassAd, ExprTree, parse_expr
+from eventcore.enums import AdType, DaemonType, JobAction, QueryOpt, TransactionFlag
+from eventcore.errors import ClassAdError, HTCondorException
+
+_ID = re.compile(r"^\s*\d+\.\d+\s*$")
+_CLUSTER = re.compile(r"^\s*\d+\s*$")
+
+
+def to_ad(exprs: dict) -> ClassAd:
+    """A ClassAd from the wire form (attribute -> expression text)."""
+    return adwire.to_classad(exprs)
+
+
+def to_exprs(ad: ClassAd) -> dict:
+    """The wire form of a ClassAd."""
+    return {name: str(ad.lookup(name)) for name in ad.keys()}
+
+
+def parse_job_spec(spec) -> dict:
+    """``{"ids": [...]}`` or ``{"constraint": text}`` for a job_spec (schedd.md 3.1)."""
+    if isinstance(spec, bool):
+        raise TypeError("job_spec must be a job id, a list of ids, or a constraint")
+    if isinstance(spec, int):
+        return {"constraint": f"ClusterID == {spec}"}
+    if isinstance(spec, ExprTree):
+        return {"constraint": str(spec)}
+    if isinstance(spec, str):
+        if _ID.match(spec):
+            return {"ids": [spec.strip()]}
+        if _CLUSTER.match(spec):
+            return {"constraint": f"ClusterID == {int(spec)}"}
+        try:
+            parse_expr(spec)
+        except ClassAdError:
+            raise ValueError("The job_spec string must be a clusterID[.procID] or the string form "
+                             "of an ExprTree.") from None
+        return {"constraint": spec}
+    if isinstance(spec, (list, tuple)):
+        items = [s.strip() if isinstance(s, str) else s for s in spec]
+        if not all(isinstance(s, str) and (_ID.match(s) or _CLUSTER.match(s)) for s in items):
+            raise ValueError("job_spec list must hold clusterID or clusterID.procID strings")
+        if all(_ID.match(s) for s in items):
+            return {"ids": list(items)}
+        parts = []
+        for s in items:
+            if _ID.match(s):
+                c, p = s.split(".")
+                parts.append(f"(ClusterID == {int(c)} && ProcID == {int(p)})")
+            else:
+                parts.append(f"(ClusterID == {int(s)})")
+        return {"constraint": " || ".join(parts)}
+    raise TypeError("job_spec must be a job id, a list of ids, or a constraint")
+
+
+def _constraint_text(constraint) -> str | None:
+    if constraint is None or constraint is True:
+        return None
+    if isinstance(constraint, ExprTree):
+        return str(constraint)
+    if isinstance(constraint, str):
+        return constraint.strip() or None
+    raise TypeError("constraint must be a string or an ExprTree")
+
+
+def _projection(projection) -> list:
+    if projection is None:
+        return []
+    if not isinstance(projection, list):
+        raise TypeError("projection must be a list of attribute names")
+    return [str(p) for p in projection]
+
+
+class SubmitResult:
+    """What ``Schedd.submit`` returns: the cluster, its first proc, how many procs."""
+
+    def __init__(self, clusterID: int, procID: int, num_procs: int, clusterAd: ClassAd,
+                 spooled_proc_ads=None):
+        self._cluster = clusterID
+        self._first = procID
+        self._num = num_procs
+        self._ad = clusterAd
+        self._spooled = spooled_proc_ads
+
+    def cluster(self) -> int:
+        return self._cluster
+
+    def first_proc(self) -> int:
+        return self._first
+
+    def num_procs(self) -> int:
+        return self._num
+
+    def clusterad(self) -> ClassAd:
+        return self._ad
+
+    def __int__(self) -> int:
+        return self._cluster
+
+    def __str__(self) -> str:
+        return f"Submitted {self._num} jobs into cluster {self._cluster},{self._first} :\n{self._ad}"
+
+    def __repr__(self) -> str:
+        return (f"SubmitResult(cluster={self._cluster}, first_proc={self._first}, "
+                f"num_procs={self._num}, clusterad={self._ad!r})")
+
+
+class Schedd:
+    """A schedd of the pool (htcondor2.Schedd)."""
+
+    def __init__(self, location: ClassAd | None = None):
+        if location is None:
+            location = Collector().locate(DaemonType.Schedd)
+        elif not isinstance(location, ClassAd):
+            raise TypeError("location must be a ClassAd")
+        self._address = location["MyAddress"]
+        self._version = location["CondorVersion"]
+        self.location = location
+
+    def _call(self, cmd: str, **args):
+        return ipc.call(self._address, cmd, timeout=300, **args)
+
+    def __repr__(self) -> str:
+        return f"<jobledger.Schedd at {self._address}>"
+
+    # -- submit ---------------------------------------------------------------------
+    def submit(self, description, count: int = 0, spool: bool = False, itemdata=None,
+               queue: str | None = None, ad_results=None):
+        if isinstance(description, ClassAd):
+            return self._submit_ad(description, count or 1, spool)
+        from daemons.submitting import build_cluster  # the submit language, on first use
+        cluster = self._call("new_cluster")
+        cluster_ad, proc_ads, warned = build_cluster(description, cluster, count, itemdata, queue,
+                                                     spool, cwd=os.getcwd())
+        for message in warned:
+            warnings.warn(message, UserWarning, stacklevel=2)
+        reply = self._call("submit", cluster=cluster, cluster_ad=cluster_ad, proc_ads=proc_ads)
+        return SubmitResult(reply["cluster"], reply["first_proc"], reply["num_procs"],
+                            to_ad(reply["cluster_ad"]))
+
+    def _submit_ad(self, ad: ClassAd, count: int, spool: bool) -> int:
+        """v1: a raw job ClassAd, ``count`` procs; returns the cluster id."""
+        exprs = to_exprs(ad)
+        exprs.setdefault("Iwd", adwire.quote(os.getcwd()))
+        exprs.setdefault("JobUniverse", "5")
+        exprs.setdefault("RequestCpus", "1")
+        exprs.setdefault("Requirements", "true")
+        if spool:
+            exprs.update(JobStatus="5", HoldReasonCode="16", HoldReason='"Spooling input data files"')
+        cluster = self._call("new_cluster")
+        self._call("submit", cluster=cluster, cluster_ad=exprs,
+                   proc_ads=[{"ProcId": str(p)} for p in range(count)])
+        return cluster
+
+    # -- queries --------------------------------------------------------------------
+    def query(self, constraint="True", projection=[], callback=None, limit: int = -1,
+              opts=QueryOpt.Default) -> list:
+        text = _constraint_text(constraint)
+        if text is not None and text.lower() == "true":
+            text = None
+        wanted = _projection(projection)
+        items = ipc.stream(self._address, "query", timeout=300, constraint=text, projection=wanted,
+                           limit=int(limit), opts=int(opts))
+        return _with_callback((to_ad(item) for item in items), callback)
+
+    def xquery(self, constraint="true", projection=[], limit=-1, opts=QueryOpt.Default, name=None):
+        """v1: an iterator over ``query``."""
+        return iter(self.query(constraint, projection, None, limit, opts))
+
+    def history(self, constraint=None, projection=[], match: int = -1, since=None) -> list:
+        text = _constraint_text(constraint)
+        if isinstance(since, bool) or not (since is None or isinstance(since, (int, str, ExprTree))):
+            raise TypeError("since must be an int, a 'C.P' string or an ExprTree")
+        since_value = str(since) if isinstance(since, ExprTree) else since
+        items = ipc.stream(self._address, "history", timeout=300, constraint=text,
+                           projection=_projection(projection), match=int(match), since=since_value)
+        return [to_ad(item) for item in items]
+
+    # -- act / edit ------------------------------------------------------------------
+    def act(self, action, job_spec, reason=None) -> ClassAd:
+        if not isinstance(action, JobAction):
+            raise TypeError("action must be a JobAction")
+        spec = parse_job_spec(job_spec)
+        subcode = None
+        if reason is None:
+            reason = "Python-initiated action"
+        elif isinstance(reason, tuple):
+            reason, subcode = reason
+        elif not isinstance(reason, str):
+            raise TypeError("reason must be a string or a (string, int) tuple")
+        try:
+            result = self._call("act", action=int(action), reason=reason, subcode=subcode, **spec)
+        except HTCondorException as exc:
+            raise HTCondorException(f"Error when performing action on the schedd. {exc}") from exc
+        return ClassAd({k: int(v) for k, v in result.items()})
+
+    def edit(self, job_spec, attr: str, value, flags=TransactionFlag.Default) -> int:
+        if not isinstance(flags, TransactionFlag):
+            raise TypeError("flags must be a TransactionFlag")
+        if not isinstance(attr, str):
+            raise TypeError("attr must be a string")
+        text = repr(value) if isinstance(value, ExprTree) else str(value)
+        spec = parse_job_spec(job_spec)
+        if "ids" in spec:
+            for one in spec["ids"]:
+                if not _ID.match(one):
+                    raise ValueError("Invalid ID")
+        return int(self._call("edit", attr=attr, value=text, flags=int(flags), **spec))
+
+    def reschedule(self) -> None:
+        self._call("reschedule")
+
+    def spool(self, result) -> None:
+        raise HTCondorException("spool is not supported by a jobledger pool (jobs share its file system)")
+
+    def retrieve(self, job_spec) -> None:
+        raise HTCondorException("retrieve is not supported by a jobledger pool (jobs share its file system)")
+
+
+def _with_callback(ads, callback) -> list:
+    if callback is None:
+        return list(ads)
+    out = []
+    for ad in ads:
+        value = callback(ad)
+        if value is not None:
+            out.append(value)
+    return out
+
+
+class Collector:
+    """The pool's collector (htcondor2.Collector)."""
+
+    def __init__(self, pool=None, security=None):
+        if pool is None:
+            try:
+                pool = param["COLLECTOR_HOST"]
+            except KeyError:
+                pool = None
+            self._default = True
+        else:
+            self._default = False
+        if isinstance(pool, ClassAd):
+            if "MyAddress" not in pool:
+                raise ValueError("the collector ad has no MyAddress")
+            pool = pool["MyAddress"]
+        elif isinstance(pool, (list, tuple)):
+            pool = ",".join(str(p) for p in pool)
+        elif pool is not None and not isinstance(pool, str):
+            raise TypeError("pool must be a string, a list of strings or a ClassAd")
+        self._address = pool
+
+    def __repr__(self) -> str:
+        return f"<jobledger.Collector at {self._address}>"
+
+    def _call(self, cmd: str, **args):
+        if not self._address:
+            raise HTCondorException("no collector: COLLECTOR_HOST is not configured")
+        return ipc.call(self._address.split(",")[0], cmd, timeout=60, **args)
+
+    def query(self, ad_type=AdType.Any, constraint=None, projection=None, statistics=None) -> list:
+        if not isinstance(ad_type, AdType):
+            raise TypeError("ad_type must be an AdType")
+        ads = self._call("query", ad_type=int(ad_type), constraint=_constraint_text(constraint),
+                         projection=_projection(projection))
+        return [to_ad(ad) for ad in ads]
+
+    def locate(self, daemon_type, name: str | None = None):
+        if not isinstance(daemon_type, DaemonType):
+            raise TypeError("daemon_type must be a DaemonType")
+        ads = self._call("locate", daemon_type=int(daemon_type), name=name)
+        if ads:
+            return to_ad(ads[0])
+        if name is None:
+            raise HTCondorException("Unable to locate local daemon.")
+        return None
+
+    def locateAll(self, daemon_type) -> list:
+        if not isinstance(daemon_type, DaemonType):
+            raise TypeError("daemon_type must be a DaemonType")
+        return [to_ad(ad) for ad in self._call("locate", daemon_type=int(daemon_type))]
+
+    def advertise(self, ad_list, command: str = "UPDATE_AD_GENERIC", use_tcp: bool = True) -> None:
+        if isinstance(ad_list, ClassAd) or not isinstance(ad_list, (list, tuple)):
+            raise TypeError("ad_list must be a list of ClassAds")
+        if not all(isinstance(ad, ClassAd) for ad in ad_list):
+            raise TypeError("ad_list must be a list of ClassAds")
+        self._call("advertise", ads=[to_exprs(ad) for ad in ad_list], command=str(command))
+
+    def directQuery(self, daemon_type, name=None, projection=None, statistics=None) -> ClassAd:
+        located = self.locate(daemon_type, name)
+        if located is None:
+            raise HTCondorException("Unable to locate daemon.")
+        mytype = located.get("MyType")
+        ads = self.query(AdType.from_MyType(mytype) or AdType.Any,
+                         f"Name == {adwire.quote(located['Name'])}", projection)
+        if not ads:
+            raise HTCondorException("Unable to query daemon.")
+        return ads[0]

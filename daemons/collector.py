@@ -1,0 +1,169 @@
+"""condor_collector's job: keep the pool's ads, answer queries and locates.
+
+Ads arrive by ``advertise`` (daemons every UPDATE_INTERVAL, users through
+``Collector.advertise``) and are kept by (MyType, Name) -- a later ad with
+the same key replaces the earlier one.  Each ad gets ``LastHeardFrom`` and
+expires after ``CLASSAD_LIFETIME`` seconds (or its own ``ClassAdLifetime``)
+without an update.  ``invalidate`` removes ads.
+
+Queries select by ad type (htcondor2's ``AdType``, through its ``MyType``;
+``Any`` selects all), a ClassAd constraint and a projection.  Ads travel in
+the wire form of ``daemons/adwire.py``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from daemons import adwire
+from daemons.daemon import Daemon, main_for
+from eventcore.enums import AdType, DaemonType
+
+# MyType of the daemons ``locate`` can find.
+DAEMON_MYTYPE = {
+    DaemonType.Master: "DaemonMaster", DaemonType.Schedd: "Scheduler",
+    DaemonType.Startd: "Machine", DaemonType.Collector: "Collector",
+    DaemonType.Negotiator: "Negotiator", DaemonType.Credd: "CredD",
+    DaemonType.Generic: "Generic", DaemonType.HAD: "HAD", DaemonType.Placementd: "PlacementD",
+}
+LOCATE_PROJECTION = ["MyAddress", "AddressV1", "CondorVersion", "CondorPlatform", "Name", "Machine",
+                     "MyType"]
+# Invalidate commands name the MyType they remove.
+INVALIDATE_MYTYPE = {
+    "INVALIDATE_STARTD_ADS": "Machine", "INVALIDATE_SCHEDD_ADS": "Scheduler",
+    "INVALIDATE_MASTER_ADS": "DaemonMaster", "INVALIDATE_COLLECTOR_ADS": "Collector",
+    "INVALIDATE_NEGOTIATOR_ADS": "Negotiator", "INVALIDATE_SUBMITTOR_ADS": "Submitter",
+    "INVALIDATE_LICENSE_ADS": "License", "INVALIDATE_ACCOUNTING_ADS": "Accounting",
+}
+
+
+def text_of(ad: dict, name: str) -> str:
+    """A string attribute of an expr-text ad ("" when absent or not a string literal)."""
+    try:
+        value = adwire.literal(ad.get(name))
+    except adwire.NotLiteral:
+        return ""
+    return value if isinstance(value, str) else ""
+
+
+def ad_key(ad: dict) -> tuple[str, str]:
+    return (text_of(ad, "MyType").lower(), text_of(ad, "Name").lower())
+
+
+class AdStore:
+    """The collector's ads (thread-safe, in memory; daemons re-advertise after a restart)."""
+
+    def __init__(self, lifetime: float):
+        self.lifetime = lifetime
+        self._ads: dict[tuple[str, str], tuple[float, dict]] = {}
+        self._lock = threading.Lock()
+
+    def update(self, ads: list[dict], now: float, peer_uid: int) -> int:
+        with self._lock:
+            for ad in ads:
+                if not isinstance(ad, dict):
+                    raise TypeError("an ad must be a ClassAd")
+                if not all(isinstance(k, str) and isinstance(v, str) for k, v in ad.items()):
+                    raise TypeError("an ad maps attribute names to expression text")
+                stored = dict(ad)
+                stored["LastHeardFrom"] = str(int(now))
+                stored.setdefault("AuthenticatedIdentity", adwire.quote(f"uid{peer_uid}@localhost"))
+                try:
+                    lifetime = adwire.literal(ad.get("ClassAdLifetime"))
+                except adwire.NotLiteral:
+                    lifetime = None
+                expiry = now + (lifetime if type(lifetime) in (int, float) else self.lifetime)
+                self._ads[ad_key(stored)] = (expiry, stored)
+        return len(ads)
+
+    def invalidate(self, mytype: str | None, constraint: str | None) -> int:
+        with self._lock:
+            doomed = [key for key, (_, ad) in self._ads.items()
+                      if (mytype is None or key[0] == mytype.lower())
+                      and adwire.matches(constraint, ad)]
+            for key in doomed:
+                del self._ads[key]
+        return len(doomed)
+
+    def select(self, mytype: str | None, constraint: str | None, now: float) -> list[dict]:
+        with self._lock:
+            for key in [k for k, (expiry, _) in self._ads.items() if expiry < now]:
+                del self._ads[key]
+            candidates = [ad for key, (_, ad) in self._ads.items()
+                          if mytype is None or key[0] == mytype.lower()]
+        return [ad for ad in candidates if adwire.matches(constraint, ad)]
+
+
+class Collector(Daemon):
+    name = "collector"
+    log_name = "CollectorLog"
+
+    def __init__(self, config_file: str | None = None):
+        super().__init__(config_file)
+        self.store = AdStore(self.config_float("CLASSAD_LIFETIME", 900))
+
+    def handlers(self) -> dict:
+        handlers = super().handlers()
+        handlers.update({
+            "advertise": self._advertise,
+            "invalidate": self._invalidate,
+            "query": self._query,
+            "locate": self._locate,
+        })
+        return handlers
+
+    def _advertise(self, peer, ads, command: str = "UPDATE_AD_GENERIC") -> int:
+        if command.startswith("INVALIDATE"):
+            total = 0
+            for ad in ads:
+                total += self.store.invalidate(INVALIDATE_MYTYPE.get(command, text_of(ad, "MyType") or None),
+                                               _invalidate_constraint(ad))
+            return total
+        return self.store.update(ads, time.time(), peer["uid"])
+
+    def _invalidate(self, peer, mytype=None, constraint=None) -> int:
+        return self.store.invalidate(mytype, constraint)
+
+    def _query(self, peer, ad_type: int = int(AdType.Any), constraint=None, projection=None):
+        kind = AdType(ad_type)
+        mytype = None if kind is AdType.Any else kind.my_type
+        ads = self.store.select(mytype, constraint or None, time.time())
+        if projection:
+            keep = {name.lower() for name in projection} | {"mytype", "targettype"}
+            ads = [{k: v for k, v in ad.items() if k.lower() in keep} for ad in ads]
+        return ads
+
+    def _locate(self, peer, daemon_type: int, name: str | None = None):
+        mytype = DAEMON_MYTYPE.get(DaemonType(daemon_type))
+        if mytype is None:
+            raise ValueError(f"cannot locate daemons of type {DaemonType(daemon_type).name}")
+        ads = self.store.select(mytype, None, time.time())
+        if name is not None:
+            wanted = name.lower()
+            ads = [ad for ad in ads if text_of(ad, "Name").lower() == wanted
+                   or (mytype == "Machine" and "@" not in name
+                       and text_of(ad, "Machine").lower() == wanted)]
+        ads.sort(key=lambda ad: (text_of(ad, "Name") != self.host, text_of(ad, "Name")))
+        return [{k: v for k, v in ad.items() if k in LOCATE_PROJECTION} for ad in ads]
+
+    def ads(self) -> list[dict]:
+        ad = self.common_ad("Collector", f"My Pool - {self.host}")
+        ad["CollectorIpAddr"] = ad["MyAddress"]
+        ad["UpdateInterval"] = self.config_int("UPDATE_INTERVAL", 300)
+        return [ad]
+
+    def advertise(self, ads=None) -> None:
+        self.store.update([adwire.exprs_of(ad) for ad in self.ads()], time.time(), 0)
+
+
+def _invalidate_constraint(ad: dict) -> str | None:
+    if "Requirements" in ad:
+        return ad["Requirements"]
+    if "Name" in ad:
+        return f"Name == {ad['Name']}"
+    return None
+
+
+if __name__ == "__main__":
+    main_for(Collector)

@@ -1,0 +1,236 @@
+"""What every pool daemon process shares: config, directories, log, lifeline, stop.
+
+A daemon is started by the master as ``python -m daemons.<name>`` with
+``CONDOR_CONFIG`` pointing at the pool's configuration and, in
+``JOBLEDGER_LIFELINE_FD``, the read end of a pipe whose write end only the
+master holds: when the master dies (even by SIGKILL) the pipe reads EOF and
+the daemon shuts down instead of living on as an orphan.
+
+``Daemon`` gives a subclass: ``config(name)``, the pool directories, a log
+file ``$(LOG)/<Name>Log``, its socket server at ``$(RUN)/<name>.sock``,
+``advertise(ads)`` to the collector, ``stopping`` (an Event set by SIGTERM,
+SIGINT or the lifeline) and ``every(seconds, fn)`` for periodic work that
+runs in one worker thread and keeps its first exception for ``run()`` to
+re-raise.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+from daemons import adwire, ipc
+from daemons.config_files import config_value, read_pool_config
+from eventcore import classad
+from eventcore.errors import HTCondorException
+
+LIFELINE_ENV = "JOBLEDGER_LIFELINE_FD"
+VERSION = "$CondorVersion: 25.14.1 2026-09-24 BuildID: jobledger $"
+PLATFORM = "$CondorPlatform: X86_64-Linux jobledger $"
+
+
+def hostname() -> str:
+    return socket.gethostname()
+
+
+def process_start_time(pid: int) -> int | None:
+    """The start time of ``pid`` in clock ticks since boot (None if there is no such process).
+
+    A pid plus its start time names one process for good: pids are reused,
+    the pair is not.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    fields = data[data.rindex(b")") + 2:].split()
+    if fields[0] == b"Z":
+        return None  # a zombie has finished
+    return int(fields[19])
+
+
+def alive(pid: int | None, start: int | None) -> bool:
+    return bool(pid) and start is not None and process_start_time(pid) == start
+
+
+class Daemon:
+    """Base of collector, schedd, negotiator, startd, master."""
+
+    name = "daemon"          # socket and log base name: collector, schedd, ...
+    log_name = "DaemonLog"   # HTCondor's log file name: CollectorLog, SchedLog, ...
+
+    def __init__(self, config_file: str | None = None):
+        classad.configure(clock=time.time, rng=random.Random())
+        self.config_file = config_file or os.environ.get("CONDOR_CONFIG", "")
+        if not self.config_file:
+            raise HTCondorException("CONDOR_CONFIG is not set: no pool to serve")
+        self.table = read_pool_config(self.config_file)
+        self.local_dir = Path(self.config("LOCAL_DIR"))
+        self.run_dir = Path(self.config("RUN"))
+        self.log_dir = Path(self.config("LOG"))
+        self.spool_dir = Path(self.config("SPOOL"))
+        self.execute_dir = Path(self.config("EXECUTE"))
+        self.host = hostname()
+        self.start_time = int(time.time())
+        self.stopping = threading.Event()
+        self.failure: BaseException | None = None
+        self.log = self._open_log()
+        self.server: ipc.Server | None = None
+        self._threads: list[threading.Thread] = []
+
+    # -- configuration ---------------------------------------------------------
+    def config(self, name: str, default: str | None = None) -> str:
+        return config_value(self.table, name, default)
+
+    def config_int(self, name: str, default: int) -> int:
+        try:
+            return int(self.config(name, str(default)))
+        except ValueError:
+            return default
+
+    def config_float(self, name: str, default: float) -> float:
+        try:
+            return float(self.config(name, str(default)))
+        except ValueError:
+            return default
+
+    def address_of(self, name: str) -> str:
+        return ipc.sinful(str(self.run_dir / f"{name}.sock"))
+
+    @property
+    def collector_address(self) -> str:
+        return self.config("COLLECTOR_HOST")
+
+    # -- logging -----------------------------------------------------------------
+    def _open_log(self) -> logging.Logger:
+        logger = logging.getLogger(f"jobledger.{self.name}")
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+        if not logger.handlers:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            handler = logging.FileHandler(self.log_dir / self.log_name)
+            handler.setFormatter(logging.Formatter("%(asctime)s (pid:%(process)d) %(message)s"))
+            logger.addHandler(handler)
+        return logger
+
+    def unexpected(self, exc: BaseException) -> None:
+        self.log.error("unexpected failure: %r", exc, exc_info=exc)
+
+    # -- the daemon's life ---------------------------------------------------------
+    def handlers(self) -> dict:
+        """IPC commands this daemon answers (subclasses extend)."""
+        return {"ping": lambda peer: {"name": self.name, "pid": os.getpid()}}
+
+    def setup(self) -> None:
+        """Work before the socket opens (subclasses)."""
+
+    def teardown(self) -> None:
+        """Work after ``stopping`` is set, before exit (subclasses)."""
+
+    def ads(self) -> list[dict]:
+        """This daemon's ads for the collector (subclasses)."""
+        return []
+
+    def every(self, seconds: float, fn, name: str | None = None, wake: threading.Event | None = None):
+        """Run ``fn`` every ``seconds`` (sooner when ``wake`` is set) until stopping."""
+        def loop():
+            while not self.stopping.is_set():
+                try:
+                    fn()
+                except Exception as exc:  # noqa: BLE001 - kept, logged, re-raised by run()
+                    self.unexpected(exc)
+                    if self.failure is None:
+                        self.failure = exc
+                    self.stopping.set()
+                    return
+                if wake is not None:
+                    wake.wait(seconds)
+                    wake.clear()
+                else:
+                    self.stopping.wait(seconds)
+        thread = threading.Thread(target=loop, name=name or getattr(fn, "__name__", "periodic"),
+                                  daemon=True)
+        self._threads.append(thread)
+        thread.start()
+        return thread
+
+    def advertise(self, ads: list[dict] | None = None) -> None:
+        ads = self.ads() if ads is None else ads
+        if not ads:
+            return
+        try:
+            ipc.call(self.collector_address, "advertise", timeout=5,
+                     ads=[adwire.exprs_of(ad) for ad in ads])
+        except HTCondorException as exc:
+            self.log.info("collector not reachable: %s", exc)
+
+    def common_ad(self, mytype: str, name: str | None = None) -> dict:
+        """The attributes every daemon ad carries (values as ClassAd literals)."""
+        return {
+            "MyType": mytype,
+            "Name": name or f"{self.host}",
+            "Machine": self.host,
+            "MyAddress": self.address_of(self.name),
+            "CondorVersion": VERSION,
+            "CondorPlatform": PLATFORM,
+            "DaemonStartTime": self.start_time,
+            "MyPid": os.getpid(),
+        }
+
+    def run(self) -> int:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.stopping.set())
+        self._watch_lifeline()
+        self.log.info("%s starting (pid %d)", self.name, os.getpid())
+        self.setup()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.server = ipc.Server(str(self.run_dir / f"{self.name}.sock"), self.handlers(),
+                                 unexpected=self.unexpected).start(f"{self.name}-ipc")
+        self.started()
+        while not self.stopping.wait(0.5):
+            pass
+        self.log.info("%s stopping", self.name)
+        try:
+            self.teardown()
+        finally:
+            self.server.close()
+        if self.failure is not None:
+            self.log.error("%s failed: %r", self.name, self.failure)
+            return 1
+        return 0
+
+    def started(self) -> None:
+        """Called once the socket is up (subclasses start their loops here)."""
+        interval = self.config_float("UPDATE_INTERVAL", 300)
+        self.every(interval, self.advertise, name="advertise")
+
+    def _watch_lifeline(self) -> None:
+        fd = os.environ.get(LIFELINE_ENV)
+        if not fd:
+            return
+        fd = int(fd)
+
+        def watch():
+            while not self.stopping.is_set():
+                ready, _, _ = select.select([fd], [], [], 1.0)
+                if ready:
+                    if not os.read(fd, 1):
+                        self.log.info("master is gone: stopping")
+                        self.stopping.set()
+                        return
+        threading.Thread(target=watch, name="lifeline", daemon=True).start()
+
+
+def main_for(cls) -> None:
+    """Entry point body of ``python -m daemons.<name>``."""
+    daemon = cls()
+    sys.exit(daemon.run())

@@ -1,0 +1,147 @@
+"""condor_master's job: start the pool's daemons, restart one that dies, stop them all.
+
+Each daemon of ``DAEMON_LIST`` (collector first) runs as its own process,
+``python -m daemons.<name>``, holding the read end of the master's lifeline
+pipe.  The master waits on its children; one that exits while the pool is up
+is started again (after ``MASTER_BACKOFF_CONSTANT`` seconds), so a schedd or
+startd killed with SIGKILL comes back by itself.
+
+Stop (SIGTERM, or the ``off`` command): startd first (it vacates its jobs),
+then negotiator, schedd, collector; each gets SIGTERM, then SIGKILL after
+``SHUTDOWN_GRACEFUL_TIMEOUT``.  The master owns LOCAL_DIR's layout and writes
+``$(RUN)/master.pid``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from daemons.daemon import Daemon, main_for
+
+START_ORDER = ["collector", "negotiator", "schedd", "startd"]
+STOP_ORDER = ["startd", "negotiator", "schedd", "collector"]
+LAYOUT = ["execute", "lock", "log", "run", "spool", "passwords.d", "tokens.d", "system_tokens.d"]
+
+
+def make_layout(local_dir) -> None:
+    """LOCAL_DIR and its sub-directories, all private to the pool's user."""
+    local_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(local_dir, 0o700)
+    for sub in LAYOUT:
+        (local_dir / sub).mkdir(exist_ok=True)
+        os.chmod(local_dir / sub, 0o700)
+
+
+class Master(Daemon):
+    name = "master"
+    log_name = "MasterLog"
+
+    def __init__(self, config_file: str | None = None):
+        super().__init__(config_file)
+        wanted = self.config("DAEMON_LIST", "MASTER COLLECTOR NEGOTIATOR SCHEDD STARTD").lower().split()
+        self.daemons = [d for d in START_ORDER if d in wanted]
+        self.children: dict[str, subprocess.Popen] = {}
+        self.restarts: dict[str, int] = {d: 0 for d in self.daemons}
+        self._lock = threading.Lock()
+        self._lifeline_r, self._lifeline_w = os.pipe()
+
+    def setup(self) -> None:
+        make_layout(self.local_dir)
+        (self.run_dir / "master.pid").write_text(f"{os.getpid()}\n")
+        for name in self.daemons:
+            self._spawn(name)
+            if name == "collector":
+                self._wait_for_socket("collector", 10.0)
+
+    def _spawn(self, name: str) -> None:
+        env = dict(os.environ, CONDOR_CONFIG=self.config_file,
+                   JOBLEDGER_LIFELINE_FD=str(self._lifeline_r))
+        log = open(self.log_dir / f"{name}.stderr", "ab")
+        try:
+            child = subprocess.Popen([sys.executable, "-m", f"daemons.{name}"], env=env,
+                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                     pass_fds=(self._lifeline_r,), cwd=str(self.local_dir))
+        finally:
+            log.close()
+        self.children[name] = child
+        self.log.info("started %s, pid %d", name, child.pid)
+
+    def _wait_for_socket(self, name: str, timeout: float) -> None:
+        path = self.run_dir / f"{name}.sock"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not path.exists():
+            if self.children[name].poll() is not None:
+                return
+            time.sleep(0.01)
+
+    def started(self) -> None:
+        super().started()
+        self.every(0.1, self._supervise, name="supervise")
+
+    def _supervise(self) -> None:
+        backoff = self.config_float("MASTER_BACKOFF_CONSTANT", 0)
+        with self._lock:
+            if self.stopping.is_set():
+                return
+            for name, child in list(self.children.items()):
+                code = child.poll()
+                if code is None:
+                    continue
+                self.log.info("%s (pid %d) exited with %s; restarting", name, child.pid, code)
+                self.restarts[name] += 1
+                if backoff:
+                    time.sleep(backoff)
+                self._spawn(name)
+
+    def handlers(self) -> dict:
+        handlers = super().handlers()
+        handlers.update({
+            "off": self._off,
+            "status": lambda peer: self._status(),
+        })
+        return handlers
+
+    def _off(self, peer) -> bool:
+        self.stopping.set()
+        return True
+
+    def _status(self) -> dict:
+        with self._lock:
+            return {name: {"pid": child.pid, "running": child.poll() is None,
+                           "restarts": self.restarts[name]}
+                    for name, child in self.children.items()}
+
+    def ads(self) -> list[dict]:
+        ad = self.common_ad("DaemonMaster")
+        ad["MasterIpAddr"] = ad["MyAddress"]
+        return [ad]
+
+    def teardown(self) -> None:
+        timeout = self.config_float("SHUTDOWN_GRACEFUL_TIMEOUT", 30)
+        with self._lock:
+            for name in STOP_ORDER:
+                child = self.children.get(name)
+                if child is None or child.poll() is not None:
+                    continue
+                child.send_signal(signal.SIGTERM)
+                try:
+                    child.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    self.log.info("%s did not stop in %ss; killing it", name, timeout)
+                    child.kill()
+                    child.wait()
+                self.log.info("%s stopped", name)
+        os.close(self._lifeline_w)
+        try:
+            (self.run_dir / "master.pid").unlink()
+        except FileNotFoundError:
+            pass
+
+
+if __name__ == "__main__":
+    main_for(Master)

@@ -1,0 +1,353 @@
+"""condor_schedd's job: own the journal; submit, query, act, edit, history; run jobs.
+
+Every change is a journal append first (``daemons.store.Store``: the queue
+and history are folded in the same transaction); user logs follow the
+journal through ``daemons.projector.Projector``.  Running jobs are handled
+by ``daemons.schedd_runs`` (claims, outcomes, reconnect after a restart);
+actions by ``daemons.schedd_act``; periodic policy by ``daemons.schedd_policy``.
+
+Commands (IPC): ``new_cluster``, ``submit``, ``query`` (streamed),
+``history`` (streamed), ``act``, ``edit``, ``reschedule``; for the
+negotiator ``idle_jobs`` and ``matches``; for starters ``starter_outcome``.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+from daemons import adwire, ipc
+from daemons.daemon import Daemon, main_for
+from daemons.projector import Projector
+from daemons.schedd_act import Actions, parse_ids
+from daemons.schedd_policy import Policy
+from daemons.schedd_runs import RUN_ATTRS, Runs, event, starter_job
+from daemons.store import Store
+from eventcore.enums import QueryOpt
+from eventcore.errors import HTCondorException, InvalidTransition
+from eventcore.events import EventType
+from eventcore.ids import JobId
+from eventcore.records import ClusterAd, ProcAd, SetAttributes
+from eventcore.status import JobStatus
+
+MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "JobPrio",
+               "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize")
+SUMMARY_KEYS = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 6: "Running",
+                7: "Suspended"}
+
+
+def user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid{uid}"
+
+
+class Schedd(Daemon):
+    name = "schedd"
+    log_name = "SchedLog"
+
+    def __init__(self, config_file: str | None = None):
+        super().__init__(config_file)
+        self.spool_dir.mkdir(parents=True, exist_ok=True)
+        self.store: Store | None = None
+        self.projector: Projector | None = None
+        self.runs: Runs | None = None
+        self.schedd_name = self.config("SCHEDD_NAME", "") or self.host
+        self.reserved: dict[int, int] = {}      # cluster id -> uid that reserved it
+        self._cluster_lock = threading.Lock()
+        self._next_cluster = 1
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="activate")
+        self._negotiator_poke = threading.Event()
+
+    # -- life ------------------------------------------------------------------------
+    def setup(self) -> None:
+        durability = self.config("JOURNAL_DURABILITY", "group")
+        self.store = Store(self.spool_dir, durability=durability, constraint_filter=_filter)
+        self._next_cluster = max(self.store.next_cluster_id(), 1)
+        self.projector = Projector(self.store, event_log=self.config("EVENT_LOG", "") or None)
+        self.projector.catch_up()
+        self.runs = Runs(self.store, self.log, self._startd_call)
+        self.actions = Actions(self)
+        self.policy = Policy(self)
+        # Before the socket opens: settle what happened while we were away.
+        self.runs.reconcile(startup=True)
+        self._kill_unknown_claims()
+
+    def started(self) -> None:
+        super().started()
+        self.projector.start()
+        self.every(1.0, lambda: self.runs.reconcile(), name="reconcile")
+        self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self.policy.run, name="policy")
+        self.every(0.0, self._poke_loop, name="poke-negotiator")
+        self.poke_negotiator()
+
+    def teardown(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.projector.stop()
+        self.projector.catch_up()
+        self.store.close()
+
+    def ads(self) -> list[dict]:
+        ad = self.common_ad("Scheduler", self.schedd_name)
+        ad["ScheddIpAddr"] = ad["MyAddress"]
+        counts = dict.fromkeys(("Idle", "Running", "Held", "Removed", "Completed", "Suspended"), 0)
+        for row in self.store.query(None, ["JobStatus"]) if self.store else []:
+            key = SUMMARY_KEYS.get(int(row.get("JobStatus", "1")))
+            if key in counts:
+                counts[key] += 1
+        for key, value in counts.items():
+            ad[f"Total{key}Jobs"] = value
+        ad["TotalJobAds"] = sum(counts.values())
+        return [ad]
+
+    def _kill_unknown_claims(self) -> None:
+        """Starters whose run the journal never recorded (we died while starting them)."""
+        try:
+            claims = self._startd_call("claims")
+        except HTCondorException:
+            return
+        current = {adwire.evaluate(ad, "ClaimId") for _, ad in self.runs.running_jobs()}
+        for claim in claims:
+            if claim not in current:
+                self.log.info("claim %s is not in the journal: killing its starter", claim)
+                try:
+                    self._startd_call("signal", claim=claim, what="kill")
+                except HTCondorException:
+                    pass
+
+    def _startd_call(self, cmd: str, **args):
+        return ipc.call(self.address_of("startd"), cmd, timeout=10, **args)
+
+    def poke_negotiator(self) -> None:
+        self._negotiator_poke.set()
+
+    def _poke_loop(self) -> None:
+        if not self._negotiator_poke.is_set():
+            self._negotiator_poke.wait(1.0)
+        if self._negotiator_poke.is_set():
+            self._negotiator_poke.clear()
+            try:
+                ipc.call(self.address_of("negotiator"), "reschedule", timeout=5)
+            except HTCondorException:
+                pass
+
+    # -- commands ------------------------------------------------------------------------
+    def handlers(self) -> dict:
+        handlers = super().handlers()
+        handlers.update({
+            "new_cluster": self._new_cluster,
+            "submit": self._submit,
+            "query": self._query,
+            "history": self._history,
+            "act": lambda peer, **a: self.actions.act(user_name(peer["uid"]), **a),
+            "edit": lambda peer, **a: self.actions.edit(user_name(peer["uid"]), **a),
+            "reschedule": lambda peer: self.poke_negotiator(),
+            "idle_jobs": self._idle_jobs,
+            "matches": self._matches,
+            "starter_outcome": self._starter_outcome,
+            "head": lambda peer: self.store.head(),
+            "wait_logs": lambda peer, position, timeout=10.0:
+                self.projector.wait_for_position(position, timeout),
+        })
+        return handlers
+
+    def _new_cluster(self, peer) -> int:
+        with self._cluster_lock:
+            cluster = max(self._next_cluster, self.store.next_cluster_id())
+            self._next_cluster = cluster + 1
+            self.reserved[cluster] = peer["uid"]
+        return cluster
+
+    def _submit(self, peer, cluster: int, cluster_ad: dict, proc_ads: list) -> dict:
+        """Commit one cluster: its ad, its procs and their SUBMIT events, in one append."""
+        if self.reserved.pop(cluster, None) != peer["uid"]:
+            raise HTCondorException(f"cluster {cluster} was not reserved by this submitter")
+        if not proc_ads:
+            raise ValueError("invalid Queue statement: no jobs")
+        owner = user_name(peer["uid"])
+        now = int(time.time())
+        shared = dict(cluster_ad)
+        shared.update({
+            "ClusterId": str(cluster), "Owner": adwire.quote(owner),
+            "User": adwire.quote(f"{owner}@{self.host}"), "OsUser": adwire.quote(owner),
+        })
+        shared.setdefault("QDate", str(now))
+        shared.setdefault("MyType", '"Job"')
+        shared.setdefault("TargetType", '"Machine"')
+        for attr in RUN_ATTRS:
+            shared.pop(attr, None)
+        records = [ClusterAd(cluster, shared)]
+        submit_host = self.address_of("schedd")
+        for index, own in enumerate(proc_ads):
+            proc = int(adwire.literal(own.get("ProcId", str(index))))
+            ad = {k: v for k, v in own.items() if k not in RUN_ATTRS and k not in
+                  ("Owner", "User", "OsUser", "ClusterId")}
+            ad["ProcId"] = str(proc)
+            status = adwire.literal(ad.get("JobStatus", shared.get("JobStatus", "1")))
+            if status not in (1, 5):
+                raise ValueError("a new job must be IDLE or HELD")
+            ad["JobStatus"] = str(status)
+            ad.setdefault("EnteredCurrentStatus", str(now))
+            ad.setdefault("GlobalJobId", adwire.quote(f"{self.schedd_name}#{cluster}.{proc}#{now}"))
+            job = JobId(cluster, proc)
+            records.append(ProcAd(job, ad))
+            records.append(event(EventType.SUBMIT, job, now, SubmitHost=submit_host))
+        position = self.store.append(records)
+        self.poke_negotiator()
+        return {"cluster": cluster, "first_proc": 0, "num_procs": len(proc_ads),
+                "position": position, "cluster_ad": shared}
+
+    def _query(self, peer, constraint=None, projection=None, limit=-1, opts=0):
+        opts = QueryOpt(opts)
+        constraint = constraint or None
+        if constraint:
+            try:
+                adwire.check_constraint(constraint)
+            except Exception as exc:
+                raise HTCondorException("Parse error in constraint") from exc
+        now = str(int(time.time()))
+        if opts == QueryOpt.SummaryOnly:
+            return ipc.Streamed([[self._summary(constraint, now)]])
+        if opts & QueryOpt.SummaryOnly:
+            return ipc.Streamed([])
+        wanted = list(projection or [])
+        if opts & (QueryOpt.AutoCluster | QueryOpt.GroupBy):
+            return ipc.Streamed([self._grouped(constraint, wanted, opts, now)])
+        ads = self.store.query(constraint, wanted, limit)
+        for ad in ads:
+            ad["ServerTime"] = now
+        batches = [ads[i:i + 2000] for i in range(0, len(ads), 2000)]
+        if opts & QueryOpt.IncludeClusterAd:
+            batches.insert(0, self._cluster_ads(constraint, wanted, now))
+        return ipc.Streamed(batches)
+
+    def _cluster_ads(self, constraint, wanted, now) -> list:
+        out = []
+        clusters = sorted({int(ad["ClusterId"]) for ad in self.store.query(None, ["ClusterId"])})
+        for cluster in clusters:
+            ad = self.store.cluster_ad(cluster)
+            if ad is not None and adwire.matches(constraint, ad):
+                ad = {k: v for k, v in ad.items() if not wanted or k in wanted}
+                ad["ServerTime"] = now
+                out.append(ad)
+        return out
+
+    def _summary(self, constraint, now) -> dict:
+        counts = {name: 0 for name in set(SUMMARY_KEYS.values())}
+        every = {name: 0 for name in counts}
+        for ad in self.store.query(None, ["JobStatus"] + ([] if not constraint else [])):
+            key = SUMMARY_KEYS.get(int(ad.get("JobStatus", "1")))
+            if key:
+                every[key] += 1
+        for ad in self.store.query(constraint, ["JobStatus"]) if constraint else []:
+            key = SUMMARY_KEYS.get(int(ad.get("JobStatus", "1")))
+            if key:
+                counts[key] += 1
+        if not constraint:
+            counts = dict(every)
+        summary = {"MyType": '"Summary"', "ServerTime": now, "ErrorCode": "0",
+                   "Jobs": str(sum(counts.values()))}
+        for name in counts:
+            summary[name] = str(counts[name])
+            summary[f"Allusers{name}"] = str(every[name])
+            summary[f"Scheduler{name}"] = "0"
+        summary["AllusersJobs"] = str(sum(every.values()))
+        return summary
+
+    def _grouped(self, constraint, wanted, opts, now) -> list:
+        keys = wanted if opts & QueryOpt.GroupBy and wanted else list(MATCH_ATTRS[:6])
+        groups: dict[tuple, dict] = {}
+        for ad in self.store.query(constraint):
+            signature = tuple(ad.get(k) for k in keys)
+            group = groups.setdefault(signature, {"ads": [], "first": ad})
+            group["ads"].append(f"{ad['ClusterId']}.{ad['ProcId']}")
+        out = []
+        for number, (signature, group) in enumerate(groups.items(), start=1):
+            ad = {k: v for k, v in zip(keys, signature) if v is not None}
+            ad.update({"JobCount": str(len(group["ads"])), "JobIds": adwire.quote(" ".join(group["ads"])),
+                       "ServerTime": now})
+            ad["AutoClusterId" if not opts & QueryOpt.GroupBy else "Id"] = str(number)
+            out.append(ad)
+        return out
+
+    def _history(self, peer, constraint=None, projection=None, match=-1, since=None):
+        if constraint:
+            try:
+                adwire.check_constraint(constraint)
+            except Exception as exc:
+                raise HTCondorException("Parse error in constraint") from exc
+        ads = self.store.history(constraint or None, projection or [], match, since)
+        return ipc.Streamed([ads[i:i + 2000] for i in range(0, len(ads), 2000)])
+
+    # -- negotiator ------------------------------------------------------------------------
+    def _idle_jobs(self, peer, limit: int = 1000) -> list:
+        busy = set(self.runs.activating_jobs)
+        out = []
+        for ad in self.store.query("JobStatus == 1", MATCH_ATTRS):
+            job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
+            if job in busy:
+                continue
+            out.append(ad)
+            if len(out) >= limit:
+                break
+        return out
+
+    def _matches(self, peer, matches: list) -> int:
+        for match in matches:
+            job = JobId.parse(match["job"])
+            if job in self.runs.activating_jobs:
+                continue
+            claim = uuid.uuid4().hex
+            self.runs.activating[claim] = threading.Event()
+            self.runs.activating_jobs.add(job)
+            self._pool.submit(self._activate, job, claim, match)
+        return len(matches)
+
+    def _activate(self, job: JobId, claim: str, match: dict) -> None:
+        try:
+            self._start_run(job, claim, match)
+        except Exception as exc:  # noqa: BLE001 - a failed start leaves the job idle
+            self.log.info("job %s: could not start: %s", job, exc)
+        finally:
+            self.runs.activating.pop(claim).set()
+            self.runs.activating_jobs.discard(job)
+
+    def _start_run(self, job: JobId, claim: str, match: dict) -> None:
+        ad = self.store.job_ad(job)
+        if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
+            return
+        address = match["startd"]
+        started = ipc.call(address, "activate", timeout=10, claim=claim, job=starter_job(ad),
+                           request=match["request"])
+        now = time.time()
+        records = [SetAttributes(job, set={
+            "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),
+            "StarterStart": str(started["start"]), "ScratchDir": adwire.quote(started["scratch"]),
+            "RemoteSlot": adwire.quote(started["slot"]),
+        }, by="schedd"), event(EventType.EXECUTE, job, now, ExecuteHost=address,
+                               SlotName=started["slot"])]
+        try:
+            self.store.append(records)
+        except InvalidTransition:
+            ipc.call(address, "signal", timeout=5, claim=claim, what="kill")
+
+    # -- starters ---------------------------------------------------------------------------
+    def _starter_outcome(self, peer, claim: str, job: str, outcome: dict) -> str:
+        result = self.runs.record_outcome(JobId.parse(job), claim, outcome)
+        if result == "recorded":
+            self.poke_negotiator()
+        return result
+
+
+def _filter(text: str):
+    """Constraint predicate over ads of expression text (the store's hook)."""
+    return lambda ad: adwire.matches(text, ad)
+
+
+if __name__ == "__main__":
+    main_for(Schedd)

@@ -1,0 +1,204 @@
+"""``Schedd.act`` and ``Schedd.edit`` on the schedd's side (schedd.md sections 3 and 4).
+
+Jobs are chosen by an id list (every id lands in exactly one result bucket)
+or by a constraint (ANDed with the action's state filter, so jobs in the
+wrong state are simply not matched).  All records of one call are one
+journal append; if no job succeeded nothing is appended, but the result ad
+is still returned.  After the commit the running instances are told
+(kill, vacate, suspend, continue) through the startd.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from daemons import adwire
+from daemons.schedd_runs import RUN_ATTRS, event
+from eventcore.enums import JobAction, TransactionFlag
+from eventcore.errors import HTCondorException
+from eventcore.events import EventType
+from eventcore.ids import JobId
+from eventcore.records import ActionRecord, LeaveQueue, SetAttributes
+from eventcore.status import JobStatus
+
+I, R, X, C, H, T, S = (JobStatus.IDLE, JobStatus.RUNNING, JobStatus.REMOVED, JobStatus.COMPLETED,
+                       JobStatus.HELD, JobStatus.TRANSFERRING_OUTPUT, JobStatus.SUSPENDED)
+RUNNING = (R, T, S)
+STATE_FILTER = {
+    JobAction.Hold: "JobStatus != 3 && JobStatus != 4",
+    JobAction.Release: "JobStatus == 5 && HoldReasonCode =!= 16",
+    JobAction.Remove: "JobStatus != 3",
+    JobAction.RemoveX: "JobStatus == 3 || (JobStatus == 5 && JobStatusOnRelease =?= 3)",
+    JobAction.Vacate: "JobStatus == 2 || JobStatus == 6",
+    JobAction.VacateFast: "JobStatus == 2 || JobStatus == 6",
+    JobAction.Suspend: "JobStatus == 2 || JobStatus == 6",
+    JobAction.Continue: "JobStatus == 7",
+}
+ACTION_NAMES = {JobAction.Hold: "hold", JobAction.Release: "release", JobAction.Remove: "remove",
+                JobAction.RemoveX: "removex", JobAction.Vacate: "vacate",
+                JobAction.VacateFast: "vacate_fast", JobAction.Suspend: "suspend",
+                JobAction.Continue: "continue"}
+BUCKETS = ("TotalError", "TotalSuccess", "TotalNotFound", "TotalBadStatus", "TotalAlreadyDone",
+           "TotalPermissionDenied")
+IMMUTABLE = {"owner", "clusterid", "jobuniverse", "procid", "mytype", "targettype", "user", "osuser",
+             "jobstatus", "globaljobid", "qdate"} | {a.lower() for a in RUN_ATTRS}
+SECURE = {a.lower() for a in (
+    "x509userProxySubject", "x509UserProxyEmail", "x509UserProxyVOName", "x509UserProxyFirstFQAN",
+    "x509UserProxyFQAN", "TotalSubmitProcs", "AuthTokenSubject", "AuthTokenIssuer", "AuthTokenGroups",
+    "AuthTokenId", "AuthTokenScopes", "AuthTokenProject")}
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+def parse_ids(ids: list[str]) -> list[JobId]:
+    out = []
+    for text in ids:
+        job = JobId.parse(text)
+        if job.proc < 0:
+            raise ValueError("Invalid ID")
+        out.append(job)
+    return out
+
+
+def _status(ad: dict) -> int:
+    return int(adwire.literal(ad.get("JobStatus", "1")))
+
+
+class Actions:
+    """act/edit of one schedd (``schedd`` gives store, runs, startd access, log)."""
+
+    def __init__(self, schedd):
+        self.schedd = schedd
+        self.store = schedd.store
+
+    # -- act -------------------------------------------------------------------------
+    def act(self, user: str, action: int, ids: list | None = None, constraint: str | None = None,
+            reason: str | None = None, subcode: int | None = None) -> dict:
+        action = JobAction(action)
+        counts = dict.fromkeys(BUCKETS, 0)
+        with self.schedd.runs.lock:
+            chosen = self._choose(action, ids, constraint, counts)
+            records, effects = [], []
+            now = time.time()
+            for job, ad in chosen:
+                bucket, recs, effect = self._one(action, job, ad, user, reason, subcode, now)
+                counts[bucket] += 1
+                records += recs
+                if effect:
+                    effects.append(effect)
+            total_ads = len(self.store.query(None, ["ProcId"]))
+            if counts["TotalSuccess"]:
+                self.store.append(records)
+        for claim, what in effects:
+            self._tell_starter(claim, what)
+        if action is JobAction.Release and counts["TotalSuccess"]:
+            self.schedd.poke_negotiator()
+        counts["TotalJobAds"] = total_ads
+        counts["TotalChangedAds"] = 1 if counts["TotalSuccess"] else 0
+        return counts
+
+    def _choose(self, action, ids, constraint, counts) -> list:
+        if ids is not None:
+            chosen = []
+            for job in parse_ids(ids):
+                ad = self.store.job_ad(job)
+                if ad is None:
+                    counts["TotalNotFound"] += 1
+                else:
+                    chosen.append((job, ad))
+            return chosen
+        text = f"({constraint}) && ({STATE_FILTER[action]})" if constraint and constraint.strip() \
+            else STATE_FILTER[action]
+        return [(JobId(int(ad["ClusterId"]), int(ad["ProcId"])), ad) for ad in self.store.query(text)]
+
+    def _one(self, action, job, ad, user, reason, subcode, now):
+        """(bucket, records, (claim, instruction) or None) for one job."""
+        status = _status(ad)
+        claim = adwire.evaluate(ad, "ClaimId") if status in RUNNING else None
+        said = f"{reason} (by user {user})" if reason else ""
+        audit = ActionRecord(job, ACTION_NAMES[action], reason=said or None, by=user)
+        clear = SetAttributes(job, delete=tuple(a for a in RUN_ATTRS if a in ad), by="schedd")
+        if action is JobAction.Hold:
+            if status in (X, C):
+                return "TotalPermissionDenied", [], None
+            if status == H and int(adwire.literal(ad.get("HoldReasonCode", "0"))) in (1, 16):
+                return "TotalAlreadyDone", [], None
+            recs = [audit, event(EventType.JOB_HELD, job, now, HoldReason=said, HoldReasonCode=1,
+                                 HoldReasonSubCode=int(subcode or 0))]
+            if status == H:  # held for another reason: the code becomes 1
+                recs = [audit, SetAttributes(job, set={
+                    "HoldReason": adwire.quote(said), "HoldReasonCode": "1",
+                    "HoldReasonSubCode": str(int(subcode or 0))}, by=user)]
+            return "TotalSuccess", ([clear] if claim else []) + recs, (claim, "kill") if claim else None
+        if action is JobAction.Release:
+            if status != H or int(adwire.literal(ad.get("HoldReasonCode", "0"))) == 16:
+                return "TotalBadStatus", [], None
+            return "TotalSuccess", [audit, event(EventType.JOB_RELEASED, job, now, Reason=said or None)], None
+        if action is JobAction.Remove:
+            if status == X:
+                return "TotalAlreadyDone", [], None
+            recs = [audit, event(EventType.JOB_ABORTED, job, now, Reason=said or None), LeaveQueue(job)]
+            return "TotalSuccess", ([clear] if claim else []) + recs, (claim, "kill") if claim else None
+        if action is JobAction.RemoveX:
+            if status != X and not (status == H and adwire.literal(ad.get("JobStatusOnRelease", "0")) == 3):
+                return "TotalBadStatus", [], None
+            return "TotalSuccess", [audit, LeaveQueue(job)], None
+        if action in (JobAction.Vacate, JobAction.VacateFast):
+            if status not in (R, T):
+                return "TotalBadStatus", [], None
+            what = "vacate" if action is JobAction.Vacate else "kill"
+            return "TotalSuccess", [audit], (claim, what)
+        if action is JobAction.Suspend:
+            if status not in (R, T):
+                return "TotalBadStatus", [], None
+            return "TotalSuccess", [audit, event(EventType.JOB_SUSPENDED, job, now, NumberOfPIDs=1)], \
+                (claim, "suspend")
+        if action is JobAction.Continue:
+            if status != S:
+                return "TotalBadStatus", [], None
+            return "TotalSuccess", [audit, event(EventType.JOB_UNSUSPENDED, job, now)], (claim, "continue")
+        raise HTCondorException(f"action {action!r} is not supported")
+
+    def _tell_starter(self, claim, what: str) -> None:
+        if not isinstance(claim, str):
+            return
+        try:
+            self.schedd._startd_call("signal", claim=claim, what=what)
+        except HTCondorException as exc:
+            self.schedd.log.info("could not tell claim %s to %s: %s", claim, what, exc)
+
+    # -- edit ------------------------------------------------------------------------
+    def edit(self, user: str, attr: str, value: str, ids: list | None = None,
+             constraint: str | None = None, flags: int = 0) -> int:
+        flags = TransactionFlag(flags)
+        if not isinstance(attr, str) or not _NAME.match(attr):
+            raise HTCondorException(f"Unable to commit transaction: invalid attribute name {attr!r}")
+        if not isinstance(value, str) or "\n" in value:
+            raise HTCondorException("Unable to commit transaction: invalid value")
+        try:
+            adwire.check_constraint(value)
+        except Exception as exc:
+            raise HTCondorException(f"Unable to commit transaction: {value!r} is not a ClassAd expression") from exc
+        if attr.lower() in IMMUTABLE:
+            raise HTCondorException(f"Unable to commit transaction: attribute {attr} may not be changed")
+        with self.schedd.runs.lock:
+            if ids is not None:
+                jobs = parse_ids(ids)
+                missing = [str(j) for j in jobs if self.store.job_status(j) is None]
+                if missing:
+                    raise HTCondorException(f"Unable to commit transaction: no job {missing[0]}")
+            else:
+                jobs = [JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
+                        for ad in self.store.query(constraint or None, ["ClusterId", "ProcId"])]
+                if not jobs:
+                    raise HTCondorException("Unable to edit jobs matching constraint")
+            if attr.lower() in SECURE:
+                return len(jobs)  # IGNORE_ATTEMPTS_TO_SET_SECURE_JOB_ATTRS: silently ignored
+            now = time.time()
+            records = []
+            for job in jobs:
+                records.append(SetAttributes(job, set={attr: value}, by=user))
+                if flags & TransactionFlag.ShouldLog:
+                    records.append(event(EventType.ATTRIBUTE_UPDATE, job, now, Attribute=attr, Value=value))
+            self.store.append(records)
+        return len(jobs)

@@ -1,0 +1,116 @@
+"""Periodic job policy (schedd.md section 5): PeriodicHold/Release/Remove, TimerRemove.
+
+Every PERIODIC_EXPR_INTERVAL seconds the schedd walks the queue.  Ads whose
+policy attributes are all absent or literally false are skipped without
+evaluating anything, so a big queue of plain jobs costs little; the walk's
+interval stretches (up to MAX_PERIODIC_EXPR_INTERVAL) when it takes more
+than 1% of the time, as HTCondor's does.  The first rule that fires wins:
+TimerRemove, then PeriodicHold (not for held/completed jobs), then
+PeriodicRelease (held jobs not held by the user, within
+SYSTEM_MAX_RELEASES), then PeriodicRemove.
+"""
+
+from __future__ import annotations
+
+import time
+
+from daemons import adwire
+from daemons.schedd_act import ACTION_NAMES
+from daemons.schedd_runs import RUN_ATTRS, HOLD_POLICY, event
+from eventcore.enums import JobAction
+from eventcore.errors import InvalidTransition
+from eventcore.events import EventType
+from eventcore.ids import JobId
+from eventcore.records import ActionRecord, LeaveQueue, SetAttributes
+
+POLICY_ATTRS = ("PeriodicHold", "PeriodicRelease", "PeriodicRemove", "TimerRemove")
+_QUIET = {None, "false", "FALSE", "False", "0"}
+
+
+def _fires(ad: dict, name: str) -> bool:
+    if ad.get(name) in _QUIET:
+        return False
+    value = adwire.evaluate(ad, name)
+    return value is True or (type(value) in (int, float) and value != 0)
+
+
+def periodic_verdict(ad: dict, now: float, max_releases: int) -> tuple | None:
+    """(action, reason) the policy takes on this job now, or None."""
+    status = int(adwire.literal(ad.get("JobStatus", "1")))
+    if status == 3:
+        return None
+    timer = adwire.evaluate(ad, "TimerRemove") if ad.get("TimerRemove") not in _QUIET else None
+    if type(timer) in (int, float) and now >= timer:
+        return ("remove", "The job attribute TimerRemove expression evaluated to TRUE")
+    if status not in (4, 5) and _fires(ad, "PeriodicHold"):
+        reason = adwire.evaluate(ad, "PeriodicHoldReason")
+        if not isinstance(reason, str):
+            reason = f"The job attribute PeriodicHold expression '{ad['PeriodicHold']}' evaluated to TRUE"
+        sub = adwire.evaluate(ad, "PeriodicHoldSubCode")
+        return ("hold", reason, sub if isinstance(sub, int) else 0)
+    if status == 5 and ad.get("HoldReasonCode") not in ("1", "16") and _fires(ad, "PeriodicRelease"):
+        holds = int(adwire.evaluate(ad, "NumHolds") or 0)
+        if max_releases < 0 or holds < max_releases:
+            return ("release", f"The job attribute PeriodicRelease expression '{ad['PeriodicRelease']}' evaluated to TRUE")
+    if _fires(ad, "PeriodicRemove"):
+        return ("remove", f"The job attribute PeriodicRemove expression '{ad['PeriodicRemove']}' evaluated to TRUE")
+    return None
+
+
+class Policy:
+    """The periodic walk of one schedd."""
+
+    def __init__(self, schedd):
+        self.schedd = schedd
+        self.store = schedd.store
+        self.max_releases = schedd.config_int("SYSTEM_MAX_RELEASES", -1)
+        self.base = schedd.config_float("PERIODIC_EXPR_INTERVAL", 60)
+        self.ceiling = schedd.config_float("MAX_PERIODIC_EXPR_INTERVAL", 1200)
+        self.next_walk = 0.0
+
+    def run(self) -> None:
+        now = time.time()
+        if now < self.next_walk:
+            return
+        began = time.monotonic()
+        for ad in self.store.query(None):
+            if all(ad.get(name) in _QUIET for name in POLICY_ATTRS):
+                continue
+            verdict = periodic_verdict(ad, now, self.max_releases)
+            if verdict is not None:
+                self._apply(JobId(int(ad["ClusterId"]), int(ad["ProcId"])), verdict)
+        spent = time.monotonic() - began
+        self.next_walk = now + min(self.ceiling, max(self.base, spent * 100))
+
+    def _apply(self, job: JobId, verdict: tuple) -> None:
+        runs = self.schedd.runs
+        with runs.lock:
+            ad = self.store.job_ad(job)
+            if ad is None:
+                return
+            now = time.time()
+            status = int(adwire.literal(ad.get("JobStatus", "1")))
+            claim = adwire.evaluate(ad, "ClaimId") if status in (2, 6, 7) else None
+            clear = [SetAttributes(job, delete=tuple(a for a in RUN_ATTRS if a in ad), by="schedd")] \
+                if claim else []
+            kind = verdict[0]
+            audit = ActionRecord(job, ACTION_NAMES[{"hold": JobAction.Hold, "release": JobAction.Release,
+                                                    "remove": JobAction.Remove}[kind]],
+                                 reason=verdict[1], by="schedd")
+            if kind == "hold":
+                records = clear + [audit, event(EventType.JOB_HELD, job, now, HoldReason=verdict[1],
+                                                HoldReasonCode=HOLD_POLICY, HoldReasonSubCode=verdict[2])]
+            elif kind == "release":
+                records = [audit, event(EventType.JOB_RELEASED, job, now, Reason=verdict[1])]
+            else:
+                records = clear + [audit, event(EventType.JOB_ABORTED, job, now, Reason=verdict[1]),
+                                   LeaveQueue(job)]
+            try:
+                self.store.append(records)
+            except InvalidTransition as exc:
+                self.schedd.log.info("policy on %s: %s", job, exc)
+                return
+        if claim:
+            self.schedd.actions._tell_starter(claim, "kill")
+        if kind == "release":
+            self.schedd.poke_negotiator()

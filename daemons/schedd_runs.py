@@ -1,0 +1,263 @@
+"""The schedd's side of running jobs: claims, outcomes, reconnects, exit policy.
+
+What a run leaves in the journal (all in the job's ad, so a restarted
+schedd knows it): ``ClaimId``, ``StarterPid``, ``StarterStart`` (the
+starter's start time: a pid plus start time names one process for good),
+``ScratchDir`` and ``RemoteSlot``, set together with the EXECUTE event.
+
+A run ends in exactly one way, decided by the journal: the first outcome
+recorded for the job's *current* claim wins; any later report (the starter
+retrying, a stale claim, the outcome file read after a restart) finds the
+job no longer running under that claim and is dropped.  So no job ever gets
+two terminated events.
+
+``Runs.reconcile(startup)`` looks at every job the queue says is running:
+its outcome file written meanwhile is recorded; a live starter is kept (at
+startup: JOB_DISCONNECTED then JOB_RECONNECTED, as HTCondor writes when the
+schedd comes back); a starter gone without an outcome sends the job back to
+idle (SHADOW_EXCEPTION, or JOB_RECONNECT_FAILED at startup).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+
+from daemons import adwire
+from daemons.daemon import alive
+from daemons.starter import read_outcome
+from eventcore.errors import InvalidTransition
+from eventcore.events import EventType, event_to_dict, make_event
+from eventcore.ids import JobId
+from eventcore.records import EventRecord, LeaveQueue, SetAttributes
+from eventcore.status import JobStatus
+
+RUN_ATTRS = ("ClaimId", "StarterPid", "StarterStart", "ScratchDir", "RemoteSlot")
+# Hold codes of schedd.md 2.1 used here.
+HOLD_POLICY, HOLD_SPAWN, HOLD_OUTPUT, HOLD_INPUT, HOLD_IWD = 3, 6, 7, 8, 14
+STARTER_JOB_ATTRS = ("ClusterId", "ProcId", "Cmd", "Arguments", "Args", "Environment", "Env", "Iwd",
+                     "In", "Out", "Err", "Owner", "GetEnv", "StreamOut", "JobUniverse")
+
+
+def event(number: int, job: JobId, now: float, **attrs) -> EventRecord:
+    """The journal record of one user-log event of ``job``."""
+    made = make_event(number, cluster=job.cluster, proc=job.proc, timestamp=int(now),
+                      attrs={k: v for k, v in attrs.items() if v is not None})
+    return EventRecord(job, event_to_dict(made))
+
+
+def usage_text(user: float, system: float) -> str:
+    """HTCondor's ``Usr d hh:mm:ss, Sys d hh:mm:ss``."""
+    def part(seconds: float) -> str:
+        s = int(seconds)
+        return f"{s // 86400} {s % 86400 // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"Usr {part(user)}, Sys {part(system)}"
+
+
+def starter_job(ad: dict) -> dict:
+    """What the starter needs of a job ad, evaluated to plain values."""
+    out = {}
+    for name in STARTER_JOB_ATTRS:
+        if name in ad:
+            value = adwire.evaluate(ad, name)
+            if value is not None:
+                out[name] = value
+    return out
+
+
+def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
+    """The records that end a run with ``outcome`` (exit policy of schedd.md 5.2).
+
+    ``ad`` is the job's current ad.  Returns the records to append: usage
+    attributes, then terminated (+ leave), requeue (evicted, terminated and
+    requeued), or hold.
+    """
+    kind = outcome.get("kind")
+    usage = outcome.get("usage") or {}
+    wall = max(0.0, float(outcome.get("end", now)) - float(outcome.get("start", now)))
+    clear = tuple(a for a in RUN_ATTRS if a in ad)
+    common = {
+        "RemoteUserCpu": adwire.literal_text(float(usage.get("user", 0.0))),
+        "RemoteSysCpu": adwire.literal_text(float(usage.get("sys", 0.0))),
+        "RemoteWallClockTime": adwire.literal_text(
+            float(adwire.evaluate(ad, "RemoteWallClockTime") or 0.0) + wall),
+        "LastRemoteWallClockTime": adwire.literal_text(wall),
+    }
+    if usage.get("maxrss_kb"):
+        common["ResidentSetSize"] = str(int(usage["maxrss_kb"]))
+        common["ImageSize"] = str(max(int(usage["maxrss_kb"]), int(adwire.evaluate(ad, "ImageSize") or 0)))
+    if kind == "spawn_failed":
+        setattrs = SetAttributes(job, set=common, delete=clear, by="schedd")
+        message = outcome.get("message", "cannot start the job")
+        return [setattrs, event(EventType.JOB_HELD, job, now,
+                                HoldReason=f"Error from starter: {message}",
+                                HoldReasonCode=HOLD_SPAWN, HoldReasonSubCode=int(outcome.get("errno", 0)))]
+    if kind != "exit":
+        setattrs = SetAttributes(job, set=common, delete=clear, by="schedd")
+        return [setattrs, event(EventType.JOB_EVICTED, job, now, Checkpointed=False,
+                                RunRemoteUsage=usage_text(usage.get("user", 0), usage.get("sys", 0)),
+                                Reason=_evict_reason(outcome.get("reason")))]
+    by_signal = bool(outcome.get("by_signal"))
+    exit_attrs = dict(common, ExitBySignal="true" if by_signal else "false")
+    if by_signal:
+        exit_attrs["ExitSignal"] = str(int(outcome.get("signal", 0)))
+    else:
+        exit_attrs["ExitCode"] = str(int(outcome.get("code", 0)))
+    exit_attrs["NumJobCompletions"] = str(int(adwire.evaluate(ad, "NumJobCompletions") or 0) + 1)
+    after = {**ad, **exit_attrs, "CompletionDate": str(int(now))}
+    run_usage = usage_text(usage.get("user", 0), usage.get("sys", 0))
+    term = dict(TerminatedNormally=not by_signal, RunRemoteUsage=run_usage,
+                TotalRemoteUsage=run_usage)
+    if by_signal:
+        term.update(TerminatedBySignal=int(outcome.get("signal", 0)), CoreFile=None)
+    else:
+        term["ReturnValue"] = int(outcome.get("code", 0))
+    sets = SetAttributes(job, set={k: v for k, v in exit_attrs.items() if k != "NumJobCompletions"},
+                         delete=clear, by="schedd")
+    verdict = exit_verdict(after)
+    if verdict[0] == "hold":
+        return [sets, event(EventType.JOB_HELD, job, now, HoldReason=verdict[1],
+                            HoldReasonCode=HOLD_POLICY, HoldReasonSubCode=verdict[2])]
+    if verdict[0] == "requeue":
+        return [sets, event(EventType.JOB_EVICTED, job, now, TerminatedAndRequeued=True,
+                            Checkpointed=False, RunRemoteUsage=run_usage, **{
+                                k: v for k, v in term.items()
+                                if k in ("TerminatedNormally", "ReturnValue", "TerminatedBySignal")})]
+    records = [sets, event(EventType.JOB_TERMINATED, job, now, **term)]
+    if not adwire.evaluate(after, "LeaveJobInQueue"):
+        records.append(LeaveQueue(job))
+    return records
+
+
+def _evict_reason(reason) -> str | None:
+    return {"startd_gone": "The startd went away", "vacate": "Job was vacated",
+            "kill": "Job was vacated", "shutdown": "The pool is shutting down"}.get(reason)
+
+
+def exit_verdict(ad: dict) -> tuple:
+    """("hold", reason, subcode) | ("requeue",) | ("done",) for a job that just exited."""
+    if _fires(ad, "OnExitHold"):
+        reason = adwire.evaluate(ad, "OnExitHoldReason")
+        if not isinstance(reason, str):
+            reason = f"The job attribute OnExitHold expression '{ad['OnExitHold']}' evaluated to TRUE"
+        sub = adwire.evaluate(ad, "OnExitHoldSubCode")
+        return ("hold", reason, sub if isinstance(sub, int) else 0)
+    if "OnExitRemove" in ad:
+        value = adwire.evaluate(ad, "OnExitRemove")
+        if value is False or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                              and value == 0):
+            return ("requeue",)
+    return ("done",)
+
+
+def _fires(ad: dict, name: str) -> bool:
+    if name not in ad:
+        return False
+    value = adwire.evaluate(ad, name)
+    return value is True or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                             and value != 0)
+
+
+class Runs:
+    """Claims and outcomes of the schedd (thread-safe; one lock orders outcomes)."""
+
+    def __init__(self, store, log, startd_call):
+        self.store = store
+        self.log = log
+        self.startd_call = startd_call
+        self.lock = threading.RLock()
+        self.activating: dict[str, threading.Event] = {}   # claim -> set once recorded
+        self.activating_jobs: set[JobId] = set()
+
+    # -- outcomes -------------------------------------------------------------------
+    def record_outcome(self, job: JobId, claim: str, outcome: dict, wait: float = 10.0) -> str:
+        pending = self.activating.get(claim)
+        if pending is not None:
+            pending.wait(wait)  # the run is being recorded right now
+        with self.lock:
+            ad = self.store.job_ad(job)
+            if ad is None or not self._is_current(ad, claim):
+                return "stale"
+            now = time.time()
+            try:
+                self.store.append(exit_records(job, ad, outcome, now))
+            except InvalidTransition:
+                return "stale"
+            self._remove_scratch(ad)
+            return "recorded"
+
+    @staticmethod
+    def _is_current(ad: dict, claim: str) -> bool:
+        status = adwire.evaluate(ad, "JobStatus")
+        return status in (JobStatus.RUNNING, JobStatus.SUSPENDED, JobStatus.TRANSFERRING_OUTPUT) \
+            and adwire.evaluate(ad, "ClaimId") == claim
+
+    @staticmethod
+    def _remove_scratch(ad: dict) -> None:
+        scratch = adwire.evaluate(ad, "ScratchDir")
+        if isinstance(scratch, str) and os.path.basename(scratch).startswith("dir_"):
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    # -- reconcile ----------------------------------------------------------------------
+    def running_jobs(self) -> list[tuple[JobId, dict]]:
+        out = []
+        for status in (JobStatus.RUNNING, JobStatus.SUSPENDED, JobStatus.TRANSFERRING_OUTPUT):
+            for ad in self.store.query(f"JobStatus == {int(status)}"):
+                out.append((JobId(int(ad["ClusterId"]), int(ad["ProcId"])), ad))
+        return out
+
+    def reconcile(self, startup: bool = False) -> int:
+        """Settle every running job whose starter finished or vanished; returns how many."""
+        settled = 0
+        for job, ad in self.running_jobs():
+            claim = adwire.evaluate(ad, "ClaimId")
+            if not isinstance(claim, str) or claim in self.activating:
+                continue
+            settled += self._settle(job, ad, claim, startup)
+        return settled
+
+    def _settle(self, job: JobId, ad: dict, claim: str, startup: bool) -> int:
+        scratch = adwire.evaluate(ad, "ScratchDir")
+        pid, start = adwire.evaluate(ad, "StarterPid"), adwire.evaluate(ad, "StarterStart")
+        outcome = read_outcome(scratch) if isinstance(scratch, str) else None
+        running = outcome is None and alive(pid, start)
+        if outcome is None and not running and isinstance(scratch, str):
+            outcome = read_outcome(scratch)  # it may have finished between the two looks
+        now = time.time()
+        slot = adwire.evaluate(ad, "RemoteSlot") or ""
+        host = adwire.evaluate(ad, "RemoteHost") or ""
+        if startup:
+            self._append(job, [event(EventType.JOB_DISCONNECTED, job, now, StartdName=slot,
+                                     StartdAddr=host, DisconnectReason="The schedd restarted")])
+        if outcome is not None and outcome.get("claim") == claim:
+            if startup:
+                self._append(job, [event(EventType.JOB_RECONNECTED, job, now, StartdName=slot,
+                                         StartdAddr=host, StarterAddr=host)])
+            return int(self.record_outcome(job, claim, outcome) == "recorded")
+        if running:
+            if startup:
+                self._append(job, [event(EventType.JOB_RECONNECTED, job, now, StartdName=slot,
+                                         StartdAddr=host, StarterAddr=host)])
+            return 0
+        clear = tuple(a for a in RUN_ATTRS if a in ad)
+        with self.lock:
+            current = self.store.job_ad(job)
+            if current is None or not self._is_current(current, claim):
+                return 0
+            if startup:
+                lost = event(EventType.JOB_RECONNECT_FAILED, job, now, StartdName=slot,
+                             Reason="the starter is gone")
+            else:
+                lost = event(EventType.SHADOW_EXCEPTION, job, now,
+                             Message="the starter exited without an outcome")
+            self._append(job, [SetAttributes(job, delete=clear, by="schedd"), lost])
+        self.log.info("job %s: starter gone without an outcome; requeued", job)
+        return 1
+
+    def _append(self, job: JobId, records: list) -> None:
+        try:
+            self.store.append(records)
+        except InvalidTransition as exc:
+            self.log.info("job %s: %s", job, exc)

@@ -1,0 +1,348 @@
+"""condor_startd's job: own the machine's resources and start one starter per job.
+
+The machine is one partitionable slot ``slot1@<host>`` holding all its
+cores, memory (MB) and disk (KB of the EXECUTE file system); ``activate``
+carves a dynamic slot ``slot1_<n>@<host>`` of the job's RequestCpus /
+RequestMemory / RequestDisk out of it and starts a starter for the job.
+When the starter exits the dynamic slot goes back into the partitionable
+one and the negotiator is told at once.
+
+Starters are forked by a *launcher*: a single-threaded child of the startd
+forked before any thread starts, so forking a starter is cheap (no new
+interpreter) and safe.  Starters hold the read end of the startd's lifeline
+pipe: if the startd dies (even by SIGKILL) they see EOF, kill their jobs and
+report them evicted, and the jobs are run again.  A restarted startd finds
+the previous incarnation's starters in ``$(EXECUTE)/startd_state.json`` and
+keeps their resources until they are gone.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import select
+import signal
+import socket
+import threading
+import time
+
+from daemons import ipc
+from daemons.daemon import Daemon, alive, main_for, process_start_time
+from daemons.starter import SIGNALS, Starter
+from eventcore.errors import HTCondorException
+
+STATE_FILE = "startd_state.json"
+
+
+def machine_resources(execute_dir: str, cpus_setting: int = 0, memory_setting: int = 0) -> dict:
+    """Cores, memory (MB) and disk (KB) this machine offers."""
+    cpus = cpus_setting or len(os.sched_getaffinity(0)) or os.cpu_count() or 1
+    memory = memory_setting
+    if not memory:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemTotal:"):
+                    memory = int(line.split()[1]) // 1024
+                    break
+    stat = os.statvfs(execute_dir)
+    disk = stat.f_bavail * stat.f_frsize // 1024
+    return {"Cpus": cpus, "Memory": memory, "Disk": disk}
+
+
+class Launcher:
+    """The single-threaded process that forks starters on the startd's behalf."""
+
+    def __init__(self, execute_dir: str, schedd_address: str, reconnect_timeout: float,
+                 on_exit, log):
+        self.lifeline_r, self.lifeline_w = os.pipe()
+        ours, theirs = socket.socketpair()
+        self.pid = os.fork()
+        if self.pid == 0:  # the launcher
+            ours.close()
+            os.close(self.lifeline_w)
+            code = 1
+            try:
+                _launcher_loop(theirs, self.lifeline_r, execute_dir, schedd_address, reconnect_timeout)
+                code = 0
+            finally:
+                os._exit(code)
+        theirs.close()
+        os.close(self.lifeline_r)
+        self.sock = ours
+        self.on_exit = on_exit
+        self.log = log
+        self._send_lock = threading.Lock()
+        self._waiting: dict[int, list] = {}
+        self._ids = itertools.count(1)
+        self._reader = threading.Thread(target=self._read_loop, name="launcher-reader", daemon=True)
+        self._reader.start()
+
+    def launch(self, job: dict, claim: str, timeout: float = 10.0) -> dict:
+        request_id = next(self._ids)
+        slot = [threading.Event(), None]
+        self._waiting[request_id] = slot
+        with self._send_lock:
+            ipc.send_message(self.sock, {"id": request_id, "job": job, "claim": claim})
+        if not slot[0].wait(timeout):
+            raise HTCondorException("the starter launcher did not answer")
+        return slot[1]
+
+    def _read_loop(self) -> None:
+        while True:
+            try:
+                message = ipc.recv_message(self.sock)
+            except (OSError, ValueError):
+                return
+            if "exited" in message:
+                self.on_exit(message["exited"])
+            else:
+                slot = self._waiting.pop(message["id"], None)
+                if slot is not None:
+                    slot[1] = message
+                    slot[0].set()
+
+    def close(self) -> None:
+        self.sock.close()
+        os.close(self.lifeline_w)
+
+
+def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_timeout) -> None:
+    """The launcher's whole life: fork starters on request, report their exits."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the startd stops us by closing the socket
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    children: set[int] = set()
+    open_ = True
+    while open_ or children:
+        ready, _, _ = select.select([sock] if open_ else [], [], [], 0.05)
+        if ready:
+            try:
+                request = ipc.recv_message(sock)
+            except (OSError, ValueError):
+                open_ = False
+                request = None
+            if request is not None:
+                pid = os.fork()
+                if pid == 0:
+                    sock.close()
+                    code = 1
+                    try:
+                        code = Starter(request["job"], request["claim"], execute_dir, schedd_address,
+                                       lifeline_r, reconnect_timeout).run()
+                    finally:
+                        os._exit(code)
+                children.add(pid)
+                ipc.send_message(sock, {"id": request["id"], "pid": pid,
+                                        "start": process_start_time(pid),
+                                        "scratch": os.path.join(execute_dir, f"dir_{pid}")})
+        while children:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                children.clear()
+                break
+            if pid == 0:
+                break
+            children.discard(pid)
+            if open_:
+                try:
+                    ipc.send_message(sock, {"exited": pid})
+                except OSError:
+                    open_ = False
+
+
+class Startd(Daemon):
+    name = "startd"
+    log_name = "StartLog"
+
+    def __init__(self, config_file: str | None = None):
+        super().__init__(config_file)
+        self.execute_dir.mkdir(parents=True, exist_ok=True)
+        self.total = machine_resources(str(self.execute_dir), self.config_int("NUM_CPUS", 0),
+                                       self.config_int("MEMORY", 0))
+        self.slot_name = f"slot1@{self.host}"
+        self.claims: dict[str, dict] = {}  # claim id -> dynamic slot
+        self._lock = threading.Lock()
+        self._numbers = itertools.count(1)
+        self._changed = threading.Event()
+        self.launcher: Launcher | None = None
+
+    def setup(self) -> None:
+        self._adopt_previous()
+        # Fork the launcher now: no thread of ours exists yet.
+        self.launcher = Launcher(str(self.execute_dir), self.address_of("schedd"),
+                                 self.config_float("SCHEDD_RECONNECT_TIMEOUT", 60),
+                                 self._starter_exited, self.log)
+
+    def _adopt_previous(self) -> None:
+        """Keep the resources of a previous incarnation's starters until they are gone."""
+        try:
+            previous = json.loads((self.execute_dir / STATE_FILE).read_text())
+        except (OSError, ValueError):
+            return
+        for claim, slot in previous.items():
+            if alive(slot.get("pid"), slot.get("start")):
+                slot["orphan"] = True
+                self.claims[claim] = slot
+                self.log.info("starter %s of a previous startd is still running", slot["pid"])
+
+    def started(self) -> None:
+        super().started()
+        self.every(0.2, self._check_starters, name="check-starters")
+        self.every(0.5, self._advertise_changes, name="advertise-changes", wake=self._changed)
+
+    # -- resources ---------------------------------------------------------------
+    def free(self) -> dict:
+        free = dict(self.total)
+        for slot in self.claims.values():
+            for key in free:
+                free[key] -= slot["resources"].get(key, 0)
+        return free
+
+    def _save_state(self) -> None:
+        path = self.execute_dir / STATE_FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.claims))
+        os.replace(tmp, path)
+
+    def _starter_exited(self, pid: int) -> None:
+        with self._lock:
+            done = [claim for claim, slot in self.claims.items() if slot["pid"] == pid]
+            for claim in done:
+                del self.claims[claim]
+            if done:
+                self._save_state()
+        if done:
+            self._slot_freed()
+
+    def _check_starters(self) -> None:
+        with self._lock:
+            done = [claim for claim, slot in self.claims.items()
+                    if not alive(slot["pid"], slot["start"])]
+            for claim in done:
+                del self.claims[claim]
+            if done:
+                self._save_state()
+        if done:
+            self._slot_freed()
+
+    def _slot_freed(self) -> None:
+        self._changed.set()
+        threading.Thread(target=self._poke_negotiator, name="poke", daemon=True).start()
+
+    def _poke_negotiator(self) -> None:
+        try:
+            ipc.call(self.address_of("negotiator"), "reschedule", timeout=5)
+        except HTCondorException:
+            pass
+
+    # -- commands ------------------------------------------------------------------
+    def handlers(self) -> dict:
+        handlers = super().handlers()
+        handlers.update({
+            "activate": self._activate,
+            "signal": self._signal,
+            "slots": lambda peer: self.slot_ads(),
+            "claims": lambda peer: self._claims(),
+        })
+        return handlers
+
+    def _activate(self, peer, claim: str, job: dict, request: dict) -> dict:
+        wanted = {"Cpus": int(request.get("Cpus", 1)), "Memory": int(request.get("Memory", 0)),
+                  "Disk": int(request.get("Disk", 0))}
+        with self._lock:
+            if claim in self.claims:
+                raise HTCondorException(f"claim {claim} is already active")
+            free = self.free()
+            short = [key for key, amount in wanted.items() if amount > free[key]]
+            if short:
+                raise HTCondorException(f"not enough {', '.join(short)} left for claim {claim}")
+            name = f"slot1_{next(self._numbers)}@{self.host}"
+            slot = {"name": name, "resources": wanted, "job": f"{job.get('ClusterId')}.{job.get('ProcId')}",
+                    "owner": job.get("Owner"), "pid": 0, "start": None, "since": int(time.time())}
+            self.claims[claim] = slot
+        try:
+            launched = self.launcher.launch(job, claim)
+        except Exception:
+            with self._lock:
+                self.claims.pop(claim, None)
+            raise
+        with self._lock:
+            slot.update(pid=launched["pid"], start=launched["start"], scratch=launched["scratch"])
+            self._save_state()
+        self._changed.set()
+        return {"slot": name, "pid": launched["pid"], "start": launched["start"],
+                "scratch": launched["scratch"]}
+
+    def _signal(self, peer, claim: str, what: str) -> bool:
+        with self._lock:
+            slot = self.claims.get(claim)
+        if slot is None or not alive(slot["pid"], slot["start"]):
+            return False
+        os.kill(slot["pid"], SIGNALS[what])
+        return True
+
+    def _claims(self) -> dict:
+        with self._lock:
+            return {claim: dict(slot) for claim, slot in self.claims.items()}
+
+    # -- ads -------------------------------------------------------------------------
+    def slot_ads(self) -> list[dict]:
+        with self._lock:
+            free = self.free()
+            claims = list(self.claims.values())
+        base = self.common_ad("Machine", self.slot_name)
+        base.update({
+            "TargetType": "Job", "StartdIpAddr": base["MyAddress"], "OpSys": "LINUX",
+            "Arch": "X86_64", "SlotID": 1, "SlotTypeID": 1, "UidDomain": self.host,
+            "FileSystemDomain": self.host, "HasFileTransfer": True,
+            "DetectedCpus": self.total["Cpus"], "DetectedMemory": self.total["Memory"],
+            "TotalCpus": self.total["Cpus"], "TotalMemory": self.total["Memory"],
+            "TotalDisk": self.total["Disk"], "TotalSlotCpus": self.total["Cpus"],
+            "TotalSlotMemory": self.total["Memory"], "TotalSlotDisk": self.total["Disk"],
+            "Start": {"expr": self.config("START", "True")},
+            "WithinResourceLimits": {"expr": "(MY.Cpus > 0 && TARGET.RequestCpus <= MY.Cpus && "
+                                             "MY.Memory > 0 && TARGET.RequestMemory <= MY.Memory && "
+                                             "MY.Disk > 0 && TARGET.RequestDisk <= MY.Disk)"},
+            "Requirements": {"expr": "START && (WithinResourceLimits)"},
+            "Rank": 0.0, "CurrentRank": 0.0,
+        })
+        pslot = dict(base, SlotType="Partitionable", PartitionableSlot=True, State="Unclaimed",
+                     Activity="Idle", NumDynamicSlots=len(claims), Cpus=free["Cpus"],
+                     Memory=free["Memory"], Disk=free["Disk"])
+        ads = [pslot]
+        for slot in claims:
+            resources = slot["resources"]
+            ads.append(dict(base, Name=slot["name"], SlotType="Dynamic", PartitionableSlot=False,
+                            DynamicSlot=True, State="Claimed", Activity="Busy",
+                            Cpus=resources["Cpus"], Memory=resources["Memory"],
+                            Disk=resources["Disk"], JobId=slot["job"],
+                            RemoteOwner=slot.get("owner") or "", RemoteUser=slot.get("owner") or "",
+                            EnteredCurrentState=slot["since"]))
+        return ads
+
+    def ads(self) -> list[dict]:
+        return self.slot_ads()
+
+    def _advertise_changes(self) -> None:
+        self.advertise()
+
+    def teardown(self) -> None:
+        """Vacate every job we run (the schedd requeues them), then stop the launcher."""
+        with self._lock:
+            claims = list(self.claims.items())
+        for _, slot in claims:
+            if alive(slot["pid"], slot["start"]):
+                os.kill(slot["pid"], SIGNALS["shutdown"])
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(alive(s["pid"], s["start"]) for _, s in claims):
+            time.sleep(0.05)
+        self.launcher.close()
+        try:
+            ipc.call(self.collector_address, "invalidate", timeout=2, mytype="Machine")
+        except HTCondorException:
+            pass
+
+
+if __name__ == "__main__":
+    main_for(Startd)

@@ -1,0 +1,295 @@
+"""condor_starter's job: run one job and make sure its outcome is never lost.
+
+A starter is one small process per job, forked by the startd's launcher.  It
+
+1. leaves the startd's session (``setsid``), creates the job's scratch
+   directory ``$(EXECUTE)/dir_<pid>`` (mode 0700) and records itself there;
+2. starts the job in its own process group: ``Cmd`` with ``Arguments``
+   (or old ``Args``), ``Environment`` (or old ``Env``), in ``Iwd``, stdin /
+   stdout / stderr from ``In``/``Out``/``Err`` (relative to ``Iwd``), as the
+   job's ``Owner`` when the pool runs as root;
+3. waits for the job -- or for an instruction (SIGTERM vacate, SIGQUIT
+   fast kill, SIGHUP pool shutdown, SIGUSR1 suspend, SIGUSR2 continue) or for its startd to die
+   (its lifeline pipe reads EOF), in which case it kills the job;
+4. writes the outcome (exit code or signal, usage, times, or "evicted")
+   atomically to ``outcome.json`` (temp file, fsync, rename) *before*
+   telling anyone, then reports it to the schedd, retrying for
+   ``SCHEDD_RECONNECT_TIMEOUT`` seconds.  A schedd killed meanwhile reads
+   the file when it comes back.  Once the schedd has acknowledged, the
+   scratch directory is removed.
+
+Nothing here may start a thread: the launcher forks starters from a
+single-threaded process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+
+from daemons import ipc
+from daemons.daemon import process_start_time
+from eventcore.errors import HTCondorException
+
+OUTCOME = "outcome.json"
+STARTER_RECORD = "starter.json"
+SIGNALS = {"vacate": signal.SIGTERM, "kill": signal.SIGQUIT, "shutdown": signal.SIGHUP,
+           "suspend": signal.SIGUSR1, "continue": signal.SIGUSR2}
+STOPPING = ("vacate", "kill", "shutdown")
+
+
+def write_atomically(path: str, data: dict) -> None:
+    """``data`` as JSON at ``path``: complete or absent, never torn."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.rename(tmp, path)
+    fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_outcome(scratch: str) -> dict | None:
+    try:
+        with open(os.path.join(scratch, OUTCOME), encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def job_arguments(job: dict) -> list[str]:
+    """argv[1:] from ``Arguments`` (new syntax) or ``Args`` (old syntax)."""
+    if isinstance(job.get("Arguments"), str):
+        return _new_syntax_args(job["Arguments"])
+    if isinstance(job.get("Args"), str):
+        return job["Args"].split()
+    return []
+
+
+def _new_syntax_args(text: str) -> list[str]:
+    # New syntax: whitespace separates, single quotes group, '' is a literal quote.
+    out, word, in_quote, have, i = [], [], False, False, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "'":
+            if in_quote and text[i + 1:i + 2] == "'":
+                word.append("'")
+                i += 2
+                continue
+            in_quote, have = not in_quote, True
+        elif ch.isspace() and not in_quote:
+            if word or have:
+                out.append("".join(word))
+            word, have = [], False
+        else:
+            word.append(ch)
+        i += 1
+    if word or have:
+        out.append("".join(word))
+    return out
+
+
+def job_environment(job: dict, scratch: str) -> dict[str, str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "_CONDOR_SCRATCH_DIR": scratch,
+           "_CONDOR_JOB_IWD": str(job.get("Iwd", scratch)), "TMPDIR": scratch}
+    text = job.get("Environment")
+    if isinstance(text, str):
+        for part in shlex.split(text):
+            key, _, value = part.partition("=")
+            if key:
+                env[key] = value
+    elif isinstance(job.get("Env"), str):
+        for part in job["Env"].split(";"):
+            key, _, value = part.partition("=")
+            if key:
+                env[key.strip()] = value
+    if job.get("GetEnv") is True:
+        env = {**os.environ, **env}
+    return env
+
+
+def _open(path, iwd: str, mode: str, default):
+    if not isinstance(path, str) or path in ("", "/dev/null"):
+        return default
+    full = path if os.path.isabs(path) else os.path.join(iwd, path)
+    return open(full, mode)
+
+
+class Starter:
+    """One job's starter (runs in the forked child; single-threaded)."""
+
+    def __init__(self, job: dict, claim: str, execute_dir: str, schedd_address: str,
+                 lifeline_fd: int | None, reconnect_timeout: float, kill_timeout: float = 5.0):
+        self.job = job
+        self.claim = claim
+        self.schedd_address = schedd_address
+        self.lifeline_fd = lifeline_fd
+        self.reconnect_timeout = reconnect_timeout
+        self.kill_timeout = kill_timeout
+        self.scratch = os.path.join(execute_dir, f"dir_{os.getpid()}")
+        self.child: subprocess.Popen | None = None
+        self.pending: list[str] = []
+        self.suspended_at: float | None = None
+        self.suspended_total = 0.0
+
+    # -- lifecycle ----------------------------------------------------------------
+    def run(self) -> int:
+        os.setsid()
+        os.makedirs(self.scratch, mode=0o700, exist_ok=True)
+        for name, sig in SIGNALS.items():
+            signal.signal(sig, lambda _s, _f, name=name: self.pending.append(name))
+        start = time.time()
+        try:
+            self.child = self._spawn()
+        except OSError as exc:
+            outcome = {"kind": "spawn_failed", "errno": exc.errno or 0, "message": str(exc),
+                       "start": start, "end": time.time()}
+        else:
+            outcome = self._wait(start)
+        outcome.update(claim=self.claim, job=self.job_id)
+        if "shutdown" in self.pending:
+            self.reconnect_timeout = 1.0  # the pool is stopping: one short try, then leave
+        write_atomically(os.path.join(self.scratch, OUTCOME), outcome)
+        if self._report(outcome):
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        return 0
+
+    @property
+    def job_id(self) -> str:
+        return f"{self.job.get('ClusterId')}.{self.job.get('ProcId')}"
+
+    def _spawn(self) -> subprocess.Popen:
+        job = self.job
+        iwd = str(job.get("Iwd") or self.scratch)
+        cmd = str(job.get("Cmd", ""))
+        if not os.path.isabs(cmd):
+            cmd = os.path.join(iwd, cmd)
+        user = self._run_as()
+        stdin = _open(job.get("In"), iwd, "rb", subprocess.DEVNULL)
+        stdout = _open(job.get("Out"), iwd, "ab" if job.get("StreamOut") else "wb", subprocess.DEVNULL)
+        stderr = _open(job.get("Err"), iwd, "wb", subprocess.DEVNULL) \
+            if job.get("Err") != job.get("Out") else stdout
+        try:
+            return subprocess.Popen([cmd, *job_arguments(job)], cwd=iwd, stdin=stdin, stdout=stdout,
+                                    stderr=stderr, env=job_environment(job, self.scratch),
+                                    process_group=0, close_fds=True, user=user)
+        finally:
+            for handle in (stdin, stdout, stderr):
+                if hasattr(handle, "close"):
+                    handle.close()
+
+    def _run_as(self):
+        owner = self.job.get("Owner")
+        if os.geteuid() != 0 or not isinstance(owner, str):
+            return None
+        try:
+            entry = pwd.getpwnam(owner)
+        except KeyError:
+            return None
+        return None if entry.pw_uid == 0 else entry.pw_uid
+
+    def _wait(self, start: float) -> dict:
+        pid = self.child.pid
+        pidfd = os.pidfd_open(pid)
+        watched = [pidfd] + ([self.lifeline_fd] if self.lifeline_fd is not None else [])
+        killed_by = None
+        deadline = None
+        try:
+            while True:
+                self._handle_instructions()
+                if self.pending and self.pending[-1] in STOPPING and killed_by is None:
+                    killed_by = self.pending[-1]
+                ready = self._select(watched, 0.5)
+                if pidfd in ready:
+                    break
+                if self.lifeline_fd in ready and not os.read(self.lifeline_fd, 1):
+                    watched.remove(self.lifeline_fd)
+                    self.lifeline_fd = None
+                    killed_by = "startd_gone"
+                    self._signal_job(signal.SIGKILL)
+                if killed_by and deadline is None:
+                    deadline = time.monotonic() + (0 if killed_by != "vacate" else self.kill_timeout)
+                if deadline is not None and time.monotonic() >= deadline:
+                    self._signal_job(signal.SIGKILL)
+            _, status, usage = os.wait4(pid, 0)
+        finally:
+            os.close(pidfd)
+        self._signal_job(signal.SIGKILL)  # whatever the job left behind in its group
+        end = time.time()
+        outcome = {"start": start, "end": end, "usage": _usage(usage),
+                   "suspended": self.suspended_total}
+        if killed_by:
+            outcome["kind"] = "evicted"
+            outcome["reason"] = killed_by
+        elif os.WIFSIGNALED(status):
+            outcome.update(kind="exit", by_signal=True, signal=os.WTERMSIG(status),
+                           core=os.WCOREDUMP(status))
+        else:
+            outcome.update(kind="exit", by_signal=False, code=os.WEXITSTATUS(status))
+        return outcome
+
+    def _select(self, fds, timeout):
+        try:
+            ready, _, _ = select.select(fds, [], [], timeout)
+        except InterruptedError:
+            return []
+        return ready
+
+    def _handle_instructions(self) -> None:
+        while self.pending:
+            what = self.pending[0]
+            if what in STOPPING:
+                self._signal_job(signal.SIGCONT)
+                self._signal_job(signal.SIGTERM if what == "vacate" else signal.SIGKILL)
+                return
+            self.pending.pop(0)
+            if what == "suspend" and self.suspended_at is None:
+                self._signal_job(signal.SIGSTOP)
+                self.suspended_at = time.monotonic()
+            elif what == "continue" and self.suspended_at is not None:
+                self._signal_job(signal.SIGCONT)
+                self.suspended_total += time.monotonic() - self.suspended_at
+                self.suspended_at = None
+
+    def _signal_job(self, sig: int) -> None:
+        if self.child is None:
+            return
+        try:
+            os.killpg(self.child.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _report(self, outcome: dict) -> bool:
+        """Tell the schedd; True once it acknowledged (the outcome is in its journal)."""
+        deadline = time.monotonic() + self.reconnect_timeout
+        delay = 0.05
+        while True:
+            try:
+                ipc.call(self.schedd_address, "starter_outcome", timeout=30, claim=self.claim,
+                         job=self.job_id, outcome=outcome)
+                return True
+            except HTCondorException:
+                if time.monotonic() >= deadline:
+                    return False  # the schedd reads outcome.json when it comes back
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+
+def _usage(usage) -> dict:
+    return {"user": usage.ru_utime, "sys": usage.ru_stime, "maxrss_kb": usage.ru_maxrss}
+
+
+def starter_identity(pid: int) -> dict:
+    """What the startd and schedd record to find a starter again: pid + start time."""
+    return {"pid": pid, "start": process_start_time(pid)}
