@@ -313,3 +313,15 @@ class Collector:
         if not ads:
             raise HTCondorException("Unable to query daemon.")
         return ads[0]
+
+
+def version() -> str:
+    """htcondor2.version(): the HTCondor version string this pool claims."""
+    from daemons.daemon import VERSION
+    return VERSION
+
+
+def platform() -> str:
+    """htcondor2.platform()."""
+    from daemons.daemon import PLATFORM
+    return PLATFORM

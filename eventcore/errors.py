@@ -12,6 +12,8 @@ data (where, what), not just a message.
     │   └── ClassAdEvalError         evaluation *failed* (not the ERROR value)
     ├── SubmitError (ValueError)     submit description; file/line/text
     ├── UserLogError                 a user log that cannot be read; file/offset
+    │   ├── UserLogReadError (HTCondorException)   a garbled event (ULOG_RD_ERROR)
+    │   └── UserLogFileChanged       the file was truncated or replaced under the reader
     ├── InvalidTransition (ValueError)   (status, event) not in the status table
     ├── JournalError
     │   ├── JournalCorrupt           checksum/continuity failure; position
@@ -20,6 +22,13 @@ data (where, what), not just a message.
     ├── TrackerError                 a job tracker cannot follow its source
     │   └── TrackerTimeout (TimeoutError)  wait_until's condition did not hold in time
     └── HTCondorException            htcondor2.HTCondorException's twin (daemons, IPC)
+        ├── HTCondorEnumError (ValueError, NotImplementedError)                 v1 names:
+        ├── HTCondorInternalError (RuntimeError, TypeError, ValueError)         old code that
+        ├── HTCondorIOError (IOError, RuntimeError, ValueError)                 catches these
+        ├── HTCondorLocateError (IOError, ValueError, RuntimeError)             (or the built-ins
+        ├── HTCondorReplyError (RuntimeError, ValueError)                       they inherit)
+        ├── HTCondorValueError (ValueError, RuntimeError)                       keeps working
+        └── HTCondorTypeError (TypeError, RuntimeError, ValueError)
 
 Whose fault: ``*ParseError``, ``SubmitError``, ``ConfigError`` and
 ``InvalidTransition`` are the caller's input; ``JournalCorrupt`` and
@@ -209,3 +218,47 @@ class TrackerTimeout(TrackerError, TimeoutError):
 
 class HTCondorException(JobledgerError):
     """The pool failed a request (htcondor2.HTCondorException's twin)."""
+
+
+class UserLogReadError(UserLogError, HTCondorException):
+    """An event that cannot be read (htcondor2 raises ``HTCondorException("ULOG_RD_ERROR")``).
+
+    The reader has already moved past the bad record; reading again continues.
+    """
+
+
+class UserLogFileChanged(UserLogError):
+    """The log was truncated, or the path now names another file (rotated/replaced)."""
+
+
+class UserLogWarning(UserWarning):
+    """A user-log problem a reader skipped over (garbled event, foreign text)."""
+
+
+# The v1 htcondor module's exception classes, kept for old scripts.
+class HTCondorEnumError(HTCondorException, ValueError, NotImplementedError):
+    """v1: an unknown enumeration value."""
+
+
+class HTCondorInternalError(HTCondorException, RuntimeError, TypeError, ValueError):
+    """v1: an internal failure."""
+
+
+class HTCondorIOError(HTCondorException, IOError, RuntimeError, ValueError):
+    """v1: a daemon could not be reached or failed to answer."""
+
+
+class HTCondorLocateError(HTCondorException, IOError, ValueError, RuntimeError):
+    """v1: a daemon could not be located."""
+
+
+class HTCondorReplyError(HTCondorException, RuntimeError, ValueError):
+    """v1: a daemon refused the request."""
+
+
+class HTCondorValueError(HTCondorException, ValueError, RuntimeError):
+    """v1: a bad value."""
+
+
+class HTCondorTypeError(HTCondorException, TypeError, RuntimeError, ValueError):
+    """v1: an argument of the wrong type."""

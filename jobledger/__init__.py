@@ -6,11 +6,34 @@ tracking/.  tests/test_exports.py pins the public names.
 """
 
 from eventcore.errors import HTCondorException, JobledgerError
+from tracking.jobevent import JobEvent, JobEventType
+from tracking.jobeventlog import JobEventLog
+# The pool: daemons' clients, configuration, enums, v1 exception names.
+from daemons.clients import Collector, Schedd, SubmitResult, platform, version
+from daemons.config_files import param, reload_config
+from eventcore.enums import (AdType, AdTypes, CompletionType, DaemonCommand, DaemonCommands, DaemonType,
+                             DaemonTypes, DrainType, DrainTypes, JobAction, LogLevel, QueryOpt, QueryOpts,
+                             SubmitMethod, SubsystemType, TransactionFlag, TransactionFlags, VacateType)
+from eventcore.errors import (HTCondorEnumError, HTCondorInternalError, HTCondorIOError,
+                              HTCondorLocateError, HTCondorReplyError, HTCondorTypeError,
+                              HTCondorValueError)
+from eventcore.status import JobStatus
+from jobledger import classad
 
 __version__ = "0.1.0"
 
 __all__ = [
+    # pool
+    "Collector", "Schedd", "SubmitResult", "platform", "version", "param", "reload_config",
+    "AdType", "AdTypes", "CompletionType", "DaemonCommand", "DaemonCommands", "DaemonType",
+    "DaemonTypes", "DrainType", "DrainTypes", "JobAction", "LogLevel", "QueryOpt", "QueryOpts",
+    "SubmitMethod", "SubsystemType", "TransactionFlag", "TransactionFlags", "VacateType", "JobStatus",
+    "HTCondorEnumError", "HTCondorInternalError", "HTCondorIOError", "HTCondorLocateError",
+    "HTCondorReplyError", "HTCondorTypeError", "HTCondorValueError", "classad",
     "HTCondorException",
+    "JobEvent",
+    "JobEventLog",
+    "JobEventType",
     "JobledgerError",
     "__version__",
 ]
