@@ -102,13 +102,22 @@ class JournalTracker(Tracker):
     def _checkpoint_kind(self) -> str:
         return f"journal:{self.path.resolve()}"
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> sqlite3.Connection | None:
+        """The read-only connection; None while the pool has not created its journal."""
         if self._db is None:
             if not self.path.exists():
-                raise TrackerError("no such journal", str(self.path))
+                return None
             uri = f"{self.path.resolve().as_uri()}?mode=ro"
             self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
         return self._db
+
+    def _select(self, db: sqlite3.Connection, sql: str, args: tuple) -> list:
+        try:
+            return db.execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):        # a pool still creating its journal
+                return []
+            raise TrackerError(f"cannot read the journal: {exc}", str(self.path)) from exc
 
     # --- positions ------------------------------------------------------------
 
@@ -118,10 +127,12 @@ class JournalTracker(Tracker):
             self.position, self._checksum = self._start_after, None
             return True
         position, checksum = saved
-        if position and self.path.exists():
-            row = self._connect().execute(
-                "SELECT checksum FROM journal WHERE position = ?", (position,)).fetchone()
-            if row is None or row[0] != checksum:
+        if position:
+            db = self._connect()
+            if db is None:
+                return False
+            row = self._select(db, "SELECT checksum FROM journal WHERE position = ?", (position,))
+            if not row or row[0][0] != checksum:
                 return False
         self.position, self._checksum = position, checksum
         return True
@@ -134,10 +145,11 @@ class JournalTracker(Tracker):
 
     def _read(self) -> Batch:
         db = self._connect()
-        rows = db.execute(
-            "SELECT position, time, cluster, proc, type, payload, checksum FROM journal"
-            " WHERE position > ? ORDER BY position LIMIT ?",
-            (self.position, self.batch)).fetchall()
+        if db is None:
+            return Batch()
+        rows = self._select(
+            db, "SELECT position, time, cluster, proc, type, payload, checksum FROM journal"
+            " WHERE position > ? ORDER BY position LIMIT ?", (self.position, self.batch))
         if not rows:
             return Batch()
         items: list = []
