@@ -1,0 +1,102 @@
+"""The JSON user-log format: one JSON object per event.
+
+``scan_json(buf, pos, state)`` has ``scan_text``'s contract (items and the
+offset of the first incomplete record, which is held back).  An object
+without ``EventTypeNumber`` is skipped, as HTCondor does.  ``render_json``
+writes an event the way HTCondor's JSON printer does: two-space indent, one
+attribute per line, expressions as ``"\\/Expr(<text>)\\/"``.  (HTCondor
+orders attributes by its hash table; we write the common ones first, then
+the event's, which every reader accepts.)
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+
+from eventcore.codecs.userlog_ads import ad_to_parsed, event_ad
+from eventcore.codecs.userlog_text_read import Garbled, Skipped, _Offsets
+from eventcore.codecs.userlog_text_write import TextFormat
+from eventcore.events import UNDEFINED, Event, Expr, Special
+
+__all__ = ["scan_json", "render_json", "json_value", "decode_json_value"]
+
+_DECODER = json.JSONDecoder()
+_WS = " \t\r\n"
+
+
+def decode_json_value(value):
+    """HTCondor JSON -> attribute value (``/Expr(..)/`` strings are expressions)."""
+    if isinstance(value, str):
+        if value.startswith("/Expr(") and value.endswith(")/"):
+            return Expr(value[6:-2])
+        return value
+    if isinstance(value, list):
+        return [decode_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: decode_json_value(v) for k, v in value.items()}
+    if value is None:
+        return UNDEFINED
+    return value
+
+
+def scan_json(buf: bytes, pos: int, state, limit: int | None = None):
+    chunk = buf[pos:]
+    ascii = chunk.isascii()
+    s = chunk.decode("utf-8", "surrogateescape")
+    off = _Offsets(s, pos, ascii)
+    items: list = []
+    n = len(s)
+    i = 0
+    while True:
+        while i < n and s[i] in _WS:
+            i += 1
+        if i >= n or (limit is not None and len(items) >= limit):
+            break
+        if s[i] != "{":
+            nxt = s.find("\n{", i)
+            if nxt < 0:
+                break
+            items.append(Skipped(s[i:nxt + 1], off(i), off(nxt + 1)))
+            i = nxt + 1
+            continue
+        try:
+            obj, end = _DECODER.raw_decode(s, i)
+        except json.JSONDecodeError:
+            nxt = s.find("\n{", i + 1)
+            if nxt < 0:
+                break                  # incomplete: wait for the rest
+            items.append(Garbled("not a JSON object", s[i:nxt + 1], off(i), off(nxt + 1)))
+            i = nxt + 1
+            continue
+        if not isinstance(obj, dict):
+            items.append(Skipped(s[i:end], off(i), off(end)))
+        else:
+            ad = {k: decode_json_value(v) for k, v in obj.items()}
+            items.append(ad_to_parsed(ad, state, s[i:end], off(i), off(end)))
+        i = end
+    return items, off(i)
+
+
+def json_value(value):
+    """Attribute value -> the JSON HTCondor writes."""
+    if isinstance(value, Expr):
+        return f"/Expr({value.text})/"
+    if isinstance(value, Special):
+        return None if value is UNDEFINED else "/Expr(error)/"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"/Expr(real(\"{'NaN' if math.isnan(value) else ('INF' if value > 0 else '-INF')}\"))/"
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: json_value(v) for k, v in value.items()}
+    return value
+
+
+def render_json(event: Event, fmt: TextFormat = TextFormat(),
+                tz: datetime.tzinfo = datetime.timezone.utc) -> str:
+    """One event as HTCondor's JSON event log writes it (with the newline)."""
+    ad = {k: json_value(v) for k, v in event_ad(event, fmt, tz).items()}
+    text = json.dumps(ad, indent=2, ensure_ascii=False)
+    return text.replace('"/Expr(', '"\\/Expr(').replace(')/"', ')\\/"') + "\n"

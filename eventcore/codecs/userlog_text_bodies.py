@@ -1,0 +1,638 @@
+"""Event bodies of the text user log: one reader per event number.
+
+``parse_body(number, first, lines)`` takes the header line's text after the
+timestamp (``first``) and the body lines (no newlines, no terminator) and
+returns ``(attrs, hidden)``: the event's HTCondor attributes as HTCondor's
+reader exposes them (without the common ones) and writer-only fields the
+records keep for re-rendering.  A body HTCondor cannot read raises
+``BadBody`` with the reason.
+
+The rules follow HTCondor's reader (shared/spec/userlog.md §5-6), including
+its quirks, except where tests/userlog/test_deviations.py names a fix.
+"""
+
+from __future__ import annotations
+
+import re
+
+from eventcore.codecs.userlog_values import NOT_A_VALUE, parse_value
+from eventcore.codecs.userlog_text_write import FILE_TRANSFER_TEXT
+
+__all__ = ["BadBody", "parse_body", "parse_attribute_line", "FIRST_LINE_PREFIX"]
+
+
+class BadBody(ValueError):
+    """The event's text does not parse (HTCondor's ULOG_RD_ERROR)."""
+
+
+_INT = r"[+-]?\d+"
+_USAGE_RE = re.compile(r"\s*Usr (-?\d+) (-?\d+):(-?\d+):(-?\d+), Sys (-?\d+) (-?\d+):(-?\d+):(-?\d+)")
+_BYTES_RE = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*-\s*(Run|Total)\s*Bytes\s*"
+                       r"(Sent|Received)\s*By\s*(\w+)")
+_PAREN_NUM = re.compile(r"\s*\(\s*(" + _INT + r")\)\s*(.*)")
+_RETURN_VALUE = re.compile(r"\(return value (" + _INT + r")")
+_SIGNAL = re.compile(r"\(signal (" + _INT + r")")
+_CODE_SUBCODE = re.compile(r"\s*Code (" + _INT + r") Subcode (" + _INT + r")")
+_IMAGE_LINE = re.compile(r"\s*(" + _INT + r")\s+-\s+(\w+)")
+_ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+_MATERIALIZED = re.compile(r"Materialized (" + _INT + r") jobs from (" + _INT + r") items\.")
+_PAUSE_CODE = re.compile(r"PauseCode (" + _INT + r")")
+_HOLD_CODE = re.compile(r"HoldCode (" + _INT + r")")
+_ERROR_WORD = re.compile(r"error\s*(" + _INT + r")", re.I)
+
+#: Prefix each event's first-line text must start with (exact bytes).
+FIRST_LINE_PREFIX = {
+    0: "Job submitted from host:", 1: "Job executing on host:", 3: "Job was checkpointed.",
+    4: "Job was evicted.", 5: "Job terminated.", 6: "Image size of job updated:",
+    7: "Shadow exception!", 9: "Job was aborted", 10: "Job was suspended.",
+    11: "Job was unsuspended.", 12: "Job was held.", 13: "Job was released.",
+    16: "POST Script terminated.", 22: "Job disconnected, attempting to reconnect",
+    23: "Job reconnected to", 24: "Job reconnection failed",
+    25: "Grid Resource Back Up", 26: "Detected Down Grid Resource",
+    27: "Job submitted to grid resource", 28: "Job ad information event triggered.",
+    29: "The job's remote status is unknown", 30: "The job's remote status is known again",
+    35: "Cluster submitted from host:", 46: "Dataflow job was skipped.",
+    47: "Common files event: ",
+}
+
+
+# ----------------------------------------------------------- shared bits --
+
+def _usage(line: str | None) -> str:
+    m = _USAGE_RE.match(line or "")
+    if not m:
+        raise BadBody(f"expected a CPU usage line, got {line!r}")
+    v = [int(x) for x in m.groups()]
+    u = v[0] * 86400 + v[1] * 3600 + v[2] * 60 + v[3]
+    s = v[4] * 86400 + v[5] * 3600 + v[6] * 60 + v[7]
+    return "Usr %d %02d:%02d:%02d, Sys %d %02d:%02d:%02d" % (
+        u // 86400, u % 86400 // 3600, u % 3600 // 60, u % 60,
+        s // 86400, s % 86400 // 3600, s % 3600 // 60, s % 60)
+
+
+def _termination(lines, i, attrs, normal_if_nonzero=True, core=True):
+    """Termination (and core) lines at ``lines[i]``; returns the next index."""
+    line = lines[i] if i < len(lines) else None
+    m = _PAREN_NUM.match(line or "")
+    if not m:
+        raise BadBody(f"expected a termination line, got {line!r}")
+    n = int(m.group(1))
+    normal = n != 0 if normal_if_nonzero else n == 1
+    attrs["TerminatedNormally"] = normal
+    if normal:
+        rv = _RETURN_VALUE.search(line)
+        if not rv:
+            raise BadBody(f"no return value in {line!r}")
+        attrs["ReturnValue"] = int(rv.group(1))
+        return i + 1
+    sig = _SIGNAL.search(line)
+    if not sig:
+        raise BadBody(f"no signal in {line!r}")
+    attrs["TerminatedBySignal"] = int(sig.group(1))
+    if not core:
+        return i + 1
+    if i + 1 >= len(lines):
+        raise BadBody("missing core file line")
+    core_line = lines[i + 1].strip()
+    if core_line.startswith("(1) Corefile in: "):
+        attrs["CoreFile"] = core_line[len("(1) Corefile in: "):]
+    elif not core_line.startswith("(0)"):
+        raise BadBody(f"expected a core file line, got {lines[i + 1]!r}")
+    return i + 2
+
+
+def parse_attribute_line(line: str):
+    """``Name = value`` -> (name, value) or None when the line is no assignment."""
+    eq = line.find("=")
+    if eq <= 0:
+        return None
+    name = line[:eq].strip()
+    if not _ATTR_NAME.match(name):
+        return None
+    value = parse_value(line[eq + 1:])
+    if value is NOT_A_VALUE:
+        return None
+    return name, value
+
+
+# ------------------------------------------------------------- the events --
+
+def _submit(first, lines, cluster_level=False):
+    prefix = FIRST_LINE_PREFIX[35 if cluster_level else 0]
+    rest = first[len(prefix):]
+    if rest.startswith(" "):
+        rest = rest[1:]
+    attrs, hidden = {}, {}
+    if rest.startswith("..."):
+        return attrs, hidden
+    if rest:
+        attrs["SubmitHost"] = rest
+    structured_seen = False
+    for n, raw in enumerate(lines, 1):
+        line = raw.strip(" \t\r\n\v\f")
+        if line.startswith("["):
+            value = parse_value(line)
+            if isinstance(value, dict) and not structured_seen:
+                attrs["StructuredNotes"] = value
+                structured_seen = True
+            attrs["LogNotes"] = line
+        elif line.startswith("DAG Node: "):
+            attrs["LogNotes"] = line
+            attrs["StructuredNotes"] = {"DAGNodeName": line[len("DAG Node: "):].strip()}
+        elif line.startswith("WARNING: ") and not cluster_level:
+            attrs["Warnings"] = line
+        elif n == 1 and line:
+            attrs["LogNotes"] = line
+        elif n == 2 and line:
+            attrs["UserNotes"] = line
+    if cluster_level:
+        for src, dst in (("LogNotes", "log_notes"), ("UserNotes", "user_notes")):
+            if src in attrs:
+                hidden[dst] = attrs.pop(src)
+        if "StructuredNotes" in attrs and hidden.get("log_notes", "").startswith("DAG Node: "):
+            pass
+    return attrs, hidden
+
+
+def _execute(first, lines, node=False):
+    attrs = {}
+    if node:
+        m = re.match(r"Node (" + _INT + r")", first)
+        if not m:
+            raise BadBody(f"expected 'Node <n> executing on host:', got {first!r}")
+        attrs["Node"] = int(m.group(1))
+        colon = first.find(":")
+        host = first[colon + 1:].strip() if colon >= 0 else ""
+    else:
+        host = first[len("Job executing on host:"):].strip()
+    if host:
+        attrs["ExecuteHost"] = host
+    props = {}
+    for k, line in enumerate(lines):
+        if k == 0 and line.startswith("\tSlotName:"):
+            slot = line[len("\tSlotName:"):].strip()
+            if len(slot) >= 2 and slot[0] == '"' and slot[-1] == '"':
+                slot = slot[1:-1]
+            attrs["SlotName"] = slot
+            continue
+        pair = parse_attribute_line(line)
+        if pair:
+            props[pair[0]] = pair[1]
+    if props:
+        attrs["ExecuteProps"] = props
+    return attrs, {}
+
+
+def _executable_error(first, lines):
+    m = _PAREN_NUM.match(first)
+    if not m:
+        raise BadBody(f"expected '(<n>) <text>', got {first!r}")
+    n = int(m.group(1))
+    return ({"ExecuteErrorType": n} if n >= 0 else {}), {}
+
+
+def _checkpointed(first, lines):
+    attrs = {"RunRemoteUsage": _usage(lines[0] if lines else None),
+             "RunLocalUsage": _usage(lines[1] if len(lines) > 1 else None),
+             "SentBytes": 0.0}
+    if len(lines) > 2:
+        m = _BYTES_RE.match(lines[2])
+        if m:
+            attrs["SentBytes"] = float(m.group(1))
+    return attrs, {}
+
+
+def _bytes_line(line):
+    m = _BYTES_RE.match(line)
+    return m.groups() if m else None
+
+
+def _evicted(first, lines):
+    attrs = {"Checkpointed": False, "TerminatedAndRequeued": False, "TerminatedNormally": False}
+    rest = first[len("Job was evicted."):]
+    m = _CODE_SUBCODE.match(rest)
+    if m:
+        if int(m.group(1)):
+            attrs["ReasonCode"] = int(m.group(1))
+        if int(m.group(2)):
+            attrs["ReasonSubCode"] = int(m.group(2))
+    m = _PAREN_NUM.match(lines[0]) if lines else None
+    if not m:
+        raise BadBody("expected '(<n>) <words>' after 'Job was evicted.'")
+    attrs["Checkpointed"] = int(m.group(1)) != 0
+    requeued = m.group(2).startswith("Job terminated and was requeued")
+    attrs["TerminatedAndRequeued"] = requeued
+    attrs["RunRemoteUsage"] = _usage(lines[1] if len(lines) > 1 else None)
+    attrs["RunLocalUsage"] = _usage(lines[2] if len(lines) > 2 else None)
+    attrs["SentBytes"] = 0.0
+    attrs["ReceivedBytes"] = 0.0
+    sent = _bytes_line(lines[3]) if len(lines) > 3 else None
+    recv = _bytes_line(lines[4]) if len(lines) > 4 else None
+    if not sent or not recv:
+        return attrs, {}
+    attrs["SentBytes"] = float(sent[0])
+    attrs["ReceivedBytes"] = float(recv[0])
+    i = 5
+    if requeued:
+        i = _termination(lines, i, attrs)
+    if i < len(lines):
+        line = lines[i]
+        if line.startswith("\tReason: "):
+            attrs["Reason"] = line[len("\tReason: "):]
+        elif not line.startswith("\tPartitionable Resources"):
+            reason = line.strip()
+            if reason:
+                attrs["Reason"] = reason
+    return attrs, {}
+
+
+def _table(header: str, rows, attrs):
+    t = header[header.find(":") + 1:]
+    u = t.find("Usage")
+    r = t.find("Request")
+    if u < 0 or r < 0:
+        return
+    use_end, req_end = u + 6, r + 8
+    a = t.find("Allocated", req_end - 1)
+    alloc_end = a + 9 if a >= 0 else None
+    s = t.find("Assigned", alloc_end) if alloc_end is not None else -1
+    asg_start = s if s >= 0 else None
+    for row in rows:
+        if ":" not in row:
+            break
+        body = row.lstrip(" \t")
+        k = 0
+        while k < len(body) and body[k] not in " :":
+            k += 1
+        tag = body[:k]
+        colon = body.find(":", k)
+        if not tag or colon < 0:
+            continue
+        r_text = body[colon + 1:]
+        slices = [(tag + "Usage", r_text[:use_end]), ("Request" + tag, r_text[use_end:req_end])]
+        if alloc_end is not None:
+            slices.append((tag, r_text[req_end:alloc_end]))
+        if asg_start is not None:
+            slices.append(("Assigned" + tag, r_text[asg_start:]))
+        for name, text in slices:
+            value = parse_value(text)
+            if value is not NOT_A_VALUE:
+                attrs[name] = value
+
+
+_BYTE_ATTRS = {("Run", "Sent"): "SentBytes", ("Run", "Received"): "ReceivedBytes",
+               ("Total", "Sent"): "TotalSentBytes", ("Total", "Received"): "TotalReceivedBytes"}
+
+
+def _terminated(first, lines, node=False):
+    attrs = {}
+    if node:
+        m = re.match(r"Node (" + _INT + r") terminated\.", first)
+        if not m:
+            raise BadBody(f"expected 'Node <n> terminated.', got {first!r}")
+        attrs["ReturnValue"] = -1
+        attrs["TerminatedBySignal"] = -1
+        if int(m.group(1)) >= 0:
+            attrs["Node"] = int(m.group(1))
+    i = _termination(lines, 0, attrs)
+    for name in ("RunRemoteUsage", "RunLocalUsage", "TotalRemoteUsage", "TotalLocalUsage"):
+        attrs[name] = _usage(lines[i] if i < len(lines) else None)
+        i += 1
+    for name in _BYTE_ATTRS.values():
+        attrs[name] = 0.0
+    who = "Node" if node else "Job"
+    n = len(lines)
+    while i < n:
+        got = _bytes_line(lines[i])
+        if not got or got[3] != who:
+            break
+        attrs[_BYTE_ATTRS[got[1], got[2]]] = float(got[0])
+        i += 1
+    if i < n and (lines[i].startswith("\tPartitionable ") or lines[i].startswith("\tResources")):
+        _table(lines[i], lines[i + 1:], attrs)
+    return attrs, {}
+
+
+def _image_size(first, lines):
+    text = first[len("Image size of job updated:"):].strip()
+    m = re.match(_INT, text)
+    if not m:
+        raise BadBody(f"no image size in {first!r}")
+    attrs = {"Size": int(m.group()), "ResidentSetSize": 0}
+    for line in lines:
+        m = _IMAGE_LINE.match(line)
+        if not m:
+            break
+        label = m.group(2).lower()
+        for name in ("MemoryUsage", "ResidentSetSize", "ProportionalSetSize"):
+            if label.startswith(name.lower()):
+                attrs[name] = int(m.group(1))
+                break
+        else:
+            break
+    return attrs, {}
+
+
+def _shadow_exception(first, lines):
+    attrs = {"Message": lines[0].strip() if lines else "", "SentBytes": 0.0,
+             "ReceivedBytes": 0.0}
+    if len(lines) > 2:
+        sent, recv = _bytes_line(lines[1]), _bytes_line(lines[2])
+        if sent and recv:
+            attrs["SentBytes"] = float(sent[0])
+            attrs["ReceivedBytes"] = float(recv[0])
+    return attrs, {}
+
+
+def _generic(first, lines):
+    return ({"Info": first} if first else {}), {}
+
+
+def _optional_reason(name="Reason"):
+    def parse(first, lines):
+        reason = lines[0].strip() if lines else ""
+        return ({name: reason} if reason else {}), {}
+    return parse
+
+
+def _suspended(first, lines):
+    m = re.match(r"\s*Number of processes actually suspended: (" + _INT + ")", lines[0]) if lines else None
+    if not m:
+        raise BadBody("missing 'Number of processes actually suspended' line")
+    return {"NumberOfPIDs": int(m.group(1))}, {}
+
+
+def _held(first, lines):
+    attrs = {"HoldReasonCode": 0, "HoldReasonSubCode": 0}
+    if lines:
+        reason = lines[0].strip()
+        if reason and reason != "Reason unspecified":
+            attrs["HoldReason"] = reason
+    if len(lines) > 1:
+        m = _CODE_SUBCODE.match(lines[1])
+        if m:
+            attrs["HoldReasonCode"] = int(m.group(1))
+            attrs["HoldReasonSubCode"] = int(m.group(2))
+    return attrs, {}
+
+
+def _post_script(first, lines):
+    attrs = {}
+    i = _termination(lines, 0, attrs, normal_if_nonzero=False, core=False)
+    if i < len(lines):
+        line = lines[i].strip()
+        if line.startswith("DAG Node: "):
+            attrs["DAGNodeName"] = line[len("DAG Node: "):]
+    return attrs, {}
+
+
+def _remote_error(first, lines):
+    text = first.strip()
+    k = text.find(" from ")
+    if k < 0:
+        raise BadBody(f"expected '<kind> from <daemon> on <host>:', got {first!r}")
+    kind, rest = text[:k], text[k + 6:]
+    attrs = {}
+    on = rest.find(" on ")
+    if on >= 0:
+        attrs["Daemon"] = rest[:on]
+        host = rest[on + 4:]
+        if host.endswith(":"):
+            host = host[:-1]
+        attrs["ExecuteHost"] = host
+    else:
+        attrs["Daemon"] = rest
+    if kind == "Warning":
+        attrs["CriticalError"] = 0
+    msg = []
+    for line in lines:
+        m = _CODE_SUBCODE.match(line)
+        if m and line.strip() == m.group(0).strip():
+            if int(m.group(1)):
+                attrs["HoldReasonCode"] = int(m.group(1))
+                attrs["HoldReasonSubCode"] = int(m.group(2))
+            break
+        msg.append(line[1:] if line.startswith("\t") else line)
+    if msg:
+        attrs["ErrorMsg"] = "\n".join(msg)
+    return attrs, {}
+
+
+def _labelled(line, label):
+    if line is None or label not in line:
+        raise BadBody(f"expected a line with {label.strip()!r}")
+    return line.replace(label, "", 1)
+
+
+def _reason_line(lines, i):
+    line = lines[i] if i < len(lines) else ""
+    if not line.startswith("    ") or not line[4:]:
+        raise BadBody("expected a reason line indented by four spaces")
+    return line[4:]
+
+
+def _disconnected(first, lines):
+    reason = _reason_line(lines, 0)
+    rest = _labelled(lines[1] if len(lines) > 1 else None, "    Trying to reconnect to ")
+    name, _, addr = rest.partition(" ")
+    return {"DisconnectReason": reason, "StartdName": name, "StartdAddr": addr,
+            "EventDescription": "Job disconnected, attempting to reconnect"}, {}
+
+
+def _reconnected(first, lines):
+    return {"StartdName": _labelled(first, "Job reconnected to "),
+            "StartdAddr": _labelled(lines[0] if lines else None, "    startd address: "),
+            "StarterAddr": _labelled(lines[1] if len(lines) > 1 else None, "    starter address: "),
+            "EventDescription": "Job reconnected"}, {}
+
+
+def _reconnect_failed(first, lines):
+    reason = _reason_line(lines, 0)
+    rest = _labelled(lines[1] if len(lines) > 1 else None, "    Can not reconnect to ")
+    return {"Reason": reason, "StartdName": rest.split(",", 1)[0],
+            "EventDescription": "Job reconnect impossible: rescheduling job"}, {}
+
+
+def _grid(*labels):
+    def parse(first, lines):
+        attrs = {}
+        for (label, name), line in zip(labels, lines):
+            if line.startswith(label):
+                attrs[name] = line[len(label):]
+        return attrs, {}
+    return parse
+
+
+def _job_ad_info(first, lines):
+    attrs = {}
+    for line in lines:
+        pair = parse_attribute_line(line)
+        if pair is None:
+            raise BadBody(f"not an attribute line: {line!r}")
+        attrs[pair[0]] = pair[1]
+    if not attrs:
+        raise BadBody("a job ad information event needs at least one attribute")
+    return attrs, {}
+
+
+def _future(first, lines):
+    attrs = {"EventHead": first}
+    for line in lines:
+        pair = parse_attribute_line(line)
+        if pair:
+            attrs[pair[0]] = pair[1]
+    return attrs, {"payload": "\n".join(lines)}
+
+
+def _attribute_update(first, lines):
+    if not first:
+        raise BadBody("empty attribute update")
+    attrs = {"Attribute": "", "Value": ""}
+    hidden = {}
+    words = first.split()
+    if first.startswith("Changing job attribute"):
+        toks = words[3:]
+        if toks:
+            attrs["Attribute"] = toks[0]
+        if len(toks) >= 3 and toks[1] == "from":
+            hidden["old_value"] = toks[2]
+            if len(toks) >= 5 and toks[3] == "to":
+                attrs["Value"] = toks[4]
+    return attrs, hidden
+
+
+def _pre_skip(first, lines):
+    note = lines[0].strip() if lines else ""
+    if not note:
+        raise BadBody("missing PRE_SKIP notes line")
+    return {"SkipEventLogNotes": note}, {}
+
+
+def _cluster_remove(first, lines):
+    attrs = {"NextProcId": 0, "NextRow": 0, "Completion": 0}
+    if ("remove" in first or "Remove" in first) and lines:
+        line = lines[0].lstrip()
+        m = _MATERIALIZED.match(line)
+        if m:
+            attrs["NextProcId"], attrs["NextRow"] = int(m.group(1)), int(m.group(2))
+            line = line[m.end():].lstrip()
+        low = line.lower()
+        e = _ERROR_WORD.match(line)
+        if e:
+            code = int(e.group(1))
+            attrs["Completion"] = code if code < 0 else -1
+        elif low.startswith("complete"):
+            attrs["Completion"] = 1
+        elif low.startswith("paused"):
+            attrs["Completion"] = 2
+        if len(lines) > 1 and lines[1].lstrip():
+            attrs["Notes"] = lines[1].lstrip()
+    return attrs, {}
+
+
+def _factory_paused(first, lines):
+    attrs = {"PauseCode": 0, "HoldCode": 0}
+    if ("pause" in first or "Pause" in first) and lines:
+        reason = lines[0].lstrip()
+        if reason:
+            attrs["Reason"] = reason
+        for line in lines[1:]:
+            p, h = _PAUSE_CODE.search(line), _HOLD_CODE.search(line)
+            if not p and not h:
+                break
+            if p:
+                attrs["PauseCode"] = int(p.group(1))
+            if h:
+                attrs["HoldCode"] = int(h.group(1))
+    return attrs, {}
+
+
+def _factory_resumed(first, lines):
+    if ("resume" in first or "Resume" in first) and lines and lines[0].lstrip():
+        return {"Reason": lines[0].lstrip()}, {}
+    return {}, {}
+
+
+_FT_TYPES = {text: n for n, text in FILE_TRANSFER_TEXT.items()}
+
+
+def _file_transfer(first, lines):
+    kind = _FT_TYPES.get(first)
+    if kind is None:
+        raise BadBody(f"unknown file transfer text {first!r}")
+    attrs = {"Type": kind}
+    for line in lines:
+        if line.startswith("\tSeconds spent in queue: ") and "QueueingDelay" not in attrs:
+            text = line[len("\tSeconds spent in queue: "):]
+            if not re.fullmatch(_INT, text):
+                raise BadBody(f"bad queueing delay {text!r}")
+            attrs["QueueingDelay"] = int(text)
+        elif line.startswith("\tTransferring to host: "):
+            attrs["Host"] = line[len("\tTransferring to host: "):]
+    return attrs, {}
+
+
+def _fields(*spec):
+    """041..045: labelled fields, first one on the header line (HTCondor's
+    reader) or, as HTCondor's writer lays them out, on the next line."""
+    def parse(first, lines):
+        values = ([first] if first.strip() else []) + list(lines)
+        if len(values) < len(spec):
+            raise BadBody("missing data-reuse fields")
+        attrs = {}
+        for (label, name, kind), line in zip(spec, values):
+            text = line.strip()
+            if not text.startswith(label + ":"):
+                raise BadBody(f"expected {label!r}, got {line!r}")
+            value = text[len(label) + 1:].strip()
+            if kind is int:
+                if not re.fullmatch(_INT, value):
+                    raise BadBody(f"{label}: not an integer: {value!r}")
+                value = int(value)
+            attrs[name] = value
+        return attrs, {}
+    return parse
+
+
+def _common_files(first, lines):
+    return {"Type": first[len("Common files event: "):]}, {}
+
+
+def _no_body(first, lines):
+    return {}, {}
+
+
+_PARSERS = {
+    0: _submit, 1: _execute, 2: _executable_error, 3: _checkpointed, 4: _evicted,
+    5: _terminated, 6: _image_size, 7: _shadow_exception, 8: _generic,
+    9: _optional_reason(), 10: _suspended, 11: _no_body, 12: _held,
+    13: _optional_reason(), 14: lambda f, ls: _execute(f, ls, node=True),
+    15: lambda f, ls: _terminated(f, ls, node=True), 16: _post_script,
+    21: _remote_error, 22: _disconnected, 23: _reconnected, 24: _reconnect_failed,
+    25: _grid(("    GridResource: ", "GridResource")),
+    26: _grid(("    GridResource: ", "GridResource")),
+    27: _grid(("    GridResource: ", "GridResource"), ("    GridJobId: ", "GridJobId")),
+    28: _job_ad_info, 29: _no_body, 30: _no_body, 33: _attribute_update, 34: _pre_skip,
+    35: lambda f, ls: _submit(f, ls, cluster_level=True), 36: _cluster_remove,
+    37: _factory_paused, 38: _factory_resumed, 40: _file_transfer,
+    41: _fields(("Bytes reserved", "ReservedSpace", int),
+                ("Reservation Expiration", "ExpirationTime", int),
+                ("Reservation UUID", "UUID", str), ("Tag", "Tag", str)),
+    42: _fields(("Reservation UUID", "UUID", str)),
+    43: _fields(("Bytes", "Size", int), ("Checksum Value", "Checksum", str),
+                ("Checksum Type", "ChecksumType", str), ("UUID", "UUID", str)),
+    44: _fields(("Checksum Value", "Checksum", str), ("Checksum Type", "ChecksumType", str),
+                ("Tag", "Tag", str)),
+    45: _fields(("Bytes", "Size", int), ("Checksum Value", "Checksum", str),
+                ("Checksum Type", "ChecksumType", str), ("Tag", "Tag", str)),
+    46: _optional_reason(), 47: _common_files,
+}
+
+
+def parse_body(number: int, first: str, lines: list[str]):
+    """(attrs, hidden) for one event's text; ``BadBody`` if unreadable."""
+    prefix = FIRST_LINE_PREFIX.get(number)
+    if prefix is not None and not first.startswith(prefix):
+        raise BadBody(f"event {number:03d} must start with {prefix!r}")
+    parser = _PARSERS.get(number, _future)
+    return parser(first, lines)

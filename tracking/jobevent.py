@@ -1,0 +1,173 @@
+"""``JobEvent``: one event of a user log, as ``htcondor2.JobEvent`` shows it.
+
+A read-only, case-insensitive ``Mapping`` over the event's ClassAd with the
+same keys and the same Python value types as htcondor2 (nested ads are
+``ClassAd``, unevaluated expressions ``ExprTree``, ``undefined``/``error``
+the ``Value`` members).  ``.type``, ``.cluster``, ``.proc``, ``.timestamp``
+and ``str()``/``repr()`` behave as htcondor2's.  The mapping is built on
+first access (values that need the ClassAd engine are converted then).
+
+Beyond htcondor2: ``.raw_text`` (the record exactly as read), ``.offset`` /
+``.end_offset`` (its byte range in the file), ``.event`` (the
+``eventcore.events`` record).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from eventcore.codecs.userlog import parsed_event
+from eventcore.codecs.userlog_text_write import render_parts
+from eventcore.events import EventType, Expr, Special, UNDEFINED, my_type
+
+__all__ = ["JobEvent", "JobEventType", "to_binding_value"]
+
+JobEventType = EventType
+
+
+def _classad():
+    from eventcore import classad
+    return classad
+
+
+def to_binding_value(value):
+    """An event attribute value as htcondor2 hands it out."""
+    if isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, Expr):
+        return _classad().ExprTree(value.text)
+    if isinstance(value, Special):
+        v = _classad().Value
+        return v.Undefined if value is UNDEFINED else v.Error
+    if isinstance(value, list):
+        return [to_binding_value(v) for v in value]
+    if isinstance(value, dict):
+        ad = _classad().ClassAd()
+        for k, v in value.items():
+            ad[k] = to_binding_value(v)
+        return ad
+    return value
+
+
+class JobEvent(Mapping):
+    """One event read from a job event log (see the module docstring)."""
+
+    __slots__ = ("_item", "_ad", "_lower", "offset", "end_offset")
+
+    def __init__(self, item, base: int = 0):
+        self._item = item
+        self._ad = None
+        self._lower = None
+        self.offset = base + item.offset
+        self.end_offset = base + item.end
+
+    # -- htcondor2's properties ------------------------------------------
+    @property
+    def type(self) -> EventType:
+        return EventType(self._item.header.number)
+
+    @property
+    def cluster(self) -> int:
+        h = self._item.header
+        return h.cluster if h.number < 100 and h.cluster >= 0 else -1
+
+    @property
+    def proc(self) -> int:
+        h = self._item.header
+        return h.proc if h.number < 100 and h.proc >= 0 else -1
+
+    @property
+    def timestamp(self) -> int:
+        return self._item.header.epoch
+
+    # -- extras ------------------------------------------------------------
+    @property
+    def raw_text(self) -> str:
+        """The record exactly as it is in the file (terminator included)."""
+        return self._item.text
+
+    @property
+    def event(self):
+        """This event as an ``eventcore.events`` record."""
+        return parsed_event(self._item)
+
+    # -- the mapping -------------------------------------------------------
+    def _full(self) -> dict:
+        ad = self._ad
+        if ad is None:
+            h = self._item.header
+            ad = {}
+            for k, v in self._item.attrs.items():
+                ad[k] = v if isinstance(v, (str, int, float)) else to_binding_value(v)
+            n = h.number
+            ad["MyType"] = my_type(n)
+            ad["EventTypeNumber"] = n
+            ad["EventTime"] = h.event_time
+            if n >= 100:
+                ad.pop("Cluster", None)
+                ad.pop("Proc", None)
+                ad.pop("Subproc", None)
+                if h.cluster > 0:
+                    ad["SlotId"] = h.cluster
+                if h.proc > 0:
+                    ad["DSlotId"] = h.proc
+            else:
+                for name, value in (("Cluster", h.cluster), ("Proc", h.proc),
+                                    ("Subproc", h.subproc)):
+                    if value >= 0:
+                        ad[name] = value
+                    else:
+                        ad.pop(name, None)
+            self._ad = ad
+        return ad
+
+    def __getitem__(self, key):
+        ad = self._full()
+        try:
+            return ad[key]
+        except KeyError:
+            if not isinstance(key, str):
+                raise
+        lower = self._lower
+        if lower is None:
+            lower = self._lower = {k.lower(): k for k in ad}
+        return ad[lower[key.lower()]]
+
+    def __contains__(self, key) -> bool:
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self):
+        return iter(self._full())
+
+    def __len__(self) -> int:
+        return len(self._full())
+
+    def keys(self):
+        return self._full().keys()
+
+    def items(self):
+        return self._full().items()
+
+    def values(self):
+        return self._full().values()
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    # -- text --------------------------------------------------------------
+    def __str__(self) -> str:
+        h = self._item.header
+        when = h.event_time[:19].replace("T", " ")
+        return render_parts(h.number, h.cluster, h.proc, h.subproc, h.epoch,
+                            self._item.attrs, self._item.hidden, time_text=when)
+
+    def __repr__(self) -> str:
+        return (f"JobEvent(type={self._item.header.number}, cluster={self.cluster}, "
+                f"proc={self.proc}, timestamp={self.timestamp})")
