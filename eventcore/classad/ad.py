@@ -41,20 +41,22 @@ class ExprTree:
             node = value_to_node(expr)
         self.node = node
         self._fn = None
-        self._h = N.height(node)
+        self._h = 0
 
     @classmethod
     def _from_node(cls, node) -> "ExprTree":
         self = object.__new__(cls)
         self.node = node
         self._fn = None
-        self._h = N.height(node)
+        self._h = 0
         return self
 
     @property
     def fn(self):
+        """The compiled closure (compiling sets ``_h``, the tree height)."""
         fn = self._fn
         if fn is None:
+            self._h = N.height(self.node)
             fn = self._fn = E.compile_node(self.node)
         return fn
 
@@ -308,7 +310,7 @@ def parse_new_ad(text: str) -> N.AdExpr:
     """The ad literal at the start of ``text`` (text after its ``]`` is ignored)."""
     p = Parser(text)
     tok = p.peek()
-    if tok.kind != "op" or tok.value != "[":
+    if tok[0] != "op" or tok[1] != "[":
         p.fail("a ClassAd must start with '['")
     p.pos += 1
     try:

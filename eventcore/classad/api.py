@@ -104,9 +104,9 @@ def quote(input: str) -> str:
 def unquote(input: str) -> str:
     """The value of the ClassAd string literal ``input``."""
     toks = tokenize(input)
-    if len(toks) != 2 or toks[0].kind != "str":
+    if len(toks) != 2 or toks[0][0] != "str":
         raise ClassAdParseError("not a single string literal", input, 0)
-    return toks[0].value
+    return toks[0][1]
 
 
 def lastError() -> str:

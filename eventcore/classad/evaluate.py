@@ -112,15 +112,15 @@ def eval_attr(ad, e, st):
     inprog = st.inprog
     if k in inprog:
         return UNDEF
+    fn = e._fn
+    if fn is None:
+        fn = e.fn
     h = e._h
     d = st.depth + h
     if d > MAX_EVAL_DEPTH:
         raise EvalFailure(f"evaluation nested deeper than {MAX_EVAL_DEPTH} levels")
     inprog.add(k)
     st.depth = d
-    fn = e._fn
-    if fn is None:
-        fn = e.fn
     v = fn(ad, st)
     st.depth = d - h
     inprog.discard(k)
@@ -571,11 +571,12 @@ def evaluate(expr, scope=None, target=None, env=ENV):
 
 
 def eval_top(expr, scope, st):
+    fn = expr.fn
     if expr._h > MAX_EVAL_DEPTH:
         raise EvalFailure(f"evaluation nested deeper than {MAX_EVAL_DEPTH} levels")
     st.depth = expr._h
     try:
-        return expr.fn(scope, st)
+        return fn(scope, st)
     except RecursionError:
         raise EvalFailure("evaluation nested too deeply") from None
 

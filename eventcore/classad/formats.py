@@ -18,13 +18,15 @@ from eventcore.errors import ClassAdParseError
 
 from . import nodes as N
 from .ad import ClassAd, ExprTree, parse_new_ad
+from .ops import ascii_lower
 from .parser import Parser
 from .unparse import Unparser, format_real_old, quote_name, sorted_attrs
 from .values import ERROR, UNDEF
 
 _FAST_LINE = re.compile(
     r'[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*'
-    r'(?:(-?[1-9][0-9]{0,17}|0)|"([^"\\\n]*)"|(true|false|TRUE|FALSE|True|False))[ \t]*\r?\Z')
+    r'(?:(-?[1-9][0-9]{0,17}|0)|"([^"\\\n]*)"|(true|false|TRUE|FALSE|True|False)'
+    r'|(-?(?:[1-9][0-9]*|0)\.[0-9]+(?:[eE][+-]?[0-9]{1,3})?))[ \t]*\r?\Z')
 
 
 # -- writing -------------------------------------------------------------------
@@ -138,19 +140,8 @@ def parse_old_value(value: str) -> N.Node:
     return node
 
 
-def _old_line(line: str):
-    """(name, node) of one ``Name = expr`` line, or None when it is bad."""
-    m = _FAST_LINE.match(line)
-    if m is not None:
-        num, s, b = m.group(2), m.group(3), m.group(4)
-        if num is not None:
-            v = int(num)
-            if not -(1 << 63) <= v < (1 << 63):
-                v = 0
-            return m.group(1), N.Literal(v)
-        if s is not None:
-            return m.group(1), N.Literal(s)
-        return m.group(1), N.Literal(b.lower() == "true")
+def _slow_line(line: str):
+    """(name, node) of a ``Name = expr`` line the fast pattern missed, or None."""
     eq = line.find("=")
     if eq < 0:
         return None
@@ -163,35 +154,64 @@ def _old_line(line: str):
         return None
 
 
+def _fast_node(num, s, b, r):
+    if num is not None:
+        v = int(num)
+        return N.Literal(v if -(1 << 63) <= v < (1 << 63) else 0)
+    if s is not None:
+        return N.Literal(s)
+    if b is not None:
+        return _TRUE if b[0] in "tT" else _FALSE
+    return N.Literal(float(r))
+
+
+_TRUE = N.Literal(True)
+_FALSE = N.Literal(False)
+
+
 def parse_old_ads(text: str):
     """Yield ``(ClassAd, end_offset)`` for each old-format ad in ``text``."""
     ad = None
     skipping = False
     pos = 0
     n = len(text)
-    while pos < n:
-        nl = text.find("\n", pos)
-        end = n if nl < 0 else nl + 1
-        line = text[pos:end].rstrip("\n")
-        pos = end
-        stripped = line.strip(" \t\r\f\v")
-        if not stripped:
-            if ad is not None:
-                yield ad, pos
-            ad = None
-            skipping = False
-            continue
-        if skipping or stripped[0] == "#":
-            continue
-        parsed = _old_line(line)
+    fast = _FAST_LINE.match
+    new_expr = ExprTree._from_node
+    for line in text.split("\n"):
+        pos += len(line) + 1
+        m = fast(line)
+        if m is not None:
+            if skipping:
+                continue
+            name, num, s, b, r = m.groups()
+            node = _fast_node(num, s, b, r)
+            ln = name.lower()
+        else:
+            stripped = line.strip(" \t\r\f\v")
+            if not stripped:
+                if ad is not None:
+                    yield ad, min(pos, n)
+                ad = None
+                skipping = False
+                continue
+            if skipping or stripped[0] == "#":
+                continue
+            parsed = _slow_line(line)
+            if parsed is None:
+                if ad is None:
+                    ad = ClassAd()
+                skipping = True
+                continue
+            name, node = parsed
+            ln = name.lower() if name.isascii() else ascii_lower(name)
         if ad is None:
             ad = ClassAd()
-        if parsed is None:
-            skipping = True
-            continue
-        ad._set_node(parsed[0], parsed[1])
+        names = ad._names
+        if ln not in names:
+            names[ln] = name
+        ad._exprs[ln] = new_expr(node)
     if ad is not None:
-        yield ad, pos
+        yield ad, n
 
 
 def parse_old_ad(text: str) -> ClassAd:
@@ -216,11 +236,11 @@ def parse_new_ads(text: str):
             return
         p = Parser(text[pos:])
         tok = p.peek()
-        if tok.kind != "op" or tok.value != "[":
+        if tok[0] != "op" or tok[1] != "[":
             p.fail("a ClassAd must start with '['")
         p.pos += 1
         node = p.ad_literal()
-        consumed = p.toks[p.pos].offset if p.pos < len(p.toks) else len(text) - pos
+        consumed = p.toks[p.pos][2] if p.pos < len(p.toks) else len(text) - pos
         ad = ClassAd()
         for name, value in node.attrs:
             ad._set_node(name, value)

@@ -137,6 +137,7 @@ def _eval(args, ad, st):
     except ClassAdParseError:
         return ERROR
     expr = E.ExprType._from_node(node)
+    expr.fn
     if st.depth + expr._h > E.MAX_EVAL_DEPTH:
         raise EvalFailure("eval() nested too deeply")
     return E.eval_attr(ad, expr, st) if ad is not None else expr.fn(ad, st)

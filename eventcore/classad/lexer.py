@@ -14,6 +14,11 @@ kind      value
 ``eof``   ``None``
 ========  =====================================================
 
+Tokens are plain tuples ``(kind, value, offset)`` (``KIND``, ``VALUE``,
+``OFFSET`` index them).  A fast path (one ``findall``) handles the usual
+text; anything unusual (comments, quoted names, escapes, bad characters)
+goes through the careful scanner.
+
 A ``-`` directly followed by a number is part of that number unless the
 previous token ends an operand (a literal, a name, ``)``, ``]``, ``}``).
 Bad text raises ``ClassAdParseError`` with the offset of the bad spot.
@@ -22,8 +27,6 @@ Bad text raises ``ClassAdParseError`` with the offset of the bad spot.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
-
 from eventcore.errors import ClassAdParseError
 
 from .values import INT64_MAX, INT64_MIN
@@ -31,25 +34,27 @@ from .values import INT64_MAX, INT64_MIN
 MAX_TEXT = 10_000_000          # refuse absurdly large inputs outright
 
 
-class Token(NamedTuple):
-    kind: str
-    value: object
-    offset: int
+Token = tuple        # (kind, value, offset): plain tuples are the fastest to build and index
+KIND, VALUE, OFFSET = 0, 1, 2
 
 
 KEYWORDS = {"true": True, "false": False, "undefined": "undefined", "error": "error"}
 _WS = " \t\r\n\v\f"
 
 _SCAN = re.compile(r"""
-    (?P<ws>[ \t\r\n\v\f]+)
-  | (?P<comment>//[^\n]*|/\*.*?\*/)
-  | (?P<num>(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
-  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<str>"(?:[^"\\]|\\.)*")
-  | (?P<qname>'(?:[^'\\]|\\.)*')
-  | (?P<elvis>\?[ \t\r\n\v\f]*:)
-  | (?P<op>>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%~!&|^<>?:.\[\](){},;=])
-""", re.VERBOSE | re.DOTALL)
+    [ \t\r\n\v\f]*
+    (?:
+      (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+    | (?P<num>(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
+    | (?P<op>>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*%~!&|^<>.:\[\](){},;=]|/(?![/*])|\?(?![ \t\r\n\v\f]*:))
+    | (?P<str>"(?:[^"\\]|\\.)*")
+    | (?P<elvis>\?[ \t\r\n\v\f]*:)
+    | (?P<comment>//[^\n]*|/\*.*?\*/)
+    | (?P<qname>'(?:[^'\\]|\\.)*')
+    | (?P<end>\Z)
+    | (?P<bad>.)
+    )""", re.VERBOSE | re.DOTALL)
+_NUM = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 _ESC = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11, "\\": 92, '"': 34, "'": 39, "?": 63}
 _OPERAND_END = frozenset(("int", "real", "str", "name", "kw"))
@@ -98,7 +103,7 @@ def unescape(body: str, text: str = "", offset: int = 0) -> str:
 def _number(text: str, lexeme: str, start: int, negative: bool) -> Token:
     if "." in lexeme or "e" in lexeme or "E" in lexeme:
         value = float(lexeme)
-        return Token("real", -value if negative else value, start)
+        return ("real", -value if negative else value, start)
     if len(lexeme) > 1 and lexeme[0] == "0":
         _fail(text, start, f"integer literal {lexeme!r} may not start with 0")
     value = int(lexeme)
@@ -106,83 +111,161 @@ def _number(text: str, lexeme: str, start: int, negative: bool) -> Token:
         value = -value
     if value > INT64_MAX or value < INT64_MIN:
         value = 0
-    return Token("int", value, start)
+    return ("int", value, start)
 
 
-def tokenize(text: str) -> list[Token]:
+def tokenize(text: str) -> list:
     """All tokens of ``text`` followed by an ``eof`` token."""
     if len(text) > MAX_TEXT:
         _fail(text, MAX_TEXT, f"text longer than {MAX_TEXT} characters")
-    toks: list[Token] = []
+    toks = _fast_tokenize(text)
+    if toks is not None:
+        return toks
+    return _careful_tokenize(text)
+
+
+_FAST = re.compile(
+    r'([ \t\r\n\v\f]*)(?:([A-Za-z_][A-Za-z0-9_]*)|((?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)'
+    r'|(>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*%~!&|^<>.:\[\](){},;=]|/(?![/*])|\?(?![ \t\r\n\v\f]*:))'
+    r'|("[^"\\]*")|(.))', re.DOTALL)
+
+
+def _fast_tokenize(text: str):
+    """Tokens of ordinary text in one ``findall``, or None to use the careful scanner."""
+    toks = []
     append = toks.append
-    pos, n = 0, len(text)
-    match = _SCAN.match
-    gap = False                       # whitespace only since the last token
-    while pos < n:
-        m = match(text, pos)
-        if m is None:
+    pos = 0
+    kw = KEYWORDS
+    for ws, name, num, op, string, other in _FAST.findall(text):
+        pos += len(ws)
+        if name:
+            low = name.lower()
+            if low in kw:
+                append(("kw", low, pos))
+            elif low == "is":
+                append(("op", "=?=", pos))
+            elif low == "isnt":
+                append(("op", "=!=", pos))
+            else:
+                append(("name", name, pos))
+            pos += len(name)
+        elif op:
+            append(("op", op, pos))
+            pos += len(op)
+        elif num:
+            end = pos + len(num)
+            nxt = text[end:end + 1]
+            if nxt == "." or (num[0] == "0" and (len(num) > 1 or nxt in ("x", "X"))
+                                and "." not in num and "e" not in num and "E" not in num):
+                return None
+            if "." in num or "e" in num or "E" in num:
+                kind, v = "real", float(num)
+            else:
+                kind, v = "int", int(num)
+            start = pos
+            if not ws and toks:
+                prev = toks[-1]
+                if prev[1] == "-" and prev[0] == "op" and prev[2] == pos - 1 and (
+                        len(toks) < 2 or not _ends_operand(toks[-2])):
+                    toks.pop()
+                    v = -v
+                    start = pos - 1
+            if kind == "int" and not INT64_MIN <= v <= INT64_MAX:
+                v = 0
+            append((kind, v, start))
+            pos = end
+        elif string:
+            if toks and toks[-1][0] == "str":
+                prev = toks[-1]
+                toks[-1] = ("str", prev[1] + string[1:-1], prev[2])
+            else:
+                append(("str", string[1:-1], pos))
+            pos += len(string)
+        else:
+            return None
+    append(("eof", None, len(text)))
+    return toks
+
+
+def _careful_tokenize(text: str) -> list:
+    toks: list = []
+    append = toks.append
+    n = len(text)
+    last_end = -1            # end offset of the last quoted literal (for joining)
+    has_qname = False
+    for m in _SCAN.finditer(text):
+        kind = m.lastgroup
+        if kind == "name":
+            lexeme = m.group(kind)
+            low = lexeme.lower()
+            if low in KEYWORDS:
+                append(("kw", low, m.start(kind)))
+            elif low == "is":
+                append(("op", "=?=", m.start(kind)))
+            elif low == "isnt":
+                append(("op", "=!=", m.start(kind)))
+            else:
+                append(("name", lexeme, m.start(kind)))
+        elif kind == "op":
+            append(("op", m.group(kind), m.start(kind)))
+        elif kind == "num":
+            _num_token(text, m, toks)
+        elif kind == "str" or kind == "qname":
+            start = m.start(kind)
+            value = unescape(m.group(kind)[1:-1], text, start)
+            prev = toks[-1] if toks else None
+            if prev is not None and prev[0] == kind and last_end >= 0 and text[last_end:start].strip(_WS) == "":
+                toks[-1] = (kind, prev[1] + value, prev[2])
+            else:
+                append((kind, value, start))
+            last_end = m.end()
+            has_qname = has_qname or kind == "qname"
+            continue
+        elif kind == "elvis":
+            append(("op", "?:", m.start(kind)))
+        elif kind == "comment":
+            pass
+        elif kind == "end":
+            break
+        else:
+            pos = m.start(kind)
             if text.startswith("/*", pos):
                 _fail(text, pos, "unterminated comment")
             ch = text[pos]
             if ch in "\"'":
                 _fail(text, pos, "unterminated quoted text")
             _fail(text, pos, f"unexpected character {ch!r}")
-        kind = m.lastgroup
-        end = m.end()
-        if kind == "ws":
-            pos = end
-            continue
-        if kind == "comment":
-            gap = False
-            pos = end
-            continue
-        lexeme = m.group()
-        if kind == "num":
-            if end < n and text[end] == "." and lexeme.isdigit():
-                _fail(text, end, "a '.' after digits must be followed by a digit")
-            if lexeme == "0" and end < n and text[end] in "xX":
-                _fail(text, pos, "hexadecimal literals are not allowed")
-            append(_number(text, lexeme, pos, False))
-        elif kind == "name":
-            low = lexeme.lower()
-            if low in KEYWORDS:
-                append(Token("kw", low, pos))
-            elif low == "is":
-                append(Token("op", "=?=", pos))
-            elif low == "isnt":
-                append(Token("op", "=!=", pos))
-            else:
-                append(Token("name", lexeme, pos))
-        elif kind == "str" or kind == "qname":
-            value = unescape(lexeme[1:-1], text, pos)
-            tk = "str" if kind == "str" else "qname"
-            prev = toks[-1] if toks else None
-            if prev is not None and prev.kind == tk and gap:
-                toks[-1] = Token(tk, prev.value + value, prev.offset)
-            else:
-                append(Token(tk, value, pos))
-            pos = end
-            gap = True
-            continue
-        elif kind == "elvis":
-            append(Token("op", "?:", pos))
-        else:
-            if lexeme == "-" and end < n:
-                m2 = _SCAN.match(text, end)
-                if m2 is not None and m2.lastgroup == "num":
-                    prev = toks[-1] if toks else None
-                    if prev is None or not (prev.kind in _OPERAND_END or prev.kind == "qname"
-                                            or (prev.kind == "op" and prev.value in _CLOSERS)):
-                        e2 = m2.end()
-                        if e2 < n and text[e2] == "." and m2.group().isdigit():
-                            _fail(text, e2, "a '.' after digits must be followed by a digit")
-                        append(_number(text, m2.group(), pos, True))
-                        pos = e2
-                        gap = False
-                        continue
-            append(Token("op", lexeme, pos))
-        gap = False
-        pos = end
-    append(Token("eof", None, n))
-    return [Token("name", t.value, t.offset) if t.kind == "qname" else t for t in toks] \
-        if any(t.kind == "qname" for t in toks) else toks
+        last_end = -1
+    append(("eof", None, n))
+    if has_qname:
+        return [("name", t[1], t[2]) if t[0] == "qname" else t for t in toks]
+    return toks
+
+
+def _ends_operand(tok) -> bool:
+    kind = tok[0]
+    return kind in _OPERAND_END or kind == "qname" or (kind == "op" and tok[1] in _CLOSERS)
+
+
+def _num_token(text: str, m, toks: list) -> None:
+    """A number token; a '-' just before it joins it unless it follows an operand."""
+    start = m.start("num")
+    lexeme = m.group("num")
+    end = m.end()
+    if end < len(text) and lexeme.isdigit():
+        nxt = text[end]
+        if nxt == ".":
+            _fail(text, end, "a '.' after digits must be followed by a digit")
+        if lexeme == "0" and nxt in "xX":
+            _fail(text, start, "hexadecimal literals are not allowed")
+    negative = False
+    if toks:
+        prev = toks[-1]
+        if prev[0] == "op" and prev[1] == "-" and prev[2] == start - 1:
+            before = toks[-2] if len(toks) > 1 else None
+            if before is None or not _ends_operand(before):
+                toks.pop()
+                start -= 1
+                negative = True
+    tok = _number(text, lexeme, start, negative)
+    toks.append(tok)

@@ -80,19 +80,21 @@ def match_many(job: ClassAd, machines) -> list:
         return out
     job_rank = job._exprs.get("rank")
     job_fn = job_req.fn
+    job_h = job_req._h
     for i, m in enumerate(machines):
         mreq = m._exprs.get("requirements")
         if mreq is None:
             continue
         ctx = E.MatchCtx(job, m)
         st = E.State(ctx, job)
-        st.depth = job_req._h
+        st.depth = job_h
         if not _is_true(job_fn(job, st)):
             continue
         ctx2 = E.MatchCtx(m, job)
         st2 = E.State(ctx2, m)
+        mfn = mreq.fn
         st2.depth = mreq._h
-        if not _is_true(mreq.fn(m, st2)):
+        if not _is_true(mfn(m, st2)):
             continue
         jr = _as_float(E.eval_top(job_rank, job, E.State(ctx, job))) if job_rank is not None \
             else rank(job, m)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from eventcore.errors import ClassAdParseError
 
 from . import nodes as N
-from .lexer import Token, tokenize
+from .lexer import tokenize
 from .values import ERROR, UNDEF
 
 MAX_NESTING = 150
@@ -52,23 +52,23 @@ _KW_VALUES = {"true": True, "false": False, "undefined": UNDEF, "error": ERROR}
 class Parser:
     """Parses tokens of ``text``; ``pos`` indexes the token list."""
 
-    def __init__(self, text: str, tokens: list[Token] | None = None):
+    def __init__(self, text: str, tokens: list | None = None):
         self.text = text
         self.toks = tokens if tokens is not None else tokenize(text)
         self.pos = 0
         self.depth = 0
 
     # -- helpers ---------------------------------------------------------
-    def fail(self, message: str, tok: Token | None = None):
+    def fail(self, message: str, tok=None):
         tok = tok or self.toks[self.pos]
-        raise ClassAdParseError(message, self.text, tok.offset)
+        raise ClassAdParseError(message, self.text, tok[2])
 
-    def peek(self) -> Token:
+    def peek(self) -> tuple:
         return self.toks[self.pos]
 
-    def expect_op(self, op: str) -> Token:
+    def expect_op(self, op: str) -> tuple:
         tok = self.toks[self.pos]
-        if tok.kind != "op" or tok.value != op:
+        if tok[0] != "op" or tok[1] != op:
             self.fail(f"expected {op!r}, found {_describe(tok)}")
         self.pos += 1
         return tok
@@ -82,7 +82,7 @@ class Parser:
     def parse_complete(self) -> N.Node:
         node = self.expression()
         tok = self.peek()
-        if tok.kind != "eof":
+        if tok[0] != "eof":
             self.fail(f"unexpected {_describe(tok)} after a complete expression")
         return node
 
@@ -92,9 +92,9 @@ class Parser:
         toks = self.toks
         while True:
             tok = toks[self.pos]
-            if tok.kind != "op":
+            if tok[0] != "op":
                 break
-            op = tok.value
+            op = tok[1]
             if op == "?":
                 if rbp >= 1:
                     break
@@ -115,12 +115,12 @@ class Parser:
 
     def unary(self) -> N.Node:
         tok = self.toks[self.pos]
-        if tok.kind == "op" and tok.value in PREFIX:
+        if tok[0] == "op" and tok[1] in PREFIX:
             self.pos += 1
             self.enter()
             operand = self.unary()
             self.depth -= 1
-            return N.Unary(tok.value, operand)
+            return N.Unary(tok[1], operand)
         return self.postfix(True)
 
     def postfix(self, elvis: bool) -> N.Node:
@@ -128,16 +128,16 @@ class Parser:
         toks = self.toks
         while True:
             tok = toks[self.pos]
-            if tok.kind != "op":
+            if tok[0] != "op":
                 return node
-            op = tok.value
+            op = tok[1]
             if op == ".":
                 self.pos += 1
                 name = toks[self.pos]
-                if name.kind != "name":
+                if name[0] != "name":
                     self.fail(f"expected an attribute name after '.', found {_describe(name)}")
                 self.pos += 1
-                node = N.Select(node, name.value)
+                node = N.Select(node, name[1])
             elif op == "[":
                 self.pos += 1
                 index = self.expression(0)
@@ -154,19 +154,19 @@ class Parser:
 
     def primary(self) -> N.Node:
         tok = self.toks[self.pos]
-        kind = tok.kind
+        kind = tok[0]
         self.pos += 1
         if kind == "int" or kind == "real" or kind == "str":
-            return N.Literal(tok.value)
+            return N.Literal(tok[1])
         if kind == "kw":
-            return N.Literal(_KW_VALUES[tok.value])
+            return N.Literal(_KW_VALUES[tok[1]])
         if kind == "name":
             nxt = self.toks[self.pos]
-            if nxt.kind == "op" and nxt.value == "(":
+            if nxt[0] == "op" and nxt[1] == "(":
                 return self.call(tok)
-            return N.Attr(tok.value)
+            return N.Attr(tok[1])
         if kind == "op":
-            op = tok.value
+            op = tok[1]
             if op == "(":
                 inner = self.expression(0)
                 self.expect_op(")")
@@ -177,14 +177,14 @@ class Parser:
                 return self.ad_literal()
             if op == ".":
                 name = self.toks[self.pos]
-                if name.kind != "name":
+                if name[0] != "name":
                     self.fail(f"expected an attribute name after '.', found {_describe(name)}")
                 self.pos += 1
-                return N.AbsAttr(name.value)
+                return N.AbsAttr(name[1])
         self.pos -= 1
         self.fail(f"expected an expression, found {_describe(tok)}")
 
-    def call(self, name_tok: Token) -> N.Node:
+    def call(self, name_tok) -> N.Node:
         self.pos += 1                  # '('
         self.enter()
         args = []
@@ -197,7 +197,7 @@ class Parser:
                 break
         self.expect_op(")")
         self.depth -= 1
-        return fold_call(name_tok.value, tuple(args), self, name_tok)
+        return fold_call(name_tok[1], tuple(args), self, name_tok)
 
     def list_literal(self) -> N.Node:
         self.enter()
@@ -238,18 +238,18 @@ class Parser:
 
     def attribute(self):
         tok = self.toks[self.pos]
-        if tok.kind != "name":
+        if tok[0] != "name":
             self.fail(f"expected an attribute name, found {_describe(tok)}")
         self.pos += 1
         self.expect_op("=")
-        return tok.value, self.expression(0)
+        return tok[1], self.expression(0)
 
     def _at_op(self, op: str) -> bool:
         tok = self.toks[self.pos]
-        return tok.kind == "op" and tok.value == op
+        return tok[0] == "op" and tok[1] == op
 
 
-def fold_call(name: str, args: tuple, parser: Parser | None = None, tok: Token | None = None) -> N.Node:
+def fold_call(name: str, args: tuple, parser: Parser | None = None, tok=None) -> N.Node:
     """``absTime("lit")`` / ``relTime("lit")`` become time literals at parse time."""
     low = name.lower()
     if (low == "abstime" or low == "reltime") and len(args) == 1 \
@@ -274,14 +274,14 @@ def _bad_time(parser, tok, message):
     raise ClassAdParseError(message, "", 0)
 
 
-def _describe(tok: Token) -> str:
-    if tok.kind == "eof":
+def _describe(tok) -> str:
+    if tok[0] == "eof":
         return "end of text"
-    if tok.kind == "op":
-        return repr(tok.value)
-    if tok.kind == "name":
-        return f"name {tok.value!r}"
-    return f"{tok.kind} literal {tok.value!r}"
+    if tok[0] == "op":
+        return repr(tok[1])
+    if tok[0] == "name":
+        return f"name {tok[1]!r}"
+    return f"{tok[0]} literal {tok[1]!r}"
 
 
 def parse_expr(text: str) -> N.Node:
