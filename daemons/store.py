@@ -65,6 +65,7 @@ from eventcore.journal import Entry, entry_from_row
 from eventcore.projections.queue import Proc, QueueFold, merged_ad, owner_of
 from eventcore.records import Record
 from eventcore.status import JobStatus
+from daemons.adtext import compile_filter
 from daemons.queryplan import plan
 
 __all__ = ["Store", "DURABILITY", "DB_NAME", "default_constraint_filter"]
@@ -76,8 +77,7 @@ SCHEMA_VERSION = "1"
 
 def default_constraint_filter(text: str) -> Callable[[dict], bool]:
     """A predicate over ads (attr -> expression text) from the ClassAd engine."""
-    from eventcore.classad import compile_constraint  # the engine arrives separately
-    return compile_constraint(text)
+    return compile_filter(text)
 
 
 def _translate(exc: sqlite3.Error, what: str) -> JournalError:

@@ -19,3 +19,8 @@ def main() -> None:
 
 
 # Sub-commands register here, one line each: main.add_command(module.command)
+from jobledger.cli import journal as _journal  # noqa: E402
+
+main.add_command(_journal.journal)
+main.add_command(_journal.replay)
+main.add_command(_journal.audit)

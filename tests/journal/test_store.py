@@ -12,7 +12,7 @@ from eventcore.codecs.journal import verify_rows
 from eventcore.errors import InvalidTransition, JournalError, PositionConflict
 from eventcore.ids import JobId
 from eventcore.projections.queue import fold_entries
-from eventcore.records import ProcAd, SetAttributes
+from eventcore.records import LeaveQueue, ProcAd, SetAttributes
 from eventcore.status import JobStatus
 
 from tests.journal.helpers import all_ads, event, life, submit
@@ -261,3 +261,18 @@ def test_next_cluster_id(store):
     assert store.next_cluster_id() == 1
     store.append(submit(4, 1))
     assert store.next_cluster_id() == 5
+
+
+def test_default_filter_evaluates_classad_constraints(tmp_path):
+    s = Store(tmp_path)
+    s.append(submit(1, 3) + submit(2, 2, owner="bob"))
+    s.append([event(JobId(1, 2), 1)])
+    assert [(a["ClusterId"], a["ProcId"]) for a in s.query('ProcId > 0 && Owner == "ALICE"')] == [
+        ("1", "1"), ("1", "2")]
+    assert [a["ProcId"] for a in s.query("RemoteHost =!= undefined")] == ["2"]
+    assert len(s.query("time() > QDate")) == 5
+    s.append(life(JobId(1, 0)))
+    s.append([event(JobId(1, 1), 1), event(JobId(1, 1), 5, ReturnValue=3), LeaveQueue(JobId(1, 1))])
+    assert [h["ProcId"] for h in s.history("ExitCode == 3")] == ["1"]
+    assert [h["ProcId"] for h in s.history(since="ExitCode == 3")] == []
+    s.close()

@@ -1,0 +1,289 @@
+"""Audit a pool's journal and everything projected from it.
+
+``audit(local_dir, tz=None) -> Report`` checks, and reports each problem as
+a ``Finding`` (kind, message, position, job, file, byte offset):
+
+- ``checksum`` / ``continuity``: every row's chained CRC and positions 1..N;
+- ``payload``: every payload decodes (and upcasts) to today's version;
+- ``transition``: every record our schedd wrote is legal under the status
+  table, job by job (imported events follow their log, see status.py);
+- ``queue``: the queue tables equal a fold of the journal at their position;
+- ``userlog``: each user log holds exactly the rendering of its events up
+  to its saved position (a tail that is the start of the next events is a
+  crash window, reported as a note: the projector completes it);
+- ``eventlog``: the live global event log's header and events;
+- ``source``: each imported event's bytes are still in its file, unchanged.
+
+Notes (``Report.notes``) are facts that are not failures.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import sqlite3
+from collections import defaultdict
+from pathlib import Path
+from typing import NamedTuple
+
+from eventcore.codecs.journal import Row, verify_rows
+from eventcore.codecs.userlog_text_write import TextFormat
+from eventcore.errors import InvalidTransition, JournalCorrupt, JournalError
+from eventcore.journal import entry_from_row
+from eventcore.projections.queue import QueueFold
+from eventcore.projections.userlog import (
+    EVENT_LOG_FORMAT, LogTargets, render, render_header,
+)
+from eventcore.status import next_status
+from daemons.store import DB_NAME
+
+__all__ = ["Finding", "Report", "audit"]
+
+
+class Finding(NamedTuple):
+    kind: str
+    message: str
+    position: int | None = None
+    job: str | None = None
+    path: str | None = None
+    offset: int | None = None
+
+    def __str__(self) -> str:
+        where = []
+        if self.position is not None:
+            where.append(f"position {self.position}")
+        if self.job is not None:
+            where.append(f"job {self.job}")
+        if self.path is not None:
+            where.append(f"file {self.path}")
+        if self.offset is not None:
+            where.append(f"byte {self.offset}")
+        return f"[{self.kind}] {' '.join(where)}: {self.message}"
+
+
+class Report(NamedTuple):
+    findings: list
+    notes: list
+    counts: dict
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+def audit(local_dir, tz: datetime.tzinfo | None = None,
+          user_log_format: TextFormat = TextFormat(),
+          event_log_format: TextFormat = EVENT_LOG_FORMAT) -> Report:
+    """Check the pool under ``local_dir`` (see the module docstring)."""
+    path = Path(local_dir) / DB_NAME
+    if not path.exists():
+        raise JournalError(f"no journal at {path}")
+    tz = tz or datetime.datetime.now().astimezone().tzinfo
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        findings, notes = [], []
+        rows = [Row(*r) for r in conn.execute(
+            "SELECT position, time, cluster, proc, type, payload, key, checksum "
+            "FROM journal ORDER BY position")]
+        for position, message in verify_rows(rows):
+            kind = "continuity" if "gap" in message else "checksum"
+            findings.append(Finding(kind, message, position))
+        entries = _decode(rows, findings)
+        fold = _check_transitions(entries, findings, notes)
+        _check_queue(conn, fold, len(rows) and rows[-1].position, findings, notes)
+        _check_logs(conn, entries, tz, user_log_format, event_log_format, findings, notes)
+        _check_sources(entries, findings, notes)
+        counts = {"records": len(rows), "events": sum(e.type == "event" for e in entries),
+                  "jobs": sum(1 for _ in fold.jobs())}
+        return Report(findings, notes, counts)
+    finally:
+        conn.close()
+
+
+def _decode(rows, findings):
+    entries = []
+    for row in rows:
+        try:
+            entries.append(entry_from_row(row))
+        except JournalCorrupt as exc:
+            findings.append(Finding("payload", exc.message, row.position,
+                                    f"{row.cluster}.{row.proc}"))
+    return entries
+
+
+def _check_transitions(entries, findings, notes) -> QueueFold:
+    fold = QueueFold()
+    off_table = 0
+    for e in entries:
+        if e.type == "event" and e.payload.get("imported") and e.job.proc >= 0 and e.job.cluster >= 0:
+            row = fold.proc(e.job.cluster, e.job.proc)
+            try:
+                next_status(row and row.status, e.payload["event"]["type"])
+            except InvalidTransition:
+                off_table += 1
+        fold.begin()
+        try:
+            fold.apply(e.position, e.time, e.job, e.type, e.payload)
+            fold.commit()
+        except InvalidTransition as exc:
+            fold.rollback()
+            findings.append(Finding("transition", str(exc), e.position, str(e.job)))
+        except (KeyError, TypeError, ValueError) as exc:
+            fold.rollback()
+            findings.append(Finding("payload", f"cannot fold {e.type!r}: {exc!r}",
+                                    e.position, str(e.job)))
+    fold.take_changes()
+    if off_table:
+        notes.append(f"{off_table} imported events do not follow the status table "
+                     "(their logs start midway or are unusual); their implied status was used")
+    return fold
+
+
+def _check_queue(conn, fold: QueueFold, head: int, findings, notes) -> None:
+    row = conn.execute("SELECT position FROM projection WHERE name='queue'").fetchone()
+    if row is None:
+        if head:
+            notes.append("the queue projection has not been built (a restart builds it)")
+        return
+    if row[0] != head:
+        notes.append(f"queue projection at position {row[0]}, journal head {head} "
+                     "(a restart catches up)")
+        return
+    stored = {(c, p): (s, json.loads(ad)) for c, p, s, ad in
+              conn.execute("SELECT cluster, proc, status, ad FROM queue_jobs")}
+    folded = {k: (v.status, v.ad) for k, v in fold.jobs()}
+    for key in sorted(stored.keys() | folded.keys()):
+        if stored.get(key) != folded.get(key):
+            findings.append(Finding("queue", "queue row differs from the journal's fold",
+                                    None, f"{key[0]}.{key[1]}"))
+    clusters = {c: json.loads(ad) for c, ad in conn.execute("SELECT cluster, ad FROM queue_clusters")}
+    want = {c: ad for c, ad in fold.clusters.items() if ad is not None}
+    for cluster in sorted(clusters.keys() ^ want.keys() | {c for c in clusters if clusters[c] != want.get(c)}):
+        findings.append(Finding("queue", "cluster ad differs from the journal's fold", None,
+                                f"{cluster}.-1"))
+
+
+def _expected_renders(entries, tz, user_fmt, event_fmt):
+    targets = LogTargets()
+    per_file = defaultdict(list)
+    global_items = []
+    for e in entries:
+        path = targets.apply(e.position, e.job, e.type, e.payload)
+        if e.type != "event":
+            continue
+        event = e.payload["event"]
+        if path:
+            per_file[path].append((e.position, str(e.job), render(event, user_fmt, tz).encode()))
+        global_items.append((e.position, str(e.job), render(event, event_fmt, tz).encode()))
+    return per_file, global_items
+
+
+def _check_logs(conn, entries, tz, user_fmt, event_fmt, findings, notes) -> None:
+    states = {p: (pos, off, seq, ctime) for p, pos, off, seq, ctime in conn.execute(
+        "SELECT path, position, offset, sequence, ctime FROM log_files")}
+    per_file, global_items = _expected_renders(entries, tz, user_fmt, event_fmt)
+    for path, items in sorted(per_file.items()):
+        state = states.get(path)
+        if state is None:
+            notes.append(f"user log {path}: not written yet ({len(items)} events)")
+            continue
+        _compare_user_log(path, state, items, findings, notes)
+    for path, state in states.items():
+        if state[2] > 0:
+            _compare_event_log(path, state, global_items, tz, event_fmt, findings)
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _compare_user_log(path, state, items, findings, notes) -> None:
+    position, offset = state[0], state[1]
+    data = _read(path)
+    if data is None:
+        findings.append(Finding("userlog", "file is missing", position, None, path))
+        return
+    at = 0
+    written = [i for i in items if i[0] <= position]
+    for pos, job, text in written:
+        if data.startswith(text, at):
+            at += len(text)
+            continue
+        findings.append(Finding("userlog", "bytes differ from the event the journal holds",
+                                pos, job, path, at + _common_prefix(data[at:], text)))
+        return
+    if at < len(data):
+        pending = b"".join(t for p, _, t in items if p > position)
+        if at == offset and pending.startswith(data[at:]):
+            notes.append(f"user log {path}: {len(data) - at} bytes past the saved offset "
+                         "are the next events (crash window; the projector completes it)")
+        else:
+            findings.append(Finding("userlog", f"{len(data) - at} unexpected bytes after "
+                                    "the last event", position, None, path, at))
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _compare_event_log(path, state, items, tz, fmt, findings) -> None:
+    position, offset, sequence, ctime = state
+    data = _read(path)
+    if data is None:
+        findings.append(Finding("eventlog", "file is missing", position, None, path))
+        return
+    header = render_header(ctime, sequence, fmt, tz).encode()
+    first = data[:data.find(b"\n...\n") + 5] if b"\n...\n" in data else data
+    if len(first) != len(header) or first.split(b" size=")[0] != header.split(b" size=")[0]:
+        findings.append(Finding("eventlog", f"header is not the one of sequence {sequence}",
+                                None, None, path, 0))
+        return
+    end = min(offset, len(data))
+    body_start = len(first)
+    written = [i for i in items if i[0] <= position]
+    j = len(written) - 1
+    while end > body_start and j >= 0:
+        pos, job, text = written[j]
+        if data.endswith(text, body_start, end):
+            end -= len(text)
+            j -= 1
+            continue
+        findings.append(Finding("eventlog", "bytes differ from the event the journal holds",
+                                pos, job, path, max(body_start, end - len(text))))
+        return
+    if end > body_start:
+        findings.append(Finding("eventlog", "bytes before the first event match no event",
+                                None, None, path, body_start))
+
+
+def _check_sources(entries, findings, notes) -> None:
+    by_path = defaultdict(list)
+    for e in entries:
+        source = e.payload.get("source") if e.type == "event" else None
+        if source:
+            by_path[source["path"]].append((e, source))
+    for path, events in sorted(by_path.items()):
+        data = _read(path)
+        if data is None:
+            notes.append(f"imported log {path} is gone ({len(events)} events were read from it)")
+            continue
+        for e, source in events:
+            chunk = data[source["offset"]:source["end"]]
+            if hashlib.sha256(chunk).hexdigest()[:24] != source["digest"]:
+                findings.append(Finding("source", "the event read from this log has changed "
+                                        "since it was imported", e.position, str(e.job), path,
+                                        source["offset"]))
+    if by_path:
+        notes.append(f"{sum(len(v) for v in by_path.values())} imported events checked "
+                     f"against {len(by_path)} logs")

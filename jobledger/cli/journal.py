@@ -1,0 +1,173 @@
+"""``jobledger journal import|export``, ``jobledger replay``, ``jobledger audit``.
+
+A thin layer: the work is in daemons.importer, eventcore.projections.replay
+and daemons.audit.  Expected failures are ``ClickException``s (exit 1 for
+findings and bad input, 2 for usage errors as click does).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+
+import click
+
+from daemons.store import DB_NAME, Store
+from eventcore.errors import JobledgerError
+
+__all__ = ["journal", "replay", "audit"]
+
+local_dir_option = click.option(
+    "--local-dir", "local_dir", required=True,
+    type=click.Path(file_okay=False, path_type=str),
+    help="The pool's local directory (holds journal.sqlite).")
+
+
+def _open_store(local_dir: str, must_exist: bool = True) -> Store:
+    import os
+    if must_exist and not os.path.exists(os.path.join(local_dir, DB_NAME)):
+        raise click.ClickException(f"no journal in {local_dir} ({DB_NAME} is missing)")
+    try:
+        return Store(local_dir, durability="fsync")
+    except JobledgerError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.group()
+def journal() -> None:
+    """The pool's journal: import logs into it, export its events."""
+
+
+@journal.command("import")
+@click.argument("logs", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=str))
+@local_dir_option
+@click.option("--year", type=int, default=None,
+              help="Year for legacy MM/DD timestamps (default: this year, as HTCondor reads).")
+def import_(logs, local_dir, year):
+    """Import HTCondor user logs or global event logs (text, JSON, XML).
+
+    Idempotent: each event is added once, however often a log is imported
+    (also after an interrupted import).
+    """
+    from daemons.importer import import_log, reader_state
+    store = _open_store(local_dir, must_exist=False)
+    failed = []
+    try:
+        for path in logs:
+            try:
+                result = import_log(store, path, reader_state(year))
+            except JobledgerError as exc:
+                failed.append(str(exc))
+                click.echo(f"error: {exc}", err=True)
+                continue
+            click.echo(f"{path}: {result.events} events, {result.added} new")
+            for offset, reason in result.garbled:
+                click.echo(f"warning: {path} at byte {offset}: not an event ({reason})", err=True)
+    finally:
+        store.close()
+    if failed:
+        raise click.ClickException(f"{len(failed)} of {len(logs)} logs could not be imported")
+
+
+@journal.command("export")
+@local_dir_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "xml"]), default="text",
+              show_default=True, help="User-log format to write the events in.")
+@click.option("--utc", is_flag=True, help="Text timestamps in UTC with a Z (default: local time).")
+def export(local_dir, fmt, utc):
+    """Write every event of the journal to stdout as one event log."""
+    from eventcore.codecs.userlog import TextFormat, render
+    from eventcore.events import event_from_dict
+    store = _open_store(local_dir)
+    options = TextFormat(utc=True) if utc else TextFormat()
+    tz = datetime.timezone.utc if utc else datetime.datetime.now().astimezone().tzinfo
+    out = sys.stdout
+    try:
+        for entry in store.entries():
+            if entry.type == "event":
+                out.write(render(event_from_dict(entry.payload["event"]), fmt, options, tz))
+    finally:
+        store.close()
+
+
+def _parse_time(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is neither Unix seconds nor an ISO-8601 time") from None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()
+    return moment.timestamp()
+
+
+def _when(value) -> str:
+    if not value or value < 0:
+        return "-"
+    return datetime.datetime.fromtimestamp(value).strftime("%m/%d %H:%M")
+
+
+@click.command()
+@local_dir_option
+@click.option("--as-of", "as_of", default=None, help="A moment (Unix seconds or ISO-8601).")
+@click.option("--position", type=int, default=None, help="A journal position.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per job.")
+def replay(local_dir, as_of, position, as_json):
+    """The queue as it stood at a position or a moment (default: now)."""
+    from eventcore.projections.replay import STATUS_LETTER, replay as fold, summary
+    if as_of is not None and position is not None:
+        raise click.UsageError("give --as-of or --position, not both")
+    moment = _parse_time(as_of) if as_of is not None else None
+    store = _open_store(local_dir)
+    try:
+        queue = fold(store.entries(), position=position, as_of=moment)
+    except JobledgerError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    rows = [summary(c, p, queue) for (c, p), _ in queue.jobs()]
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row, sort_keys=True))
+        return
+    click.echo(f"{'ID':>10} {'OWNER':<12} {'SUBMITTED':<11} {'ST':<2} {'ENTERED':<11} "
+               f"{'EXIT':>4}  HOLD REASON")
+    for r in rows:
+        exit_code = r.get("ExitCode", "")
+        click.echo(f"{r['cluster']:>7}.{r['proc']:<2} {r.get('Owner', '-'):<12} "
+                   f"{_when(r.get('QDate')):<11} {STATUS_LETTER[r['JobStatus']]:<2} "
+                   f"{_when(r.get('EnteredCurrentStatus')):<11} {exit_code!s:>4}  "
+                   f"{r.get('HoldReason', '')}")
+    counts = {}
+    for r in rows:
+        counts[r["Status"]] = counts.get(r["Status"], 0) + 1
+    click.echo(f"\n{len(rows)} jobs; " + ", ".join(f"{n} {k.lower()}" for k, n in sorted(counts.items())))
+
+
+@click.command()
+@local_dir_option
+@click.option("--json", "as_json", is_flag=True, help="The report as one JSON object.")
+def audit(local_dir, as_json):
+    """Check checksums, continuity, transitions, and every log against the journal."""
+    from daemons.audit import audit as run_audit
+    try:
+        report = run_audit(local_dir)
+    except JobledgerError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps({"ok": report.ok, "counts": report.counts,
+                               "findings": [f._asdict() for f in report.findings],
+                               "notes": report.notes}, indent=1))
+    else:
+        for finding in report.findings:
+            click.echo(str(finding))
+        for note in report.notes:
+            click.echo(f"note: {note}")
+        counts = ", ".join(f"{v} {k}" for k, v in report.counts.items())
+        click.echo(f"{'OK' if report.ok else 'FAILED'}: {len(report.findings)} findings ({counts})")
+    if not report.ok:
+        sys.exit(1)
