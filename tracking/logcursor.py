@@ -1,47 +1,31 @@
 """Where a tracker stands in one user log, and reading on from there.
 
-A ``LogCursor`` is (path, byte offset, file identity).  ``read(limit)``
-returns the complete events after the offset and the offset after the last
-one; an event still being written stays unread until its terminator
-arrives.  The identity (device, inode) and the size tell a log that was
-replaced or truncated under the tracker (``changed()``): its saved offset no
-longer means anything.
+A ``LogCursor`` is (path, byte offset, file identity).  ``read(limit)`` opens
+the log with ``JobEventLog`` resumed at the offset (the same state a pickled
+reader carries: path, offset, identity), takes the complete events after it
+without blocking (``events(stop_after=0)``) and closes the file again: a
+tracker of ten thousand logs holds no open files between reads.  An event
+still being written stays unread until its terminator arrives.  A log that
+was replaced or truncated under the offset raises ``LogReplaced``; garbled
+records are skipped by the reader and counted here (``unreadable``).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+import time
 
 import attrs
 
-from eventcore.codecs.userlog_text_read import Parsed, TextReaderState, scan_text
+from eventcore.errors import HTCondorException, UserLogFileChanged
+from tracking.jobevent import JobEvent
+from tracking.jobeventlog import JobEventLog
 
-__all__ = ["LogCursor", "LogEvent"]
-
-CHUNK = 4 << 20      # bytes read per call at most (a huge backlog is read in pieces)
+__all__ = ["LogCursor", "LogReplaced"]
 
 
-class LogEvent:
-    """One event read from a log, shaped like ``htcondor2.JobEvent`` for the fold."""
-
-    __slots__ = ("type", "cluster", "proc", "timestamp", "_attrs", "offset", "end")
-
-    def __init__(self, parsed: Parsed):
-        header = parsed.header
-        self.type = header.number
-        self.cluster = header.cluster
-        self.proc = header.proc
-        self.timestamp = header.epoch
-        self._attrs = parsed.attrs
-        self.offset = parsed.offset
-        self.end = parsed.end
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._attrs.get(key, default)
-
-    def __repr__(self) -> str:
-        return f"LogEvent({self.type:03d}, {self.cluster}.{self.proc}, at {self.offset})"
+class LogReplaced(Exception):
+    """The file at the cursor's path is not the one its offset belongs to."""
 
 
 @attrs.define
@@ -50,14 +34,8 @@ class LogCursor:
     offset: int = 0
     device: int = 0
     inode: int = 0
-    _state: TextReaderState = attrs.field(factory=TextReaderState, repr=False)
-
-    def identity(self) -> tuple[int, int] | None:
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            return None
-        return st.st_dev, st.st_ino
+    year: int = attrs.field(factory=lambda: time.localtime().tm_year)
+    unreadable: int = 0
 
     def size(self) -> int | None:
         try:
@@ -71,35 +49,41 @@ class LogCursor:
             st = os.stat(self.path)
         except FileNotFoundError:
             return False                  # not there (yet): nothing read, nothing lost
-        if self.offset == 0 and not self.inode:
+        if not self.inode:
             return False
         return (st.st_dev, st.st_ino) != (self.device, self.inode) or st.st_size < self.offset
 
-    def read(self, limit: int | None = None) -> tuple[list[LogEvent], int, bool]:
-        """(events, offset after them, whether more complete events may follow)."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except FileNotFoundError:
-            return [], self.offset, False
-        try:
-            st = os.fstat(fd)
-            if not self.inode:
-                self.device, self.inode = st.st_dev, st.st_ino
-            want = min(st.st_size - self.offset, CHUNK)
-            buf = os.pread(fd, want, self.offset) if want > 0 else b""
-        finally:
-            os.close(fd)
-        if not buf:
-            return [], self.offset, False
-        items, end = scan_text(buf, 0, self._state, limit)
-        events = [LogEvent(p) for p in items if isinstance(p, Parsed)]
-        for e in events:
-            e.offset += self.offset
-            e.end += self.offset
-        new = self.offset + end
-        more = new > self.offset and ((limit is not None and len(events) >= limit)
-                                      or self.offset + len(buf) < st.st_size)
-        return events, new, more
+    def _open(self) -> JobEventLog | None:
+        ident = (self.device, self.inode) if self.inode else None
+        log = JobEventLog.__new__(JobEventLog)
+        try:                              # resume exactly as unpickling a saved reader does
+            log.__setstate__({"path": self.path, "offset": self.offset, "ident": ident,
+                              "stop_after": 0, "year": self.year, "errors": "ignore",
+                              "closed": False, "zone": None})
+        except HTCondorException:
+            if not os.path.exists(self.path):
+                return None               # not created yet
+            raise
+        return log
 
-    def position(self) -> list[int]:
-        return [self.offset, self.device, self.inode]
+    def read(self, limit: int | None = None) -> tuple[list[JobEvent], int, bool]:
+        """(events, offset after them, whether more may be waiting) from the offset."""
+        log = self._open()
+        if log is None:
+            return [], self.offset, False
+        events: list[JobEvent] = []
+        more = False
+        try:
+            if not self.inode:
+                self.device, self.inode = log.__getstate__()["ident"]
+            for event in log.events(0):
+                events.append(event)
+                if limit is not None and len(events) >= limit:
+                    more = True
+                    break
+            self.unreadable += sum(1 for kind, *_ in log.problems if kind == "garbled")
+            return events, log.offset, more
+        except UserLogFileChanged as exc:
+            raise LogReplaced(str(exc)) from exc
+        finally:
+            log.close()

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tracking.core import Batch, Tracker
-from tracking.logcursor import LogCursor
+from tracking.logcursor import LogCursor, LogReplaced
 from tracking.watch import DirectoryWatcher
 
 __all__ = ["UserLogTracker", "logs_of_jobs"]
@@ -65,7 +65,6 @@ class UserLogTracker(Tracker):
         self._pending: set[str] = set()           # logs to read on the next step
         self._last_sweep: float | None = None
         self._watcher = DirectoryWatcher(self.wake, notify=notify)
-        self.truncations = 0
         for path in dict.fromkeys(paths):
             self._cursors[path] = LogCursor(path)
         self._watcher.add(self._cursors)
@@ -137,11 +136,19 @@ class UserLogTracker(Tracker):
                 more = True
                 continue
             replaced = cursor.changed()
-            if replaced:
-                self.truncations += 1
+            garbled = cursor.unreadable
+            try:
+                if replaced:
+                    raise LogReplaced(path)
+                events, end, unread = cursor.read(budget)
+            except LogReplaced:
+                replaced = True
                 self._count("log_replaced")
                 cursor.offset, cursor.device, cursor.inode = 0, 0, 0
-            events, end, unread = cursor.read(budget)
+                events, end, unread = cursor.read(budget)
+            if cursor.unreadable > garbled:
+                self.anomalies["unreadable"] = (self.anomalies.get("unreadable", 0)
+                                                + cursor.unreadable - garbled)
             if unread:
                 with self._lock:
                     self._pending.add(path)
