@@ -30,9 +30,28 @@ def _classad():
     return classad
 
 
+# Nested ads repeat (the same slot's ExecuteProps in event after event; the
+# parser hands out one dict per distinct body text): convert each once and
+# give every event its own copy.
+_AD_CACHE: dict = {}
+_SIMPLE = (str, int, float, bool)
+
+
+def _nested_ad(value: dict):
+    hit = _AD_CACHE.get(id(value))
+    if hit is None or hit[0] is not value:
+        ad = _classad().ClassAd()
+        for k, v in value.items():
+            ad[k] = to_binding_value(v)
+        if len(_AD_CACHE) > 1024:
+            _AD_CACHE.clear()
+        _AD_CACHE[id(value)] = hit = (value, ad)
+    return _classad().ClassAd(hit[1])
+
+
 def to_binding_value(value):
     """An event attribute value as htcondor2 hands it out."""
-    if isinstance(value, (str, int, float)):
+    if type(value) in _SIMPLE:
         return value
     if isinstance(value, Expr):
         return _classad().ExprTree(value.text)
@@ -42,10 +61,7 @@ def to_binding_value(value):
     if isinstance(value, list):
         return [to_binding_value(v) for v in value]
     if isinstance(value, dict):
-        ad = _classad().ClassAd()
-        for k, v in value.items():
-            ad[k] = to_binding_value(v)
-        return ad
+        return _nested_ad(value)
     return value
 
 
@@ -96,9 +112,10 @@ class JobEvent(Mapping):
         ad = self._ad
         if ad is None:
             h = self._item.header
-            ad = {}
-            for k, v in self._item.attrs.items():
-                ad[k] = v if isinstance(v, (str, int, float)) else to_binding_value(v)
+            ad = dict(self._item.attrs)
+            for k, v in ad.items():
+                if type(v) not in _SIMPLE:
+                    ad[k] = to_binding_value(v)
             n = h.number
             ad["MyType"] = my_type(n)
             ad["EventTypeNumber"] = n

@@ -58,7 +58,15 @@ FIRST_LINE_PREFIX = {
 
 # ----------------------------------------------------------- shared bits --
 
+_CANONICAL_USAGE = re.compile(
+    r"\s*(Usr (?:0|[1-9][0-9]*) (?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9], "
+    r"Sys (?:0|[1-9][0-9]*) (?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9])(?![0-9])")
+
+
 def _usage(line: str | None) -> str:
+    m = _CANONICAL_USAGE.match(line or "")
+    if m is not None:            # already in the form the reader re-renders
+        return m.group(1)
     m = _USAGE_RE.match(line or "")
     if not m:
         raise BadBody(f"expected a CPU usage line, got {line!r}")
@@ -313,20 +321,32 @@ def _terminated(first, lines, node=False):
     return attrs, {}
 
 
+_IMAGE_LABELS = (("memoryusage", "MemoryUsage"), ("residentsetsize", "ResidentSetSize"),
+                 ("proportionalsetsize", "ProportionalSetSize"))
+
+
 def _image_size(first, lines):
-    text = first[len("Image size of job updated:"):].strip()
-    m = re.match(_INT, text)
-    if not m:
-        raise BadBody(f"no image size in {first!r}")
-    attrs = {"Size": int(m.group()), "ResidentSetSize": 0}
-    for line in lines:
-        m = _IMAGE_LINE.match(line)
+    text = first[26:].strip()             # after "Image size of job updated:"
+    if text.isdigit():
+        size = int(text)
+    else:
+        m = re.match(_INT, text)
         if not m:
+            raise BadBody(f"no image size in {first!r}")
+        size = int(m.group())
+    attrs = {"Size": size, "ResidentSetSize": 0}
+    for line in lines:
+        parts = line.split(None, 3)
+        if len(parts) < 3 or parts[1] != "-":
             break
-        label = m.group(2).lower()
-        for name in ("MemoryUsage", "ResidentSetSize", "ProportionalSetSize"):
-            if label.startswith(name.lower()):
-                attrs[name] = int(m.group(1))
+        try:
+            value = int(parts[0])
+        except ValueError:
+            break
+        label = parts[2].lower()
+        for low, name in _IMAGE_LABELS:
+            if label.startswith(low):
+                attrs[name] = value
                 break
         else:
             break

@@ -132,7 +132,7 @@ class TextReaderState:
 
     def hour_base(self, date: str, hour: str):
         """(epoch of date hour:00:00, "dateThh") for a plain ISO date, cached."""
-        key = (date, hour)
+        key = date + hour
         got = self._hours.get(key)
         if got is None:
             y, mo, d, h = int(date[:4]), int(date[5:7]), int(date[8:10]), int(hour)
@@ -155,7 +155,7 @@ class TextReaderState:
             lines = body.split("\n") if body else []
             if lines and lines[-1] == "":
                 lines.pop()
-            if any(line.endswith("\r") for line in lines):
+            if "\r" in body:
                 lines = [line[:-1] if line.endswith("\r") else line for line in lines]
             got = parse_body(number, first, lines)
             if len(self._bodies) > 2048:
@@ -179,15 +179,15 @@ def _parse_header(s: str, pos: int, nl: int, state: TextReaderState):
     """(Header, first-line text) for the header line ``s[pos:nl]``."""
     m = _FAST_HEADER.match(s, pos, nl)
     if m is not None:
-        g = m.group
-        base = state.hour_base(g(5), g(6))
+        num, cl, pr, sp, date, hour, mi, se = m.groups()
+        base = state.hour_base(date, hour)
         if base:
-            epoch = base[0] + int(g(7)) * 60 + int(g(8))
             first = s[m.end():nl]
-            if first.endswith("\r"):
+            if first and first[-1] == "\r":
                 first = first[:-1]
-            return Header(int(g(1)), int(g(2)), int(g(3)), int(g(4)), epoch, 0,
-                          f"{base[1]}:{g(7)}:{g(8)}"), first
+            return Header(int(num), int(cl), int(pr), int(sp),
+                          base[0] + int(mi) * 60 + int(se), 0,
+                          base[1] + ":" + mi + ":" + se), first
     line = s[pos:nl]
     if line.endswith("\r"):
         line = line[:-1]

@@ -89,6 +89,8 @@ def parse_value(text: str):
     s = text.strip()
     if not s:
         return NOT_A_VALUE
+    if s.isdigit() and s.isascii():
+        return int(s) if len(s) < 19 else _literal(s, 0)[0]
     value, end = _literal(s, 0)
     if value is not NOT_A_VALUE and end == len(s):
         return value
