@@ -67,7 +67,7 @@ class Schedd(Daemon):
     # -- life ------------------------------------------------------------------------
     def setup(self) -> None:
         durability = self.config("JOURNAL_DURABILITY", "group")
-        self.store = Store(self.spool_dir, durability=durability, constraint_filter=_filter)
+        self.store = Store(self.local_dir, durability=durability, constraint_filter=_filter)
         self._next_cluster = max(self.store.next_cluster_id(), 1)
         self.projector = Projector(self.store, event_log=self.config("EVENT_LOG", "") or None)
         self.projector.catch_up()

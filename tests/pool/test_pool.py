@@ -1,0 +1,225 @@
+"""A running personal pool through the htcondor2 API: jobs run, act, edit, query, history, collector."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import jobledger as htcondor
+from jobledger.classad import ClassAd
+from jobledger.personal import PersonalPool
+from tests.pool.conftest import wait_until
+from tracking.jobeventlog import JobEventLog
+
+
+def raw_job(tmp_path, **extra) -> ClassAd:
+    ad = {"Cmd": "/bin/sleep", "Arguments": "0", "Iwd": str(tmp_path)}
+    ad.update(extra)
+    return ClassAd(ad)
+
+
+def statuses(schedd, cluster):
+    return [ad["JobStatus"] for ad in schedd.query(f"ClusterId == {cluster}", ["JobStatus"])]
+
+
+def wait_gone(schedd, cluster, timeout=30):
+    wait_until(lambda: not schedd.query(f"ClusterId == {cluster}", ["ProcId"]), timeout,
+               what=f"cluster {cluster} to leave the queue")
+
+
+def test_state_repr_and_config(pool):
+    assert "READY" in repr(pool)
+    assert pool.get_config_val("LOCAL_DIR") == str(pool.local_dir)
+    assert pool.get_config_val("NOT_A_KNOB", "dflt") == "dflt"
+    with pytest.raises(KeyError):
+        pool.get_config_val("NOT_A_KNOB")
+    assert htcondor.param["LOCAL_DIR"] == str(pool.local_dir)
+
+
+def test_jobs_run_to_completion_and_are_logged(pool, tmp_path):
+    log = str(tmp_path / "job.log")
+    cluster = pool.schedd.submit(raw_job(tmp_path, Cmd="/bin/sh", Arguments="-c 'echo out $0; exit 3' x",
+                                         Out="out.txt", UserLog=log), 3)
+    wait_gone(pool.schedd, cluster)
+    history = pool.schedd.history(f"ClusterId == {cluster}", ["ProcId", "ExitCode", "JobStatus"])
+    assert sorted(ad["ProcId"] for ad in history) == [0, 1, 2]
+    assert all(ad["ExitCode"] == 3 and ad["JobStatus"] == 4 for ad in history)
+    assert (tmp_path / "out.txt").read_text() == "out x\n"
+    wait_until(lambda: open(log).read().count("005 (") == 3, 10, what="the terminated events")
+    events = list(JobEventLog(log).events(0))
+    kinds = [(e.proc, int(e.type)) for e in events]
+    for proc in range(3):
+        mine = [t for p, t in kinds if p == proc]
+        assert mine == [0, 1, 5]
+    terminated = [e for e in events if e.type == htcondor.JobEventType.JOB_TERMINATED] \
+        if hasattr(htcondor, "JobEventType") else [e for e in events if int(e.type) == 5]
+    assert all(e["ReturnValue"] == 3 and e["TerminatedNormally"] for e in terminated)
+
+
+def test_query_projection_servertime_limit_and_summary(pool, tmp_path):
+    cluster = pool.schedd.submit(raw_job(tmp_path, JobStatus=5, HoldReasonCode=15,
+                                         HoldReason="submitted on hold at user's request"), 4)
+    ads = pool.schedd.query(f"ClusterId == {cluster}", ["ClusterId", "ProcId", "JobStatus"])
+    assert [ad["ProcId"] for ad in ads] == [0, 1, 2, 3]
+    assert all(set(ad.keys()) == {"ClusterId", "ProcId", "JobStatus", "ServerTime"} for ad in ads)
+    assert len(pool.schedd.query(f"ClusterId == {cluster}", [], limit=2)) == 2
+    summary = pool.schedd.query(f"ClusterId == {cluster}", opts=htcondor.QueryOpt.SummaryOnly)
+    assert summary[0]["MyType"] == "Summary" and summary[0]["Held"] == 4 and summary[0]["Jobs"] == 4
+    procs = pool.schedd.query(f"ClusterId == {cluster}", ["ProcId"],
+                              callback=lambda ad: ad["ProcId"] if ad["ProcId"] % 2 else None)
+    assert procs == [1, 3]
+    with pytest.raises(htcondor.HTCondorException):
+        pool.schedd.query("ClusterId ==")
+    with pytest.raises(TypeError):
+        pool.schedd.query("true", "ClusterId")
+    pool.schedd.act(htcondor.JobAction.Remove, cluster)
+
+
+def test_act_result_ads_follow_the_worked_example(pool, tmp_path):
+    schedd = pool.schedd
+    cluster = schedd.submit(raw_job(tmp_path, JobStatus=5, HoldReasonCode=15), 3)
+    first = schedd.act(htcondor.JobAction.Hold, [f"{cluster}.0"])
+    assert (first["TotalSuccess"], first["TotalAlreadyDone"], first["TotalChangedAds"]) == (1, 0, 1)
+    again = schedd.act(htcondor.JobAction.Hold, [f"{cluster}.0"])
+    assert (again["TotalSuccess"], again["TotalAlreadyDone"], again["TotalChangedAds"]) == (0, 1, 0)
+    assert set(again.keys()) == {"TotalError", "TotalSuccess", "TotalNotFound", "TotalBadStatus",
+                                 "TotalAlreadyDone", "TotalPermissionDenied", "TotalJobAds",
+                                 "TotalChangedAds"}
+    bad = schedd.act(htcondor.JobAction.Release, [f"{cluster}.1", f"{cluster}.7"])
+    assert (bad["TotalSuccess"], bad["TotalNotFound"]) == (1, 1)
+    released = schedd.act(htcondor.JobAction.Release, f"ClusterId == {cluster}")
+    assert released["TotalSuccess"] == 2
+    wait_gone(schedd, cluster)
+    history = schedd.history(f"ClusterId == {cluster}", ["ProcId", "ExitCode", "LastHoldReasonCode"])
+    assert len(history) == 3 and all(ad["ExitCode"] == 0 for ad in history)
+    with pytest.raises(TypeError):
+        schedd.act(3, [f"{cluster}.0"])
+    with pytest.raises(ValueError):
+        schedd.act(htcondor.JobAction.Hold, "this is ) not an expression")
+
+
+def test_hold_release_remove_a_running_job(pool, tmp_path):
+    schedd = pool.schedd
+    log = str(tmp_path / "run.log")
+    cluster = schedd.submit(raw_job(tmp_path, Arguments="60", UserLog=log), 1)
+    wait_until(lambda: statuses(schedd, cluster) == [2], what="the job to run")
+    held = schedd.act(htcondor.JobAction.Hold, f"{cluster}.0", reason="testing")
+    assert held["TotalSuccess"] == 1
+    ad = schedd.query(f"ClusterId == {cluster}", ["JobStatus", "HoldReason", "HoldReasonCode"])[0]
+    assert (ad["JobStatus"], ad["HoldReasonCode"]) == (5, 1)
+    assert ad["HoldReason"] == "testing (by user %s)" % __import__("pwd").getpwuid(os.getuid()).pw_name
+    schedd.act(htcondor.JobAction.Release, f"{cluster}.0")
+    wait_until(lambda: statuses(schedd, cluster) == [2], what="the released job to run again")
+    assert schedd.act(htcondor.JobAction.Suspend, f"{cluster}.0")["TotalSuccess"] == 1
+    assert statuses(schedd, cluster) == [7]
+    assert schedd.act(htcondor.JobAction.Continue, f"{cluster}.0")["TotalSuccess"] == 1
+    removed = schedd.act(htcondor.JobAction.Remove, [f"{cluster}.0"])
+    assert removed["TotalSuccess"] == 1
+    assert schedd.query(f"ClusterId == {cluster}") == []
+    wait_until(lambda: open(log).read().count("009 (") == 1, 10, what="the abort event")
+    kinds = [int(e.type) for e in JobEventLog(log).events(0)]
+    assert kinds == [0, 1, 12, 13, 1, 10, 11, 9]
+
+
+def test_vacate_requeues_and_reruns(pool, tmp_path):
+    schedd = pool.schedd
+    log = str(tmp_path / "vac.log")
+    cluster = schedd.submit(raw_job(tmp_path, Arguments="60", UserLog=log), 1)
+    wait_until(lambda: statuses(schedd, cluster) == [2], what="the job to run")
+    assert schedd.act(htcondor.JobAction.VacateFast, f"{cluster}.0")["TotalSuccess"] == 1
+    wait_until(lambda: open(log).read().count("004 (") == 1, 10, what="the eviction")
+    wait_until(lambda: open(log).read().count("001 (") == 2, 10, what="the second execution")
+    assert schedd.act(htcondor.JobAction.Vacate, f"{cluster}.9")["TotalNotFound"] == 1
+    schedd.act(htcondor.JobAction.Remove, cluster)
+
+
+def test_edit(pool, tmp_path):
+    schedd = pool.schedd
+    cluster = schedd.submit(raw_job(tmp_path, JobStatus=5, HoldReasonCode=15), 2)
+    assert schedd.edit(f"ClusterId =?= {cluster}", "foo", '"bar"') == 2
+    assert {ad["foo"] for ad in schedd.query(f"ClusterId == {cluster}", ["foo"])} == {"bar"}
+    assert schedd.edit([f"{cluster}.1"], "foo", 42) == 1
+    assert schedd.query(f"ClusterId == {cluster} && ProcId == 1", ["foo"])[0]["foo"] == 42
+    assert schedd.edit(f"{cluster}.0", "expr", htcondor.classad.ExprTree("ProcId + 41")) == 1
+    edited = schedd.query(f"ClusterId == {cluster} && ProcId == 0", ["expr", "ProcId"])[0]
+    assert str(edited.lookup("expr")) == "ProcId + 41" and edited.eval("expr") == 41
+    for protected in ("Owner", "ClusterId", "ProcId", "JobStatus", "ScratchDir", "ClaimId"):
+        with pytest.raises(htcondor.HTCondorException):
+            schedd.edit(f"{cluster}.0", protected, "1")
+    with pytest.raises(htcondor.HTCondorException):
+        schedd.edit("ClusterId == 999999", "foo", "1")
+    with pytest.raises(htcondor.HTCondorException):
+        schedd.edit(f"{cluster}.0", "foo", "(((")
+    with pytest.raises(TypeError):
+        schedd.edit(f"{cluster}.0", "foo", "1", flags=1)
+    # A refused edit changed nothing.
+    assert schedd.query(f"ClusterId == {cluster} && ProcId == 0", ["Owner"])[0]["Owner"] != "1"
+    schedd.act(htcondor.JobAction.Remove, cluster)
+
+
+def test_history_match_and_since(pool, tmp_path):
+    schedd = pool.schedd
+    clusters = [schedd.submit(raw_job(tmp_path), 1) for _ in range(3)]
+    for cluster in clusters:
+        wait_gone(schedd, cluster)
+    newest = schedd.history(None, ["ClusterId"], match=2)
+    assert [ad["ClusterId"] for ad in newest] == [clusters[2], clusters[1]]
+    since = schedd.history(None, ["ClusterId"], since=clusters[0])
+    assert [ad["ClusterId"] for ad in since][:2] == [clusters[2], clusters[1]]
+    assert clusters[0] not in [ad["ClusterId"] for ad in since]
+
+
+def test_periodic_remove_and_on_exit_policy(pool, tmp_path):
+    schedd = pool.schedd
+    cluster = schedd.submit(raw_job(tmp_path, Arguments="60",
+                                    PeriodicRemove=htcondor.classad.ExprTree("JobStatus == 2")), 1)
+    wait_gone(schedd, cluster)
+    reason = schedd.history(f"ClusterId == {cluster}", ["RemoveReason"])[0]["RemoveReason"]
+    assert "PeriodicRemove" in reason
+    held = schedd.submit(raw_job(tmp_path, OnExitHold=htcondor.classad.ExprTree("ExitCode == 0")), 1)
+    wait_until(lambda: statuses(schedd, held) == [5], what="the exit hold")
+    assert schedd.query(f"ClusterId == {held}", ["HoldReasonCode"])[0]["HoldReasonCode"] == 3
+    schedd.act(htcondor.JobAction.Remove, held)
+    retry = schedd.submit(raw_job(tmp_path, OnExitRemove=htcondor.classad.ExprTree("NumJobCompletions >= 2")), 1)
+    wait_gone(schedd, retry)
+    assert schedd.history(f"ClusterId == {retry}", ["NumJobCompletions"])[0]["NumJobCompletions"] == 2
+
+
+def test_collector_query_locate_advertise(pool):
+    collector = pool.collector
+    types = {ad["MyType"] for ad in collector.query()}
+    assert {"Collector", "Scheduler", "Negotiator", "Machine", "DaemonMaster"} <= types
+    slots = collector.query(htcondor.AdType.Startd, "true", ["Name", "Cpus", "Memory"])
+    assert slots and all({"Name", "Cpus", "Memory"} <= set(ad.keys()) for ad in slots)
+    assert slots[0]["Cpus"] >= 0
+    located = collector.locate(htcondor.DaemonType.Schedd)
+    assert located["MyAddress"].startswith("<") and "CondorVersion" in located
+    assert len(collector.locateAll(htcondor.DaemonType.Schedd)) == 1
+    assert collector.locate(htcondor.DaemonType.Schedd, "no-such-schedd") is None
+    collector.advertise([ClassAd({"MyType": "Demo", "foo": 1, "Name": "DemoAd"})])
+    demo = collector.query(htcondor.AdType.Any, 'MyType =?= "Demo"')
+    assert len(demo) == 1 and demo[0]["foo"] == 1 and demo[0]["Name"] == "DemoAd"
+    collector.advertise([ClassAd({"MyType": "Demo", "foo": 2, "Name": "DemoAd"})])
+    assert [ad["foo"] for ad in collector.query(htcondor.AdType.Any, 'MyType =?= "Demo"')] == [2]
+    with pytest.raises(TypeError):
+        collector.query("Startd")
+    schedd = htcondor.Schedd(located)
+    assert isinstance(schedd.query("false"), list)
+    with pytest.raises(TypeError):
+        htcondor.Schedd("not an ad")
+
+
+def test_context_manager_and_stop_on_collect(tmp_path):
+    from tests.pool.conftest import pool_processes
+    with PersonalPool(local_dir=tmp_path / "ctx") as ctx:
+        assert ctx.get_config_val("LOCAL_DIR") == str(tmp_path / "ctx")
+        assert "READY" in repr(ctx)
+    assert "STOPPED" in repr(ctx)
+    wait_until(lambda: not pool_processes(tmp_path / "ctx"), 15, what="the context pool to exit")
+    gone = PersonalPool(local_dir=tmp_path / "gc").start()
+    gone._config_setter.unset()
+    del gone
+    import gc
+    gc.collect()
+    wait_until(lambda: not pool_processes(tmp_path / "gc"), 30, what="a collected pool to stop")
