@@ -24,3 +24,6 @@ from jobledger.cli import journal as _journal  # noqa: E402
 main.add_command(_journal.journal)
 main.add_command(_journal.replay)
 main.add_command(_journal.audit)
+from jobledger.cli import watch as _watch  # noqa: E402
+
+main.add_command(_watch.command)

@@ -1,0 +1,180 @@
+"""``jobledger watch``: follow jobs live, like condor_watch_q.
+
+    jobledger watch [JOB...] [--log FILE...] [--journal FILE]
+                    [--exit all-done|any-held|any-failed] [--json]
+
+Where it reads (first that applies):
+
+- ``--log FILE`` (repeatable): those user logs (any HTCondor's);
+- ``--journal FILE``: a pool's journal, no user logs needed;
+- otherwise the local pool's schedd: one query finds the jobs' user logs
+  (``UserLog``/``Iwd``) and those are followed; jobs without logs are
+  polled (at most once per ``--poll-interval`` seconds, default 60).
+
+JOB is ``CLUSTER`` or ``CLUSTER.PROC``; only those jobs are shown.
+
+Without ``--exit``, ``--json`` reads what is there now, prints the state of
+each job (one JSON object per line: cluster, proc, JobStatus and the job's
+other known attributes) and exits; the table (one line per batch, with a
+progress bar) keeps updating until interrupted.  With ``--exit`` both
+follow the jobs until the condition holds (exit status 0) or ``--timeout``
+passes (exit status 2).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from eventcore.errors import HTCondorException, TrackerTimeout
+from eventcore.ids import JobId
+from eventcore.status import JobStatus
+from tracking import conditions
+from tracking.journal import JournalTracker
+from tracking.poll import PollTracker
+from tracking.summary import progress_bar, summarize
+from tracking.userlogs import UserLogTracker, logs_of_jobs
+
+EXITS = {"all-done": conditions.all_done, "any-held": conditions.any_held,
+         "any-failed": conditions.any_failed}
+STATUS_NAMES = {s: s.name for s in JobStatus}
+
+
+def parse_jobs(specs) -> list[JobId]:
+    jobs = []
+    for spec in specs:
+        try:
+            jobs.append(JobId.parse(spec))
+        except ValueError:
+            raise click.BadParameter(f"{spec!r} is not CLUSTER or CLUSTER.PROC", param_hint="JOB")
+    return jobs
+
+
+def constraint_of(jobs: list[JobId]) -> str | None:
+    parts = [f"ClusterId == {j.cluster}" if j.is_cluster
+             else f"(ClusterId == {j.cluster} && ProcId == {j.proc})" for j in jobs]
+    return " || ".join(parts) or None
+
+
+def selected(states, jobs: list[JobId]):
+    if not jobs:
+        return states
+    return {j: s for j, s in states.items()
+            if any(j.cluster == w.cluster and (w.is_cluster or j.proc == w.proc) for w in jobs)}
+
+
+def render(states, anomalies) -> str:
+    lines = [f"{'BATCH':>8} {'IDLE':>6} {'RUN':>6} {'HOLD':>6} {'DONE':>6} {'TOTAL':>6}  "
+             f"{'PROGRESS':<28} JOB_IDS"]
+    for b in summarize(states):
+        lines.append(f"{b.cluster:>8} {b.idle:>6} {b.running:>6} {b.held:>6} {b.done:>6} "
+                     f"{b.total:>6}  {progress_bar(b):<28} {b.job_ids()}")
+    odd = ", ".join(f"{k} {v}" for k, v in sorted(anomalies.items()) if v)
+    lines.append(f"{len(states)} jobs" + (f"; log anomalies: {odd}" if odd else ""))
+    return "\n".join(lines)
+
+
+def echo_json(states) -> None:
+    text = json_lines(states)
+    if text:
+        click.echo(text)
+
+
+def json_lines(states) -> str:
+    out = []
+    for job, state in sorted(states.items()):
+        ad = state.to_ad()
+        out.append(json.dumps({"cluster": job.cluster, "proc": job.proc, **ad,
+                               "JobStatusName": STATUS_NAMES[JobStatus(state.status)]},
+                              sort_keys=False))
+    return "\n".join(out)
+
+
+def make_tracker(logs, journal, jobs, poll_interval):
+    if logs:
+        return UserLogTracker(logs, interval=0.5)
+    if journal:
+        return JournalTracker(journal, interval=0.5)
+    import jobledger
+    try:
+        schedd = jobledger.Schedd()
+        constraint = constraint_of(jobs)
+        found = logs_of_jobs(schedd, constraint)
+    except HTCondorException as exc:
+        raise click.ClickException(f"cannot reach the local pool's schedd: {exc} "
+                                   "(give --log or --journal to watch without a pool)")
+    if found:
+        return UserLogTracker(found, interval=0.5)
+    return PollTracker(schedd, constraint, min_interval=poll_interval)
+
+
+def drain(tracker) -> None:
+    while tracker.step():
+        pass
+    tracker.step()
+
+
+@click.command("watch")
+@click.argument("jobs", nargs=-1)
+@click.option("--log", "logs", multiple=True, type=click.Path(dir_okay=False),
+              help="A user log to follow (repeatable).")
+@click.option("--journal", type=click.Path(exists=True, dir_okay=False),
+              help="A pool's journal.sqlite to follow instead of user logs.")
+@click.option("--exit", "exit_when", type=click.Choice(sorted(EXITS)),
+              help="Stop following once this holds for the selected jobs.")
+@click.option("--json", "as_json", is_flag=True, help="Print each job's state as a JSON line.")
+@click.option("--timeout", type=float, default=None, help="Give up --exit after this many seconds.")
+@click.option("--poll-interval", type=float, default=60.0, show_default=True,
+              help="Seconds between schedd queries when polling.")
+@click.option("--refresh", type=float, default=1.0, show_default=True,
+              help="Seconds between table redraws.")
+def command(jobs, logs, journal, exit_when, as_json, timeout, poll_interval, refresh):
+    """Follow jobs live; a table per batch, or their states as JSON."""
+    wanted = parse_jobs(jobs)
+    tracker = make_tracker(list(logs), journal, wanted, poll_interval)
+    if as_json and exit_when is None:
+        with tracker:
+            drain(tracker)
+            echo_json(selected(tracker.states, wanted))
+        return
+    condition = EXITS[exit_when]() if exit_when else (lambda states: False)
+    met = follow(tracker, lambda s: condition(selected(s, wanted)) and bool(selected(s, wanted)),
+                 wanted, timeout, refresh, show_table=not as_json)
+    if as_json:
+        echo_json(selected(tracker.states, wanted))
+    if exit_when and not met:
+        click.echo(f"--exit {exit_when} did not happen within {timeout} s", err=True)
+        sys.exit(2)
+
+
+def follow(tracker, condition, wanted, timeout, refresh, show_table) -> bool:
+    """Run the tracker until ``condition`` or ``timeout``; redraw the table meanwhile."""
+    shown = None
+    tty = sys.stdout.isatty()
+    waited = 0.0
+    try:
+        with tracker:
+            tracker.start()
+            while True:
+                step = refresh if timeout is None else max(min(refresh, timeout - waited), 0)
+                try:
+                    tracker.wait_until(condition, timeout=step)
+                    met = True
+                except TrackerTimeout:
+                    met = False
+                    waited += step
+                if show_table:
+                    table = render(selected(tracker.snapshot(), wanted), tracker.anomalies)
+                    if table != shown:
+                        if tty and shown is not None:
+                            click.echo(f"\x1b[{shown.count(chr(10)) + 1}F\x1b[J", nl=False)
+                        click.echo(table)
+                        shown = table
+                if met:
+                    return True
+                if timeout is not None and waited >= timeout:
+                    return False
+    except KeyboardInterrupt:
+        return False
