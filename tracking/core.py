@@ -93,6 +93,10 @@ class Tracker:
     def _read(self) -> Batch:
         raise NotImplementedError
 
+    def _reconcile(self, batch: Batch) -> list:
+        """After a batch is folded: items to fold on top (a cross-check's corrections)."""
+        return []
+
     def _seek(self, positions: Mapping[str, Any]) -> bool:
         """Resume from saved positions; False if they no longer fit the source."""
         return True
@@ -121,6 +125,11 @@ class Tracker:
         with self._step_lock:
             batch = self._read()
             changes, touched = self._fold(batch)
+            extra = self._reconcile(batch)
+            if extra:
+                more_changes, more_touched = self._fold(Batch(extra))
+                changes += more_changes
+                touched |= more_touched
             for change in changes:
                 for callback in list(self._callbacks):
                     callback(change)

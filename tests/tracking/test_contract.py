@@ -8,6 +8,7 @@ from daemons.store import Store
 from tests.tracking.contract import TrackerContract
 from tests.tracking.schedds import StoreSchedd
 from tests.tracking.workload import journal_records, userlog_chunks
+from tracking.combined import CombinedTracker
 from tracking.journal import JournalTracker
 from tracking.poll import PollTracker
 from tracking.userlogs import UserLogTracker
@@ -108,3 +109,27 @@ class TestUserLogTrackerPolling(TrackerContract):
 
     def make_source(self, tmp_path, load):
         return UserLogSource(tmp_path, load, notify=False)
+
+
+class CombinedSource(UserLogSource):
+    """User logs and the pool journal written in step: the schedd sees what the logs say."""
+
+    def __init__(self, tmp_path, load):
+        super().__init__(tmp_path, load)
+        self.journal = JournalSource(tmp_path, load)
+
+    def write(self, k):
+        self.journal.write(k)
+        super().write(k)
+
+    def tracker(self, checkpoint=None):
+        return CombinedTracker(self.paths, schedd=StoreSchedd(self.journal.store),
+                               checkpoint=checkpoint, interval=0.05)
+
+    def close(self):
+        self.journal.close()
+
+
+class TestCombinedTracker(TrackerContract):
+    def make_source(self, tmp_path, load):
+        return CombinedSource(tmp_path, load)
