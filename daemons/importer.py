@@ -100,8 +100,10 @@ def _records(log: LogItems):
         event = event_to_dict(parsed_event(item))
         if is_header_event(event):
             continue
+        # execution-point events (100 and up) carry slot ids, not a job id
+        job = JobId(-1, -1) if event["type"] >= 100 else JobId(event["cluster"], event["proc"])
         yield EventRecord(
-            JobId(event["cluster"], event["proc"]), event, imported=True,
+            job, event, imported=True,
             source={"path": path, "offset": item.offset, "end": item.end,
                     "fingerprint": log.fingerprint, "digest": digest(log.data, item)},
             key=f"ulog:{log.fingerprint}:{item.offset}")

@@ -249,10 +249,10 @@ class QueueFold:
             row.ad.pop(name, None)
 
     def _on_event(self, position, time, job, payload):
-        if job.cluster < 0 or job.proc < 0:
-            return  # cluster-level and execution-point events do not move a job
         event = payload["event"]
         number = int(event["type"])
+        if job.cluster < 0 or job.proc < 0 or number >= 100:
+            return  # cluster-level and execution-point (slot) events do not move a job
         key = (job.cluster, job.proc)
         row = self.proc(*key)
         before = JobStatus(row.status) if row is not None else None

@@ -44,7 +44,9 @@ def journal() -> None:
 @local_dir_option
 @click.option("--year", type=int, default=None,
               help="Year for legacy MM/DD timestamps (default: this year, as HTCondor reads).")
-def import_(logs, local_dir, year):
+@click.option("--batch", type=click.IntRange(1), default=5000, show_default=True,
+              help="Events per journal transaction.")
+def import_(logs, local_dir, year, batch):
     """Import HTCondor user logs or global event logs (text, JSON, XML).
 
     Idempotent: each event is added once, however often a log is imported
@@ -56,7 +58,7 @@ def import_(logs, local_dir, year):
     try:
         for path in logs:
             try:
-                result = import_log(store, path, reader_state(year))
+                result = import_log(store, path, reader_state(year), batch=batch)
             except JobledgerError as exc:
                 failed.append(str(exc))
                 click.echo(f"error: {exc}", err=True)

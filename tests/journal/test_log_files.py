@@ -150,3 +150,40 @@ def test_interrupted_rotation_is_finished_on_restart(pool):
     assert live.startswith(render_header(5, state.sequence + 1, tz=UTC)[:40])
     assert live.count("Global JobLog") == 1 and "Job terminated." in live
     p.close()
+
+
+def test_audit_of_a_pool_and_of_hand_edited_logs(pool):
+    from daemons.audit import audit
+    tmp, store = pool
+    log, evlog = str(tmp / "a.log"), str(tmp / "EventLog")
+    store.append(submit(1, 2, log=log))
+    store.append(life(JobId(1, 0)) + [event(JobId(1, 1), 1)])
+    p = Projector(store, event_log=evlog, tz=UTC)
+    p.catch_up()
+    report = audit(store.local_dir, tz=UTC)
+    assert report.ok, report.findings
+    # a crash window: the next event is already in the file, its state not saved yet
+    store.append([event(JobId(1, 1), 12)])
+    text = render(list(store.entries())[-1].payload["event"], tz=UTC).encode()
+    with open(log, "ab") as f:
+        f.write(text)
+    report = audit(store.local_dir, tz=UTC)
+    assert report.ok and any("crash window" in n for n in report.notes)
+    p.catch_up()
+    assert audit(store.local_dir, tz=UTC).ok
+    data = open(log, "rb").read()
+    at = data.index(b"Job executing")
+    open(log, "wb").write(data[:at] + b"Job Executing" + data[at + 13:])
+    report = audit(store.local_dir, tz=UTC)
+    [finding] = report.findings
+    executes = [e for e in store.entries() if e.type == "event" and e.payload["event"]["type"] == 1]
+    assert (finding.kind, finding.path, finding.offset, finding.position, finding.job) == (
+        "userlog", log, at + 4, executes[0].position, "1.0")
+    open(log, "wb").write(data)
+    ev = open(evlog, "rb").read()
+    at = ev.index(b"Job terminated.")
+    open(evlog, "wb").write(ev[:at] + b"Job Terminated." + ev[at + 15:])
+    [finding] = audit(store.local_dir, tz=UTC).findings
+    assert finding.kind == "eventlog" and finding.path == evlog
+    assert finding.offset <= at < finding.offset + 600
+    p.close()
