@@ -56,8 +56,8 @@ class ExprTree:
         """The compiled closure (compiling sets ``_h``, the tree height)."""
         fn = self._fn
         if fn is None:
-            self._h = N.height(self.node)
-            fn = self._fn = E.compile_node(self.node)
+            h = self._h = N.height(self.node)
+            fn = self._fn = E.compile_node(self.node) if h <= E.MAX_EVAL_DEPTH else E.too_deep
         return fn
 
     def eval(self, scope=None, target=None):
@@ -170,7 +170,7 @@ class ClassAd(MutableMapping):
         return len(self._exprs)
 
     def __iter__(self):
-        return iter(list(self._names.values()))
+        return iter(self.keys())
 
     def __contains__(self, key) -> bool:
         return isinstance(key, str) and ascii_lower(key) in self._exprs
@@ -205,13 +205,14 @@ class ClassAd(MutableMapping):
         del self._names[ln]
 
     def keys(self):
-        return list(self._names.values())
+        """Names in HTCondor's order (length, then case-insensitive name)."""
+        return sorted(self._names.values(), key=_attr_order)
 
     def values(self):
-        return [self[k] for k in self._names.values()]
+        return [self[k] for k in self.keys()]
 
     def items(self):
-        return [(k, self[k]) for k in self._names.values()]
+        return [(k, self[k]) for k in self.keys()]
 
     def get(self, key, default=None):
         try:
@@ -304,6 +305,10 @@ class ClassAd(MutableMapping):
     def _pairs(self):
         names = self._names
         return [(names[k], e.node) for k, e in self._exprs.items()]
+
+
+def _attr_order(name: str):
+    return (len(name), name.lower())
 
 
 def parse_new_ad(text: str) -> N.AdExpr:

@@ -106,6 +106,11 @@ class State:
         return a
 
 
+def too_deep(ad, st):
+    """Stands in for the closure of a tree taller than MAX_EVAL_DEPTH."""
+    raise EvalFailure(f"evaluation nested deeper than {MAX_EVAL_DEPTH} levels")
+
+
 def eval_attr(ad, e, st):
     """Evaluate attribute expression ``e`` of ``ad`` (circularity -> UNDEF)."""
     k = id(e)

@@ -16,7 +16,7 @@ from . import ops
 from .strfuncs import STRING_FUNCTIONS
 from .timefuncs import TIME_FUNCTIONS
 from .convert import CONVERT_FUNCTIONS, to_real, to_str
-from .values import ERROR, UNDEF, EvalFailure, ListValue, wrap64
+from .values import ERROR, UNDEF, EvalFailure, ListValue, to_bytes, wrap64
 
 VALUE_FUNCS: dict = {}
 RAW_FUNCS: dict = {}
@@ -269,7 +269,7 @@ def _size(args, ad, st):
     if t is E.AdType:
         return len(v._exprs)
     if t is str:
-        return len(v.encode("utf-8", "surrogateescape"))
+        return len(to_bytes(v))
     if v is UNDEF:
         return UNDEF
     return ERROR

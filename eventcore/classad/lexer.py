@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from eventcore.errors import ClassAdParseError
 
-from .values import INT64_MAX, INT64_MIN
+from .values import INT64_MAX, INT64_MIN, to_bytes
 
 MAX_TEXT = 10_000_000          # refuse absurdly large inputs outright
 
@@ -69,7 +69,7 @@ def unescape(body: str, text: str = "", offset: int = 0) -> str:
     """The value of a quoted literal's body (C escapes, octal, no NUL)."""
     if "\\" not in body:
         return body
-    raw = body.encode("utf-8", "surrogateescape")
+    raw = to_bytes(body)
     out = bytearray()
     i, n = 0, len(raw)
     while i < n:
@@ -97,7 +97,10 @@ def unescape(body: str, text: str = "", offset: int = 0) -> str:
         ch = chr(c)
         out.append(_ESC.get(ch, c))
         i += 1
-    return out.decode("utf-8", "surrogateescape")
+    try:
+        return out.decode("utf-8", "surrogateescape")
+    except UnicodeDecodeError:
+        _fail(text, offset, "quoted text holds bytes that are not UTF-8")
 
 
 def _number(text: str, lexeme: str, start: int, negative: bool) -> Token:

@@ -290,3 +290,5 @@ def parse_expr(text: str) -> N.Node:
         return Parser(text).parse_complete()
     except RecursionError:
         raise ClassAdParseError("expression nested too deeply", text, 0) from None
+    except UnicodeError:
+        raise ClassAdParseError("text holds characters that are not UTF-8", text, 0) from None

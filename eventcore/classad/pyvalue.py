@@ -80,6 +80,8 @@ def to_node(value, expr_type, ad_type) -> N.Node:
         return N.Literal(float(value))
     if isinstance(value, str):
         return N.Literal(str(value))
+    if isinstance(value, (bytes, bytearray)):
+        return N.Literal(bytes(value).decode("utf-8", "surrogateescape"))
     if isinstance(value, datetime.datetime):
         if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
             value = value.astimezone()

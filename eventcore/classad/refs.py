@@ -29,30 +29,26 @@ def _walk_refs(node):
 
 
 def split_refs(node, ad):
-    """(internal, external) reference names of ``node`` seen from ``ad``."""
-    internal, external = [], []
-    seen = set()
+    """(internal, external) references of ``node`` seen from ``ad``, as classad2
+    reports them: ``MY.x`` -> ``x``; ``n.x`` -> ``n`` when the ad defines ``n``,
+    else the whole ``n.x``; sorted and de-duplicated ignoring case."""
+    internal, external = {}, {}
     for full, first in _walk_refs(node):
         low = first.lower()
-        if type(node) is N.Select or "." in full:
-            scope = low
-            if scope in ("target", "other"):
-                name = full.split(".", 1)[1]
-                if name.lower() not in seen:
-                    seen.add(name.lower())
-                    external.append(name)
-                continue
-            if scope in ("my", "self"):
-                name = full.split(".", 1)[1]
-                if name.lower() not in seen:
-                    seen.add(name.lower())
-                    (internal if name.lower() in ad._exprs else external).append(name)
-                continue
-        if low in seen or low in E.SPECIALS:
+        if full is first:
+            name = first
+        elif low in ("my", "self"):
+            name = full.split(".", 1)[1]
+        elif low in ad._exprs:
+            name = first
+        else:
+            name = full
+        if name is first and low in E.SPECIALS:
             continue
-        seen.add(low)
-        (internal if low in ad._exprs else external).append(first)
-    return internal, external
+        key = name.lower()
+        target = internal if (key in ad._exprs and "." not in name) else external
+        target.setdefault(key, name)
+    return ([internal[k] for k in sorted(internal)], [external[k] for k in sorted(external)])
 
 
 def unresolved_names(node, ad, st):
@@ -82,30 +78,39 @@ def unresolved_names(node, ad, st):
 
 
 def flatten(node, ad):
-    """Partially evaluate ``node`` in ``ad``: references ``ad`` cannot resolve
-    stay; sub-expressions whose value is known become literals."""
+    """Partially evaluate ``node`` in ``ad`` (classad2 ``flatten``): what ``ad``
+    defines is evaluated, the rest stays; ``+``/``*`` gather their constants
+    first (``a + b + 2 * 3`` with ``a = 1`` is ``7 + b``)."""
     from .ad import ExprTree, value_node
-    from .values import UNDEF
+    from .ops import make_binary
 
     def known(n):
         t = type(n)
         if t is N.Attr:
             return n.name.lower() in ad._exprs or n.name.lower() in E.SPECIALS
-        return all(known(c) for c in N.children(n)) and t is not N.AbsAttr
+        if t is N.AbsAttr or t is N.Call and n.name.lower() in ("random", "time"):
+            return False
+        return all(known(c) for c in N.children(n))
 
     def walk(n):
         if known(n):
-            v = E.evaluate(ExprTree._from_node(n), ad, None)
-            if v is not UNDEF or type(n) is N.Literal:
-                return value_node(v)
-            return n
+            return value_node(E.evaluate(ExprTree._from_node(n), ad, None))
         t = type(n)
         if t is N.Binary:
-            return N.Binary(n.op, walk(n.left), walk(n.right))
+            left, right = walk(n.left), walk(n.right)
+            if n.op in ("+", "*"):
+                if type(right) is N.Literal and type(left) is not N.Literal:
+                    left, right = right, left
+                if (type(left) is N.Literal and type(right) is N.Binary and right.op == n.op
+                        and type(right.left) is N.Literal):
+                    folded = make_binary(n.op)(left.value, right.left.value)
+                    return N.Binary(n.op, N.Literal(folded), right.right)
+            return N.Binary(n.op, left, right)
         if t is N.Unary:
             return N.Unary(n.op, walk(n.operand))
         if t is N.Paren:
-            return N.Paren(walk(n.expr))
+            inner = walk(n.expr)
+            return inner if type(inner) is N.Literal else N.Paren(inner)
         if t is N.Cond:
             return N.Cond(walk(n.cond), walk(n.then), walk(n.other))
         if t is N.Call:

@@ -9,7 +9,7 @@ import re
 from .convert import strtod, to_str
 from .ops import ascii_lower, ascii_upper
 from .regex import compile_regex
-from .values import ERROR, UNDEF, ListValue
+from .values import ERROR, UNDEF, ListValue, to_bytes
 
 _FUNCS: dict = {}
 
@@ -99,7 +99,7 @@ def _substr(args, ad, st):
     s = args[0]
     if type(s) is not str or any(type(a) is not int for a in args[1:]):
         return ERROR
-    raw = s.encode("utf-8", "surrogateescape")
+    raw = to_bytes(s)
     n = len(raw)
     off = _t32(args[1])
     if off < 0:
@@ -140,7 +140,7 @@ def _strcmp(args, ad, st):
     r = _two_strings(args)
     if type(r) is not tuple:
         return r
-    return _cmp(*(s.encode("utf-8", "surrogateescape") for s in r))
+    return _cmp(*(to_bytes(s) for s in r))
 
 
 @fn("stricmp", 2)
@@ -148,13 +148,13 @@ def _stricmp(args, ad, st):
     r = _two_strings(args)
     if type(r) is not tuple:
         return r
-    return _cmp(*(ascii_lower(s).encode("utf-8", "surrogateescape") for s in r))
+    return _cmp(*(to_bytes(ascii_lower(s)) for s in r))
 
 
 def versioncmp(a: str, b: str) -> int:
     """glibc strverscmp-like natural comparison returning a raw difference."""
-    x = a.encode("utf-8", "surrogateescape")
-    y = b.encode("utf-8", "surrogateescape")
+    x = to_bytes(a)
+    y = to_bytes(b)
     i = j = 0
     while i < len(x) and j < len(y):
         cx, cy = x[i], y[j]

@@ -15,7 +15,7 @@ import re
 
 from . import nodes as N
 from .timeutil import format_abstime, format_reltime
-from .values import ERROR, UNDEF, AbsTime, ListValue, RelTime
+from .values import ERROR, UNDEF, AbsTime, ListValue, RelTime, to_bytes
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _RESERVED = frozenset(("true", "false", "undefined", "error", "is", "isnt", "parent"))
@@ -48,7 +48,7 @@ def quote_string(s: str) -> str:
     """``"..."`` with ClassAd escapes (non-ASCII bytes as octal)."""
     if _PLAIN.match(s):
         return '"' + s + '"'
-    raw = s.encode("utf-8", "surrogateescape")
+    raw = to_bytes(s)
     return '"' + "".join([_STR_ESC[b] for b in raw]) + '"'
 
 
@@ -61,7 +61,7 @@ def quote_name(name: str) -> str:
     """An attribute name, single-quoted when it is not a plain identifier."""
     if _IDENT.match(name) and name.lower() not in _RESERVED:
         return name
-    raw = name.encode("utf-8", "surrogateescape")
+    raw = to_bytes(name)
     return "'" + "".join([_NAME_ESC[b] for b in raw]) + "'"
 
 
@@ -137,10 +137,7 @@ class Unparser:
         if t is N.Attr:
             return quote_name(n.name)
         if t is N.Binary:
-            op = n.op
-            if self.style != "old":
-                op = _BINOP_NAMES.get(op, op)
-            return self.node(n.left) + " " + op + " " + self.node(n.right)
+            return self.binary(n)
         if t is N.Select:
             return self.node(n.expr) + "." + n.name
         if t is N.Paren:
@@ -166,6 +163,20 @@ class Unparser:
         if t is N.AdRef:
             return self.value(n.ad)
         raise TypeError(f"cannot unparse {n!r}")
+
+    def binary(self, n) -> str:
+        """Left-nested chains (``1 + 1 + ... + 1``) iteratively, so any
+        parseable expression prints without deep recursion."""
+        spine = []
+        while type(n) is N.Binary:
+            spine.append(n)
+            n = n.left
+        out = [self.node(n)]
+        old = self.style == "old"
+        for b in reversed(spine):
+            op = b.op if old else _BINOP_NAMES.get(b.op, b.op)
+            out.append(" " + op + " " + self.node(b.right))
+        return "".join(out)
 
     def list_items(self, items) -> str:
         if self.style != "pretty":

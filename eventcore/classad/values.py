@@ -70,6 +70,14 @@ class EvalFailure(ClassAdEvalError):
     """Evaluation failed outright (not the ERROR value): classad2 raises here."""
 
 
+def to_bytes(s: str) -> bytes:
+    """The bytes of a ClassAd string (undecodable bytes were kept as surrogates)."""
+    try:
+        return s.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogatepass")
+
+
 def wrap64(n: int) -> int:
     """``n`` reduced to signed 64-bit two's complement."""
     n &= _MASK
