@@ -46,7 +46,7 @@ Clock and randomness
 Errors: ``ClassAdError`` (= ``classad2.ClassAdException``),
 ``ClassAdParseError``, ``ClassAdEvalError`` from ``eventcore.errors``.
 
-Limits: ``parser.MAX_NESTING`` (150 nested constructs) and
+Limits: ``parser.MAX_NESTING`` (165 nested constructs) and
 ``evaluate.MAX_EVAL_DEPTH`` (400 nested evaluation levels).
 """
 

@@ -28,7 +28,7 @@ class ExprTree:
     one-line text, ``str`` the pretty form.
     """
 
-    __slots__ = ("node", "_fn", "_h")
+    __slots__ = ("node", "_fn", "_h", "_lit")
 
     def __init__(self, expr=None):
         if expr is None:
@@ -36,12 +36,13 @@ class ExprTree:
         elif isinstance(expr, ExprTree):
             node = expr.node
         elif isinstance(expr, str):
-            node = parse_expr(expr)
+            node = _remember(parse_expr, expr)
         else:
             node = value_to_node(expr)
         self.node = node
         self._fn = None
         self._h = 0
+        self._lit = node.value if type(node) is N.Literal else E.NOLIT
 
     @classmethod
     def _from_node(cls, node) -> "ExprTree":
@@ -49,6 +50,7 @@ class ExprTree:
         self.node = node
         self._fn = None
         self._h = 0
+        self._lit = node.value if type(node) is N.Literal else E.NOLIT
         return self
 
     @property
@@ -131,7 +133,7 @@ class ClassAd(MutableMapping):
         if input is None:
             return
         if isinstance(input, str):
-            node = parse_new_ad(input)
+            node = _remember(parse_new_ad, input)
             for name, value in node.attrs:
                 self._set_node(name, value)
         elif isinstance(input, dict):
@@ -305,6 +307,18 @@ class ClassAd(MutableMapping):
     def _pairs(self):
         names = self._names
         return [(names[k], e.node) for k, e in self._exprs.items()]
+
+
+LAST_ERROR = [""]
+
+
+def _remember(parse, text):
+    """Run ``parse(text)``; a parse error is also kept for ``lastError()``."""
+    try:
+        return parse(text)
+    except ClassAdParseError as exc:
+        LAST_ERROR[0] = exc.message
+        raise
 
 
 def _attr_order(name: str):

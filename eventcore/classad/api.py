@@ -7,13 +7,12 @@ import enum
 
 from eventcore.errors import ClassAdParseError
 
-from .ad import ClassAd, parse_new_ad
+from .ad import LAST_ERROR, ClassAd, parse_new_ad
 from .formats import parse_json_ads, parse_new_ads, parse_old_ads
 from .lexer import tokenize
 from .unparse import quote_string
 
 VERSION = "25.14.1"
-_last_error = [""]
 
 
 class ParserType(enum.IntEnum):
@@ -110,7 +109,8 @@ def unquote(input: str) -> str:
 
 
 def lastError() -> str:
-    return _last_error[0]
+    """The message of the last parse error raised by ClassAd(text)/ExprTree(text)."""
+    return LAST_ERROR[0]
 
 
 def version() -> str:

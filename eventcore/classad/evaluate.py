@@ -111,8 +111,14 @@ def too_deep(ad, st):
     raise EvalFailure(f"evaluation nested deeper than {MAX_EVAL_DEPTH} levels")
 
 
+NOLIT = object()    # ExprTree._lit of anything but a literal
+
+
 def eval_attr(ad, e, st):
     """Evaluate attribute expression ``e`` of ``ad`` (circularity -> UNDEF)."""
+    v = e._lit
+    if v is not NOLIT:
+        return v
     k = id(e)
     inprog = st.inprog
     if k in inprog:
@@ -201,7 +207,8 @@ def resolve(ad, ln, st, fallback=False):
         return UNDEF
     e = ad._exprs.get(ln)
     if e is not None:
-        return eval_attr(ad, e, st)
+        v = e._lit
+        return v if v is not NOLIT else eval_attr(ad, e, st)
     special = SPECIALS.get(ln)
     if special is not None:
         return special(ad, st)
@@ -250,7 +257,8 @@ def _c_attr(node):
             return UNDEF
         e = ad._exprs.get(ln)
         if e is not None:
-            return eval_attr(ad, e, st)
+            v = e._lit
+            return v if v is not NOLIT else eval_attr(ad, e, st)
         if special is not None:
             return special(ad, st)
         a = ad

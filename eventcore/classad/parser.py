@@ -33,9 +33,10 @@ from eventcore.errors import ClassAdParseError
 
 from . import nodes as N
 from .lexer import tokenize
+from .ops import ascii_lower
 from .values import ERROR, UNDEF
 
-MAX_NESTING = 150
+MAX_NESTING = 165
 
 BINARY_BP = {
     "||": 2, "&&": 3, "|": 4, "^": 5, "&": 6,
@@ -46,6 +47,7 @@ BINARY_BP = {
     "*": 11, "/": 11, "%": 11,
 }
 PREFIX = frozenset(("-", "+", "!", "~"))
+_LITERAL_KINDS = frozenset(("int", "real", "str", "kw"))
 _KW_VALUES = {"true": True, "false": False, "undefined": UNDEF, "error": ERROR}
 
 
@@ -217,13 +219,26 @@ class Parser:
         """After '[': ``{';'} [Attr {';' {';'} Attr} {';'}] ']'``."""
         self.enter()
         attrs: dict[str, list] = {}
+        toks = self.toks
+        last = len(toks) - 4
         while True:
             while self._at_op(";"):
                 self.pos += 1
             if self._at_op("]"):
                 break
-            name, value = self.attribute()
-            low = name.lower()
+            pos = self.pos
+            value = None
+            if pos <= last:
+                # fast path: ``name = literal`` followed by ';' or ']'
+                t0, t1, t2, t3 = toks[pos], toks[pos + 1], toks[pos + 2], toks[pos + 3]
+                if (t0[0] == "name" and t1[1] == "=" and t1[0] == "op" and t3[0] == "op"
+                        and (t3[1] == ";" or t3[1] == "]") and t2[0] in _LITERAL_KINDS):
+                    name = t0[1]
+                    value = N.Literal(t2[1] if t2[0] != "kw" else _KW_VALUES[t2[1]])
+                    self.pos = pos + 3
+            if value is None:
+                name, value = self.attribute()
+            low = ascii_lower(name)
             if low in attrs:
                 attrs[low][1] = value
             else:

@@ -66,8 +66,8 @@ def _error():
     return ERROR
 
 
-class EvalFailure(ClassAdEvalError):
-    """Evaluation failed outright (not the ERROR value): classad2 raises here."""
+# Evaluation failed outright (not the ERROR value); classad2 raises ClassAdException here.
+EvalFailure = ClassAdEvalError
 
 
 def to_bytes(s: str) -> bytes:
