@@ -11,6 +11,7 @@ from tracking.jobeventlog import JobEventLog
 # The pool: daemons' clients, configuration, enums, v1 exception names.
 from daemons.clients import Collector, Schedd, SubmitResult, platform, version
 from daemons.config_files import param, reload_config
+from daemons.submit_env import Submit
 from eventcore.enums import (AdType, AdTypes, CompletionType, DaemonCommand, DaemonCommands, DaemonType,
                              DaemonTypes, DrainType, DrainTypes, JobAction, LogLevel, QueryOpt, QueryOpts,
                              SubmitMethod, SubsystemType, TransactionFlag, TransactionFlags, VacateType)
@@ -31,6 +32,7 @@ __all__ = [
     "HTCondorEnumError", "HTCondorInternalError", "HTCondorIOError", "HTCondorLocateError",
     "HTCondorReplyError", "HTCondorTypeError", "HTCondorValueError", "classad",
     "HTCondorException",
+    "Submit",
     "JobEvent",
     "JobEventLog",
     "JobEventType",

@@ -1,0 +1,85 @@
+"""The real world for the submit language: files, environment, clock, randomness.
+
+``eventcore.submit`` is pure; this module gives it the submitting process's
+current directory, files, environment variables, wall clock and a random
+generator.  ``Submit`` here is the class ``jobledger.Submit`` re-exports;
+``build_cluster`` is what ``Schedd.submit`` calls to turn a ``Submit`` into
+the cluster ad and proc ads it sends to the schedd.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import random
+import socket
+import time
+from collections.abc import Mapping
+
+from eventcore.submit import description as _description
+from eventcore.submit import jobs as _jobs
+
+
+class OsSubmitEnvironment:
+    """Reads relative paths against ``cwd`` (the process's current directory
+    when the environment was made)."""
+
+    def __init__(self, cwd: str | None = None, rng: random.Random | None = None):
+        self.cwd = os.path.abspath(cwd or os.getcwd())
+        self._rng = rng or random.Random()
+        self.domain = socket.getfqdn()
+
+    def _path(self, path: str) -> str:
+        return os.path.join(self.cwd, os.path.expanduser(path))
+
+    def read_file(self, path: str) -> str:
+        with open(self._path(path), encoding="utf-8", errors="surrogateescape") as fh:
+            return fh.read()
+
+    def glob(self, pattern: str) -> list[tuple[str, bool]]:
+        matches = glob.glob(pattern, root_dir=self.cwd)
+        return sorted((m, os.path.isdir(self._path(m))) for m in matches)
+
+    def is_dir(self, path: str) -> bool:
+        return os.path.isdir(self._path(path))
+
+    def file_size(self, path: str) -> int | None:
+        try:
+            return os.path.getsize(self._path(path))
+        except OSError:
+            return None
+
+    def getenv(self, name: str) -> str | None:
+        return os.environ.get(name)
+
+    def environ(self) -> Mapping[str, str]:
+        return dict(os.environ)
+
+    def now(self) -> int:
+        return int(time.time())
+
+    def randint(self, low: int, high: int) -> int:
+        return self._rng.randint(low, high)
+
+
+class Submit(_description.Submit):
+    """``htcondor2.Submit`` for the submitting process (files relative to the
+    current directory at construction)."""
+
+    environment_factory = OsSubmitEnvironment
+
+
+def build_cluster(description, cluster: int, count: int = 0, itemdata=None, queue: str | None = None,
+                  spool: bool = False, cwd: str | None = None, owner: str = "",
+                  qdate: int | None = None):
+    """``Schedd.submit``'s half of a submit: ``(cluster_ad, proc_ads, warnings)``.
+
+    ``cluster_ad`` maps attribute names to ClassAd expression text common to
+    every proc; ``proc_ads`` is one such dict per proc (ProcId, JobStatus and
+    whatever differs).  Raises ``SubmitError`` (a ValueError) on bad input.
+    """
+    env = OsSubmitEnvironment(cwd)
+    plan = _jobs.plan_cluster(description, env, cluster_id=cluster, count=count, itemdata=itemdata,
+                              queue=queue, spool=spool, owner=owner,
+                              qdate=env.now() if qdate is None else qdate)
+    return plan.cluster_attrs, plan.proc_attrs, list(plan.warnings)

@@ -1,0 +1,258 @@
+"""``Submit``: a submit description as an htcondor2-compatible mapping.
+
+Keys are submit commands (case-insensitive, first spelling kept), values
+the raw strings; ``expand()`` gives a value with macros expanded using the
+offline placeholders (ClusterId 1, ProcId 0, ...); ``getQArgs``/
+``setQArgs``/``itemdata`` speak about the queue statement; ``jobs()``
+and ``cluster()`` build the job ads a schedd stores (``jobs.py``).
+
+Pure: every file, variable, clock reading and random number comes from
+``self.environment`` (a ``SubmitEnvironment``); the façade's ``Submit``
+(``daemons/submit_env.py``) gives it the real ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, MutableMapping
+
+from eventcore.errors import SubmitError
+
+from .env import StaticEnvironment
+from .macros import Expander, MacroError
+from .parse import Parser, QueueLine
+from .queue import load_rows, parse_queue
+
+ARCH = "X86_64"
+OPSYS = "LINUX"
+
+# Automatic macros as htcondor2 shows them offline (submit.md section 2.3).
+OFFLINE_MACROS = {
+    "cluster": "1", "clusterid": "1", "process": "0", "procid": "0", "step": "0", "row": "0",
+    "itemindex": "0", "jobid": "1.0", "joblistid": "1", "taskid": "0", "arch": ARCH,
+    "opsys": OPSYS, "islinux": "1", "iswindows": "0",
+}
+
+_NO_DELETE = "Submit object keys can not be removed, but the empty string is defined to have no effect."
+
+
+def _value_text(value) -> str:
+    """A constructor dict value as text (htcondor2's conversions)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return str(value)
+    if hasattr(value, "__fspath__"):
+        return str(value)
+    try:
+        from eventcore.classad import ClassAd
+    except ImportError:      # pragma: no cover - the ClassAd module is part of eventcore
+        ClassAd = ()
+    if ClassAd and isinstance(value, ClassAd):
+        return repr(value)
+    raise TypeError("value must be a string")
+
+
+class Submit(MutableMapping):
+    """``Submit(input: dict | str | None = None, queue: str = None, **kwargs)``."""
+
+    environment_factory = StaticEnvironment
+
+    def __init__(self, input=None, queue: str | None = None, **kwargs):
+        self._init(type(self).environment_factory(), input, queue, kwargs)
+
+    @classmethod
+    def using(cls, environment, input=None, queue: str | None = None, **kwargs) -> "Submit":
+        """A Submit that reads files, variables and the clock from ``environment``."""
+        self = cls.__new__(cls)
+        self._init(environment, input, queue, kwargs)
+        return self
+
+    def _init(self, environment, input, queue, kwargs) -> None:
+        self.environment = environment
+        self._macros: dict[str, tuple[str, str]] = {}
+        self._lines: dict[str, tuple[int, str]] = {}
+        self._queue = QueueLine()
+        self._submit_method = 2
+        if isinstance(input, str):
+            self._parse(input)
+        elif isinstance(input, dict):
+            lines = []
+            for key, value in input.items():
+                if not isinstance(key, str):
+                    raise TypeError("key must be a string")
+                if key.strip().lower() == "queue":
+                    raise ValueError("the queue statement can not be specified in a dictionary")
+                lines.append(f"{key} = {_value_text(value)}")
+            self._parse("\n".join(lines) + "\n")
+        elif input is not None:
+            raise TypeError("input must be a dictionary mapping string to strings, a string, or None")
+        self.update(kwargs)
+        if queue is not None:
+            self.setQArgs(queue)
+
+    def _parse(self, text: str) -> None:
+        parser = Parser(self.environment)
+        parser.parse(text)
+        self._macros = parser.macros
+        self._lines = parser.lines
+        if parser.queue is not None:
+            self._queue = parser.queue
+
+    # -- mapping ------------------------------------------------------------
+    def __getitem__(self, key: str) -> str:
+        if not isinstance(key, str):
+            raise TypeError("key must be a string")
+        hit = self._macros.get(key.lower())
+        if hit is None:
+            raise KeyError(key)
+        return hit[1]
+
+    def __setitem__(self, key: str, value: str) -> None:
+        if not isinstance(key, str):
+            raise TypeError("key must be a string")
+        if not isinstance(value, str):
+            raise TypeError("value must be a string")
+        low = key.lower()
+        old = self._macros.get(low)
+        self._macros[low] = (old[0] if old else key, value)
+
+    def __delitem__(self, key: str) -> None:
+        raise NotImplementedError(_NO_DELETE)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([spelling for spelling, _ in self._macros.values()])
+
+    def __len__(self) -> int:
+        return len(self._macros)
+
+    def __contains__(self, key) -> bool:
+        return isinstance(key, str) and key.lower() in self._macros
+
+    def __str__(self) -> str:
+        lines = [f"{name} = {value}\n" for name, value in self._macros.values()]
+        args = self._queue.args
+        lines.append(f"queue {args}\n" if args else "queue\n")
+        return "".join(lines)
+
+    def __repr__(self) -> str:
+        return f"Submit({self})"
+
+    # -- expansion ----------------------------------------------------------
+    def lookup(self, name: str) -> str | None:
+        """Raw value of a command or automatic macro (offline placeholders)."""
+        hit = self._macros.get(name.lower())
+        if hit is not None:
+            return hit[1]
+        return OFFLINE_MACROS.get(name.lower())
+
+    def expand(self, attr: str) -> str:
+        """``attr`` fully expanded; KeyError when undefined or empty."""
+        if not isinstance(attr, str):
+            raise TypeError("attr must be a string")
+        raw = self.lookup(attr)
+        if raw is None:
+            raise KeyError(attr)
+        try:
+            value = Expander(self.lookup, self.environment).expand(raw)
+        except MacroError:
+            raise KeyError(attr) from None
+        if not value:
+            raise KeyError(attr)
+        return value
+
+    # -- the queue statement -----------------------------------------------
+    def getQArgs(self) -> str:
+        return self._queue.args
+
+    def setQArgs(self, args: str) -> None:
+        if not isinstance(args, str):
+            raise TypeError("args must be a string")
+        if args[:6].lower() == "queue " or args.lower() == "queue":
+            args = args[6:]
+        self._queue = QueueLine(args.strip(), self._queue.number, self._queue.source)
+
+    def queue_spec(self, qargs: str | None = None):
+        """The parsed queue statement (macros in it expanded)."""
+        line = self._queue
+        if qargs is not None:
+            if qargs[:6].lower() == "queue " or qargs.lower() == "queue":
+                qargs = qargs[6:]
+            line = QueueLine(qargs.strip(), 0, "<qargs>")
+        where = (line.number or None, f"queue {line.args}".strip(), line.source)
+        try:
+            args = Expander(self.lookup, self.environment).expand(line.args)
+        except MacroError as exc:
+            raise SubmitError(exc.message, *where) from None
+        block = line.block
+        if qargs is not None and args.endswith("("):
+            block, closed = None, False
+        else:
+            closed = line.block_closed
+        return parse_queue(args, block, closed, where), where
+
+    def itemdata(self, qargs: str | None = None) -> Iterator[dict] | None:
+        """Rows of the queue statement (all of them: slices are ignored)."""
+        spec, where = self.queue_spec(qargs)
+        rows = load_rows(spec, self.environment, where)
+        return None if rows is None else iter(rows)
+
+    # -- job ads ------------------------------------------------------------
+    def cluster(self, clusterid: int = 1, count: int = 0, itemdata=None, queue: str | None = None,
+                qdate: int | None = None, owner: str = "", spool: bool = False, procid: int = 0):
+        """The cluster's job ads as a ``ClusterPlan`` (common attributes once,
+        per-proc differences), ClassAd expression text throughout."""
+        from .jobs import plan_cluster
+        return plan_cluster(self, self.environment, cluster_id=clusterid, count=count, itemdata=itemdata,
+                            queue=queue, spool=spool, owner=owner,
+                            qdate=self.environment.now() if qdate is None else qdate, first_proc=procid)
+
+    def jobs(self, count: int = 0, itemdata=None, clusterid: int = 1, procid: int = 0, qdate: int = 0,
+             owner: str = "") -> Iterator:
+        """The full job ads (``ClassAd``) a schedd would store, one per proc
+        (htcondor v1's simulated ``Submit.jobs``; htcondor2 dropped it)."""
+        return self.cluster(clusterid, count, itemdata, None, qdate, owner, False, procid).ads()
+
+    def procs(self, count: int = 0, itemdata=None, clusterid: int = 1, procid: int = 0, qdate: int = 0,
+              owner: str = "") -> Iterator:
+        """Only what differs per proc, as ClassAds (v1 ``Submit.procs``)."""
+        from eventcore.classad import ClassAd, ExprTree
+        plan = self.cluster(clusterid, count, itemdata, None, qdate, owner, False, procid)
+        for proc in plan.proc_attrs:
+            ad = ClassAd()
+            for name, text in proc.items():
+                ad[name] = ExprTree(text)
+            yield ad
+
+    # -- submit method -------------------------------------------------------
+    def getSubmitMethod(self) -> int:
+        return self._submit_method
+
+    def setSubmitMethod(self, method_value: int = -1, allow_reserved_values: bool = False) -> None:
+        method_value = int(method_value)
+        if 0 <= method_value < 100 and not allow_reserved_values:
+            raise ValueError("submit method values 0-99 are reserved; pass allow_reserved_values=True")
+        self._submit_method = method_value
+
+    # -- things that need a pool ---------------------------------------------
+    def queue(self, txn, count: int = 0, ad_results=None) -> int:
+        """v1: submit inside a schedd transaction (``with schedd.transaction() as txn``)."""
+        return int(self.queue_with_itemdata(txn, count or 1))
+
+    def queue_with_itemdata(self, txn, count: int = 1, itemdata=None, spool: bool = False):
+        """v1: submit inside a schedd transaction; returns a SubmitResult."""
+        submit = getattr(txn, "submit", None)
+        if submit is None:
+            raise NotImplementedError("Submit.queue_with_itemdata needs a transaction from "
+                                      "Schedd.transaction(); use Schedd.submit(sub, count=..., itemdata=...)")
+        return submit(self, count=count, itemdata=itemdata, spool=spool)
+
+    @staticmethod
+    def from_dag(filename: str, options=None) -> "Submit":
+        raise NotImplementedError("Submit.from_dag: DAGMan is not part of jobledger")
+
+    @staticmethod
+    def from_dag_options() -> None:
+        raise NotImplementedError("Submit.from_dag_options: DAGMan is not part of jobledger")
+
+    def issue_credentials(self):
+        return None

@@ -1,0 +1,297 @@
+"""From a ``Submit`` to the job ads of one cluster, fast.
+
+``plan_cluster`` returns a ``ClusterPlan``: the attributes common to every
+proc once (``cluster_attrs``) and, per proc, only what differs
+(``proc_attrs``: ProcId, JobStatus and the attributes whose commands use
+per-job macros such as ``$(ProcId)`` or queue variables).  Values are
+ClassAd expression text, exactly what a schedd stores.
+
+How it stays fast: every command is expanded once with the per-job macros
+kept as placeholders (``macros.compile_template``); a command without
+placeholders is a cluster constant, one with placeholders becomes a format
+string filled per job.  Only the translation rules (``translate.py``) that
+read a per-job command run per job.  Commands where a per-job value feeds a
+macro function, a default or ``$RANDOM_...`` are expanded in full per job.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+
+import attrs
+
+from eventcore.errors import SubmitError
+
+from . import translate as T
+from .macros import Expander, MacroError, compile_template
+from .queue import load_rows
+from .requirements import ARCH, OPSYS
+
+PER_JOB = ("procid", "process", "step", "row", "itemindex", "jobid", "node")
+_CONSTANT_BASE = {
+    "MyType": '"Job"', "TargetType": '"Machine"', "ExitBySignal": "false", "ExitStatus": "0",
+    "RemoteWallClockTime": "0.0", "RemoteUserCpu": "0.0", "RemoteSysCpu": "0.0",
+    "CumulativeRemoteUserCpu": "0.0", "CumulativeRemoteSysCpu": "0.0", "NumCkpts": "0",
+    "NumJobStarts": "0", "NumJobCompletions": "0", "NumRestarts": "0", "NumSystemHolds": "0",
+    "CommittedTime": "0", "CommittedSlotTime": "0", "CumulativeSlotTime": "0", "TotalSuspensions": "0",
+    "LastSuspensionTime": "0", "CumulativeSuspensionTime": "0", "CommittedSuspensionTime": "0",
+    "CurrentHosts": "0", "TransferInputSizeMB": "0", "LeaveJobInQueue": "false",
+}
+
+
+@attrs.frozen
+class ClusterPlan:
+    """The job ads of one cluster: common attributes once, per-proc differences."""
+
+    cluster_id: int
+    cluster_attrs: dict[str, str]
+    proc_attrs: list[dict[str, str]]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def num_procs(self) -> int:
+        return len(self.proc_attrs)
+
+    def merged(self, index: int) -> dict[str, str]:
+        """Attribute text of proc ``index`` as a query shows it (cluster + proc)."""
+        out = dict(self.cluster_attrs)
+        out.update(self.proc_attrs[index])
+        return out
+
+    def cluster_ad(self):
+        from eventcore.classad import ClassAd, ExprTree
+        ad = ClassAd()
+        for name, text in self.cluster_attrs.items():
+            ad[name] = ExprTree(text)
+        return ad
+
+    def ads(self) -> Iterator:
+        """Every proc's full job ad (``eventcore.classad.ClassAd``)."""
+        from eventcore.classad import ClassAd, ExprTree
+        common = [(name, ExprTree(text)) for name, text in self.cluster_attrs.items()]
+        for proc in self.proc_attrs:
+            ad = ClassAd()
+            for name, tree in common:
+                ad[name] = tree
+            for name, text in proc.items():
+                ad[name] = ExprTree(text)
+            yield ad
+
+
+@attrs.frozen
+class _Job:
+    proc: int
+    step: int
+    row: int
+    items: dict
+
+
+def _itemdata_rows(itemdata) -> tuple[tuple[str, ...], list[dict]]:
+    rows: list[dict] = []
+    names: tuple[str, ...] = ("Item",)
+    for n, item in enumerate(itemdata):
+        if isinstance(item, str):
+            rows.append({"Item": item})
+        elif isinstance(item, dict):
+            if n == 0:
+                names = tuple(item)
+            for key, value in item.items():
+                if not isinstance(key, str) or not isinstance(value, str):
+                    raise TypeError("itemdata dicts must map str to str")
+            rows.append({name: item.get(name, "") for name in names})
+        else:
+            raise TypeError("itemdata items must be str or dict")
+    return names, rows
+
+
+def job_list(sub, env, count: int = 0, itemdata=None, queue: str | None = None,
+             first_proc: int = 0) -> list[_Job]:
+    """The (proc, step, row, item values) of every job the statement makes."""
+    if queue is not None and (count or itemdata is not None):
+        raise ValueError("queue= cannot be combined with count= or itemdata=")
+    spec, where = sub.queue_spec(queue)
+    if itemdata is not None:
+        _, rows = _itemdata_rows(itemdata)
+        spec = attrs.evolve(spec, selection=None)
+    else:
+        rows = load_rows(spec, env, where)
+    n = count if count else spec.count
+    jobs: list[_Job] = []
+    if rows is None:
+        if spec.mode is not None and itemdata is None:
+            raise SubmitError("invalid Queue statement: no items selected", *where)
+        jobs = [_Job(first_proc + step, step, 0, {}) for step in range(n)]
+    else:
+        proc = first_proc
+        for r in spec.selected(len(rows)):
+            for step in range(n):
+                jobs.append(_Job(proc, step, r, rows[r]))
+                proc += 1
+    if not jobs:
+        raise SubmitError("invalid Queue statement: it makes no jobs", *where)
+    return jobs
+
+
+def _static_macros(cluster_id: int, qdate: int) -> dict[str, str]:
+    when = datetime.datetime.fromtimestamp(qdate, datetime.timezone.utc)
+    return {"cluster": str(cluster_id), "clusterid": str(cluster_id), "joblistid": str(cluster_id),
+            "taskid": "0", "arch": ARCH, "opsys": OPSYS,
+            "islinux": "1", "iswindows": "0", "submit_time": str(qdate), "year": str(when.year),
+            "month": str(when.month), "day": str(when.day)}
+
+
+class _Planner:
+    """Builds a ClusterPlan; one instance per plan_cluster call."""
+
+    def __init__(self, sub, env, cluster_id: int, owner: str, spool: bool, qdate: int):
+        self.sub = sub
+        self.env = env
+        self.cluster_id = cluster_id
+        self.owner = owner
+        self.spool = spool
+        self.qdate = qdate
+        self.statics = _static_macros(cluster_id, qdate)
+        self.keys = {low: spelling for low, (spelling, _) in sub._macros.items()}
+
+    def lookup_static(self, name: str) -> str | None:
+        low = name.lower()
+        hit = self.sub._macros.get(low)
+        if hit is not None:
+            return hit[1]
+        return self.statics.get(low)
+
+    def fail(self, command: str, exc: SubmitError) -> SubmitError:
+        number, source = self.sub._lines.get(command, (None, "<submit>"))
+        spelling = self.keys.get(command, command)
+        raw = self.sub._macros.get(command, (spelling, ""))[1]
+        return SubmitError(exc.message, number, f"{spelling} = {raw}", source)
+
+    def job_lookup(self, job: _Job):
+        live = {"procid": str(job.proc), "process": str(job.proc), "step": str(job.step),
+                "row": str(job.row), "itemindex": str(job.row),
+                "jobid": f"{self.cluster_id}.{job.proc}"}
+        for name, value in job.items.items():
+            live[name.lower()] = value
+
+        def lookup(name: str) -> str | None:
+            low = name.lower()
+            value = live.get(low)
+            if value is not None:
+                return value
+            return self.lookup_static(name)
+        return lookup
+
+
+def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None,
+                 queue: str | None = None, spool: bool = False, owner: str = "",
+                 qdate: int = 0, first_proc: int = 0) -> ClusterPlan:
+    """All proc ads of one cluster (see the module docstring)."""
+    jobs = job_list(sub, env, count, itemdata, queue, first_proc)
+    planner = _Planner(sub, env, cluster_id, owner, spool, qdate)
+    var_names = {name.lower(): name for job in jobs[:1] for name in job.items}
+    slots = {name: i for i, name in enumerate(PER_JOB + tuple(var_names))}
+    rules = T.RULES + T.custom_request_rules(planner.keys) + T.custom_attribute_rules(planner.keys)
+
+    constants: dict[str, str | None] = {}
+    templates: dict[str, str] = {}     # command -> format string over the slot values
+    slow: list[str] = []               # commands expanded in full for every job
+    for low in planner.keys:
+        raw = sub._macros[low][1]
+        if "$RANDOM_" in raw:
+            slow.append(low)
+            continue
+        try:
+            template = compile_template(raw, planner.lookup_static, env, env.cwd, slots)
+        except MacroError as exc:
+            raise planner.fail(low, exc) from None
+        if template is None:
+            slow.append(low)
+        elif len(template) == 1:
+            constants[low] = template[0].strip() or None
+        else:
+            templates[low] = "".join(p.replace("{", "{{").replace("}", "}}") if isinstance(p, str)
+                                     else "{%d}" % p for p in template)
+    varying = set(templates) | set(slow)
+    cluster_rules, proc_rules = [], []
+    for index, (inputs, fn) in enumerate(rules):
+        (proc_rules if varying.intersection(inputs) else cluster_rules).append((index, fn))
+
+    base_job = T.Job({}, constants, env, owner, spool)
+    cluster_attrs = _base_attrs(sub, env, cluster_id, qdate, owner)
+    winner: dict[str, int] = {}
+    for index, fn in cluster_rules:
+        try:
+            out = fn(base_job)
+        except SubmitError as exc:
+            raise _rule_error(planner, exc, rules[index][0]) from None
+        cluster_attrs.update(out)
+        for name in out:
+            winner[name] = index
+    status = cluster_attrs.pop("JobStatus", "1")
+
+    proc_attrs = []
+    slot_names = tuple(slots)
+    for job in jobs:
+        values = _job_values(planner, job, slot_names, var_names, templates, slow)
+        proc = {"ProcId": str(job.proc), "JobStatus": status}
+        if proc_rules:
+            view = T.Job(values, constants, env, owner, spool)
+            for index, fn in proc_rules:
+                try:
+                    out = fn(view)
+                except SubmitError as exc:
+                    raise _rule_error(planner, exc, rules[index][0], job) from None
+                for name, text in out.items():
+                    if winner.get(name, -1) < index:
+                        proc[name] = text
+        proc_attrs.append(proc)
+    return ClusterPlan(cluster_id, cluster_attrs, proc_attrs, tuple(T.warnings_for(planner.keys)))
+
+
+def _job_values(planner: _Planner, job: _Job, slot_names, var_names, templates, slow) -> dict:
+    live = [str(job.proc), str(job.proc), str(job.step), str(job.row), str(job.row),
+            f"{planner.cluster_id}.{job.proc}", ""]
+    for low in slot_names[len(PER_JOB):]:
+        live.append(job.items.get(var_names[low], ""))
+    values: dict[str, str | None] = {}
+    if any("$" in v for v in live[len(PER_JOB):]):
+        full = list(templates) + slow
+    else:
+        for command, fmt in templates.items():
+            values[command] = fmt.format(*live).strip() or None
+        full = slow
+    if full:
+        expander = Expander(planner.job_lookup(job), planner.env, planner.env.cwd)
+        for command in full:
+            try:
+                values[command] = expander.expand(planner.sub._macros[command][1]).strip() or None
+            except MacroError as exc:
+                raise planner.fail(command, exc) from None
+    return values
+
+
+def _rule_error(planner: _Planner, exc: SubmitError, inputs, job: _Job | None = None) -> SubmitError:
+    if exc.line is not None:
+        return exc
+    present = [name for name in inputs if name in planner.keys]
+    suffix = f" (job {planner.cluster_id}.{job.proc})" if job is not None else ""
+    if present:
+        err = planner.fail(present[0], exc)
+        return SubmitError(err.message + suffix, err.line, err.text, err.source)
+    return SubmitError(exc.message + suffix)
+
+
+def _base_attrs(sub, env, cluster_id: int, qdate: int, owner: str) -> dict[str, str]:
+    from eventcore.classad.api import quote
+    out = {"ClusterId": str(cluster_id), "QDate": str(qdate), "EnteredCurrentStatus": str(qdate),
+           "Owner": quote(owner) if owner else "undefined"}
+    out.update(_CONSTANT_BASE)
+    method = sub.getSubmitMethod()
+    if method >= 0:
+        out["JobSubmitMethod"] = str(method)
+    out["FileSystemDomain"] = quote(env.domain)
+    return out
+
+
+__all__ = ["ClusterPlan", "plan_cluster", "job_list"]

@@ -1,0 +1,237 @@
+"""The queue statement: ``queue [count] [vars {in|from|matching} [slice] items]``.
+
+``parse_queue`` turns the (macro-expanded) arguments into a ``QueueSpec``;
+``load_rows`` reads its items (inline text, a block, a file or a glob, all
+through the environment) into a list of row dicts.  Rules: submit.md
+section 3.  Errors are ``SubmitError``s naming the queue line.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from eventcore.errors import SubmitError
+
+_KEYWORD_RE = re.compile(r"(?:^|(?<=[\s,]))(in|from|matching)(?=[\s(\[]|\Z)", re.IGNORECASE)
+_VAR_RE = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*\Z")
+_SEPARATORS = re.compile(r"[\s,]+")
+_ROW_SEPARATOR = re.compile(r"[, \t]")
+_COUNT_RE = re.compile(r"[0-9+\-*/%() \t]+\Z")
+
+
+@attrs.frozen
+class QueueSpec:
+    """A parsed queue statement (items not yet read)."""
+
+    count: int = 1
+    variables: tuple[str, ...] = ()
+    mode: str | None = None                 # "in", "from", "matching" or None
+    qualifier: str = "any"                  # matching: "files", "dirs" or "any"
+    selection: slice | int | None = None    # [start:stop:step] or [n]
+    items: str | None = None                # same-line text: items, file name or globs
+    block: tuple[str, ...] | None = None    # multi-line ( ... ) lines
+    inline: bool = False                    # items came in parentheses
+
+    def selected(self, n_rows: int) -> range | list[int]:
+        """Indexes of the rows that make jobs (the slice applied)."""
+        if self.selection is None:
+            return range(n_rows)
+        if isinstance(self.selection, int):
+            i = self.selection + n_rows if self.selection < 0 else self.selection
+            return [i] if 0 <= i < n_rows else []
+        return range(n_rows)[self.selection]
+
+
+def _fail(message: str, where) -> SubmitError:
+    number, text, source = where
+    return SubmitError(message, number, text, source)
+
+
+def eval_count(text: str, where) -> int:
+    """The queue count: an integer expression (empty means 1)."""
+    text = text.strip()
+    if not text:
+        return 1
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = _eval_int(text)
+    if value is None:
+        raise _fail("invalid Queue statement: Invalid Queue count expression", where)
+    if value < 0:
+        raise _fail("invalid Queue statement: Queue count out of range", where)
+    return value
+
+
+def _eval_int(text: str) -> int | None:
+    from eventcore.classad import ExprTree
+    from eventcore.errors import ClassAdError
+    try:
+        value = ExprTree(text).eval()
+    except (ClassAdError, RecursionError, ValueError, TypeError):
+        return None
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) and value == int(value):
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+def parse_queue(args: str, block: tuple[str, ...] | None, block_closed: bool, where) -> QueueSpec:
+    """Parse expanded queue arguments; ``where`` is (line, text, source)."""
+    kw = _KEYWORD_RE.search(args)
+    if kw is None:
+        return QueueSpec(count=eval_count(args, where))
+    head = args[:kw.start()]
+    tokens = [t for t in _SEPARATORS.split(head) if t]
+    variables: list[str] = []
+    while tokens and _VAR_RE.match(tokens[-1]) and not tokens[-1][0].isdigit():
+        variables.insert(0, tokens.pop())
+    count_text = head
+    if variables:
+        first = re.search(r"(?:^|(?<=[\s,]))" + re.escape(variables[0]) + r"(?=[\s,]|\Z)", head)
+        count_text = head[:first.start()] if first else ""
+    count = eval_count(count_text.strip().rstrip(","), where)
+    mode = kw.group(1).lower()
+    rest = args[kw.end():].lstrip()
+    qualifier = "any"
+    if mode == "matching":
+        m = re.match(r"(files|dirs|any)(?=[\s(\[]|\Z)", rest, re.IGNORECASE)
+        if m:
+            qualifier = m.group(1).lower()
+            rest = rest[m.end():].lstrip()
+    elif mode == "from" and re.match(r"table(?=[\s(\[]|\Z)", rest, re.IGNORECASE):
+        raise _fail("invalid Queue statement: 'from table' is not supported", where)
+    selection = None
+    if rest.startswith("["):
+        close = rest.find("]")
+        if close < 0:
+            raise _fail("invalid Queue statement: Invalid [::] statement", where)
+        selection = _parse_slice(rest[1:close], where)
+        rest = rest[close + 1:].lstrip()
+    names = tuple(variables) or ("Item",)
+    if rest == "(":
+        if block is None or not block_closed:
+            raise _fail("invalid Queue statement: no ')' closes the item list", where)
+        return QueueSpec(count, names, mode, qualifier, selection, None, block, True)
+    if rest.startswith("("):
+        close = rest.find(")")
+        if close < 0:
+            raise _fail("invalid Queue statement: no ')' closes the item list", where)
+        if rest[close + 1:].strip():
+            raise _fail("invalid Queue statement: text after the closing ')'", where)
+        return QueueSpec(count, names, mode, qualifier, selection, rest[1:close], None, True)
+    if not rest.strip():
+        raise _fail(f"invalid Queue statement: no items after '{mode}'", where)
+    return QueueSpec(count, names, mode, qualifier, selection, rest.strip(), None, False)
+
+
+def _parse_slice(text: str, where) -> slice | int:
+    parts = text.split(":")
+    if len(parts) > 3:
+        raise _fail("invalid Queue statement: Invalid [::] statement", where)
+    values = []
+    for part in parts:
+        part = part.strip()
+        if not part:
+            values.append(None)
+            continue
+        try:
+            values.append(int(part, 10))
+        except ValueError:
+            raise _fail("invalid Queue statement: Invalid [::] statement", where) from None
+    if len(values) == 1:
+        if values[0] is None:
+            raise _fail("invalid Queue statement: Invalid [::] statement", where)
+        return values[0]
+    if len(values) == 3 and values[2] == 0:
+        raise _fail("invalid Queue statement: slice step cannot be zero", where)
+    return slice(*values)
+
+
+def split_row(row: str, names: tuple[str, ...]) -> dict[str, str]:
+    """One ``from`` row into variables (submit.md section 3.2)."""
+    row = row.strip(" \t")
+    if "\x1f" in row:
+        parts = [p.strip(" \t") for p in row.split("\x1f")]
+        parts += [""] * (len(names) - len(parts))
+        head = parts[:len(names) - 1]
+        return dict(zip(names, head + ["\x1f".join(parts[len(names) - 1:])]))
+    out = {}
+    last = len(names) - 1
+    for i, name in enumerate(names):
+        if i == last:
+            out[name] = row
+            break
+        m = _ROW_SEPARATOR.search(row)
+        if m is None:
+            out[name], row = row, ""
+        else:
+            out[name] = row[:m.start()].strip(" \t")
+            row = row[m.end():].lstrip(" \t")
+    return out
+
+
+def load_rows(spec: QueueSpec, env, where) -> list[dict[str, str]] | None:
+    """Every row of the (unsliced) item list; None when there are no items."""
+    if spec.mode is None:
+        return None
+    names = spec.variables
+    if spec.mode == "in":
+        lines = _block_lines(spec) if spec.block is not None else [spec.items or ""]
+        tokens = [t for line in lines for t in _SEPARATORS.split(line) if t]
+        rows = [_first_only(t, names) for t in tokens]
+    elif spec.mode == "from":
+        if spec.block is not None:
+            texts = [line.strip(" \t") for line in _block_lines(spec)]
+        elif spec.inline:
+            texts = [spec.items.strip(" \t")]
+        else:
+            texts = _read_rows(spec.items, env, where)
+        for i, text in enumerate(texts):
+            if not text.strip(" \t"):
+                raise _fail(f"invalid Queue statement: item row {i + 1} is empty", where)
+        rows = [split_row(t, names) for t in texts]
+    else:
+        lines = _block_lines(spec) if spec.block is not None else [spec.items or ""]
+        patterns = [t for line in lines for t in line.split() if t]
+        rows = [_first_only(p, names) for p in _glob(patterns, spec.qualifier, env)]
+    return rows or None
+
+
+def _block_lines(spec: QueueSpec) -> list[str]:
+    return [line for line in spec.block if not line.lstrip(" \t").startswith("#")]
+
+
+def _first_only(token: str, names: tuple[str, ...]) -> dict[str, str]:
+    row = dict.fromkeys(names, "")
+    row[names[0]] = token
+    return row
+
+
+def _read_rows(name: str, env, where) -> list[str]:
+    if name.endswith("|"):
+        raise _fail("invalid Queue statement: 'from command |' is not supported", where)
+    try:
+        text = env.read_file(name)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise _fail(f"can't open file {name}: {reason}", where) from None
+    return [line.rstrip("\r") for line in text.split("\n")][:-1] if text.endswith("\n") \
+        else [line.rstrip("\r") for line in text.split("\n")] if text else []
+
+
+def _glob(patterns: list[str], qualifier: str, env) -> list[str]:
+    out: list[str] = []
+    seen: set[str] = set()
+    for pattern in patterns:
+        for path, is_dir in env.glob(pattern):
+            if (qualifier == "files" and is_dir) or (qualifier == "dirs" and not is_dir):
+                continue
+            item = path.rstrip("/") + "/" if is_dir else path
+            if item not in seen:
+                seen.add(item)
+                out.append(item)
+    return out

@@ -1,0 +1,73 @@
+"""The default ``Requirements`` expression a submit generates (submit.md section 6).
+
+The user's ``requirements`` (parenthesised) AND-ed with clauses for the
+machine attributes it does not already mention: architecture, operating
+system, disk, memory, CPUs, custom ``request_<tag>`` resources, file
+transfer and deferral.
+"""
+
+from __future__ import annotations
+
+from eventcore.errors import ClassAdError, SubmitError
+
+ARCH = "X86_64"
+OPSYS = "LINUX"
+VANILLA_LIKE = {5, 10, 11, 13}
+DISK_VERSION_CLAUSE = '(versionGE(split(TARGET.CondorVersion)[1], "25.12.0") || (TARGET.Disk >= RequestDisk))'
+
+
+def _references(text: str) -> set[str]:
+    from eventcore.classad import parse_expr, references
+    try:
+        return references(parse_expr(text))
+    except (ClassAdError, RecursionError):
+        raise SubmitError(f"requirements = {text}: not a valid ClassAd expression") from None
+
+
+def _literal_at_most(text: str | None, limit: float) -> bool:
+    if text is None:
+        return True
+    try:
+        return float(text) <= limit
+    except ValueError:
+        return False
+
+
+def default_requirements(user: str | None, universe: int, container: str | None, cpus: str | None,
+                         memory: str | None, disk: str | None, stf: str, deferral: bool,
+                         custom_requests: list[str] = ()) -> str:
+    refs = _references(user) if user else set()
+    if "requirements" in refs:
+        raise SubmitError("requirements = " + user + ": Is Circular (it refers to Requirements)")
+    if universe == 9:
+        return f"({user})" if user else "true"
+    clauses = [f"({user})"] if user else []
+    if universe == 10:
+        clauses.append("(TARGET.HasJava)")
+    else:
+        if "arch" not in refs:
+            clauses.append(f'(TARGET.Arch == "{ARCH}")')
+        if container == "docker":
+            clauses.append("(TARGET.HasDocker)")
+        elif container == "container":
+            clauses.append("(TARGET.HasContainer)")
+        elif not refs & {"opsys", "opsysandver", "opsysname", "opsysmajorver", "opsysversion"}:
+            clauses.append(f'(TARGET.OpSys == "{OPSYS}")')
+    if disk is not None and not _literal_at_most(disk, 0) and "disk" not in refs:
+        clauses.append(DISK_VERSION_CLAUSE if universe == 5 else "(TARGET.Disk >= RequestDisk)")
+    if memory is not None and not _literal_at_most(memory, 0) and "memory" not in refs:
+        clauses.append("(TARGET.Memory >= RequestMemory)")
+    if cpus is not None and not _literal_at_most(cpus, 1) and "cpus" not in refs:
+        clauses.append("(TARGET.Cpus >= RequestCpus)")
+    for command in custom_requests:
+        tag = command[len("request_"):]
+        if tag.lower() not in refs:
+            clauses.append(f"(TARGET.{tag} >= Request{tag})")
+    if universe in VANILLA_LIKE:
+        clauses.append({"NO": "(TARGET.FileSystemDomain == MY.FileSystemDomain)",
+                        "YES": "(TARGET.HasFileTransfer)"}.get(
+            stf, "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))"))
+    if deferral:
+        clauses.append("(TARGET.HasJobDeferral && (((time() + ScheddInterval) >= (DeferralTime - "
+                       "DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow))))")
+    return " && ".join(clauses) if clauses else "true"
