@@ -111,11 +111,20 @@ def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_time
     """The launcher's whole life: fork starters on request, report their exits."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the startd stops us by closing the socket
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)          # a child's exit wakes the select at once
+    signal.signal(signal.SIGCHLD, lambda *_: None)
     children: set[int] = set()
     open_ = True
     while open_ or children:
-        ready, _, _ = select.select([sock] if open_ else [], [], [], 0.05)
-        if ready:
+        try:
+            ready, _, _ = select.select(([sock] if open_ else []) + [wake_r], [], [], 1.0)
+        except InterruptedError:
+            ready = []
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+        if sock in ready:
             try:
                 request = ipc.recv_message(sock)
             except (OSError, ValueError):
@@ -124,6 +133,10 @@ def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_time
             if request is not None:
                 pid = os.fork()
                 if pid == 0:
+                    signal.set_wakeup_fd(-1)
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    os.close(wake_r)
+                    os.close(wake_w)
                     sock.close()
                     code = 1
                     try:
@@ -218,7 +231,7 @@ class Startd(Daemon):
     def _check_starters(self) -> None:
         with self._lock:
             done = [claim for claim, slot in self.claims.items()
-                    if not alive(slot["pid"], slot["start"])]
+                    if slot["pid"] and not alive(slot["pid"], slot["start"])]
             for claim in done:
                 del self.claims[claim]
             if done:

@@ -1,0 +1,92 @@
+"""Crash recovery with real processes: SIGKILL the schedd or the startd while 200 jobs run.
+
+Afterwards every job ran to completion exactly once according to its user
+log (one terminated event each, none twice), every acknowledged submit is in
+the history, and the journal audit finds nothing wrong.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+
+import pytest
+
+from daemons import ipc
+from daemons.audit import audit
+from jobledger.classad import ClassAd
+from tests.pool.conftest import wait_until
+from tracking.jobeventlog import JobEventLog
+
+JOBS = 200
+
+
+def daemon_pid(pool, name: str) -> int:
+    status = ipc.call(ipc.sinful(str(pool.local_dir / "run" / "master.sock")), "status")
+    return status[name]["pid"]
+
+
+def terminated_count(log: str) -> int:
+    try:
+        with open(log) as handle:
+            return handle.read().count("\n005 (") + 0
+    except FileNotFoundError:
+        return 0
+
+
+def run_and_kill(pool, tmp_path, victim: str, after: int):
+    log = str(tmp_path / "crash.log")
+    job = ClassAd({"Cmd": "/bin/sleep", "Arguments": "0.1", "Iwd": str(tmp_path), "UserLog": log})
+    clusters = [pool.schedd.submit(job, JOBS // 4) for _ in range(4)]
+    wait_until(lambda: terminated_count(log) >= after, 120, what=f"{after} jobs to finish")
+    # Kill while jobs are running, so the crash cuts through live runs.
+    wait_until(lambda: pool.schedd.query("JobStatus == 2", ["ProcId"]), 30, 0.001, what="a running job")
+    before = daemon_pid(pool, victim)
+    os.kill(before, signal.SIGKILL)
+    wait_until(lambda: daemon_pid(pool, victim) != before, 30, what=f"the master to restart the {victim}")
+    wait_until(lambda: _schedd_answers(pool) and not pool.schedd.query("true", ["ProcId"]), 180,
+               what="every job to leave the queue")
+    return log, clusters
+
+
+def _schedd_answers(pool) -> bool:
+    try:
+        pool.schedd.query("false")
+        return True
+    except Exception:
+        return False
+
+
+def check_exactly_once(pool, log, clusters):
+    events = list(JobEventLog(log).events(0))
+    terminated = collections.Counter((e.cluster, e.proc) for e in events if int(e.type) == 5)
+    expected = {(c, p) for c in clusters for p in range(JOBS // 4)}
+    assert set(terminated) == expected, f"missing: {sorted(expected - set(terminated))[:5]}"
+    assert max(terminated.values()) == 1, [k for k, v in terminated.items() if v > 1]
+    history = pool.schedd.history(None, ["ClusterId", "ProcId", "ExitCode", "JobStatus"])
+    done = {(ad["ClusterId"], ad["ProcId"]) for ad in history if ad["JobStatus"] == 4}
+    assert expected <= done
+    assert all(ad["ExitCode"] == 0 for ad in history if (ad["ClusterId"], ad["ProcId"]) in expected)
+    wait_until(lambda: audit(pool.local_dir).ok, 30, what="a clean audit")
+    return events
+
+
+@pytest.mark.slow
+def test_schedd_sigkill_loses_nothing(fresh_pool, tmp_path):
+    log, clusters = run_and_kill(fresh_pool, tmp_path, "schedd", after=40)
+    events = check_exactly_once(fresh_pool, log, clusters)
+    kinds = collections.Counter(int(e.type) for e in events)
+    # Jobs that ran across the crash were reconnected, not restarted.
+    assert kinds[22] >= 1
+    assert kinds[22] == kinds[23] + kinds[24]
+
+
+@pytest.mark.slow
+def test_startd_sigkill_requeues_and_reruns(fresh_pool, tmp_path):
+    log, clusters = run_and_kill(fresh_pool, tmp_path, "startd", after=40)
+    events = check_exactly_once(fresh_pool, log, clusters)
+    kinds = collections.Counter(int(e.type) for e in events)
+    # Jobs that were running when the startd died were evicted and ran again.
+    assert kinds[4] + kinds[7] >= 1
+    assert kinds[1] == JOBS + kinds[4] + kinds[7] + kinds[24]
