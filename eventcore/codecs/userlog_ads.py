@@ -57,9 +57,13 @@ def ad_to_parsed(ad: dict, state, text: str, offset: int, end: int):
         number = int(number)
     if not isinstance(number, int) or isinstance(number, bool):
         return Skipped(text, offset, end)
-    cluster = _int_or(ad.get("Cluster"))
-    proc = _int_or(ad.get("Proc"))
-    subproc = _int_or(ad.get("Subproc"))
+    if number >= 100:           # execution-point events: slot ids, no job ids
+        ad = dict(ad)
+        cluster, proc, subproc = _int_or(ad.pop("SlotId", 0), 0), _int_or(ad.pop("DSlotId", 0), 0), 0
+    else:
+        cluster = _int_or(ad.get("Cluster"))
+        proc = _int_or(ad.get("Proc"))
+        subproc = _int_or(ad.get("Subproc"))
     when = ad.get("EventTime")
     if isinstance(when, str):
         y, mo, d, h, mi, s, micros, is_utc = iso_fields(when)
@@ -81,8 +85,10 @@ def ad_to_parsed(ad: dict, state, text: str, offset: int, end: int):
             body[name] = value
         elif name in COMMON:
             continue
-        elif name in known or has_extra:
+        elif name in known:
             body[name] = _coerce(number, name, value)
+        elif has_extra:
+            body[name] = value
     try:
         event = make_event(number, cluster=cluster, proc=proc, subproc=subproc,
                            timestamp=epoch, attrs=body)

@@ -422,8 +422,8 @@ def _remote_error(first, lines):
         attrs["ExecuteHost"] = host
     else:
         attrs["Daemon"] = rest
-    if kind == "Warning":
-        attrs["CriticalError"] = 0
+    if kind in ("Warning", "Message"):     # HTCondor's reader forgets "Message" (its
+        attrs["CriticalError"] = 0          # own writer's word): test_deviations.py
     msg = []
     for line in lines:
         m = _CODE_SUBCODE.match(line)
@@ -474,10 +474,15 @@ def _reconnect_failed(first, lines):
 
 
 def _grid(*labels):
+    """025..027: every labelled line is required; an empty value is no attribute."""
     def parse(first, lines):
         attrs = {}
+        if len(lines) < len(labels):
+            raise BadBody("missing grid resource lines")
         for (label, name), line in zip(labels, lines):
-            if line.startswith(label):
+            if not line.startswith(label):
+                raise BadBody(f"expected {label.strip()!r}, got {line!r}")
+            if line[len(label):]:
                 attrs[name] = line[len(label):]
         return attrs, {}
     return parse

@@ -383,6 +383,11 @@ def _fields(*spec):
     return write
 
 
+def _labelled(a, names):
+    """Grid events: one ``    Name: value`` line per name (empty when absent)."""
+    return [f"    {name}: {a.get(name) or ''}" for name in names]
+
+
 def _fixed(*lines):
     return lambda a, h: list(lines)
 
@@ -420,12 +425,10 @@ _WRITERS: dict[int, Callable[[Mapping, Mapping], list]] = {
                       f"    starter address: {a.get('StarterAddr', '')}"],
     24: lambda a, h: ["Job reconnection failed", f"    {a.get('Reason', '')}",
                       f"    Can not reconnect to {a.get('StartdName', '')}, rescheduling job"],
-    25: lambda a, h: ["Grid Resource Back Up", f"    GridResource: {a.get('GridResource', '')}"],
-    26: lambda a, h: ["Detected Down Grid Resource",
-                      f"    GridResource: {a.get('GridResource', '')}"],
-    27: lambda a, h: ["Job submitted to grid resource",
-                      f"    GridResource: {a.get('GridResource', '')}",
-                      f"    GridJobId: {a.get('GridJobId', '')}"],
+    25: lambda a, h: ["Grid Resource Back Up"] + _labelled(a, ("GridResource",)),
+    26: lambda a, h: ["Detected Down Grid Resource"] + _labelled(a, ("GridResource",)),
+    27: lambda a, h: ["Job submitted to grid resource"] + _labelled(a, ("GridResource",
+                                                                       "GridJobId")),
     28: _job_ad_info,
     29: _fixed("The job's remote status is unknown"),
     30: _fixed("The job's remote status is known again"),

@@ -123,3 +123,12 @@ def test_a_file_that_is_no_event_log_is_reported(oracle_dir):
         with JobEventLog(str(oracle_dir / "userlog" / "not_a_log.log")) as jel:
             assert list(jel.events(0)) == []
     assert any("not a job event log" in str(w.message) for w in caught)
+
+
+def test_a_non_critical_remote_error_reads_back_as_non_critical(tmp_path):
+    """Quirk 10: HTCondor writes a non-critical 021 as 'Message from ...' but its
+    reader only knows 'Warning from ...', so its own events come back critical."""
+    path = _write(tmp_path, "021 (1.0.0) 2024-03-05 10:00:00 Message from condor_starter on slot1@ep:\n"
+                            "\ttransient problem\n...\n")
+    (event,) = read_all(path, YEAR)
+    assert event["CriticalError"] == 0 and event["ErrorMsg"] == "transient problem"

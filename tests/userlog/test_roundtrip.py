@@ -1,0 +1,66 @@
+"""Write then read gives the event back, for every event type and format."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from eventcore.codecs.userlog import TextFormat, TextReaderState, read_events, render
+from eventcore.events import event_to_dict
+from tests.userlog.strategies import NUMBERS, event_of, events
+
+FORMATS = {
+    "text-iso": ("text", TextFormat()),
+    "text-iso-utc-subsecond": ("text", TextFormat(utc=True, sub_second=True)),
+    "json": ("json", TextFormat()),
+    "xml": ("xml", TextFormat(utc=True)),
+}
+
+
+def comparable(event):
+    d = event_to_dict(event)
+    d.pop("hidden", None)
+    return d
+
+
+def round_trip(event, fmt, options):
+    data = render(event, fmt, options).encode("utf-8")
+    (back,) = read_events(data, TextReaderState())
+    return back
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_type_round_trips_in_every_format(number, data):
+    sub = data.draw(st.booleans())
+    for name, (fmt, options) in FORMATS.items():
+        event = data.draw(event_of(number, sub_second=sub and options.sub_second))
+        assert comparable(round_trip(event, fmt, options)) == comparable(event), name
+
+
+@settings(max_examples=150, deadline=None)
+@given(many=st.lists(events(), min_size=1, max_size=20))
+def test_a_log_of_many_events_reads_back_in_order(many):
+    data = "".join(render(e) for e in many).encode("utf-8")
+    assert [comparable(e) for e in read_events(data)] == [comparable(e) for e in many]
+
+
+def test_legacy_dates_read_back_with_the_year_supplied():
+    from eventcore.events import JobAbortedEvent
+    event = JobAbortedEvent(cluster=3, proc=1, timestamp=1709633472, reason="gone")
+    data = render(event, "text", TextFormat(iso_date=False)).encode()
+    assert data.startswith(b"009 (003.001.000) 03/05 10:11:12 Job was aborted.\n")
+    (back,) = read_events(data, TextReaderState(year=2024))
+    assert back == event
+
+
+def test_local_time_zone_is_an_argument():
+    from eventcore.codecs.userlog_time import Zone  # noqa: F401 (protocol)
+    from eventcore.events import JobAbortedEvent
+    east = datetime.timezone(datetime.timedelta(hours=5))
+    event = JobAbortedEvent(cluster=3, proc=1, timestamp=1709633472)
+    assert render(event, "text", TextFormat(), east).startswith("009 (003.001.000) 2024-03-05 15:11:12 ")
