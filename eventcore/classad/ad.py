@@ -7,17 +7,16 @@ closure the first time it is evaluated.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import MutableMapping
 
-from eventcore.errors import ClassAdError, ClassAdParseError
+from eventcore.errors import ClassAdParseError
 
 from . import evaluate as E
 from . import nodes as N
 from .ops import ascii_lower
 from .parser import Parser, parse_expr
-from .unparse import Unparser, quote_name, sorted_attrs, unparse, unparse_pretty
-from .values import ERROR, UNDEF, AbsTime, Error, ListValue, RelTime, Undefined
+from .unparse import Unparser, unparse, unparse_pretty
+from .values import UNDEF, ListValue
 
 
 class ExprTree:
@@ -52,6 +51,20 @@ class ExprTree:
         self._h = 0
         self._lit = node.value if type(node) is N.Literal else E.NOLIT
         return self
+
+    def _share(self) -> "ExprTree":
+        """A new ExprTree over the same (immutable) tree and compiled closure.
+
+        Each ad attribute gets its own ExprTree object: the circular-reference
+        guard tells expressions apart by identity, so one object must never sit
+        in two places at once (classad2 copies on insertion for the same reason).
+        """
+        twin = object.__new__(ExprTree)
+        twin.node = self.node
+        twin._fn = self._fn
+        twin._h = self._h
+        twin._lit = self._lit
+        return twin
 
     @property
     def fn(self):
@@ -92,12 +105,6 @@ class ExprTree:
 
     def __reduce__(self):
         return (ExprTree, (repr(self),))
-
-    def __bool__(self):
-        v = self.eval()
-        if isinstance(v, (Undefined, Error)) or v is UNDEF or v is ERROR:
-            raise ClassAdError(f"expression {self!r} has no truth value")
-        return bool(v)
 
 
 def value_node(v) -> N.Node:
@@ -141,7 +148,7 @@ class ClassAd(MutableMapping):
                 self[k] = v
         elif isinstance(input, ClassAd):
             self._names.update(input._names)
-            self._exprs.update(input._exprs)
+            self._exprs.update({k: e._share() for k, e in input._exprs.items()})
         else:
             raise TypeError("input must be None, str, or dict")
 
@@ -165,7 +172,7 @@ class ClassAd(MutableMapping):
         ln = ascii_lower(name)
         if ln not in self._names:
             self._names[ln] = name
-        self._exprs[ln] = expr
+        self._exprs[ln] = expr._share()
 
     # -- mapping --------------------------------------------------------------
     def __len__(self) -> int:
@@ -340,5 +347,4 @@ def parse_new_ad(text: str) -> N.AdExpr:
 
 E.install(ExprTree, ClassAd)
 
-__all__ = ["ClassAd", "ExprTree", "AbsTime", "RelTime", "quote_name", "sorted_attrs",
-           "datetime"]
+__all__ = ["ClassAd", "ExprTree", "parse_new_ad", "value_node", "to_python"]

@@ -7,7 +7,7 @@ import math
 import re
 
 from .timeutil import format_abstime, format_reltime, local_offset
-from .values import ERROR, INT64_MIN, UNDEF, AbsTime, ListValue, RelTime
+from .values import ERROR, INT64_MIN, UNDEF, AbsTime, RelTime
 
 _STRTOD = re.compile(
     r"[ \t\n\v\f\r]*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
@@ -193,4 +193,4 @@ CONVERT_FUNCTIONS = {
     "abstime": (_abs_time, 0, 2), "reltime": (_rel_time, 1, 1),
 }
 
-__all__ = ["CONVERT_FUNCTIONS", "to_str", "to_real", "strtod", "ListValue"]
+__all__ = ["CONVERT_FUNCTIONS", "to_str", "to_real", "strtod"]

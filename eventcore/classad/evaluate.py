@@ -24,7 +24,7 @@ from __future__ import annotations
 from . import nodes as N
 from . import ops
 from .env import ENV
-from .values import ERROR, UNDEF, EvalFailure, ListValue, RelTime
+from .values import ERROR, UNDEF, EvalFailure, ListValue
 
 MAX_EVAL_DEPTH = 400
 ROOT_NAMES = frozenset(("symmetricmatch", "leftmatchesright", "rightmatchesleft", "leftrankvalue",
@@ -594,4 +594,4 @@ def eval_top(expr, scope, st):
         raise EvalFailure("evaluation nested too deeply") from None
 
 
-__all__ = ["compile_node", "evaluate", "resolve", "State", "MatchCtx", "RelTime"]
+__all__ = ["compile_node", "evaluate", "eval_top", "resolve", "State", "MatchCtx"]

@@ -17,7 +17,7 @@ import re
 from eventcore.errors import ClassAdParseError
 
 from . import nodes as N
-from .ad import ClassAd, ExprTree, parse_new_ad
+from .ad import ClassAd, ExprTree
 from .ops import ascii_lower
 from .parser import Parser
 from .unparse import Unparser, format_real_old, quote_name, sorted_attrs
@@ -294,5 +294,4 @@ def parse_json_ads(text: str):
         yield ad, pos
 
 
-__all__ = ["print_old", "print_json", "parse_old_ads", "parse_old_ad", "parse_new_ads", "parse_json_ads",
-           "parse_new_ad", "ExprTree", "quote_name"]
+__all__ = ["print_old", "print_json", "parse_old_ads", "parse_old_ad", "parse_new_ads", "parse_json_ads"]

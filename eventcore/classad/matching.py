@@ -16,13 +16,10 @@
 
 from __future__ import annotations
 
-import math
-
 from . import evaluate as E
 from . import nodes as N
 from .ad import ClassAd, ExprTree
 from .parser import parse_expr
-from .values import ERROR, UNDEF
 
 
 def _is_true(v) -> bool:
@@ -195,4 +192,4 @@ def _attr_name(n):
 
 
 __all__ = ["requirements_ok", "symmetric_match", "rank", "match_many", "compile_constraint",
-           "references", "equality_conjuncts", "ERROR", "UNDEF"]
+           "references", "equality_conjuncts"]

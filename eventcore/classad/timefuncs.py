@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from .convert import _int, strtod
+from .convert import _int
 from .timeutil import local_offset, time_fields
 from .values import ERROR, UNDEF, AbsTime, RelTime
 
@@ -157,4 +157,4 @@ TIME_FUNCTIONS = {
     "splittime": (_split_time, 1, 1), "formattime": (_format_time, 0, 2), "interval": (_interval, 1, 1),
 }
 
-__all__ = ["TIME_FUNCTIONS", "strtod"]
+__all__ = ["TIME_FUNCTIONS"]

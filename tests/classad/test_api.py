@@ -60,6 +60,7 @@ SAME = [
     "c.ExprTree('undefined').eval() is c.Value.Undefined",
     "bool(c.ExprTree('true'))",
     "bool(c.ExprTree('2'))",
+    "bool(c.ExprTree('false'))",
     "c.quote('a\"b\\\\c\\n')",
     "c.unquote('\"a\\\\\"b\"')",
     "c.version()",
@@ -94,6 +95,11 @@ SAME = [
     "c.ClassAd({'a': -0.0, 'b': float('nan')})",
     "c.ClassAd({'s': 'caf\\u00e9'})['s']",
     "c.ClassAd({'s': 'caf\\u00e9'}).printJson()",
+    # one ExprTree object inserted into two ads: they must not alias each other
+    "(e := c.ExprTree('TARGET.Requirements || MY.x')) and "
+    "c.ClassAd({'Requirements': e, 'x': True}).symmetricMatch(c.ClassAd({'Requirements': e, 'x': False}))",
+    "(e := c.ExprTree('TARGET.Requirements && MY.x')) and "
+    "e.eval(c.ClassAd({'Requirements': e, 'x': True}), c.ClassAd({'Requirements': e, 'x': True}))",
 ]
 
 
