@@ -28,6 +28,9 @@ from typing import NamedTuple
 
 from eventcore.codecs.userlog_text_bodies import BadBody, parse_body
 from eventcore.codecs.userlog_time import UTC_ZONE, Zone, parse_header_time
+from eventcore.events import EventType
+
+_KNOWN_NUMBERS = frozenset(m.value for m in EventType)
 
 __all__ = ["Parsed", "Skipped", "Garbled", "Header", "scan_text", "parse_record",
            "TextReaderState"]
@@ -86,14 +89,20 @@ _FAST_TIME = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}) ([0-9]{2}):([0-5][0-9]):(
 
 
 def _inner_header(s: str, start: int, stop: int) -> int:
-    """Index of a header starting inside ``s[start:stop]``, or -1."""
+    """Index of a header starting inside ``s[start:stop]``, or -1.
+
+    After a digit (a fragment cut inside its own event number, ``00`` +
+    ``012 (...``) only a known event number counts, so that a line like
+    ``1234 (...)`` stays foreign text as HTCondor has it.
+    """
     while True:
         m = _INNER_HEADER.search(s, start, stop)
         if m is None:
             return -1
         i = m.start() - 3
-        if i >= start and s[i:i + 3].isdigit() and (i == 0 or not s[i - 1].isdigit()):
-            return i
+        if i >= start and s[i:i + 3].isdigit():
+            if i == 0 or not s[i - 1].isdigit() or int(s[i:i + 3]) in _KNOWN_NUMBERS:
+                return i
         start = m.start() + 1
 
 
