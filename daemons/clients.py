@@ -144,10 +144,14 @@ class Schedd:
                queue: str | None = None, ad_results=None):
         if isinstance(description, ClassAd):
             return self._submit_ad(description, count or 1, spool)
-        from daemons.submitting import build_cluster  # the submit language, on first use
+        from daemons.submit_env import Submit, build_cluster  # the submit language
+        if not isinstance(description, Submit):
+            raise TypeError("description must be a Submit")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise TypeError("count must be a non-negative int")
         cluster = self._call("new_cluster")
         cluster_ad, proc_ads, warned = build_cluster(description, cluster, count, itemdata, queue,
-                                                     spool, cwd=os.getcwd())
+                                                     spool, cwd=os.getcwd(), owner=_user())
         for message in warned:
             warnings.warn(message, UserWarning, stacklevel=2)
         reply = self._call("submit", cluster=cluster, cluster_ad=cluster_ad, proc_ads=proc_ads)
@@ -231,6 +235,14 @@ class Schedd:
 
     def retrieve(self, job_spec) -> None:
         raise HTCondorException("retrieve is not supported by a jobledger pool (jobs share its file system)")
+
+
+def _user() -> str:
+    import pwd
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return f"uid{os.getuid()}"
 
 
 def _with_callback(ads, callback) -> list:

@@ -199,6 +199,9 @@ class Schedd(Daemon):
             records.append(event(EventType.SUBMIT, job, now, SubmitHost=submit_host))
         position = self.store.append(records)
         self.poke_negotiator()
+        if any("UserLog" in ad for ad in proc_ads) or "UserLog" in shared:
+            # condor_submit returns with the SUBMIT events in the user logs.
+            self.projector.wait_for_position(position, 30)
         return {"cluster": cluster, "first_proc": 0, "num_procs": len(proc_ads),
                 "position": position, "cluster_ad": shared}
 
