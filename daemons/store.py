@@ -58,7 +58,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from eventcore.codecs.journal import Row, make_rows, record_to_payload, canonical_json
+from eventcore.codecs.journal import Row, canonical_json, decode_payload, make_rows, record_to_payload
 from eventcore.errors import InvalidTransition, JournalCorrupt, JournalError, PositionConflict
 from eventcore.ids import JobId
 from eventcore.journal import Entry, entry_from_row
@@ -71,6 +71,8 @@ from daemons.queryplan import plan
 __all__ = ["Store", "DURABILITY", "DB_NAME", "default_constraint_filter"]
 
 DB_NAME = "journal.sqlite"
+_ABSENT = object()
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 DURABILITY = ("fsync", "group", "normal")
 SCHEMA_VERSION = "1"
 
@@ -155,6 +157,7 @@ class Store:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=" + ("NORMAL" if self.durability == "normal" else "FULL"))
             conn.execute("PRAGMA foreign_keys=OFF")
+            conn.execute("PRAGMA cache_size=-65536")
             conn.executescript(resources.files("schemas").joinpath("store.sql").read_text("utf-8"))
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         except sqlite3.DatabaseError as exc:
@@ -255,12 +258,14 @@ class Store:
             request.result = self._head
             return
         now = float(self.clock() if request.time is None else request.time)
-        rows = make_rows(records, self._head + 1, now, self._last_checksum)
+        payloads = [record_to_payload(r) for r in records]
+        rows = make_rows(records, self._head + 1, now, self._last_checksum, payloads)
         conn.execute("SAVEPOINT request")
         fold.begin()
         try:
-            for row, record in zip(rows, records):
-                fold.apply(row.position, now, record.job, row.type, record_to_payload(record))
+            apply = fold.apply
+            for row, record, payload in zip(rows, records, payloads):
+                apply(row.position, now, record.job, row.type, payload)
             conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?)", rows)
             self._write_changes(conn)
         except BaseException as exc:
@@ -301,17 +306,27 @@ class Store:
         fold = fold or self._fold
         changes = fold.take_changes()
         upserts, deletes = [], []
+        owners: dict[int, str | None] = {}
         for key in changes.procs:
             row = fold.procs.get(key)
             if row is None:
                 deletes.append(key)
+                continue
+            if "Owner" in row.ad:
+                owner = owner_of(row.ad)
             else:
-                ad = merged_ad(fold.cluster(key[0]), row.ad)
-                upserts.append((key[0], key[1], row.status, owner_of(ad), canonical_json(row.ad)))
+                owner = owners.get(key[0], _ABSENT)
+                if owner is _ABSENT:
+                    owner = owners[key[0]] = owner_of(fold.cluster(key[0]) or {})
+            upserts.append((key[0], key[1], row.status, owner, _dumps(row.ad)))
         if deletes:
             conn.executemany("DELETE FROM queue_jobs WHERE cluster=? AND proc=?", deletes)
         if upserts:
-            conn.executemany("INSERT OR REPLACE INTO queue_jobs VALUES (?,?,?,?,?)", upserts)
+            conn.executemany(
+                "INSERT INTO queue_jobs VALUES (?,?,?,?,?) ON CONFLICT(cluster, proc) "
+                "DO UPDATE SET status=excluded.status, owner=excluded.owner, ad=excluded.ad "
+                "WHERE owner IS NOT excluded.owner OR status != excluded.status "
+                "OR ad != excluded.ad", upserts)
         for cluster in changes.clusters:
             ad = fold.clusters.get(cluster)
             if ad is None:
@@ -363,12 +378,17 @@ class Store:
         try:
             last = (after, 0)
             cursor = conn.execute(
-                "SELECT position, time, cluster, proc, type, payload, key, checksum FROM journal "
+                "SELECT position, time, cluster, proc, type, payload, checksum FROM journal "
                 "WHERE position > ? ORDER BY position", (after,))
-            for row in cursor:
-                entry = entry_from_row(row)
-                fold.apply(entry.position, entry.time, entry.job, entry.type, entry.payload)
-                last = (row[0], row[7])
+            apply, jobs = fold.apply, {}
+            position = checksum = None
+            for position, time, cluster, proc, kind, text, checksum in cursor:
+                job = jobs.get((cluster, proc))
+                if job is None:
+                    job = jobs[(cluster, proc)] = JobId(cluster, proc)
+                apply(position, time, job, kind, decode_payload(kind, text, position))
+            if position is not None:
+                last = (position, checksum)
             self._write_changes(conn, fold)
             conn.execute("INSERT OR REPLACE INTO projection VALUES ('queue', ?, ?)", last)
             conn.execute("COMMIT")

@@ -37,7 +37,6 @@ CREATE TABLE IF NOT EXISTS queue_jobs (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS queue_jobs_status ON queue_jobs(status);
 CREATE INDEX IF NOT EXISTS queue_jobs_owner ON queue_jobs(owner);
-CREATE INDEX IF NOT EXISTS queue_jobs_proc ON queue_jobs(proc);
 CREATE TABLE IF NOT EXISTS history (
     position        INTEGER PRIMARY KEY,  -- of the job's `leave` record
     cluster         INTEGER NOT NULL,

@@ -93,10 +93,15 @@ def encode_payload(record: Record) -> str:
 UPCASTERS: dict[tuple[str, int], Callable[[dict], dict]] = {}
 
 
+_raw_decode = json.JSONDecoder().raw_decode
+
+
 def decode_payload(kind: str, text: str, position: int | None = None) -> dict:
     """Parse a stored payload and upcast it to today's version."""
     try:
-        payload = json.loads(text)
+        payload, end = _raw_decode(text)
+        if end != len(text):
+            raise ValueError(f"extra data at character {end}")
         version = payload["v"]
     except (ValueError, TypeError, KeyError) as exc:
         raise JournalCorrupt(f"unreadable {kind!r} payload: {exc}", position) from None
@@ -143,16 +148,19 @@ def row_checksum(previous: int, position: int, time: float, cluster: int, proc: 
 
 
 def make_rows(records: Iterable[Record], first_position: int, time: float,
-              previous_checksum: int) -> list[Row]:
-    """Rows for ``records`` starting at ``first_position``, checksums chained."""
+              previous_checksum: int, payloads: list[dict] | None = None) -> list[Row]:
+    """Rows for ``records`` starting at ``first_position``, checksums chained.
+
+    ``payloads`` (``record_to_payload`` of each record) saves computing them twice.
+    """
     rows = []
     checksum = previous_checksum
     position = first_position
-    for record in records:
+    for i, record in enumerate(records):
         if type(record).__name__ not in _RECORD_CLASS_NAMES:
             raise TypeError(f"not a journal record: {record!r}")
         job = record.job
-        payload = encode_payload(record)
+        payload = canonical_json(payloads[i] if payloads is not None else record_to_payload(record))
         checksum = row_checksum(checksum, position, time, job.cluster, job.proc,
                                 record.type, payload, record.key)
         rows.append(Row(position, time, job.cluster, job.proc, record.type, payload,

@@ -30,7 +30,7 @@ from eventcore.errors import InvalidTransition
 from eventcore.ids import JobId
 from eventcore.projections.jobad import event_updates, int_attr
 from eventcore.status import (
-    JOB_RELEASED, SUBMIT, TERMINAL, JobStatus, implied_status, next_status,
+    JOB_RELEASED, STATUS_EVENTS, SUBMIT, TERMINAL, JobStatus, implied_status, next_status,
 )
 
 __all__ = ["Proc", "HistoryRow", "Changes", "QueueFold", "Loader", "owner_of", "merged_ad",
@@ -80,6 +80,7 @@ class Loader(Protocol):
 
 
 _ABSENT = object()
+_STATUS = {s.value: s for s in JobStatus}
 
 
 def owner_of(ad: Mapping[str, str]) -> str | None:
@@ -255,8 +256,10 @@ class QueueFold:
             return  # cluster-level and execution-point (slot) events do not move a job
         key = (job.cluster, job.proc)
         row = self.proc(*key)
-        before = JobStatus(row.status) if row is not None else None
+        before = _STATUS[row.status] if row is not None else None
         imported = payload.get("imported", False)
+        if row is not None and number not in STATUS_EVENTS:
+            return  # informational (image size, transfers, ...): the ad does not change
         try:
             after = next_status(before, number, job)
         except InvalidTransition:

@@ -1,0 +1,265 @@
+"""Journal benchmark: appends per durability mode beside the disk's raw fsync rate,
+cold rebuild of a 1,000,000-record journal, restart with a snapshot, queue queries.
+
+``python -m bench journal`` (or ``python bench/bench_journal.py [--records N]``).
+There is no htcondor2 peer for a schedd journal (the wheel has no daemons), so
+the reference printed beside the appends is the disk itself: fsyncs/s of a
+4 KiB write + fsync loop on the same file system, measured in this run.
+
+Targets (issue 5): >= 50,000 records/s with group commit; cold rebuild of 1M
+records < 10 s; restart with a snapshot < 1 s; a ClusterId/Owner/JobStatus
+query on 100,000 jobs < 50 ms.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from daemons.store import DB_NAME, Store  # noqa: E402
+from eventcore.codecs.journal import make_rows  # noqa: E402
+from eventcore.events import event_to_dict, make_event  # noqa: E402
+from eventcore.ids import JobId  # noqa: E402
+from eventcore.records import ClusterAd, EventRecord, ProcAd, quote_string  # noqa: E402
+
+T0 = 1_700_000_000
+ATTRS = {
+    0: {"SubmitHost": "<10.0.0.1:9618?addrs=10.0.0.1-9618&alias=ap.example.org>"},
+    1: {"ExecuteHost": "<10.0.0.7:9618?addrs=10.0.0.7-9618&alias=ep07.example.org>",
+        "SlotName": "slot1_3@ep07.example.org"},
+    4: {"Checkpointed": False, "RunLocalUsage": "Usr 0 00:00:00, Sys 0 00:00:00",
+        "RunRemoteUsage": "Usr 0 00:01:00, Sys 0 00:00:01", "SentBytes": 0.0,
+        "ReceivedBytes": 1234.0, "TerminatedAndRequeued": False, "TerminatedNormally": False},
+    5: {"TerminatedNormally": True, "ReturnValue": 0,
+        "RunLocalUsage": "Usr 0 00:00:00, Sys 0 00:00:00",
+        "RunRemoteUsage": "Usr 0 00:09:58, Sys 0 00:00:02",
+        "TotalLocalUsage": "Usr 0 00:00:00, Sys 0 00:00:00",
+        "TotalRemoteUsage": "Usr 0 00:09:58, Sys 0 00:00:02",
+        "SentBytes": 30125.0, "ReceivedBytes": 2203.0, "TotalSentBytes": 30125.0,
+        "TotalReceivedBytes": 2203.0},
+    6: {"Size": 2048, "MemoryUsage": 2, "ResidentSetSize": 1800},
+    12: {"HoldReason": "via condor_hold (by user alice)", "HoldReasonCode": 1,
+         "HoldReasonSubCode": 0},
+}
+
+
+def ev(cluster, proc, number, t):
+    return EventRecord(JobId(cluster, proc), event_to_dict(
+        make_event(number, cluster=cluster, proc=proc, timestamp=t, attrs=ATTRS[number])))
+
+
+def cluster_records(cluster, procs, owner):
+    ad = {"Owner": quote_string(owner), "Cmd": '"/usr/bin/python3"', "JobUniverse": "5",
+          "RequestCpus": "1", "RequestMemory": "2048", "RequestDisk": "1048576",
+          "Requirements": '(TARGET.Arch == "X86_64") && (TARGET.OpSys == "LINUX")',
+          "Iwd": '"/home/user/run"', "QDate": str(T0 + cluster), "JobPrio": "0",
+          "ShouldTransferFiles": '"YES"', "WhenToTransferOutput": '"ON_EXIT"'}
+    out = [ClusterAd(cluster, ad)]
+    for p in range(procs):
+        out.append(ProcAd(JobId(cluster, p), {"JobStatus": "1", "Args": quote_string(f"run {p}"),
+                                              "Out": quote_string(f"out.{p}")}))
+        out.append(ev(cluster, p, 0, T0 + cluster))
+    return out
+
+
+def life_records(cluster, procs):
+    """About 8 records per job: execute, image sizes, evict, execute, end (held 1%)."""
+    out = []
+    t = T0 + 1000 + cluster
+    for p in range(procs):
+        out += [ev(cluster, p, 1, t), ev(cluster, p, 6, t + 5), ev(cluster, p, 4, t + 50),
+                ev(cluster, p, 1, t + 60), ev(cluster, p, 6, t + 65), ev(cluster, p, 6, t + 90)]
+        if p % 100 == 7:
+            out.append(ev(cluster, p, 12, t + 100))
+        elif p % 4 == 0:
+            out.append(ev(cluster, p, 5, t + 100))
+    return out
+
+
+# ----------------------------------------------------------------- disk --
+def raw_fsync_rate(directory: str, seconds: float = 1.0) -> float:
+    path = os.path.join(directory, "fsync.probe")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    block = b"x" * 4096
+    n, start = 0, time.perf_counter()
+    try:
+        while time.perf_counter() - start < seconds:
+            os.write(fd, block)
+            os.fsync(fd)
+            n += 1
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    return n / (time.perf_counter() - start)
+
+
+# -------------------------------------------------------------- appends --
+def cycles(cluster, procs, total):
+    """``total`` events over ``procs`` jobs: execute, image size, evicted, again and again."""
+    out = []
+    for i in range(total):
+        proc, step = i % procs, (i // procs) % 3
+        out.append(ev(cluster, proc, (1, 6, 4)[step], T0 + i))
+    return out
+
+
+def bench_sequential(directory, durability, batch, total):
+    store = Store(os.path.join(directory, f"seq-{durability}-{batch}"), durability=durability)
+    store.append(cluster_records(1, 1000, "alice"))
+    records = cycles(1, 1000, total)
+    start = time.perf_counter()
+    for i in range(0, total, batch):
+        store.append(records[i:i + batch])
+    elapsed = time.perf_counter() - start
+    store.close()
+    return total / elapsed, total / batch / elapsed
+
+
+def bench_concurrent(directory, durability, threads, per_thread, batch=1):
+    store = Store(os.path.join(directory, f"conc-{durability}-{threads}-{batch}"),
+                  durability=durability, group_window=0.002)
+    for t in range(threads):
+        store.append(cluster_records(t + 1, 50, "alice"))
+    work = [cycles(t + 1, 50, per_thread) for t in range(threads)]
+    errors = []
+
+    def run(records):
+        try:
+            for i in range(0, len(records), batch):
+                store.append(records[i:i + batch])
+        except Exception as exc:  # pragma: no cover - printed below
+            errors.append(exc)
+
+    pool = [threading.Thread(target=run, args=(w,)) for w in work]
+    start = time.perf_counter()
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    elapsed = time.perf_counter() - start
+    store.close()
+    if errors:
+        raise errors[0]
+    return threads * per_thread / elapsed
+
+
+# ------------------------------------------------------- big journal --
+def build_journal(directory, records_wanted, procs_per_cluster=100, owners=100):
+    """Write the journal table directly (rows as append makes them), no projection."""
+    local = os.path.join(directory, "big")
+    Store(local).close()
+    conn = sqlite3.connect(os.path.join(local, DB_NAME), isolation_level=None)
+    conn.execute("PRAGMA synchronous=OFF")
+    position, checksum, cluster = 1, 0, 0
+    conn.execute("BEGIN")
+    while position <= records_wanted:
+        cluster += 1
+        records = cluster_records(cluster, procs_per_cluster, f"user{cluster % owners}")
+        records += life_records(cluster, procs_per_cluster)
+        rows = make_rows(records, position, float(T0 + cluster), checksum)
+        conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?)", rows)
+        position, checksum = rows[-1].position + 1, rows[-1].checksum
+    conn.execute("COMMIT")
+    conn.close()
+    return local, position - 1, cluster * procs_per_cluster
+
+
+def timed(fn, repeat=1):
+    times = []
+    result = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    records = int(argv[argv.index("--records") + 1]) if "--records" in argv else 1_000_000
+    base = tempfile.mkdtemp(prefix="bench-journal-", dir=os.environ.get("BENCH_DIR"))
+    rows = []
+    try:
+        fsyncs = raw_fsync_rate(base)
+        rows.append(("disk: raw 4 KiB write+fsync", f"{fsyncs:,.0f} fsync/s", "reference"))
+        for durability in ("fsync", "normal"):
+            rate, commits = bench_sequential(base, durability, 1, 2000)
+            rows.append((f"append 1 record/commit, {durability}", f"{rate:,.0f} rec/s",
+                         f"{commits / fsyncs:.2f} x raw fsync"))
+        for durability in ("fsync", "group"):
+            rate = bench_concurrent(base, durability, 16, 400)
+            rows.append((f"16 threads x 1 record/append, {durability}", f"{rate:,.0f} rec/s",
+                         f"{rate / fsyncs:.1f} x raw fsync"))
+        rate = bench_concurrent(base, "group", 8, 20_000, batch=100)
+        rows.append(("8 threads x 100 records/append, group", f"{rate:,.0f} rec/s",
+                     "target >= 50,000"))
+        for durability in ("fsync", "group", "normal"):
+            rate, _ = bench_sequential(base, durability, 1000, 100_000)
+            rows.append((f"1 thread x 1000 records/append, {durability}", f"{rate:,.0f} rec/s",
+                         "target >= 50,000" if durability == "group" else ""))
+        submit = cluster_records(1, 10_000, "alice")
+        store = Store(os.path.join(base, "submit"), durability="fsync")
+        elapsed, _ = timed(lambda: store.append(submit))
+        store.close()
+        rows.append(("one 10,000-proc submit (20,001 records)", f"{elapsed * 1000:,.0f} ms",
+                     f"{len(submit) / elapsed:,.0f} rec/s"))
+
+        local, total, jobs = build_journal(base, records)
+        store = Store(local)     # no snapshot yet: this open rebuilds
+        store.close()
+        store = Store(local)
+        elapsed, _ = timed(store.rebuild_queue)
+        rows.append((f"cold rebuild of the queue from {total:,} records", f"{elapsed:.2f} s",
+                     f"{total / elapsed:,.0f} rec/s; target < 10 s"))
+        store.close()
+        elapsed, opened = timed(lambda: Store(local))
+        rows.append(("restart with a current snapshot", f"{elapsed * 1000:,.0f} ms",
+                     f"{opened.recovered}; target < 1 s"))
+        opened.append([ev(2, p % 100, 6, T0 + p) for p in range(10_000)])
+        head = opened.head()
+        conn = opened._conn
+        position = head - 10_000
+        checksum = conn.execute("SELECT checksum FROM journal WHERE position=?", (position,)).fetchone()[0]
+        opened.close()
+        conn = sqlite3.connect(os.path.join(local, DB_NAME), isolation_level=None)
+        conn.execute("UPDATE projection SET position=?, checksum=? WHERE name='queue'",
+                     (position, checksum))
+        conn.close()
+        elapsed, opened = timed(lambda: Store(local))
+        rows.append(("restart, snapshot 10,000 records behind", f"{elapsed * 1000:,.0f} ms",
+                     f"{opened.recovered}; target < 1 s"))
+        njobs = opened._read("SELECT count(*) FROM queue_jobs")[0][0]
+        for label, constraint, projection in (
+                ("ClusterId == 500", "ClusterId == 500", []),
+                ('Owner == "user7"', 'Owner == "user7"', []),
+                ("JobStatus == 5 (held)", "JobStatus == 5", []),
+                ("JobStatus == 5, projection [ClusterId, ProcId]", "JobStatus == 5",
+                 ["ClusterId", "ProcId"]),
+                ("ClusterId == 500 && RequestMemory > 1000", "ClusterId == 500 && RequestMemory > 1000", []),
+        ):
+            elapsed, found = timed(lambda: opened.query(constraint, projection), repeat=5)
+            rows.append((f"query {label} on {njobs:,} jobs", f"{elapsed * 1000:,.1f} ms",
+                         f"{len(found):,} ads; target < 50 ms"))
+        opened.close()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    width = max(len(r[0]) for r in rows)
+    print(f"| {'case':<{width}} | result | note |")
+    print(f"|{'-' * (width + 2)}|---|---|")
+    for case, result, note in rows:
+        print(f"| {case:<{width}} | {result} | {note} |")
+
+
+if __name__ == "__main__":
+    main()
