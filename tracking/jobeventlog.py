@@ -131,7 +131,11 @@ class JobEventLog:
                 self._problem(item, base)
             if self._fill():
                 continue
-            self._check_file()
+            if self._path_replaced():
+                if self._fill():        # what was appended before the rename
+                    continue
+                raise UserLogFileChanged("the path now names another file (rotated or replaced)",
+                                         self._path, self._consumed)
             if not self._wait():
                 raise StopIteration
 
@@ -236,15 +240,13 @@ class JobEventLog:
         if self._errors == "warn":
             warnings.warn(UserLogWarning(str(error)), stacklevel=4)
 
-    def _check_file(self) -> None:
-        """At the end of the data: is the path still the file we read?"""
+    def _path_replaced(self) -> bool:
+        """At the end of the data: does the path now name another file?"""
         try:
             st = os.stat(self._path)
         except OSError:
-            return
-        if (st.st_dev, st.st_ino) != self._ident:
-            raise UserLogFileChanged("the path now names another file (rotated or replaced)",
-                                     self._path, self._consumed)
+            return False
+        return (st.st_dev, st.st_ino) != self._ident
 
     def _wait(self) -> bool:
         """Wait for the file to grow (or change); False when the deadline passed."""
