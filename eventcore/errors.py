@@ -11,6 +11,7 @@ data (where, what), not just a message.
     │   ├── ClassAdParseError        text that is not ClassAd; offset/line/column + caret
     │   └── ClassAdEvalError         evaluation *failed* (not the ERROR value)
     ├── SubmitError (ValueError)     submit description; file/line/text
+    │   └── MacroError (KeyError)    a macro function that fails ($CHOICE index, $INT of text)
     ├── UserLogError                 a user log that cannot be read; file/offset
     │   ├── UserLogReadError (HTCondorException)   a garbled event (ULOG_RD_ERROR)
     │   └── UserLogFileChanged       the file was truncated or replaced under the reader
@@ -103,6 +104,15 @@ class SubmitError(JobledgerError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.line, self.text, self.source))
+
+
+class MacroError(SubmitError, KeyError):
+    """A submit macro function that cannot be evaluated (``$CHOICE()`` out of
+    range, ``$INT()`` of text, a circular reference).  A ``KeyError`` too,
+    because ``htcondor2.Submit.expand`` raises KeyError there."""
+
+    def __str__(self) -> str:
+        return SubmitError.__str__(self)
 
 
 class UserLogError(JobledgerError):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import attrs
 
@@ -79,8 +80,7 @@ class ClusterPlan:
             yield ad
 
 
-@attrs.frozen
-class _Job:
+class _Job(NamedTuple):
     proc: int
     step: int
     row: int
@@ -217,7 +217,8 @@ def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None
     for index, (inputs, fn) in enumerate(rules):
         (proc_rules if varying.intersection(inputs) else cluster_rules).append((index, fn))
 
-    base_job = T.Job({}, constants, env, owner, spool)
+    present = T.present_spellings(planner.keys)
+    base_job = T.Job({}, constants, env, owner, spool, present)
     cluster_attrs = _base_attrs(sub, env, cluster_id, qdate, owner)
     winner: dict[str, int] = {}
     for index, fn in cluster_rules:
@@ -230,44 +231,69 @@ def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None
             winner[name] = index
     status = cluster_attrs.pop("JobStatus", "1")
 
-    proc_attrs = []
-    slot_names = tuple(slots)
-    for job in jobs:
-        values = _job_values(planner, job, slot_names, var_names, templates, slow)
-        proc = {"ProcId": str(job.proc), "JobStatus": status}
-        if proc_rules:
-            view = T.Job(values, constants, env, owner, spool)
-            for index, fn in proc_rules:
-                try:
-                    out = fn(view)
-                except SubmitError as exc:
-                    raise _rule_error(planner, exc, rules[index][0], job) from None
-                for name, text in out.items():
-                    if winner.get(name, -1) < index:
-                        proc[name] = text
-        proc_attrs.append(proc)
+    proc_rules = [(index, fn, {name for name, w in winner.items() if w > index})
+                  for index, fn in proc_rules]
+    proc_attrs = _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, constants,
+                             present, status, rules)
     return ClusterPlan(cluster_id, cluster_attrs, proc_attrs, tuple(T.warnings_for(planner.keys)))
 
 
-def _job_values(planner: _Planner, job: _Job, slot_names, var_names, templates, slow) -> dict:
-    live = [str(job.proc), str(job.proc), str(job.step), str(job.row), str(job.row),
-            f"{planner.cluster_id}.{job.proc}", ""]
-    for low in slot_names[len(PER_JOB):]:
-        live.append(job.items.get(var_names[low], ""))
+def _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, constants, present,
+                status, rules) -> list[dict[str, str]]:
+    """The per-proc attribute dicts (the hot loop of a big submit)."""
+    env, owner, spool = planner.env, planner.owner, planner.spool
+    cluster_id = planner.cluster_id
+    item_names = [var_names[low] for low in tuple(slots)[len(PER_JOB):]]
+    formats = list(templates.items())
+    out_list = []
+    index = -1
+    job = None
+    try:
+        for job in jobs:
+            proc_text = str(job.proc)
+            items = job.items
+            row_values = tuple([items.get(name, "") for name in item_names])
+            row_text = str(job.row)
+            live = (proc_text, proc_text, str(job.step), row_text, row_text,
+                    f"{cluster_id}.{proc_text}", "") + row_values
+            if slow or any("$" in v for v in row_values):
+                values = _full_values(planner, job, formats, slow, live)
+            else:
+                values = {command: (fmt.format(*live).strip() or None) for command, fmt in formats}
+            proc = {"ProcId": proc_text, "JobStatus": status}
+            if proc_rules:
+                view = T.Job(values, constants, env, owner, spool, present)
+                for index, fn, blocked in proc_rules:
+                    out = fn(view)
+                    if blocked:
+                        out = {k: v for k, v in out.items() if k not in blocked}
+                    proc.update(out)
+                index = -1
+            out_list.append(proc)
+    except SubmitError as exc:
+        if index < 0:
+            raise
+        raise _rule_error(planner, exc, rules[index][0], job) from None
+    return out_list
+
+
+def _full_values(planner: _Planner, job: _Job, formats, slow, live) -> dict:
+    """Per-job values when a template cannot be used for this job: the
+    commands that need it are expanded in full (item values holding ``$``
+    are expanded again, as HTCondor does)."""
+    row_values = live[len(PER_JOB):]
     values: dict[str, str | None] = {}
-    if any("$" in v for v in live[len(PER_JOB):]):
-        full = list(templates) + slow
+    if any("$" in v for v in row_values):
+        full = [c for c, _ in formats] + list(slow)
     else:
-        for command, fmt in templates.items():
-            values[command] = fmt.format(*live).strip() or None
+        values = {command: (fmt.format(*live).strip() or None) for command, fmt in formats}
         full = slow
-    if full:
-        expander = Expander(planner.job_lookup(job), planner.env, planner.env.cwd)
-        for command in full:
-            try:
-                values[command] = expander.expand(planner.sub._macros[command][1]).strip() or None
-            except MacroError as exc:
-                raise planner.fail(command, exc) from None
+    expander = Expander(planner.job_lookup(job), planner.env, planner.env.cwd)
+    for command in full:
+        try:
+            values[command] = expander.expand(planner.sub._macros[command][1]).strip() or None
+        except MacroError as exc:
+            raise planner.fail(command, exc) from None
     return values
 
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from eventcore.errors import SubmitError
+from eventcore.errors import MacroError
 
-MAX_STEPS = 20_000          # replacements in one expansion before we call it circular
-MAX_LENGTH = 1_000_000      # characters an expansion may grow to
+MAX_STEPS = 5_000           # replacements in one expansion before we call it circular
+MAX_LENGTH = 65_536        # characters an expansion may grow to
 
 _IDCHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./")
 _DEFAULT_EXTRA = frozenset("$ ,\\:")
@@ -38,16 +38,6 @@ FUNCTIONS = frozenset({"ENV", "RANDOM_CHOICE", "RANDOM_INTEGER", "CHOICE", "SUBS
 _IDCHAR_BODY = frozenset({NORMAL, "ENV"})   # bodies limited to identifier characters (+ default)
 
 SENTINEL = "\x00"           # marks a per-job value in a symbolic expansion (see compile)
-
-
-class MacroError(SubmitError, KeyError):
-    """A macro function that cannot be evaluated (bad index, non-number, ...).
-
-    A ``SubmitError`` for jobledger code, a ``KeyError`` for code written
-    against ``htcondor2.Submit.expand`` (which raises KeyError there)."""
-
-    def __str__(self) -> str:
-        return SubmitError.__str__(self)
 
 
 class NotCompilable(Exception):

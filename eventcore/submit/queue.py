@@ -154,6 +154,8 @@ def _parse_slice(text: str, where) -> slice | int:
 def split_row(row: str, names: tuple[str, ...]) -> dict[str, str]:
     """One ``from`` row into variables (submit.md section 3.2)."""
     row = row.strip(" \t")
+    if len(names) == 1:
+        return {names[0]: row}
     if "\x1f" in row:
         parts = [p.strip(" \t") for p in row.split("\x1f")]
         parts += [""] * (len(names) - len(parts))

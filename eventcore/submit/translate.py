@@ -121,17 +121,19 @@ _FALSE = {"false", "no", "f", "n", "0"}
 
 class Job:
     """The expanded commands of one job, as rules see them: ``values`` (this
-    job's own) in front of ``base`` (the cluster's), lower-case names."""
+    job's own) in front of ``base`` (the cluster's), lower-case names.
+    ``present`` (command -> its spellings that are set) speeds up ``get``."""
 
-    __slots__ = ("values", "base", "env", "owner", "spool")
+    __slots__ = ("values", "base", "env", "owner", "spool", "present")
 
     def __init__(self, values: dict[str, str | None], base: dict[str, str | None], env, owner: str,
-                 spool: bool):
+                 spool: bool, present: dict[str, tuple[str, ...]] | None = None):
         self.values = values
         self.base = base
         self.env = env
         self.owner = owner
         self.spool = spool
+        self.present = present
 
     def raw(self, name: str) -> str | None:
         """Expanded value of one spelling (None when unset or empty)."""
@@ -141,7 +143,13 @@ class Job:
         return value or None
 
     def get(self, command: str) -> str | None:
-        for name in _SPELLINGS.get(command, (command,)):
+        if self.present is not None:
+            names = self.present.get(command)
+            if not names:
+                return None
+        else:
+            names = _SPELLINGS.get(command, (command,))
+        for name in names:
             value = self.values.get(name)
             if value is None:
                 value = self.base.get(name)
@@ -153,6 +161,12 @@ class Job:
         return self.values.keys() | self.base.keys()
 
 
+def present_spellings(keys) -> dict[str, tuple[str, ...]]:
+    """For each command, the spellings of it that a submit sets."""
+    return {command: tuple(n for n in names if n in keys) for command, names in _SPELLINGS.items()
+            if any(n in keys for n in names)}
+
+
 _SPELLINGS = {command: tuple(n.lower() for n in names) for command, names in ALIASES.items()}
 
 
@@ -161,7 +175,12 @@ def spellings(command: str) -> tuple[str, ...]:
 
 
 # -- value converters -------------------------------------------------------------
+_PLAIN_LITERAL = re.compile(r'"[^"\\]*"\Z|-?[0-9]+(?:\.[0-9]+)?\Z|true\Z|false\Z|undefined\Z', re.IGNORECASE)
+
+
 def expr(text: str, command: str) -> str:
+    if _PLAIN_LITERAL.match(text):
+        return text
     from eventcore.classad import parse_expr
     try:
         parse_expr(text)

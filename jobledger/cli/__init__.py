@@ -27,3 +27,6 @@ main.add_command(_journal.audit)
 from jobledger.cli import watch as _watch  # noqa: E402
 
 main.add_command(_watch.command)
+from jobledger.cli import submit as _submit  # noqa: E402
+
+main.add_command(_submit.submit)

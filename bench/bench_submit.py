@@ -1,0 +1,102 @@
+"""Submit throughput: a 100,000-row ``queue ... from FILE`` submit into job ads.
+
+Rows:
+  plan          jobledger: ``plan_cluster`` (cluster ad once + per-proc
+                attribute text, what the schedd stores), job ads per second
+  plan+ads      the same, then every proc's full ``ClassAd`` built (``jobs()``)
+  itemdata      jobledger: ``Submit.itemdata()`` rows per second
+  itemdata-h2   htcondor2: ``Submit.itemdata()`` rows per second (partial peer:
+                htcondor2 cannot make job ads without a schedd)
+
+Target: plan >= 50,000 job ads/s.  Numbers are the median of RUNS runs;
+run with ``python -m bench submit``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+
+os.environ.setdefault("TZ", "UTC")
+time.tzset()
+
+RUNS = 3
+ROWS = 100_000
+ADS_ROWS = 20_000      # rows for the (slower) full-ClassAd row
+
+SUBMIT_TEXT = """\
+executable     = /bin/echo
+arguments      = $(name) $(size) --step $(Step)
+output         = out/$(name).$(Cluster).$(Process).out
+error          = out/$(name).$(Cluster).$(Process).err
+log            = jobs.log
+request_cpus   = 1
+request_memory = 512MB
+request_disk   = 1GB
++Sample        = "$(name)"
+queue name,size from items.txt
+"""
+
+
+def _items(n: int) -> str:
+    return "".join(f"sample{i:06d} {i * 7 % 1000}\n" for i in range(n))
+
+
+def _median_rate(fn, n: int) -> float:
+    times = []
+    for _ in range(RUNS):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return n / statistics.median(times)
+
+
+def main() -> None:
+    from daemons.submit_env import OsSubmitEnvironment
+    from eventcore.submit import Submit, plan_cluster
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "items.txt"), "w") as fh:
+            fh.write(_items(ROWS))
+        with open(os.path.join(tmp, "small.txt"), "w") as fh:
+            fh.write(_items(ADS_ROWS))
+        env = OsSubmitEnvironment(tmp)
+        sub = Submit.using(env, SUBMIT_TEXT)
+        small = Submit.using(env, SUBMIT_TEXT.replace("items.txt", "small.txt"))
+
+        plan = plan_cluster(sub, env, cluster_id=42, qdate=1700000000, owner="bench")
+        assert plan.num_procs == ROWS and plan.proc_attrs[5]["Args"] == '"sample000005 35 --step 0"'
+        rows = [
+            ("plan", _median_rate(lambda: plan_cluster(sub, env, cluster_id=42, qdate=1700000000,
+                                                       owner="bench"), ROWS), "job ads/s"),
+            ("plan+ads", _median_rate(lambda: sum(1 for _ in small.jobs(clusterid=42, qdate=1700000000)),
+                                      ADS_ROWS), "job ads/s"),
+            ("itemdata", _median_rate(lambda: sum(1 for _ in sub.itemdata()), ROWS), "rows/s"),
+        ]
+        peer = None
+        try:
+            import htcondor2
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            try:
+                theirs = htcondor2.Submit(SUBMIT_TEXT)
+                peer = _median_rate(lambda: sum(1 for _ in theirs.itemdata()), ROWS)
+            finally:
+                os.chdir(cwd)
+        except ImportError:
+            pass
+
+    print(f"{'row':<12} {'ours':>14} {'theirs':>14} {'ratio':>7}  unit")
+    for name, rate, unit in rows:
+        if name == "itemdata" and peer:
+            print(f"{name:<12} {rate:>14,.0f} {peer:>14,.0f} {rate / peer:>7.2f}  {unit} (htcondor2 itemdata)")
+        else:
+            print(f"{name:<12} {rate:>14,.0f} {'-':>14} {'-':>7}  {unit}")
+    target = rows[0][1]
+    print(f"target plan >= 50,000 job ads/s: {'met' if target >= 50_000 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
