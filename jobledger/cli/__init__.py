@@ -27,6 +27,17 @@ main.add_command(_journal.audit)
 from jobledger.cli import watch as _watch  # noqa: E402
 
 main.add_command(_watch.command)
+from jobledger.cli import pool as _pool  # noqa: E402
+from jobledger.cli import q as _q  # noqa: E402
+from jobledger.cli import act as _act  # noqa: E402
+from jobledger.cli import history as _history  # noqa: E402
+
+main.add_command(_pool.pool)
+main.add_command(_q.q)
+main.add_command(_act.rm)
+main.add_command(_act.hold)
+main.add_command(_act.release)
+main.add_command(_history.history)
 from jobledger.cli import submit as _submit  # noqa: E402
 
 main.add_command(_submit.submit)

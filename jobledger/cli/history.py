@@ -1,0 +1,37 @@
+"""``jobledger history``: jobs that left the queue, newest first (condor_history)."""
+
+from __future__ import annotations
+
+import click
+
+from jobledger.cli.pool import local_dir_option, schedd_of
+from jobledger.cli.q import STATUS_LETTER, _when
+
+
+@click.command()
+@local_dir_option
+@click.option("-constraint", "--constraint", "constraint", default=None, help="A ClassAd constraint.")
+@click.option("-match", "--match", "match", type=int, default=-1, help="At most this many jobs.")
+@click.option("-af", "--af", "autoformat", is_flag=True,
+              help="Print only the attributes named as arguments (condor_history -af).")
+@click.option("-long", "--long", "long_", is_flag=True, help="Whole job ads.")
+@click.argument("attributes", nargs=-1)
+def history(local_dir, constraint, match, autoformat, long_, attributes):
+    """Show completed and removed jobs, newest first."""
+    schedd = schedd_of(local_dir)
+    if autoformat:
+        names = list(attributes)
+        if not names:
+            raise click.UsageError("-af needs attribute names")
+        for ad in schedd.history(constraint, names, match):
+            click.echo(" ".join(str(ad.eval(n)) if n in ad else "undefined" for n in names))
+        return
+    if long_:
+        click.echo("\n\n".join(ad.printOld().rstrip("\n") for ad in schedd.history(constraint, [], match)))
+        return
+    click.echo(f"{'ID':>9} {'OWNER':<12} {'SUBMITTED':<11} ST {'COMPLETED':<11} {'EXIT':>4} CMD")
+    for ad in schedd.history(constraint, ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus",
+                                          "CompletionDate", "ExitCode", "Cmd"], match):
+        click.echo(f"{ad['ClusterId']:>7}.{ad['ProcId']:<1} {ad.get('Owner', '-'):<12} "
+                   f"{_when(ad.get('QDate')):<11} {STATUS_LETTER.get(ad.get('JobStatus'), '?'):<2} "
+                   f"{_when(ad.get('CompletionDate')):<11} {ad.get('ExitCode', ''):>4} {ad.get('Cmd', '')}")

@@ -1,0 +1,102 @@
+"""``jobledger q``: the queue, as condor_q shows it (batch summary, -nobatch, -af, -long, -json)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import click
+
+from jobledger.cli.pool import local_dir_option, schedd_of
+
+STATUS_LETTER = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
+COLUMNS = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "RemoteWallClockTime", "Cmd",
+           "Args", "Arguments", "JobBatchName", "EnteredCurrentStatus", "JobCurrentStartDate"]
+
+
+def _when(value) -> str:
+    return time.strftime("%m/%d %H:%M", time.localtime(value)) if isinstance(value, int) else "-"
+
+
+def _run_time(ad) -> str:
+    seconds = 0
+    if ad.get("JobStatus") == 2 and isinstance(ad.get("JobCurrentStartDate"), int):
+        seconds = int(time.time()) - ad["JobCurrentStartDate"]
+    return f"{seconds // 86400}+{seconds % 86400 // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _plain(ad) -> dict:
+    return {key: (value if isinstance(value, (int, float, str, bool, list)) or value is None
+                  else str(value)) for key, value in ((k, ad.eval(k)) for k in ad.keys())}
+
+
+@click.command()
+@local_dir_option
+@click.option("-constraint", "--constraint", "constraint", default=None, help="A ClassAd constraint.")
+@click.option("-nobatch", "--nobatch", "nobatch", is_flag=True, help="One line per job.")
+@click.option("-af", "--af", "autoformat", is_flag=True,
+              help="Print the attributes named as arguments, one job per line (condor_q -af).")
+@click.option("-long", "--long", "long_", is_flag=True, help="Whole job ads, condor_q -long style.")
+@click.option("-json", "--json", "as_json", is_flag=True, help="Job ads as a JSON list.")
+@click.argument("jobs", nargs=-1)
+def q(local_dir, constraint, nobatch, autoformat, long_, as_json, jobs):
+    """Show the jobs in the queue (all of them, or JOBS: cluster or cluster.proc ids).
+
+    With -af, the arguments are attribute names: ``jobledger q -af ClusterId JobStatus``.
+    """
+    names = []
+    if autoformat:
+        names, jobs = list(jobs), ()
+        if not names:
+            raise click.UsageError("-af needs attribute names")
+    schedd = schedd_of(local_dir)
+    parts = [f"({constraint})"] if constraint else []
+    if jobs:
+        ids = []
+        for job in jobs:
+            cluster, _, proc = job.partition(".")
+            if not cluster.isdigit() or (proc and not proc.isdigit()):
+                raise click.BadParameter(f"{job!r} is not a job id", param_hint="JOBS")
+            ids.append(f"(ClusterId == {cluster}" + (f" && ProcId == {proc})" if proc else ")"))
+        parts.append("(" + " || ".join(ids) + ")")
+    text = " && ".join(parts) or None
+    if autoformat:
+        for ad in schedd.query(text, names):
+            click.echo(" ".join(str(ad.eval(n)) if n in ad else "undefined" for n in names))
+        return
+    if long_ or as_json:
+        ads = schedd.query(text)
+        if as_json:
+            click.echo(json.dumps([_plain(ad) for ad in ads], indent=1))
+        else:
+            click.echo("\n\n".join(ad.printOld().rstrip("\n") for ad in ads))
+        return
+    ads = schedd.query(text, COLUMNS)
+    if nobatch:
+        click.echo(f"{'ID':>9} {'OWNER':<12} {'SUBMITTED':<11} {'RUN_TIME':>12} ST CMD")
+        for ad in ads:
+            command = f"{ad.get('Cmd', '')} {ad.get('Arguments', ad.get('Args', ''))}".strip()
+            click.echo(f"{ad['ClusterId']:>7}.{ad['ProcId']:<1} {ad.get('Owner', '-'):<12} "
+                       f"{_when(ad.get('QDate')):<11} {_run_time(ad):>12} "
+                       f"{STATUS_LETTER.get(ad.get('JobStatus'), '?'):<2} {command}")
+    else:
+        _batches(ads)
+    counts = {s: sum(1 for ad in ads if ad.get("JobStatus") == s) for s in STATUS_LETTER}
+    click.echo(f"\nTotal for query: {len(ads)} jobs; {counts[4]} completed, {counts[3]} removed, "
+               f"{counts[1]} idle, {counts[2]} running, {counts[5]} held, {counts[7]} suspended")
+
+
+def _batches(ads) -> None:
+    click.echo(f"{'OWNER':<12} {'BATCH_NAME':<14} {'SUBMITTED':<11} {'DONE':>5} {'RUN':>5} "
+               f"{'IDLE':>5} {'HOLD':>5} {'TOTAL':>6} JOB_IDS")
+    batches: dict = {}
+    for ad in ads:
+        key = (ad.get("Owner", "-"), ad.get("JobBatchName") or f"ID: {ad['ClusterId']}")
+        batches.setdefault(key, []).append(ad)
+    for (owner, name), members in batches.items():
+        count = {s: sum(1 for ad in members if ad.get("JobStatus") == s) for s in STATUS_LETTER}
+        ids = [f"{ad['ClusterId']}.{ad['ProcId']}" for ad in members]
+        span = ids[0] if len(ids) == 1 else f"{ids[0]}-{ids[-1].split('.')[1]}"
+        click.echo(f"{owner:<12} {name:<14} {_when(members[0].get('QDate')):<11} "
+                   f"{count[4] or '_':>5} {count[2] or '_':>5} {count[1] or '_':>5} "
+                   f"{count[5] or '_':>5} {len(members):>6} {span}")
