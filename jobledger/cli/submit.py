@@ -23,6 +23,7 @@ import sys
 import click
 
 from eventcore.errors import SubmitError
+from jobledger.cli.pool import local_dir_option as pool_local_dir_option
 
 
 def load_description(path: str, appends: tuple[str, ...]):
@@ -45,10 +46,21 @@ def load_description(path: str, appends: tuple[str, ...]):
     return sub
 
 
-def submit_to_pool(sub, queue: str | None) -> str:
-    """Submit to the local pool's schedd; returns the line to print."""
-    raise click.ClickException("submitting needs a running pool, and this command cannot reach one yet; "
-                               "use --dry-run to print the job ads instead")
+def submit_to_pool(sub, queue: str | None, local_dir: str) -> str:
+    """Submit to the schedd of the pool in ``local_dir``; returns the line to print."""
+    import warnings
+    from jobledger.cli.pool import schedd_of
+    from eventcore.errors import HTCondorException
+    schedd = schedd_of(local_dir)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = schedd.submit(sub, queue=queue) if queue else schedd.submit(sub)
+    except HTCondorException as exc:
+        raise click.ClickException(f"the schedd refused the jobs: {exc}") from None
+    for warning in caught:
+        click.echo(f"WARNING: {warning.message}", err=True)
+    return f"{result.num_procs()} job(s) submitted to cluster {result.cluster()}."
 
 
 @click.command("submit")
@@ -59,13 +71,14 @@ def submit_to_pool(sub, queue: str | None) -> str:
               help="A submit command added to the description (repeatable).")
 @click.option("--queue", default=None, help="Replace the queue statement (e.g. '3' or 'x in (a b)').")
 @click.option("--cluster", default=1, show_default=True, help="With --dry-run: the cluster id to show.")
+@pool_local_dir_option
 def submit(file: str, dry_run: bool, as_json: bool, appends: tuple[str, ...], queue: str | None,
-           cluster: int) -> None:
+           cluster: int, local_dir: str) -> None:
     """Submit the jobs of the submit description FILE (or print them with --dry-run)."""
     try:
         sub = load_description(file, appends)
         if not dry_run:
-            click.echo(submit_to_pool(sub, queue))
+            click.echo(submit_to_pool(sub, queue, local_dir))
             return
         plan = sub.cluster(clusterid=cluster, queue=queue, owner=getpass.getuser())
         ads = list(plan.ads())

@@ -70,3 +70,20 @@ def test_pool_start_status_stop(tmp_path):
     wait_until(lambda: not pool_processes(tmp_path / "clipool"), 15, what="the CLI pool to stop")
     assert run("pool", "status", *where, ok=False).exit_code != 0
     assert run("q", "--local-dir", str(tmp_path / "nothing"), ok=False).exit_code != 0
+
+
+def test_submit_file(pool, tmp_path):
+    where = ["--local-dir", str(pool.local_dir)]
+    sub_file = tmp_path / "job.sub"
+    sub_file.write_text(f"executable = /bin/echo\narguments = hi $(Process)\n"
+                        f"output = {tmp_path}/out.$(Process)\nqueue 2\n")
+    out = run("submit", str(sub_file), *where).output.strip()
+    assert out.startswith("2 job(s) submitted to cluster ") and out.endswith(".")
+    cluster = int(out.split()[-1].rstrip("."))
+    wait_until(lambda: len(pool.schedd.history(f"ClusterId == {cluster}", ["ProcId"])) == 2,
+               what="the submitted jobs to finish")
+    assert (tmp_path / "out.1").read_text() == "hi 1\n"
+    bad = tmp_path / "bad.sub"
+    bad.write_text("executable = /bin/echo\nqueue 0 x y z\n")
+    failed = run("submit", str(bad), *where, ok=False)
+    assert failed.exit_code != 0 and "bad.sub" in failed.output
