@@ -7,9 +7,11 @@ pure and takes the zone as an argument; this is the one readers pass.
 
 from __future__ import annotations
 
+import calendar
+import datetime
 import time
 
-__all__ = ["LocalZone", "LOCAL_ZONE"]
+__all__ = ["LocalZone", "LOCAL_ZONE", "LocalTimezone", "LOCAL_TZINFO"]
 
 
 class LocalZone:
@@ -33,3 +35,29 @@ def _local_zone():
 
 
 LOCAL_ZONE = LocalZone()
+
+
+class LocalTimezone(datetime.tzinfo):
+    """The process's local zone as a ``datetime.tzinfo`` (for the writers)."""
+
+    def utcoffset(self, dt):
+        return datetime.timedelta(seconds=self._local(dt).tm_gmtoff)
+
+    def dst(self, dt):
+        return datetime.timedelta(0)
+
+    def tzname(self, dt):
+        return self._local(dt).tm_zone
+
+    @staticmethod
+    def _local(dt):
+        naive = dt.replace(tzinfo=None)
+        return time.localtime(time.mktime(naive.timetuple()))
+
+    def fromutc(self, dt):
+        epoch = calendar.timegm(dt.replace(tzinfo=None).timetuple())
+        offset = time.localtime(epoch).tm_gmtoff
+        return (dt + datetime.timedelta(seconds=offset)).replace(tzinfo=self)
+
+
+LOCAL_TZINFO = LocalTimezone()

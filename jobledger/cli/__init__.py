@@ -41,3 +41,6 @@ main.add_command(_history.history)
 from jobledger.cli import submit as _submit  # noqa: E402
 
 main.add_command(_submit.submit)
+from jobledger.cli import log as _log  # noqa: E402
+
+main.add_command(_log.command)
