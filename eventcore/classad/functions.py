@@ -278,12 +278,10 @@ def _size(args, ad, st):
 @builtin("member", arity=2)
 def _member(args, ad, st):
     x, lst = args
-    if lst is UNDEF:
+    if lst is UNDEF or x is UNDEF:
         return UNDEF
     if type(lst) is not ListValue:
         return ERROR
-    if x is UNDEF:
-        return UNDEF
     if x is ERROR or type(x) is ListValue or type(x) is E.AdType:
         return ERROR
     for v in list_values(lst, st):
@@ -482,6 +480,14 @@ def _pow(args, ad, st):
         return math.inf
 
 
+def c_ceil(x: float) -> float:
+    """C ``ceil``: a float, keeping the sign of zero (``ceil(-0.5)`` is ``-0.0``)."""
+    if x != x or x in (math.inf, -math.inf):
+        return x
+    r = float(math.ceil(x))
+    return math.copysign(r, x) if r == 0.0 else r
+
+
 @builtin("quantize", arity=2)
 def _quantize(args, ad, st):
     a, b = args
@@ -511,11 +517,11 @@ def _quantize(args, ad, st):
         if type(a) is int or type(a) is bool:
             a = int(a)
             return wrap64(ops._int_div(wrap64(a + b - 1), b) * b)
-        return math.ceil(ra / b) * float(b)
+        return c_ceil(ra / b) * float(b)
     if type(b) is float:
         if abs(b) <= 1e-8:
             return a
-        return math.ceil(ra / b) * b
+        return c_ceil(ra / b) * b
     return ERROR
 
 

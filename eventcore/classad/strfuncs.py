@@ -47,6 +47,8 @@ def _strcat(args, ad, st):
 def _join(args, ad, st):
     if not args:
         return ""
+    if len(args) == 1 and args[0] is UNDEF:
+        return UNDEF
     if len(args) <= 2 and type(args[-1]) is ListValue:
         sep = args[0] if len(args) == 2 else ""
         items = list_values(args[-1], st)
@@ -151,40 +153,60 @@ def _stricmp(args, ad, st):
     return _cmp(*(to_bytes(ascii_lower(s)) for s in r))
 
 
+def _isdigit(c: int) -> bool:
+    return 48 <= c <= 57
+
+
+def _leading_zeros(run: bytes) -> int:
+    z = len(run) - len(run.lstrip(b"0"))
+    return z - 1 if z == len(run) else z
+
+
 def versioncmp(a: str, b: str) -> int:
-    """glibc strverscmp-like natural comparison returning a raw difference."""
-    x = to_bytes(a)
-    y = to_bytes(b)
+    """HTCondor's natural order, returning a raw difference like ``strcmp``.
+
+    Digit runs: more leading zeros sort first (the difference of the counts);
+    with leading zeros the digits compare one by one (a fraction), without
+    them the longer run is larger (by the difference of the lengths), else
+    the first differing digit decides."""
+    x, y = to_bytes(a), to_bytes(b)
     i = j = 0
-    while i < len(x) and j < len(y):
+    nx, ny = len(x), len(y)
+    while i < nx and j < ny:
         cx, cy = x[i], y[j]
-        if 48 <= cx <= 57 and 48 <= cy <= 57:
-            si = i
-            while i < len(x) and 48 <= x[i] <= 57:
+        if _isdigit(cx) and _isdigit(cy):
+            si, sj = i, j
+            while i < nx and _isdigit(x[i]):
                 i += 1
-            sj = j
-            while j < len(y) and 48 <= y[j] <= 57:
+            while j < ny and _isdigit(y[j]):
                 j += 1
-            dx, dy = x[si:i], y[sj:j]
-            zx = len(dx) - len(dx.lstrip(b"0"))
-            zy = len(dy) - len(dy.lstrip(b"0"))
+            rx, ry = x[si:i], y[sj:j]
+            zx, zy = _leading_zeros(rx), _leading_zeros(ry)
             if zx != zy:
                 return zy - zx
-            nx, ny = dx.lstrip(b"0"), dy.lstrip(b"0")
-            if len(nx) != len(ny):
-                return len(nx) - len(ny)
-            if nx != ny:
-                for p, q in zip(nx, ny):
+            if zx > 0:
+                for p, q in zip(rx, ry):
                     if p != q:
                         return p - q
+                if len(rx) != len(ry):
+                    k = min(len(rx), len(ry))
+                    px = x[si + k] if si + k < nx else 0
+                    py = y[sj + k] if sj + k < ny else 0
+                    return px - py
+                continue
+            if len(rx) != len(ry):
+                return len(rx) - len(ry)
+            for p, q in zip(rx, ry):
+                if p != q:
+                    return p - q
             continue
         if cx != cy:
             return cx - cy
         i += 1
         j += 1
-    if i < len(x):
+    if i < nx:
         return x[i]
-    if j < len(y):
+    if j < ny:
         return -y[j]
     return 0
 
@@ -479,6 +501,8 @@ for _k in ("sum", "avg", "min", "max"):
 def _sl_member_args(args, default):
     x, s = args[0], args[1]
     delims = args[2] if len(args) > 2 else default
+    if x is UNDEF and s is UNDEF:
+        return UNDEF
     for a in (x, s):
         if a is not UNDEF and type(a) is not str:
             return ERROR

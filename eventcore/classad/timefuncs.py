@@ -127,6 +127,9 @@ def _interval(args, ad, st):
         n = _int([v], ad, st)
         if type(n) is not int:
             return ERROR
+    n &= 0xFFFFFFFF                     # the reference formats a 32-bit int
+    if n > 0x7FFFFFFF:
+        n -= 1 << 32
     neg = n < 0
     n = -n if neg else n
     days, rest = divmod(n, 86400)
