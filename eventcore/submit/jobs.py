@@ -185,8 +185,11 @@ class _Planner:
 
 def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None,
                  queue: str | None = None, spool: bool = False, owner: str = "",
-                 qdate: int = 0, first_proc: int = 0) -> ClusterPlan:
-    """All proc ads of one cluster (see the module docstring)."""
+                 qdate: int = 0, first_proc: int = 0, fast: bool = True) -> ClusterPlan:
+    """All proc ads of one cluster (see the module docstring).
+
+    ``fast=False`` expands every command in full for every job and runs
+    every rule per job (the reference the fast path is tested against)."""
     jobs = job_list(sub, env, count, itemdata, queue, first_proc)
     planner = _Planner(sub, env, cluster_id, owner, spool, qdate)
     var_names = {name.lower(): name for job in jobs[:1] for name in job.items}
@@ -198,7 +201,7 @@ def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None
     slow: list[str] = []               # commands expanded in full for every job
     for low in planner.keys:
         raw = sub._macros[low][1]
-        if "$RANDOM_" in raw:
+        if "$RANDOM_" in raw or not fast:
             slow.append(low)
             continue
         try:
@@ -215,7 +218,8 @@ def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None
     varying = set(templates) | set(slow)
     cluster_rules, proc_rules = [], []
     for index, (inputs, fn) in enumerate(rules):
-        (proc_rules if varying.intersection(inputs) else cluster_rules).append((index, fn))
+        per_job = varying.intersection(inputs) or not fast
+        (proc_rules if per_job else cluster_rules).append((index, fn))
 
     present = T.present_spellings(planner.keys)
     base_job = T.Job({}, constants, env, owner, spool, present)

@@ -163,12 +163,13 @@ def _number(text: str, fname: str, want_int: bool):
 
 
 def _eval_classad(text: str):
-    from eventcore.classad import ExprTree
+    from eventcore.classad import ExprTree, Value
     from eventcore.errors import ClassAdError
     try:
-        return ExprTree(text).eval()
+        value = ExprTree(text).eval()
     except (ClassAdError, RecursionError, ValueError, TypeError):
         return None
+    return None if isinstance(value, Value) else value
 
 
 def _eval_to_text(text: str) -> str | None:

@@ -25,7 +25,7 @@ COMPAT_VERSION = (25, 14, 1)   # the HTCondor version `if version >= X` compares
 
 _ASSIGN_RE = re.compile(r"([+]?[A-Za-z0-9_.]+)[ \t]*=(.*)\Z", re.DOTALL)
 _HEREDOC_RE = re.compile(r"([+]?[A-Za-z0-9_.]+)[ \t]*@=[ \t]*(\S+)[ \t]*\Z")
-_DIRECTIVE_RE = re.compile(r"(if|elif|else|endif|include|queue)(?=[ \t:(]|\Z)(.*)\Z",
+_DIRECTIVE_RE = re.compile(r"(?:(if|elif|else|endif|queue)(?=[ \t]|\Z)|(include)(?=[ \t]*:))(.*)\Z",
                            re.IGNORECASE | re.DOTALL)
 _VERSION_RE = re.compile(r"version\s*(>=|<=|==|!=|>|<)\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*\Z",
                          re.IGNORECASE)
@@ -76,9 +76,6 @@ def logical_lines(text: str):
             if part.startswith("#"):
                 part = part[1:].lstrip(" \t")
             yield_line = _cut_backslash(yield_line) + part
-        else:
-            if _continues(yield_line):
-                yield_line = _cut_backslash(yield_line)
         jump = yield (start + 1, yield_line)
         if jump is not None:    # the caller consumed raw lines itself
             i = jump
@@ -152,9 +149,9 @@ class Parser:
             return None
         active = all(c[0] for c in conditions)
         directive = _DIRECTIVE_RE.match(stripped)
-        if directive and not _ASSIGN_RE.match(stripped):
-            word = directive.group(1).lower()
-            rest = directive.group(2).strip()
+        if directive:
+            word = (directive.group(1) or directive.group(2)).lower()
+            rest = directive.group(3).strip()
             if word in ("if", "elif", "else", "endif"):
                 self._conditional(word, rest, conditions, number, stripped, source)
                 return None

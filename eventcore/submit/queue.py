@@ -66,11 +66,13 @@ def eval_count(text: str, where) -> int:
 
 
 def _eval_int(text: str) -> int | None:
-    from eventcore.classad import ExprTree
+    from eventcore.classad import ExprTree, Value
     from eventcore.errors import ClassAdError
     try:
         value = ExprTree(text).eval()
     except (ClassAdError, RecursionError, ValueError, TypeError):
+        return None
+    if isinstance(value, Value):
         return None
     if isinstance(value, bool):
         return int(value)
