@@ -3,8 +3,9 @@
 ``unparse(value)`` prints an attribute value the way HTCondor's writer does
 (``"a\\"b"``, ``{ 1,"two",3.0 }``, ``[ a = 1; b = "x" ]``, ``true``,
 ``undefined``; an ``Expr`` verbatim).  ``parse_value(text)`` reads one back:
-literals become Python values, lists and nested ads recurse, anything else
-is kept as an ``Expr`` of its trimmed text.  In old-ClassAd strings only
+literals become Python values, lists and nested ads recurse, any other
+valid expression is kept as an ``Expr`` of its trimmed text, and text that
+is no expression gives ``NOT_A_VALUE``.  In old-ClassAd strings only
 ``\\"`` is an escape (``"a\\\\b"`` keeps both backslashes), as HTCondor's
 reader does.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 
+from eventcore.errors import ClassAdError
 from eventcore.events import ERROR, UNDEFINED, Expr, Special
 
 __all__ = ["unparse", "parse_value", "sorted_ci", "NOT_A_VALUE"]
@@ -94,7 +96,16 @@ def parse_value(text: str):
     value, end = _literal(s, 0)
     if value is not NOT_A_VALUE and end == len(s):
         return value
+    try:
+        _parse_expr(s)
+    except ClassAdError:
+        return NOT_A_VALUE           # not an expression: the line is no attribute
     return Expr(s)
+
+
+def _parse_expr(text: str):
+    from eventcore.classad import parse_expr   # deferred: the engine is large
+    return parse_expr(text)
 
 
 def _skip_ws(s: str, i: int) -> int:
