@@ -184,6 +184,27 @@ class JobEventLog:
         self._setup(state["offset"], state["ident"])
 
     # -- extras --------------------------------------------------------------
+    @classmethod
+    def resume(cls, filename: str, offset: int, *, ident=None, year: int | None = None,
+               zone=None, errors: str = "warn", stop_after=0) -> "JobEventLog":
+        """A reader positioned at ``offset`` (what ``.offset`` reported earlier).
+
+        ``ident`` is the ``(st_dev, st_ino)`` the offset belongs to (``.ident``);
+        if the path now names another file, the first ``next()`` raises
+        ``UserLogFileChanged``.  Same as unpickling a saved reader.
+        """
+        log = cls.__new__(cls)
+        log.__setstate__({"path": filename, "offset": offset, "ident": ident,
+                          "stop_after": stop_after,
+                          "year": year if year is not None else time.localtime().tm_year,
+                          "errors": errors, "closed": False, "zone": zone})
+        return log
+
+    @property
+    def ident(self) -> tuple[int, int]:
+        """``(st_dev, st_ino)`` of the file being read."""
+        return self._ident
+
     @property
     def path(self) -> str:
         return self._path

@@ -172,3 +172,17 @@ def test_event_extras_and_mapping(log):
     assert held.event == JobHeldEvent(cluster=7, proc=3, timestamp=1709633480, hold_reason="why",
                                       hold_reason_code=1)
     assert str(held) == held.raw_text[:-4]
+
+
+def test_resume_at_a_saved_offset(log, tmp_path):
+    jel = JobEventLog(str(log)).events(0)
+    next(jel)
+    offset, ident = jel.offset, jel.ident
+    jel.close()
+    again = JobEventLog.resume(str(log), offset, ident=ident)
+    assert procs(again.events(0)) == [1]
+    again.close()
+    os.replace(log, tmp_path / "moved.log")
+    log.write_text(ev(4))
+    with pytest.raises(UserLogFileChanged):
+        next(JobEventLog.resume(str(log), offset, ident=ident).events(0))
