@@ -481,6 +481,8 @@ def compile_template(text: str, lookup, env, cwd, slots: dict[str, int]):
     (``("out.", 0, ".txt")``), or None when a per-job value feeds a
     function, a default or a ``$`` (then each job must be expanded in full).
     """
+    if SENTINEL in text:
+        return None
     marks = {name: f"{SENTINEL}{slot}{SENTINEL}" for name, slot in slots.items()}
 
     def symbolic_lookup(name: str):
@@ -491,10 +493,14 @@ def compile_template(text: str, lookup, env, cwd, slots: dict[str, int]):
         out = Expander(symbolic_lookup, env, cwd, symbolic=True).expand(text)
     except NotCompilable:
         return None
+    if out.count(SENTINEL) % 2:
+        return None     # a macro value held the sentinel character itself
     pieces = out.split(SENTINEL)
     template: list = []
     for i, piece in enumerate(pieces):
         if i % 2:
+            if not piece.isdigit() or int(piece) >= len(slots):
+                return None
             template.append(int(piece))
         else:
             if i + 1 < len(pieces) and piece.endswith("$"):
