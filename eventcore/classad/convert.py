@@ -7,7 +7,7 @@ import math
 import re
 
 from .timeutil import format_abstime, format_reltime, local_offset
-from .values import ERROR, INT64_MIN, UNDEF, AbsTime, RelTime
+from .values import ERROR, INT64_MIN, UNDEF, AbsTime, RelTime, trunc32
 
 _STRTOD = re.compile(
     r"[ \t\n\v\f\r]*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
@@ -139,7 +139,27 @@ def _bool(args, ad, st):
     return ERROR
 
 
+def _c_int32(x: float) -> int:
+    """C ``(int)`` of a double on x86-64: truncation, INT_MIN when out of range."""
+    if x != x or not -2147483648.0 <= x < 2147483648.0:
+        return -2147483648
+    return int(x)
+
+
+def _int32_of(v):
+    """absTime()'s 32-bit seconds of an int, real or reltime (None otherwise)."""
+    t = type(v)
+    if t is int:
+        return trunc32(v)
+    if t is float:
+        return _c_int32(v)
+    if t is RelTime:
+        return _c_int32(v.secs)
+    return None
+
+
 def _abs_time(args, ad, st):
+    """absTime(): the reference reads seconds and offset as 32-bit ints."""
     if not args:
         now = int(st.env.now())
         return AbsTime(now, local_offset(now))
@@ -149,27 +169,20 @@ def _abs_time(args, ad, st):
         return v
     if v is UNDEF:
         return UNDEF
-    if t is int or t is float:
-        secs = int(v) if t is int else _trunc_int(v)
-    elif t is AbsTime:
+    if t is AbsTime:
         if len(args) == 1:
             return v
         secs = v.secs
-    elif t is RelTime:
-        secs = _trunc_int(v.secs)
     else:
-        return ERROR
+        secs = _int32_of(v)
+        if secs is None:
+            return ERROR
     if len(args) == 1:
         return AbsTime(secs, local_offset(secs))
-    off = args[1]
-    to = type(off)
-    if to is int:
-        return AbsTime(secs, off)
-    if to is float:
-        return AbsTime(secs, _trunc_int(off))
-    if to is RelTime:
-        return AbsTime(secs, _trunc_int(off.secs))
-    return ERROR
+    off = _int32_of(args[1])
+    if off is None:
+        return ERROR
+    return AbsTime(secs, off)
 
 
 def _rel_time(args, ad, st):

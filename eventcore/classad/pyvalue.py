@@ -26,9 +26,8 @@ class Value(enum.IntEnum):
 
 
 def _abstime_to_datetime(t: AbsTime):
-    tz = datetime.timezone(datetime.timedelta(seconds=t.offset))
     try:
-        return datetime.datetime.fromtimestamp(t.secs, tz)
+        return datetime.datetime.fromtimestamp(t.secs, datetime.timezone.utc)
     except (OverflowError, OSError, ValueError):
         return t
 

@@ -43,8 +43,6 @@ def parse_abstime_literal(text: str) -> AbsTime | None:
     digits = re.sub(r"\D", "", s)
     if len(digits) < 4 or len(digits) > 14 or len(digits) % 2:
         return None
-    if re.search(r"[^0-9T:\-\s/.]", s):
-        return None
     fields = [int(digits[0:4])] + [int(digits[i:i + 2]) for i in range(4, len(digits), 2)]
     fields += [None] * (6 - len(fields))
     year, month, day, hour, minute, sec = fields
@@ -66,13 +64,12 @@ def parse_reltime_literal(text: str) -> float | None:
     """``relTime("...")`` literal text -> seconds, or None when invalid.
 
     Forms: ``[-][D+|Dd][H:|Hh][M:|Mm]S[s]``; colon fields are read from the
-    right (``"1:00"`` is one minute)."""
+    right (``"1:00"`` is one minute, ``"1:"`` too); a missing number is 0
+    (``""``, ``"s"``)."""
     s = text.strip()
     neg = False
     if s[:1] in ("-", "+"):
         neg, s = s[0] == "-", s[1:]
-    if not s:
-        return None
     items = []
     pos = 0
     while pos < len(s):
@@ -82,29 +79,24 @@ def parse_reltime_literal(text: str) -> float | None:
         items.append((m.group(1), m.group(2)))
         pos = m.end()
     total = 0.0
-    colon: list = []
     units = {"d": 86400, "+": 86400, "h": 3600, "m": 60, "s": 1}
-    seen_group = False
+    colon: list = []
+    open_field = False          # a ':' was seen: another (maybe empty) field follows
     for num, sep in items:
         if sep is None or sep == ":":
             colon.append(num)
-            if sep is None:
-                seen_group = True
+            open_field = sep == ":"
             continue
         if colon:
             return None
-        if num is None:
-            return None
-        total += float(num) * units[sep.lower()]
-    if colon:
-        if len(colon) > 3:
-            return None
-        for num, mult in zip(reversed(colon), (1, 60, 3600)):
-            if num is not None:
-                total += float(num) * mult
-    elif not items:
+        total += float(num or 0) * units[sep.lower()]
+    if open_field:
+        colon.append(None)
+    if len(colon) > 3:
         return None
-    del seen_group
+    for num, mult in zip(reversed(colon), (1, 60, 3600)):
+        if num is not None:
+            total += float(num) * mult
     return -total if neg else total
 
 

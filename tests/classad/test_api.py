@@ -117,6 +117,13 @@ EXPRESSIONS = [
     "quantize(-0.5, 1)", "quantize(5, \"2\")", "stringListMember(undefined, undefined, undefined)",
     "split(\"a, b ,c\")", "split(\",,a\", \", ;\")", "listToArgs({\"a\", \"b c\"})",
     "countMatches(MY.A, {[A = 1], [A = 0]})", "substr(\"abc\", 4294967297)",
+    # absTime() reads its seconds and offset as 32-bit ints; Python values come back in UTC
+    "absTime(4294967296)", "absTime(1e10)", "absTime(5, 1e10)", "string(absTime(5, 1e10))",
+    "absTime(5, 90000)", "absTime(5, relTime(3600))", "int(absTime(2147483648.0))",
+    "relTime(absTime(4294967296))", "absTime(2147483647) + relTime(10)",
+    # literal time strings
+    "relTime(\"\")", "relTime(\"-\")", "relTime(\"s\")", "relTime(\"1:\")", "relTime(\"1::2\")",
+    "relTime(\"1d 2h\")", "absTime(\"2020-01-01 junk\")", "absTime(\"2020-13-45\")", "absTime(\"202001\")",
 ]
 
 
