@@ -165,7 +165,7 @@ class _Planner:
         number, source = self.sub._lines.get(command, (None, "<submit>"))
         spelling = self.keys.get(command, command)
         raw = self.sub._macros.get(command, (spelling, ""))[1]
-        return SubmitError(exc.message, number, f"{spelling} = {raw}", source)
+        return type(exc)(exc.message, number, f"{spelling} = {raw}", source)
 
     def job_lookup(self, job: _Job):
         live = {"procid": str(job.proc), "process": str(job.proc), "step": str(job.step),
@@ -199,9 +199,12 @@ def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None
     constants: dict[str, str | None] = {}
     templates: dict[str, str] = {}     # command -> format string over the slot values
     slow: list[str] = []               # commands expanded in full for every job
+    read = {name for inputs, _ in rules for name in inputs}
     for low in planner.keys:
+        if low not in read:
+            continue        # a plain macro: expanded only where a command uses it
         raw = sub._macros[low][1]
-        if "$RANDOM_" in raw or not fast:
+        if not fast:
             slow.append(low)
             continue
         try:

@@ -319,8 +319,8 @@ class Expander:
                 raise NotCompilable(name)
             return value
         args = text[body:close]
-        if self.symbolic and SENTINEL in args:
-            raise NotCompilable(kind)
+        if self.symbolic and (SENTINEL in args or kind.startswith("RANDOM_")):
+            raise NotCompilable(kind)     # per job: a per-job argument, or a new draw each time
         if kind[0] == "F":
             return self._filename(kind[1:], args)
         return getattr(self, "_f_" + kind)(args)
