@@ -188,8 +188,10 @@ def _abs_time(args, ad, st):
 def _rel_time(args, ad, st):
     v = args[0]
     t = type(v)
-    if t is int or t is float:
-        return RelTime(float(v))
+    if t is int:
+        return RelTime(float(trunc32(v)))      # the reference reads an int here
+    if t is float:
+        return RelTime(v)
     if t is AbsTime:
         return RelTime(float(v.secs))
     if t is RelTime:

@@ -50,7 +50,7 @@ def json_string(s: str) -> str:
         if e is not None:
             out.append(e)
         elif ord(ch) < 0x20:
-            out.append("\\u%04x" % ord(ch))
+            out.append("\\u%04X" % ord(ch))
         else:
             out.append(ch)
     out.append('"')
@@ -137,6 +137,16 @@ def parse_old_value(value: str) -> N.Node:
     text = _old_to_new_strings(value)
     p = Parser(text)
     node = p.expression(0)
+    return _reltime_literals_to_reals(node) if 'elTime("' in text or "ELTIME" in text.upper() else node
+
+
+def _reltime_literals_to_reals(node):
+    """The old-format reader stores a ``relTime("...")`` literal that is the
+    whole value, or an element of (nested) list literals, as a plain real."""
+    if type(node) is N.RelTimeLit:
+        return N.Literal(float(node.secs))
+    if type(node) is N.ListExpr:
+        return N.ListExpr(tuple(_reltime_literals_to_reals(i) for i in node.items))
     return node
 
 

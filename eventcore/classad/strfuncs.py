@@ -500,7 +500,7 @@ for _k in ("sum", "avg", "min", "max"):
 
 def _sl_member_args(args, default):
     x, s = args[0], args[1]
-    delims = args[2] if len(args) > 2 else default
+    delims = args[2] if len(args) > 2 and args[2] is not UNDEF else default
     if x is UNDEF and s is UNDEF:
         return UNDEF
     for a in (x, s):

@@ -124,7 +124,26 @@ EXPRESSIONS = [
     # literal time strings
     "relTime(\"\")", "relTime(\"-\")", "relTime(\"s\")", "relTime(\"1:\")", "relTime(\"1::2\")",
     "relTime(\"1d 2h\")", "absTime(\"2020-01-01 junk\")", "absTime(\"2020-13-45\")", "absTime(\"202001\")",
+    "relTime(1982963328941)", "relTime(1e12)",
+    # an undefined delimiter argument means the default delimiters
+    "stringListMember(undefined, \"a\", undefined)", "stringListMember(\"a\", \"a\", undefined)",
+    "stringListSubsetMatch(\"a\", \"a\", undefined)", "stringListsIntersect(\"a\", \"a\", undefined)",
 ]
+
+# Old-format texts read by both engines (parseOne(text, Parser.Old)), compared as repr.
+OLD_TEXTS = [
+    'a = relTime("1:30")\n', 'a = {relTime("1:30"), x, { {relTime("1:30")} }}\n',
+    'a = [q = relTime("1:30")]\nb = (relTime("1:30"))\nc = - relTime("1:30")\n',
+    'a = absTime("2020-01-01")\n', 'J = "\\u001c"\n',
+]
+
+
+@pytest.mark.parametrize("text", OLD_TEXTS)
+def test_old_format_reads_like_classad2(text):
+    mine = ours.parseOne(text, ours.Parser.Old)
+    theirs = classad2.parseOne(text, classad2.Parser.Old)
+    assert repr(mine) == repr(theirs)
+    assert mine.printJson() == theirs.printJson()
 
 
 @pytest.mark.parametrize("text", EXPRESSIONS)
