@@ -139,7 +139,7 @@ def _submit(first, lines, cluster_level=False):
     for n, raw in enumerate(lines, 1):
         line = raw.strip(" \t\r\n\v\f")
         if line.startswith("["):
-            value = parse_value(line)
+            value = parse_value(line, new_syntax=True)
             if isinstance(value, dict) and not structured_seen:
                 attrs["StructuredNotes"] = value
                 structured_seen = True

@@ -133,7 +133,7 @@ def _submit(a, h, cluster_level=False):
     notes = a.get("StructuredNotes")
     log_notes = a.get("LogNotes", h.get("log_notes"))
     if notes is not None:
-        lines.append("    " + unparse(notes))
+        lines.append("    " + unparse(notes, new_syntax=True))
     elif log_notes:
         lines.append("    " + log_notes)
     user_notes = a.get("UserNotes", h.get("user_notes"))

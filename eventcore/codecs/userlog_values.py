@@ -36,7 +36,24 @@ def sorted_ci(keys):
 
 
 def _unparse_str(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """Old ClassAd syntax (attribute lines): only ``"`` is escaped, bytes pass raw."""
+    return '"' + s.replace('"', '\\"') + '"'
+
+
+_NEW_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _unparse_new_str(s: str) -> str:
+    """New ClassAd syntax (``[ ... ]`` notes): escapes, non-ASCII as octal bytes."""
+    out = []
+    for ch in s:
+        if ch in _NEW_ESCAPES:
+            out.append(_NEW_ESCAPES[ch])
+        elif ch < " " or ch > "~":
+            out.append("".join("\\%03o" % b for b in ch.encode("utf-8", "surrogateescape")))
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def _unparse_real(x: float) -> str:
@@ -55,8 +72,12 @@ def _unparse_real(x: float) -> str:
     return text
 
 
-def unparse(value) -> str:
-    """One attribute value in HTCondor's old-ClassAd print form."""
+def unparse(value, new_syntax: bool = False) -> str:
+    """One attribute value as HTCondor prints it.
+
+    Old ClassAd syntax (attribute lines) by default; ``new_syntax`` for the
+    ``[ ... ]`` notes line (escaped strings, attributes sorted).
+    """
     if value is True:
         return "true"
     if value is False:
@@ -66,17 +87,18 @@ def unparse(value) -> str:
     if isinstance(value, float):
         return _unparse_real(value)
     if isinstance(value, str):
-        return _unparse_str(value)
+        return _unparse_new_str(value) if new_syntax else _unparse_str(value)
     if isinstance(value, Expr):
         return value.text
     if isinstance(value, Special):
         return value.value
     if isinstance(value, (list, tuple)):
-        return "{ " + ",".join(unparse(v) for v in value) + " }"
+        return "{ " + ",".join(unparse(v, new_syntax) for v in value) + " }"
     if isinstance(value, dict):
         if not value:
             return "[  ]"
-        return "[ " + "; ".join(f"{k} = {unparse(v)}" for k, v in value.items()) + " ]"
+        keys = sorted_ci(value) if new_syntax else list(value)
+        return "[ " + "; ".join(f"{k} = {unparse(value[k], new_syntax)}" for k in keys) + " ]"
     # ClassAd-engine values (ClassAd / ExprTree) print themselves.
     return str(value)
 
@@ -86,14 +108,14 @@ _REAL = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z")
 _WORDS = {"true": True, "false": False, "undefined": UNDEFINED, "error": ERROR}
 
 
-def parse_value(text: str):
+def parse_value(text: str, new_syntax: bool = False):
     """A literal value, a list/nested ad of literals, or an ``Expr``."""
     s = text.strip()
     if not s:
         return NOT_A_VALUE
     if s.isdigit() and s.isascii():
         return int(s) if len(s) < 19 else _literal(s, 0)[0]
-    value, end = _literal(s, 0)
+    value, end = _literal(s, 0, new_syntax)
     if value is not NOT_A_VALUE and end == len(s):
         return value
     try:
@@ -118,18 +140,18 @@ def _skip_ws(s: str, i: int) -> int:
 _TOKEN = re.compile(r"[+-]?[0-9.][0-9.eE+-]*|[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _literal(s: str, i: int):
+def _literal(s: str, i: int, new: bool = False):
     """Parse one literal at ``s[i:]``; (value, end) or (NOT_A_VALUE, i)."""
     i = _skip_ws(s, i)
     if i >= len(s):
         return NOT_A_VALUE, i
     c = s[i]
     if c == '"':
-        return _string(s, i)
+        return _new_string(s, i) if new else _string(s, i)
     if c == "{":
-        return _list(s, i)
+        return _list(s, i, new)
     if c == "[":
-        return _ad(s, i)
+        return _ad(s, i, new)
     m = _TOKEN.match(s, i)
     if not m:
         return NOT_A_VALUE, i
@@ -164,13 +186,42 @@ def _string(s: str, i: int):
     return NOT_A_VALUE, i
 
 
-def _list(s: str, i: int):
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f",
+                   "\\": "\\", '"': '"', "'": "'"}
+
+
+def _new_string(s: str, i: int):
+    """A new-syntax string literal: backslash escapes, octal bytes are UTF-8."""
+    out = bytearray()
+    j, n = i + 1, len(s)
+    while j < n:
+        c = s[j]
+        if c == '"':
+            return out.decode("utf-8", "surrogateescape"), j + 1
+        if c == "\\" and j + 1 < n:
+            nxt = s[j + 1]
+            if nxt in "01234567":
+                k = j + 1
+                while k < n and k < j + 4 and s[k] in "01234567":
+                    k += 1
+                out.append(int(s[j + 1:k], 8) & 0xFF)
+                j = k
+                continue
+            out += _SIMPLE_ESCAPES.get(nxt, nxt).encode("utf-8", "surrogateescape")
+            j += 2
+            continue
+        out += c.encode("utf-8", "surrogateescape")
+        j += 1
+    return NOT_A_VALUE, i
+
+
+def _list(s: str, i: int, new: bool = False):
     items = []
     j = _skip_ws(s, i + 1)
     if j < len(s) and s[j] == "}":
         return items, j + 1
     while True:
-        v, j = _literal(s, j)
+        v, j = _literal(s, j, new)
         if v is NOT_A_VALUE:
             return NOT_A_VALUE, i
         items.append(v)
@@ -186,7 +237,7 @@ def _list(s: str, i: int):
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 
-def _ad(s: str, i: int):
+def _ad(s: str, i: int, new: bool = False):
     ad = {}
     j = _skip_ws(s, i + 1)
     if j < len(s) and s[j] == "]":
@@ -200,7 +251,7 @@ def _ad(s: str, i: int):
         j = _skip_ws(s, m.end())
         if j >= len(s) or s[j] != "=":
             return NOT_A_VALUE, i
-        v, j = _literal(s, j + 1)
+        v, j = _literal(s, j + 1, new)
         if v is NOT_A_VALUE:
             return NOT_A_VALUE, i
         ad[name] = v

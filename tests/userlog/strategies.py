@@ -28,7 +28,7 @@ SMALL = st.integers(0, 10**6)
 BYTES = st.integers(0, 2**40).map(float)
 USAGE = st.tuples(st.integers(0, 10**7), st.integers(0, 10**7)).map(lambda t: usage_text(*t))
 REAL = st.integers(-10**6, 10**6).map(lambda i: i / 64)
-STR_VALUE = st.text(string.ascii_letters + string.digits + " ._-:/", max_size=20)
+STR_VALUE = st.text(string.ascii_letters + string.digits + " ._-:/\"é→", max_size=20)
 SCALAR = st.one_of(st.integers(-2**40, 2**40), REAL, st.booleans(), STR_VALUE)
 VALUE = st.one_of(SCALAR, st.lists(SCALAR, max_size=3),
                   st.sampled_from([Expr("RequestMemory * 2"), Expr("MY.Cpus + 1")]))
@@ -61,7 +61,7 @@ def _submit(draw, cluster_level=False):
         ad = draw(FLAT_ADS)
         a["StructuredNotes"] = ad
         if not cluster_level:
-            a["LogNotes"] = unparse(ad)
+            a["LogNotes"] = unparse(ad, new_syntax=True)
     elif not cluster_level and draw(st.booleans()):
         a["LogNotes"] = draw(TEXT.filter(lambda t: not t.startswith(("[", "DAG Node: ", "WARNING: "))))
         if draw(st.booleans()):

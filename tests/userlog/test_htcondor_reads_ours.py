@@ -99,3 +99,21 @@ def test_htcondor_rejects_its_own_data_reuse_layout(tmp_path):
     theirs = their_events(path)
     assert theirs[0] == "error" and theirs[1]["type"] == 0
     assert [int(e.type) for e in read_all(path, 2026)] == [41, 0]
+
+
+def test_escapes_and_non_ascii_read_and_print_like_htcondor(tmp_path):
+    """Old-syntax lines keep bytes and backslashes raw; the [ ... ] notes line is new
+    syntax (octal escapes, printed back that way: quirk 18)."""
+    path = tmp_path / "u.log"
+    path.write_bytes(
+        b'000 (001.000.000) 2024-03-05 10:00:00 Job submitted from host: <h>\n'
+        b'    [ DAGNodeName = "caf\xc3\xa9"; B = "x\\303\\251y\\\\z" ]\n...\n'
+        b'001 (001.000.000) 2024-03-05 10:00:00 Job executing on host: <h>\n'
+        b'\tA = "caf\xc3\xa9"\n\tB = "x\\303\\251y"\n...\n'
+        b'028 (001.000.000) 2024-03-05 10:00:00 Job ad information event triggered.\n'
+        b'A = "caf\xc3\xa9"\nB = "x\\303y"\nC = "a\\\\b"\nD = "q\\"q"\n...\n')
+    theirs = [dict(r, text=str(e)) for r, e in zip(their_events(path), htcondor2.JobEventLog(str(path)).events(0))]
+    ours = [event_record(e) for e in read_all(path, 2026)]
+    for rec in ours:
+        rec.pop("end_offset")
+    assert [typed(r) for r in ours] == [typed(json.loads(json.dumps(r))) for r in theirs]
