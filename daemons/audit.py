@@ -170,12 +170,13 @@ def _expected_renders(entries, tz, user_fmt, event_fmt):
     per_file = defaultdict(list)
     global_items = []
     for e in entries:
-        path = targets.apply(e.position, e.job, e.type, e.payload)
+        target = targets.apply(e.position, e.job, e.type, e.payload)
         if e.type != "event":
             continue
         event = e.payload["event"]
-        if path:
-            per_file[path].append((e.position, str(e.job), render(event, user_fmt, tz).encode()))
+        if target:
+            text = render(event, user_fmt, tz, target.format)
+            per_file[target.path].append((e.position, str(e.job), text.encode()))
         global_items.append((e.position, str(e.job), render(event, event_fmt, tz).encode()))
     return per_file, global_items
 

@@ -31,7 +31,7 @@ import time as _time
 from collections import defaultdict
 
 from eventcore.codecs.userlog_text_write import TextFormat
-from eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, render
+from eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, Target, render
 from daemons.store import Store
 from daemons.userlog_files import (
     EventLogWriter, FileState, UserLogWriter, load_state, save_states,
@@ -87,8 +87,8 @@ class Projector:
         save_states(self._conn, [state])
 
     def _targets(self) -> LogTargets:
-        rows = self._conn.execute("SELECT cluster, proc, path FROM log_jobs")
-        return LogTargets({(c, p): path for c, p, path in rows})
+        rows = self._conn.execute("SELECT cluster, proc, path, format FROM log_jobs")
+        return LogTargets({(c, p): Target(path, fmt) for c, p, path, fmt in rows})
 
     # ----------------------------------------------------------- catch up --
     def catch_up(self) -> int:
@@ -108,13 +108,13 @@ class Projector:
         per_file: dict[str, list] = defaultdict(list)
         global_items = []
         for e in entries:
-            path = targets.apply(e.position, e.job, e.type, e.payload)
+            target = targets.apply(e.position, e.job, e.type, e.payload)
             if e.type != "event":
                 continue
             event = e.payload["event"]
-            if path:
-                per_file[path].append((e.position, render(event, self.user_log_format,
-                                                          self.tz).encode("utf-8")))
+            if target:
+                text = render(event, self.user_log_format, self.tz, target.format)
+                per_file[target.path].append((e.position, text.encode("utf-8")))
             if self.event_log:
                 global_items.append((e.position, render(event, self.event_log_format,
                                                         self.tz).encode("utf-8"), e.time))
@@ -128,12 +128,12 @@ class Projector:
         conn.execute("BEGIN IMMEDIATE")
         try:
             save_states(conn, states)
-            for (cluster, proc), path in targets.changed.items():
-                if path is None:
+            for (cluster, proc), target in targets.changed.items():
+                if target is None:
                     conn.execute("DELETE FROM log_jobs WHERE cluster=? AND proc=?", (cluster, proc))
                 else:
-                    conn.execute("INSERT OR REPLACE INTO log_jobs VALUES (?,?,?,'text')",
-                                 (cluster, proc, path))
+                    conn.execute("INSERT OR REPLACE INTO log_jobs VALUES (?,?,?,?)",
+                                 (cluster, proc, target.path, target.format))
             conn.execute("INSERT OR REPLACE INTO projection VALUES (?, ?, 0)", (CURSOR, last))
             conn.execute("COMMIT")
         except BaseException:

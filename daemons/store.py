@@ -33,10 +33,12 @@ Durability (explicit, chosen at open):
 
 - ``"fsync"``: each append is its own transaction, ``synchronous=FULL``:
   the WAL is fsynced before ``append`` returns.
-- ``"group"``: appends that arrive while one is being committed wait at
-  most ``group_window`` seconds and then share one transaction and one
-  fsync (``synchronous=FULL``); each returns after that commit.  Same
-  guarantee as "fsync", more throughput under load.
+- ``"group"``: group commit.  Appends that arrive while a commit is under
+  way queue up; the next writer drains the whole queue into one transaction
+  and one fsync (``synchronous=FULL``), and each append returns after that
+  commit.  ``group_window`` (default 0, bounded by the caller) makes the
+  writer wait that many seconds for more arrivals first.  Same guarantee
+  as "fsync", more throughput under concurrent load.
 - ``"normal"``: ``synchronous=NORMAL``: survives a killed process, may lose
   the last commits on power loss (SQLite WAL semantics).
 
@@ -63,7 +65,7 @@ from eventcore.errors import InvalidTransition, JournalCorrupt, JournalError, Po
 from eventcore.ids import JobId
 from eventcore.journal import Entry, entry_from_row
 from eventcore.projections.queue import Proc, QueueFold, merged_ad, owner_of
-from eventcore.records import Record
+from eventcore.records import Record, quote_string
 from eventcore.status import JobStatus
 from daemons.adtext import compile_filter
 from daemons.queryplan import plan
@@ -72,6 +74,9 @@ __all__ = ["Store", "DURABILITY", "DB_NAME", "default_constraint_filter"]
 
 DB_NAME = "journal.sqlite"
 _ABSENT = object()
+# attributes kept in queue_jobs columns (a projection of only these reads no ad)
+_COLUMN_ATTRS = {"clusterid": "ClusterId", "procid": "ProcId", "jobstatus": "JobStatus",
+                 "owner": "Owner"}
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 DURABILITY = ("fsync", "group", "normal")
 SCHEMA_VERSION = "1"
@@ -122,7 +127,7 @@ class _TableLoader:
 class Store:
     """SQLite journal + queue projection (see the module docstring)."""
 
-    def __init__(self, local_dir, durability: str = "fsync", group_window: float = 0.002,
+    def __init__(self, local_dir, durability: str = "fsync", group_window: float = 0.0,
                  constraint_filter: Callable[[str], Callable[[dict], bool]] | None = None,
                  clock: Callable[[], float] = _time.time, readonly: bool = False):
         if durability not in DURABILITY:
@@ -218,7 +223,11 @@ class Store:
                 self._cond.notify_all()
 
     def _commit(self, batch: list[_Request]) -> None:
-        """One SQLite transaction for every request of ``batch`` (savepoint each)."""
+        """One SQLite transaction (one fsync) for every request of ``batch``.
+
+        Requests are folded one by one (a refused one is rolled back in the
+        fold alone); the rows of all accepted ones are written at the end.
+        """
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -226,17 +235,27 @@ class Store:
             if head != self._head or checksum != self._last_checksum:
                 self._fold = QueueFold(_TableLoader(conn))   # another process wrote
             self._head, self._last_checksum = head, checksum
+            rows: list[Row] = []
+            keys: set[str] = set()
             for request in batch:
-                self._apply_request(request)
-            conn.execute("INSERT OR REPLACE INTO projection VALUES ('queue', ?, ?)",
-                         (self._head, self._last_checksum))
+                self._apply_request(request, rows, keys)
+            if rows:
+                conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?)", rows)
+                self._write_changes(conn)
+                conn.execute("INSERT OR REPLACE INTO projection VALUES ('queue', ?, ?)",
+                             (self._head, self._last_checksum))
             conn.execute("COMMIT")
         except BaseException as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             self._head, self._last_checksum = self._read_head()
             self._fold = QueueFold(_TableLoader(conn))
-            error = _translate(exc, "append failed") if isinstance(exc, sqlite3.Error) else exc
+            if isinstance(exc, sqlite3.IntegrityError):
+                error = JournalError(f"append refused: {exc}")
+            elif isinstance(exc, sqlite3.Error):
+                error = _translate(exc, "append failed")
+            else:
+                error = exc
             for request in batch:
                 if request.error is None:
                     request.result, request.error = None, error
@@ -248,46 +267,39 @@ class Store:
         with self._cond:
             self._cond.notify_all()
 
-    def _apply_request(self, request: _Request) -> None:
-        conn, fold = self._conn, self._fold
+    def _apply_request(self, request: _Request, out: list[Row], keys: set[str]) -> None:
+        """Fold one request; on success add its rows to ``out`` and advance the head."""
+        fold = self._fold
         if request.expected is not None and request.expected != self._head:
             request.error = PositionConflict(request.expected, self._head)
             return
-        records = self._drop_known_keys(request.records)
+        records = self._drop_known_keys(request.records, keys)
         if not records:
             request.result = self._head
             return
         now = float(self.clock() if request.time is None else request.time)
-        payloads = [record_to_payload(r) for r in records]
-        rows = make_rows(records, self._head + 1, now, self._last_checksum, payloads)
-        conn.execute("SAVEPOINT request")
         fold.begin()
         try:
+            payloads = [record_to_payload(r) for r in records]
+            rows = make_rows(records, self._head + 1, now, self._last_checksum, payloads)
             apply = fold.apply
             for row, record, payload in zip(rows, records, payloads):
                 apply(row.position, now, record.job, row.type, payload)
-            conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?)", rows)
-            self._write_changes(conn)
-        except BaseException as exc:
-            conn.execute("ROLLBACK TO request")
-            conn.execute("RELEASE request")
+        except Exception as exc:
             fold.rollback()
-            if isinstance(exc, sqlite3.IntegrityError):
-                exc = JournalError(f"append refused: {exc}")
-            if not isinstance(exc, Exception):
-                raise
             request.error = exc
             return
-        conn.execute("RELEASE request")
         fold.commit()
+        keys.update(r.key for r in records if r.key is not None)
+        out.extend(rows)
         self._head, self._last_checksum = rows[-1].position, rows[-1].checksum
         request.result = self._head
 
-    def _drop_known_keys(self, records: list) -> list:
+    def _drop_known_keys(self, records: list, pending: set[str]) -> list:
         keys = [r.key for r in records if r.key is not None]
         if not keys:
             return records
-        known = set()
+        known = set(pending)
         for i in range(0, len(keys), 500):
             chunk = keys[i:i + 500]
             marks = ",".join("?" * len(chunk))
@@ -485,6 +497,8 @@ class Store:
         p = plan(constraint)
         predicate = self.constraint_filter(p.residual) if p.residual else None
         wanted = list(projection or [])
+        if wanted and predicate is None and all(w.lower() in _COLUMN_ATTRS for w in wanted):
+            return self._query_columns(p, wanted, limit)
         sql = ("SELECT j.cluster, j.ad, c.ad FROM queue_jobs j LEFT JOIN queue_clusters c "
                f"ON c.cluster = j.cluster WHERE {p.where} ORDER BY j.cluster, j.proc")
         out: list[dict] = []
@@ -499,6 +513,20 @@ class Store:
                 out.append(_project(ad, wanted))
                 if 0 <= limit <= len(out):
                     break
+        return out
+
+    def _query_columns(self, p, wanted: list[str], limit: int) -> list[dict]:
+        """A projection of indexed columns only: no ad is decoded."""
+        sql = (f"SELECT j.cluster, j.proc, j.status, j.owner FROM queue_jobs j WHERE {p.where} "
+               "ORDER BY j.cluster, j.proc")
+        if limit >= 0:
+            sql += f" LIMIT {int(limit)}"
+        names = [(_COLUMN_ATTRS[w.lower()], w.lower()) for w in wanted]
+        out = []
+        for cluster, proc, status, owner in self._read(sql, p.params):
+            values = {"clusterid": str(cluster), "procid": str(proc), "jobstatus": str(status),
+                      "owner": None if owner is None else quote_string(owner)}
+            out.append({name: values[low] for name, low in names if values[low] is not None})
         return out
 
     def history(self, constraint: str | None = None, projection: Iterable[str] | None = None,

@@ -111,6 +111,7 @@ class QueueFold:
         self._loader = loader
         self._undo: dict | None = None
         self._changes = Changes(set(), set(), [])
+        self._mark = (set(), set(), 0)
 
     # ---------------------------------------------------------- lookups --
     def proc(self, cluster: int, proc: int) -> Proc | None:
@@ -149,6 +150,8 @@ class QueueFold:
     # ------------------------------------------------------ transactions --
     def begin(self) -> None:
         self._undo = {}
+        changes = self._changes
+        self._mark = (set(changes.procs), set(changes.clusters), len(changes.history))
 
     def commit(self) -> None:
         self._undo = None
@@ -163,7 +166,8 @@ class QueueFold:
                 target.pop(key, None)
             else:
                 target[key] = old
-        self._changes = Changes(set(), set(), [])
+        procs, clusters, history = self._mark
+        self._changes = Changes(procs, clusters, self._changes.history[:history])
 
     def _save(self, table: str, key, store: dict) -> None:
         if self._undo is not None and (table, key) not in self._undo:

@@ -1,8 +1,9 @@
 """What to write to user logs and the global event log, as a fold.
 
-``LogTargets.apply(position, job, type, payload)`` follows the ``UserLog``
-(and ``Iwd``) attributes of cluster and proc ads and returns, for an event
-record, the user-log path its text goes to (or None: the job has no log).
+``LogTargets.apply(position, job, type, payload)`` follows the ``UserLog``,
+``Iwd`` and ``UserLogUseXML`` attributes of cluster and proc ads and returns,
+for an event record, the ``Target`` (path, format: text, xml or json) its
+record goes to (or None: the job has no log).
 Pure: paths are joined with ``posixpath``, nothing touches the disk.
 
 ``render(event_payload, fmt, tz)`` is the deterministic text of one event
@@ -21,12 +22,13 @@ from __future__ import annotations
 
 import datetime
 import posixpath
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
+from eventcore.codecs.userlog import render as render_record
 from eventcore.codecs.userlog_text_write import TextFormat, render_text
 from eventcore.events import event_from_dict, make_event
 
-__all__ = ["LogTargets", "render", "header_text", "render_header", "rotation_names",
+__all__ = ["LogTargets", "Target", "log_format", "render", "header_text", "render_header", "rotation_names",
            "HEADER_WIDTH", "unquote", "EVENT_LOG_FORMAT"]
 
 HEADER_WIDTH = 256
@@ -41,40 +43,60 @@ def unquote(text: str | None) -> str | None:
     return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
 
 
+class Target(NamedTuple):
+    """Where a job's events go: the user log's path and its format."""
+
+    path: str
+    format: str = "text"      # text | xml | json
+
+
+def log_format(text: str | None) -> str:
+    """``UserLogUseXML`` as a format: true -> xml, 2 -> json, else text."""
+    value = (text or "").strip().lower()
+    if value == "2":
+        return "json"
+    if value in ("true", "1"):
+        return "xml"
+    return "text"
+
+
 class LogTargets:
-    """job -> user-log path, folded from the ads in the journal."""
+    """job -> ``Target`` (user-log path and format), folded from the journal's ads."""
 
-    def __init__(self, known: Mapping[tuple[int, int], str] | None = None):
-        self.paths: dict[tuple[int, int], str | None] = dict(known or {})
-        self.changed: dict[tuple[int, int], str | None] = {}
+    def __init__(self, known: Mapping[tuple[int, int], Target] | None = None):
+        self.paths: dict[tuple[int, int], Target | None] = dict(known or {})
+        self.changed: dict[tuple[int, int], Target | None] = {}
 
-    def _set(self, key, path):
-        if self.paths.get(key) != path:
-            self.paths[key] = path
-            self.changed[key] = path
+    def _set(self, key, target):
+        if self.paths.get(key) != target:
+            self.paths[key] = target
+            self.changed[key] = target
 
-    def _path_from(self, ad: Mapping[str, str], inherited: str | None, iwd: str | None):
+    def _target(self, ad: Mapping[str, str], inherited: Target | None,
+                iwd: str | None) -> Target | None:
         log = unquote(ad.get("UserLog"))
         if log is None:
+            if inherited is not None and "UserLogUseXML" in ad:
+                return inherited._replace(format=log_format(ad["UserLogUseXML"]))
             return inherited
         if not posixpath.isabs(log) and iwd:
             log = posixpath.join(iwd, log)
-        return log
+        fmt = log_format(ad["UserLogUseXML"]) if "UserLogUseXML" in ad else (
+            inherited.format if inherited is not None else "text")
+        return Target(log, fmt)
 
-    def apply(self, position: int, job, kind: str, payload: Mapping) -> str | None:
-        """Fold one record; for an event, return the user-log path it goes to."""
+    def apply(self, position: int, job, kind: str, payload: Mapping) -> Target | None:
+        """Fold one record; for an event, return the user log it goes to (or None)."""
         key = (job.cluster, job.proc)
         if kind == "cluster":
             ad = payload["ad"]
-            self._set(key, self._path_from(ad, self.paths.get(key), unquote(ad.get("Iwd"))))
+            self._set(key, self._target(ad, self.paths.get(key), unquote(ad.get("Iwd"))))
         elif kind == "proc":
             ad = payload["ad"]
-            cluster = self.paths.get((job.cluster, -1))
-            iwd = unquote(ad.get("Iwd"))
-            path = self._path_from(ad, cluster, iwd) if "UserLog" in ad else cluster
-            self._set(key, path)
-        elif kind == "set" and "UserLog" in payload["set"]:
-            self._set(key, self._path_from(payload["set"], None, None))
+            self._set(key, self._target(ad, self.paths.get((job.cluster, -1)),
+                                        unquote(ad.get("Iwd"))))
+        elif kind == "set" and ("UserLog" in payload["set"] or "UserLogUseXML" in payload["set"]):
+            self._set(key, self._target(payload["set"], self.paths.get(key), None))
         elif kind == "event":
             if payload.get("imported"):
                 return None  # already in the log it came from
@@ -83,9 +105,12 @@ class LogTargets:
 
 
 def render(event_payload: Mapping, fmt: TextFormat = TextFormat(),
-           tz: datetime.tzinfo = datetime.timezone.utc) -> str:
-    """The text of one event record (header, body, ``...``)."""
-    return render_text(event_from_dict(event_payload), fmt, tz)
+           tz: datetime.tzinfo = datetime.timezone.utc, log_format: str = "text") -> str:
+    """The text of one event record in a user log's format (text: header, body, ``...``)."""
+    event = event_from_dict(event_payload)
+    if log_format == "text":
+        return render_text(event, fmt, tz)
+    return render_record(event, log_format, fmt, tz)
 
 
 def header_text(ctime: int, sequence: int, size: int = 0, events: int = 0,

@@ -187,3 +187,36 @@ def test_audit_of_a_pool_and_of_hand_edited_logs(pool):
     assert finding.kind == "eventlog" and finding.path == evlog
     assert finding.offset <= at < finding.offset + 600
     p.close()
+
+
+@pytest.mark.parametrize("flag,fmt", [("true", "xml"), ("2", "json")])
+def test_xml_and_json_user_logs(pool, flag, fmt):
+    from eventcore.codecs.userlog import read_events
+    from eventcore.events import event_to_dict
+    from eventcore.records import ClusterAd
+    tmp, store = pool
+    log = str(tmp / f"a.{fmt}")
+    records = submit(1, 2, log=log)
+    records[0] = ClusterAd(1, {**records[0].ad, "UserLogUseXML": flag})
+    store.append(records)
+    store.append(life(JobId(1, 0)))
+    p = Projector(store, tz=UTC)
+    p.catch_up()
+    data = open(log, "rb").read()
+    assert data.lstrip()[:1] == (b"<" if fmt == "xml" else b"{")
+    want = [e.payload["event"] for e in store.entries() if e.type == "event"]
+    got = [event_to_dict(e) for e in read_events(data)]
+    assert [(g["type"], g["cluster"], g["proc"], g["timestamp"]) for g in got] == [
+        (w["type"], w["cluster"], w["proc"], w["timestamp"]) for w in want]
+    # a torn record after a crash is cut and written again, exactly once
+    store.append([event(JobId(1, 1), 1)])
+    nxt = render(list(store.entries())[-1].payload["event"], tz=UTC, log_format=fmt).encode()
+    with open(log, "ab") as f:
+        f.write(nxt[: len(nxt) // 2])
+    p.close()
+    p = Projector(store, tz=UTC)
+    p.catch_up()
+    assert open(log, "rb").read() == data + nxt
+    from daemons.audit import audit
+    assert audit(store.local_dir, tz=UTC).ok
+    p.close()

@@ -133,9 +133,9 @@ class JournalMachine(RuleBasedStateMachine):
         expected = {name: b"" for name in os.listdir(self.dir) if name.endswith(".log")}
         targets = LogTargets()
         for e in self.model.entries():
-            path = targets.apply(e.position, e.job, e.type, e.payload)
-            if path and e.type == "event":
-                name = os.path.basename(path)
+            target = targets.apply(e.position, e.job, e.type, e.payload)
+            if target and e.type == "event":
+                name = os.path.basename(target.path)
                 expected[name] = expected.get(name, b"") + render(e.payload["event"], tz=UTC).encode()
         for name, content in expected.items():
             path = os.path.join(self.dir, name)

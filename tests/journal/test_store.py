@@ -276,3 +276,36 @@ def test_default_filter_evaluates_classad_constraints(tmp_path):
     assert [h["ProcId"] for h in s.history("ExitCode == 3")] == ["1"]
     assert [h["ProcId"] for h in s.history(since="ExitCode == 3")] == []
     s.close()
+
+
+def test_column_projection_equals_decoded_ads(store):
+    store.append(submit(1, 3) + submit(2, 2, owner='Bo"b'))
+    store.append([event(JobId(2, 1), 1)])
+    for constraint in (None, "JobStatus == 2", 'Owner == "alice"', "ClusterId == 2"):
+        for projection in (["ClusterId", "ProcId"], ["jobstatus", "OWNER"]):
+            fast = store.query(constraint, projection, limit=3)
+            store_slow = [{k: v for k, v in ad.items()} for ad in
+                          store.query(constraint, projection + ["Cmd"], limit=3)]
+            for ad in store_slow:
+                ad.pop("Cmd")
+            assert fast == store_slow, (constraint, projection)
+
+
+def test_one_refused_request_in_a_group_leaves_the_others(tmp_path):
+    from daemons.store import _Request
+    s = Store(tmp_path, durability="group", constraint_filter=all_ads)
+    s.append(submit(1, 3))
+    good1 = _Request([event(JobId(1, 0), 1)], None)
+    bad = _Request([event(JobId(1, 1), 1), event(JobId(1, 1), 13)], None)   # release while running
+    good2 = _Request([event(JobId(1, 0), 12), event(JobId(1, 2), 1)], None)
+    conflict = _Request([event(JobId(1, 2), 6)], 1)
+    with s._write_lock:
+        s._commit([good1, bad, good2, conflict])
+    assert (good1.result, good2.result) == (8, 10)
+    assert isinstance(bad.error, InvalidTransition) and isinstance(conflict.error, PositionConflict)
+    assert [s.job_status(JobId(1, p)) for p in range(3)] == [
+        JobStatus.HELD, JobStatus.IDLE, JobStatus.RUNNING]
+    incremental = snapshot(s)
+    s.rebuild_queue()
+    assert snapshot(s) == incremental and verify_rows(list(s.rows())) == []
+    s.close()
