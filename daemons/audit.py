@@ -7,7 +7,8 @@ a ``Finding`` (kind, message, position, job, file, byte offset):
 - ``payload``: every payload decodes (and upcasts) to today's version;
 - ``transition``: every record our schedd wrote is legal under the status
   table, job by job (imported events follow their log, see status.py);
-- ``queue``: the queue tables equal a fold of the journal at their position;
+- ``queue`` / ``history``: the queue and history tables equal a fold of the
+  journal at their position;
 - ``userlog``: each user log holds exactly the rendering of its events up
   to its saved position (a tail that is the start of the next events is a
   crash window, reported as a note: the projector completes it);
@@ -134,7 +135,7 @@ def _check_transitions(entries, findings, notes) -> QueueFold:
             fold.rollback()
             findings.append(Finding("payload", f"cannot fold {e.type!r}: {exc!r}",
                                     e.position, str(e.job)))
-    fold.take_changes()
+    fold.history = fold.take_changes().history
     if off_table:
         notes.append(f"{off_table} imported events do not follow the status table "
                      "(their logs start midway or are unusual); their implied status was used")
@@ -158,6 +159,14 @@ def _check_queue(conn, fold: QueueFold, head: int, findings, notes) -> None:
         if stored.get(key) != folded.get(key):
             findings.append(Finding("queue", "queue row differs from the journal's fold",
                                     None, f"{key[0]}.{key[1]}"))
+    history = {pos: (c, p, json.loads(ad)) for pos, c, p, ad in
+               conn.execute("SELECT position, cluster, proc, ad FROM history")}
+    want_history = {h.position: (h.cluster, h.proc, h.ad) for h in fold.history}
+    for position in sorted(history.keys() | want_history.keys()):
+        if history.get(position) != want_history.get(position):
+            job = history.get(position) or want_history.get(position)
+            findings.append(Finding("history", "history row differs from the journal's fold",
+                                    position, f"{job[0]}.{job[1]}"))
     clusters = {c: json.loads(ad) for c, ad in conn.execute("SELECT cluster, ad FROM queue_clusters")}
     want = {c: ad for c, ad in fold.clusters.items() if ad is not None}
     for cluster in sorted(clusters.keys() ^ want.keys() | {c for c in clusters if clusters[c] != want.get(c)}):

@@ -138,6 +138,7 @@ class Store:
         self.group_window = group_window
         self.constraint_filter = constraint_filter or default_constraint_filter
         self.clock = clock
+        self.cache_limit = 500_000   # jobs the writer keeps in memory before starting afresh
         self._write_lock = threading.Lock()   # one writer connection
         self._read_lock = threading.Lock()
         self._cond = threading.Condition()
@@ -245,6 +246,8 @@ class Store:
                 conn.execute("INSERT OR REPLACE INTO projection VALUES ('queue', ?, ?)",
                              (self._head, self._last_checksum))
             conn.execute("COMMIT")
+            if len(self._fold.procs) > self.cache_limit:
+                self._fold = QueueFold(_TableLoader(conn))   # a cache: the tables hold it all
         except BaseException as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")

@@ -220,3 +220,15 @@ def test_xml_and_json_user_logs(pool, flag, fmt):
     from daemons.audit import audit
     assert audit(store.local_dir, tz=UTC).ok
     p.close()
+
+
+def test_audit_compares_queue_and_history_tables(pool):
+    from daemons.audit import audit
+    tmp, store = pool
+    store.append(submit(1, 3))
+    store.append(life(JobId(1, 0)) + [event(JobId(1, 1), 1)])
+    assert audit(store.local_dir, tz=UTC).ok
+    store._conn.execute("UPDATE history SET ad = replace(ad, '\"ExitCode\":\"0\"', '\"ExitCode\":\"9\"')")
+    store._conn.execute("UPDATE queue_jobs SET status = 5 WHERE proc = 1")
+    kinds = sorted((f.kind, f.job) for f in audit(store.local_dir, tz=UTC).findings)
+    assert kinds == [("history", "1.0"), ("queue", "1.1")]
