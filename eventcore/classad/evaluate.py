@@ -317,6 +317,20 @@ def _c_select(node):
             return select_value(base_fn(ad, st), ln, st)
         return target_select
 
+    if type(inner) is N.Attr and inner.name.lower() in ("my", "self"):
+        # MY.x: the current ad itself unless it defines an attribute MY
+        mname = inner.name.lower()
+
+        def my_select(ad, st):
+            if ad is not None and mname not in ad._exprs:
+                e = ad._exprs.get(ln)
+                if e is not None:
+                    v = e._lit
+                    return v if v is not NOLIT else eval_attr(ad, e, st)
+                return resolve(ad, ln, st)
+            return select_value(base_fn(ad, st), ln, st)
+        return my_select
+
     def select(ad, st):
         base = base_fn(ad, st)
         if type(base) is AdType:
