@@ -103,7 +103,7 @@ def evaluate(exprs: dict, name: str):
     except NotLiteral:
         pass
     classad = _engine()
-    value = to_classad(exprs).eval(name)
+    value = minimal_classad(exprs, {name.lower()}).eval(name)
     return _plain(value, classad)
 
 
@@ -129,11 +129,44 @@ def _compiled(constraint: str):
     return _engine().compile_constraint(constraint)
 
 
+@functools.lru_cache(maxsize=65536)
+def _expr(text: str):
+    """One parsed expression per distinct text (job ads repeat theirs a lot)."""
+    return _engine().ExprTree(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _refs(text: str) -> frozenset:
+    return frozenset(_engine().references(_expr(text)))
+
+
+def minimal_classad(exprs: dict, names) -> object:
+    """A ClassAd with only ``names`` (lower case) and what they refer to, transitively.
+
+    Evaluating a constraint needs nothing else, and parsing every attribute
+    of every candidate ad is what made constraint queries slow.
+    """
+    classad = _engine()
+    lower = {k.lower(): k for k in exprs}
+    ad = classad.ClassAd()
+    todo, seen = list(names), set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in lower:
+            continue
+        seen.add(name)
+        text = exprs[lower[name]]
+        ad[lower[name]] = _expr(text)
+        todo.extend(_refs(text))
+    return ad
+
+
 def matches(constraint: str | None, exprs: dict) -> bool:
     """Does the ad satisfy the constraint (None or "" = everything)?"""
     if constraint is None or not str(constraint).strip():
         return True
-    return bool(_compiled(str(constraint))(to_classad(exprs)))
+    text = str(constraint)
+    return bool(_compiled(text)(minimal_classad(exprs, _refs(text))))
 
 
 def check_constraint(constraint: str) -> None:

@@ -86,7 +86,7 @@ class Actions:
                 records += recs
                 if effect:
                     effects.append(effect)
-            total_ads = len(self.store.query(None, ["ProcId"]))
+            total_ads = self._count_jobs()
             if counts["TotalSuccess"]:
                 self.store.append(records)
         for claim, what in effects:
@@ -96,6 +96,10 @@ class Actions:
         counts["TotalJobAds"] = total_ads
         counts["TotalChangedAds"] = 1 if counts["TotalSuccess"] else 0
         return counts
+
+    def _count_jobs(self) -> int:
+        """Jobs in the whole queue (TotalJobAds), counted by SQLite, not by loading ads."""
+        return self.store._read("SELECT count(*) FROM queue_jobs")[0][0]
 
     def _choose(self, action, ids, constraint, counts) -> list:
         if ids is not None:

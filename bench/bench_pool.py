@@ -1,0 +1,118 @@
+"""Pool benchmarks: a real personal pool (all daemons) on this machine.
+
+- submit: one cluster of 100,000 procs (held, so none runs), durable (the
+  journal's group commit fsyncs before the schedd answers);
+- query latency with those 100,000 jobs queued: one job by id, a 10-job
+  cluster, the whole 100,000-job cluster (projection of 3 attributes);
+- submit -> execute latency on an idle pool (from the client's submit call
+  to the EXECUTE record in the journal);
+- end to end: 2,000 /bin/true jobs, from submit until all left the queue,
+  with the machine's own cores as slots and, for comparison, 8 slots
+  (NUM_CPUS = 8).
+
+There is no htcondor2 peer: the wheel ships the bindings, not the daemons.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import jobledger as htcondor
+from jobledger.personal import PersonalPool
+
+
+def _row(name: str, value: float, unit: str, target: str = "") -> None:
+    print(f"| {name:<58} | {value:>12,.1f} {unit:<7} | {target:<12} |", flush=True)
+
+
+def _wait_empty(schedd, constraint: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while schedd.query(constraint, ["ProcId"], limit=1):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"jobs matching {constraint} still queued after {timeout}s")
+        time.sleep(0.05)
+
+
+def _execute_time(local_dir: Path, cluster: int) -> float | None:
+    conn = sqlite3.connect(f"file:{local_dir / 'journal.sqlite'}?mode=ro", uri=True)
+    try:
+        for when, payload in conn.execute(
+                "SELECT time, payload FROM journal WHERE cluster=? AND type='event' ORDER BY position",
+                (cluster,)):
+            if '"type":1,' in payload.replace(" ", ""):
+                return when
+    finally:
+        conn.close()
+    return None
+
+
+def bench_submit_and_query(pool) -> None:
+    schedd = pool.schedd
+    held = htcondor.Submit({"executable": "/bin/true", "hold": "true"})
+    schedd.submit(held, count=1000)  # warm up
+    began = time.perf_counter()
+    big = schedd.submit(held, count=100_000)
+    elapsed = time.perf_counter() - began
+    _row("submit one cluster of 100,000 procs (durable)", 100_000 / elapsed, "jobs/s", ">= 20,000")
+    small = schedd.submit(held, count=10).cluster()
+    cluster = big.cluster()
+    for name, constraint in (("query one job by id (100,000 queued)", f"ClusterId == {cluster} && ProcId == 5000"),
+                             ("query a 10-job cluster (100,000 queued)", f"ClusterId == {small}")):
+        times = []
+        for _ in range(20):
+            began = time.perf_counter()
+            schedd.query(constraint, ["ClusterId", "ProcId", "JobStatus"])
+            times.append(time.perf_counter() - began)
+        _row(f"{name}, median", statistics.median(times) * 1000, "ms", "< 50 ms")
+    began = time.perf_counter()
+    ads = schedd.query(f"ClusterId == {cluster}", ["ClusterId", "ProcId", "JobStatus"])
+    _row(f"query the whole 100,000-job cluster ({len(ads)} ads)", (time.perf_counter() - began) * 1000, "ms", "")
+    began = time.perf_counter()
+    schedd.act(htcondor.JobAction.Remove, f"ClusterId >= 1")
+    _row("remove all 100,000+ jobs (one act)", (time.perf_counter() - began) * 1000, "ms", "")
+
+
+def bench_latency(pool) -> None:
+    schedd = pool.schedd
+    job = htcondor.Submit({"executable": "/bin/true"})
+    latencies = []
+    for _ in range(20):
+        began = time.time()
+        cluster = schedd.submit(job, count=1).cluster()
+        _wait_empty(schedd, f"ClusterId == {cluster}", 30)
+        executed = _execute_time(pool.local_dir, cluster)
+        latencies.append(executed - began)
+    _row("submit -> execute on an idle pool, median of 20", statistics.median(latencies) * 1000, "ms",
+         "< 200 ms")
+    _row("submit -> execute on an idle pool, worst of 20", max(latencies) * 1000, "ms", "")
+
+
+def bench_end_to_end(pool, label: str) -> None:
+    schedd = pool.schedd
+    began = time.perf_counter()
+    cluster = schedd.submit(htcondor.Submit({"executable": "/bin/true"}), count=2000).cluster()
+    _wait_empty(schedd, f"ClusterId == {cluster}", 600)
+    elapsed = time.perf_counter() - began
+    _row(f"end to end, 2,000 /bin/true jobs ({label})", 2000 / elapsed, "jobs/s", ">= 100")
+
+
+def main() -> None:
+    print(f"| {'measure':<58} | {'ours':>20} | {'target':<12} |")
+    print(f"|{'-' * 60}|{'-' * 22}|{'-' * 14}|")
+    with tempfile.TemporaryDirectory(prefix="bench-pool-") as where:
+        with PersonalPool(local_dir=Path(where) / "a") as pool:
+            bench_submit_and_query(pool)
+        with PersonalPool(local_dir=Path(where) / "b") as pool:
+            bench_latency(pool)
+            cores = pool.collector.query(htcondor.AdType.Startd, "PartitionableSlot", ["TotalCpus"])
+            bench_end_to_end(pool, f"{cores[0]['TotalCpus']} slots = cores")
+        with PersonalPool(local_dir=Path(where) / "c", config={"NUM_CPUS": "8"}) as pool:
+            bench_end_to_end(pool, "8 slots, NUM_CPUS = 8")
+
+
+if __name__ == "__main__":
+    main()
