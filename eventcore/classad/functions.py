@@ -13,7 +13,10 @@ import math
 from . import nodes as N
 from . import evaluate as E
 from . import ops
+from .jobfuncs import JOB_FUNCTIONS
+from .regexfuncs import REGEX_FUNCTIONS
 from .strfuncs import STRING_FUNCTIONS
+from .stringlists import STRINGLIST_FUNCTIONS
 from .timefuncs import TIME_FUNCTIONS
 from .convert import CONVERT_FUNCTIONS, to_real, to_str
 from .values import ERROR, UNDEF, EvalFailure, ListValue, to_bytes, wrap64
@@ -73,7 +76,8 @@ def _const_error(ad, st):
 
 
 def _register_tables():
-    for table in (STRING_FUNCTIONS, TIME_FUNCTIONS, CONVERT_FUNCTIONS):
+    for table in (STRING_FUNCTIONS, REGEX_FUNCTIONS, STRINGLIST_FUNCTIONS, JOB_FUNCTIONS, TIME_FUNCTIONS,
+                  CONVERT_FUNCTIONS):
         for name, (fn, lo, hi) in table.items():
             VALUE_FUNCS[name] = (fn, lo, hi)
 

@@ -1,0 +1,137 @@
+"""HTCondor job-helper builtins (spec 8.10): environment strings (V1/V2) and
+argument strings."""
+
+from __future__ import annotations
+
+from .fnutil import list_values, make_list, registry
+from .values import ERROR, UNDEF, ListValue
+
+JOB_FUNCTIONS: dict = {}
+_FUNCS = JOB_FUNCTIONS
+fn = registry(_FUNCS)
+
+
+def _v2_quote(value: str) -> str:
+    out = []
+    for ch in value:
+        if ch == "'":
+            out.append("''")
+        elif ch.isspace():
+            out.append("'" + ch + "'")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+@fn("envV1ToV2", 1)
+def _env_v1_to_v2(args, ad, st):
+    s = args[0]
+    if s is UNDEF:
+        return UNDEF
+    if type(s) is not str:
+        return ERROR
+    parts = []
+    for entry in s.split(";"):
+        if not entry:
+            continue
+        if "=" not in entry:
+            return ERROR
+        k, v = entry.split("=", 1)
+        if not k:
+            return ERROR
+        parts.append(k + "=" + _v2_quote(v))
+    return " ".join(parts)
+
+
+def parse_v2_env(s: str):
+    items = []
+    for word in split_v2_args(s) or []:
+        if "=" not in word:
+            return None
+        k, v = word.split("=", 1)
+        items.append((k, v))
+    return items
+
+
+@fn("mergeEnvironment", 0, 999)
+def _merge_env(args, ad, st):
+    merged: dict = {}
+    for a in args:
+        if a is UNDEF:
+            continue
+        if type(a) is not str:
+            return ERROR
+        items = parse_v2_env(a)
+        if items is None:
+            return ERROR
+        for k, v in items:
+            merged.pop(k, None)
+            merged[k] = v
+    return " ".join(k + "=" + _v2_quote(v) for k, v in merged.items())
+
+
+def split_v2_args(s: str):
+    """Split a V2 argument string (single quotes group, '' is a quote)."""
+    out = []
+    cur = []
+    have = False
+    i = 0
+    n = len(s)
+    while i < n:
+        c = s[i]
+        if c == "'":
+            have = True
+            i += 1
+            while True:
+                if i >= n:
+                    return None
+                if s[i] == "'":
+                    if i + 1 < n and s[i + 1] == "'":
+                        cur.append("'")
+                        i += 2
+                        continue
+                    i += 1
+                    break
+                cur.append(s[i])
+                i += 1
+            continue
+        if c.isspace():
+            if have or cur:
+                out.append("".join(cur))
+            cur, have = [], False
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    if have or cur:
+        out.append("".join(cur))
+    return out
+
+
+@fn("argsToList", 1, 2)
+def _args_to_list(args, ad, st):
+    s = args[0]
+    if type(s) is not str:
+        return ERROR
+    ver = args[1] if len(args) > 1 else 2
+    if ver == 1:
+        return make_list(s.split())
+    if ver != 2:
+        return ERROR
+    items = split_v2_args(s)
+    if items is None:
+        return ERROR
+    return make_list(items)
+
+
+@fn("listToArgs", 1, 2)
+def _list_to_args(args, ad, st):
+    lst = args[0]
+    if type(lst) is not ListValue:
+        return ERROR
+    words = []
+    for v in list_values(lst, st):
+        if type(v) is not str:
+            return ERROR
+        words.append(_v2_quote(v) if v else "''")
+    return " ".join(words)

@@ -1,0 +1,137 @@
+"""Regular-expression builtins (spec 8.6): regexp, regexpMember, regexps,
+replace, replaceAll."""
+
+from __future__ import annotations
+
+from .fnutil import list_values, registry
+from .regex import compile_regex
+from .values import ERROR, UNDEF, ListValue
+
+REGEX_FUNCTIONS: dict = {}
+fn = registry(REGEX_FUNCTIONS)
+
+
+def _regex_args(args, n):
+    for a in args:
+        if a is ERROR:
+            return ERROR
+    for a in args:
+        if a is UNDEF:
+            return UNDEF
+    for a in args:
+        if type(a) is not str:
+            return ERROR
+    return None
+
+
+@fn("regexp", 2, 3)
+def _regexp(args, ad, st):
+    bad = _regex_args(args, 2)
+    if bad is not None:
+        return bad
+    rx = compile_regex(args[0], args[2] if len(args) == 3 else "")
+    if rx is None:
+        return ERROR
+    return rx.search(args[1]) is not None
+
+
+@fn("regexpMember", 2, 3)
+def _regexp_member(args, ad, st):
+    p, lst = args[0], args[1]
+    if p is ERROR or lst is ERROR:
+        return ERROR
+    if p is UNDEF or lst is UNDEF:
+        return UNDEF
+    if type(p) is not str or type(lst) is not ListValue:
+        return ERROR
+    opts = args[2] if len(args) == 3 else ""
+    if type(opts) is not str:
+        return ERROR
+    rx = compile_regex(p, opts)
+    if rx is None:
+        return False
+    saw_undef = False
+    for v in list_values(lst, st):
+        if type(v) is str:
+            if rx.search(v):
+                return True
+        elif v is UNDEF:
+            saw_undef = True
+        else:
+            return ERROR
+    return UNDEF if saw_undef else False
+
+
+def _expand(m, sub: str):
+    out = []
+    i = 0
+    while i < len(sub):
+        c = sub[i]
+        if c == "\\" and i + 1 < len(sub) and sub[i + 1].isdigit():
+            g = int(sub[i + 1])
+            if g > (m.re.groups or 0) or m.group(g) is None:
+                return None
+            out.append(m.group(g))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def regexps(p, target, sub, opts):
+    rx = compile_regex(p, opts)
+    if rx is None:
+        return ERROR
+    full = "f" in opts
+    glob = "g" in opts
+    if not glob:
+        m = rx.search(target)
+        if m is None:
+            return target if full else ""
+        e = _expand(m, sub)
+        if e is None:
+            return ERROR
+        return target[:m.start()] + e + target[m.end():] if full else e
+    pieces = []
+    pos = 0
+    out = []
+    for m in rx.finditer(target):
+        if m.start() == m.end():
+            return ERROR
+        e = _expand(m, sub)
+        if e is None:
+            return ERROR
+        pieces.append(target[pos:m.start()])
+        pieces.append(e)
+        out.append(e)
+        pos = m.end()
+    if rx.search(target, pos) is not None and rx.search(target, pos).start() == rx.search(target, pos).end():
+        return ERROR
+    if full:
+        return "".join(pieces) + target[pos:]
+    return "".join(out)
+
+
+@fn("regexps", 3, 4)
+def _regexps(args, ad, st):
+    bad = _regex_args(args, 3)
+    if bad is not None:
+        return bad
+    return regexps(args[0], args[1], args[2], args[3] if len(args) == 4 else "")
+
+
+@fn("replace", 3, 4)
+def _replace(args, ad, st):
+    bad = _regex_args(args, 3)
+    if bad is not None:
+        return bad
+    return regexps(args[0], args[1], args[2], (args[3] if len(args) == 4 else "") + "f")
+
+
+@fn("replaceAll", 3, 4)
+def _replace_all(args, ad, st):
+    bad = _regex_args(args, 3)
+    if bad is not None:
+        return bad
+    return regexps(args[0], args[1], args[2], (args[3] if len(args) == 4 else "") + "fg")
