@@ -37,8 +37,20 @@ Uniform access:
 ``event.parts()``              ``EventParts(type, cluster, proc, subproc, timestamp, attrs)``
 ``make_event(type, cluster=, proc=, timestamp=, attrs=, subproc=0)``
                                the inverse: a record from HTCondor attributes
-``event_to_dict(event)``       JSON-safe dict, versioned (``"v": 1``)
-``event_from_dict(d)``         the inverse (upcasts older versions)
+``event.hidden()``             writer-only fields that are no HTCondor attribute
+                               (033 ``old_value``, 035 ``log_notes``/``user_notes``,
+                               a future event's raw ``payload``) -- kept so the
+                               text writer can reproduce what it read
+``event_to_dict(event)``       JSON-safe dict, versioned (``"v": 1``):
+                               ``{"v", "type", "cluster", "proc", "subproc",
+                               "timestamp", "attrs", ["hidden"]}``, values encoded
+                               as in the oracle corpus (``{"$expr": ...}`` etc.)
+``event_from_dict(d)``         the inverse (refuses unknown versions)
+
+Writing and reading the user-log formats: ``eventcore.codecs.userlog``
+(``render(event, "text"|"json"|"xml", TextFormat(...), tz)``,
+``read_events(bytes)``); the text writer alone is
+``eventcore.codecs.userlog_text_write.render_text``.
 
 Attribute values are ``int``, ``float``, ``bool``, ``str``, ``list``,
 ``dict`` (a nested ClassAd, e.g. ``ExecuteProps``), ``Expr`` (an unevaluated

@@ -16,7 +16,7 @@ import json
 import math
 
 from eventcore.codecs.userlog_ads import ad_to_parsed, event_ad
-from eventcore.codecs.userlog_text_read import Garbled, Skipped, _Offsets
+from eventcore.codecs.userlog_text_read import Garbled, Skipped, ByteOffsets
 from eventcore.codecs.userlog_text_write import TextFormat
 from eventcore.events import UNDEFINED, Event, Expr, Special
 
@@ -45,7 +45,7 @@ def scan_json(buf: bytes, pos: int, state, limit: int | None = None):
     chunk = buf[pos:]
     ascii = chunk.isascii()
     s = chunk.decode("utf-8", "surrogateescape")
-    off = _Offsets(s, pos, ascii)
+    off = ByteOffsets(s, pos, ascii)
     items: list = []
     n = len(s)
     i = 0

@@ -157,8 +157,6 @@ def _submit(first, lines, cluster_level=False):
         for src, dst in (("LogNotes", "log_notes"), ("UserNotes", "user_notes")):
             if src in attrs:
                 hidden[dst] = attrs.pop(src)
-        if "StructuredNotes" in attrs and hidden.get("log_notes", "").startswith("DAG Node: "):
-            pass
     return attrs, hidden
 
 

@@ -32,7 +32,7 @@ from eventcore.events import EventType
 
 _KNOWN_NUMBERS = frozenset(m.value for m in EventType)
 
-__all__ = ["Parsed", "Skipped", "Garbled", "Header", "scan_text", "parse_record",
+__all__ = ["Parsed", "Skipped", "Garbled", "Header", "ByteOffsets", "scan_text", "parse_record",
            "TextReaderState"]
 
 
@@ -227,7 +227,7 @@ def parse_record(text: str, state: TextReaderState):
     return header, attrs, hidden
 
 
-class _Offsets:
+class ByteOffsets:
     """Byte offsets for indices of a decoded buffer (identity when ASCII)."""
 
     __slots__ = ("s", "base", "ascii", "_i", "_b")
@@ -254,7 +254,7 @@ def scan_text(buf: bytes, pos: int, state: TextReaderState, limit: int | None = 
     chunk = buf[pos:] if pos else buf
     ascii = chunk.isascii()
     s = chunk.decode("ascii") if ascii else chunk.decode("utf-8", "surrogateescape")
-    off = _Offsets(s, pos, ascii)
+    off = ByteOffsets(s, pos, ascii)
     items: list = []
     append = items.append
     n = len(s)

@@ -15,7 +15,7 @@ import math
 import re
 
 from eventcore.codecs.userlog_ads import ad_to_parsed, event_ad
-from eventcore.codecs.userlog_text_read import Garbled, Skipped, _Offsets
+from eventcore.codecs.userlog_text_read import Garbled, Skipped, ByteOffsets
 from eventcore.codecs.userlog_text_write import TextFormat
 from eventcore.events import ERROR, UNDEFINED, Event, Expr
 
@@ -104,7 +104,7 @@ def parse_xml_ad(text: str) -> dict:
 def scan_xml(buf: bytes, pos: int, state, limit: int | None = None):
     chunk = buf[pos:]
     s = chunk.decode("utf-8", "surrogateescape")
-    off = _Offsets(s, pos, chunk.isascii())
+    off = ByteOffsets(s, pos, chunk.isascii())
     items: list = []
     i, n = 0, len(s)
     while i < n:
