@@ -191,71 +191,86 @@ def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     records = int(argv[argv.index("--records") + 1]) if "--records" in argv else 1_000_000
     base = tempfile.mkdtemp(prefix="bench-journal-", dir=os.environ.get("BENCH_DIR"))
-    rows = []
     try:
-        fsyncs = raw_fsync_rate(base)
-        rows.append(("disk: raw 4 KiB write+fsync", f"{fsyncs:,.0f} fsync/s", "", "reference"))
-        for durability in ("fsync", "normal"):
-            rate, commits, cpu = bench_sequential(base, durability, 1, 2000)
-            rows.append((f"append 1 record/commit, {durability}", f"{rate:,.0f} rec/s",
-                         f"{cpu:,.0f} rec/s", f"{commits / fsyncs:.2f} x raw fsync"))
-        for durability in ("fsync", "group"):
-            rate, cpu = bench_concurrent(base, durability, 16, 400)
-            rows.append((f"16 threads x 1 record/append, {durability}", f"{rate:,.0f} rec/s",
-                         f"{cpu:,.0f} rec/s", f"{rate / fsyncs:.1f} x raw fsync"))
-        rate, cpu = bench_concurrent(base, "group", 8, 20_000, batch=100)
-        rows.append(("8 threads x 100 records/append, group", f"{rate:,.0f} rec/s",
-                     f"{cpu:,.0f} rec/s", "target >= 50,000"))
-        for durability in ("fsync", "group", "normal"):
-            rate, _, cpu = bench_sequential(base, durability, 1000, 100_000)
-            rows.append((f"1 thread x 1000 records/append, {durability}", f"{rate:,.0f} rec/s",
-                         f"{cpu:,.0f} rec/s", "target >= 50,000" if durability == "group" else ""))
-        submit = cluster_records(1, 10_000, "alice")
-        store = Store(os.path.join(base, "submit"), durability="fsync")
-        elapsed, _, cpu = timed(lambda: store.append(submit))
-        store.close()
-        rows.append(("one 10,000-proc submit (20,001 records), fsync", f"{elapsed * 1000:,.0f} ms",
-                     f"{cpu * 1000:,.0f} ms", f"{len(submit) / elapsed:,.0f} rec/s"))
-
-        local, total, jobs = build_journal(base, records)
-        store = Store(local)     # no snapshot yet: this open rebuilds
-        store.close()
-        store = Store(local)
-        elapsed, _, cpu = timed(store.rebuild_queue)
-        rows.append((f"cold rebuild of the queue from {total:,} records", f"{elapsed:.2f} s",
-                     f"{cpu:.2f} s", f"{total / elapsed:,.0f} rec/s; target < 10 s"))
-        store.close()
-        elapsed, opened, cpu = timed(lambda: Store(local))
-        rows.append(("restart with a current snapshot", f"{elapsed * 1000:,.0f} ms",
-                     f"{cpu * 1000:,.0f} ms", f"{opened.recovered}; target < 1 s"))
-        opened.append([ev(2, p % 100, 6, T0 + p) for p in range(10_000)])
-        position = opened.head() - 10_000
-        checksum = opened._conn.execute("SELECT checksum FROM journal WHERE position=?",
-                                        (position,)).fetchone()[0]
-        opened.close()
-        conn = sqlite3.connect(os.path.join(local, DB_NAME), isolation_level=None)
-        conn.execute("UPDATE projection SET position=?, checksum=? WHERE name='queue'",
-                     (position, checksum))
-        conn.close()
-        elapsed, opened, cpu = timed(lambda: Store(local))
-        rows.append(("restart, snapshot 10,000 records behind", f"{elapsed * 1000:,.0f} ms",
-                     f"{cpu * 1000:,.0f} ms", f"{opened.recovered}; target < 1 s"))
-        njobs = opened._read("SELECT count(*) FROM queue_jobs")[0][0]
-        for label, constraint, projection in (
-                ("ClusterId == 500", "ClusterId == 500", []),
-                ('Owner == "user7"', 'Owner == "user7"', []),
-                ("JobStatus == 5 (held)", "JobStatus == 5", []),
-                ("JobStatus == 5, projection [ClusterId, ProcId]", "JobStatus == 5",
-                 ["ClusterId", "ProcId"]),
-                ("ClusterId == 500 && RequestMemory > 1000",
-                 "ClusterId == 500 && RequestMemory > 1000", []),
-        ):
-            elapsed, found, cpu = timed(lambda: opened.query(constraint, projection), repeat=5)
-            rows.append((f"query {label} on {njobs:,} jobs", f"{elapsed * 1000:,.1f} ms",
-                         f"{cpu * 1000:,.1f} ms", f"{len(found):,} ads; target < 50 ms"))
-        opened.close()
+        rows = append_rows(base) + big_journal_rows(base, records)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    print_table(rows)
+
+
+def append_rows(base: str) -> list[tuple]:
+    """Appends in each durability mode, beside the disk's raw fsync rate."""
+    rows = []
+    fsyncs = raw_fsync_rate(base)
+    rows.append(("disk: raw 4 KiB write+fsync", f"{fsyncs:,.0f} fsync/s", "", "reference"))
+    for durability in ("fsync", "normal"):
+        rate, commits, cpu = bench_sequential(base, durability, 1, 2000)
+        rows.append((f"append 1 record/commit, {durability}", f"{rate:,.0f} rec/s",
+                     f"{cpu:,.0f} rec/s", f"{commits / fsyncs:.2f} x raw fsync"))
+    for durability in ("fsync", "group"):
+        rate, cpu = bench_concurrent(base, durability, 16, 400)
+        rows.append((f"16 threads x 1 record/append, {durability}", f"{rate:,.0f} rec/s",
+                     f"{cpu:,.0f} rec/s", f"{rate / fsyncs:.1f} x raw fsync"))
+    rate, cpu = bench_concurrent(base, "group", 8, 20_000, batch=100)
+    rows.append(("8 threads x 100 records/append, group", f"{rate:,.0f} rec/s",
+                 f"{cpu:,.0f} rec/s", "target >= 50,000"))
+    for durability in ("fsync", "group", "normal"):
+        rate, _, cpu = bench_sequential(base, durability, 1000, 100_000)
+        rows.append((f"1 thread x 1000 records/append, {durability}", f"{rate:,.0f} rec/s",
+                     f"{cpu:,.0f} rec/s", "target >= 50,000" if durability == "group" else ""))
+    submit = cluster_records(1, 10_000, "alice")
+    store = Store(os.path.join(base, "submit"), durability="fsync")
+    elapsed, _, cpu = timed(lambda: store.append(submit))
+    store.close()
+    rows.append(("one 10,000-proc submit (20,001 records), fsync", f"{elapsed * 1000:,.0f} ms",
+                 f"{cpu * 1000:,.0f} ms", f"{len(submit) / elapsed:,.0f} rec/s"))
+    return rows
+
+
+def big_journal_rows(base: str, records: int) -> list[tuple]:
+    """Cold rebuild, restarts with a snapshot, and queries on the big journal's queue."""
+    rows = []
+    local, total, jobs = build_journal(base, records)
+    store = Store(local)     # no snapshot yet: this open rebuilds
+    store.close()
+    store = Store(local)
+    elapsed, _, cpu = timed(store.rebuild_queue)
+    rows.append((f"cold rebuild of the queue from {total:,} records", f"{elapsed:.2f} s",
+                 f"{cpu:.2f} s", f"{total / elapsed:,.0f} rec/s; target < 10 s"))
+    store.close()
+    elapsed, opened, cpu = timed(lambda: Store(local))
+    rows.append(("restart with a current snapshot", f"{elapsed * 1000:,.0f} ms",
+                 f"{cpu * 1000:,.0f} ms", f"{opened.recovered}; target < 1 s"))
+    opened.append([ev(2, p % 100, 6, T0 + p) for p in range(10_000)])
+    position = opened.head() - 10_000
+    checksum = opened._conn.execute("SELECT checksum FROM journal WHERE position=?",
+                                    (position,)).fetchone()[0]
+    opened.close()
+    conn = sqlite3.connect(os.path.join(local, DB_NAME), isolation_level=None)
+    conn.execute("UPDATE projection SET position=?, checksum=? WHERE name='queue'",
+                 (position, checksum))
+    conn.close()
+    elapsed, opened, cpu = timed(lambda: Store(local))
+    rows.append(("restart, snapshot 10,000 records behind", f"{elapsed * 1000:,.0f} ms",
+                 f"{cpu * 1000:,.0f} ms", f"{opened.recovered}; target < 1 s"))
+    njobs = opened._read("SELECT count(*) FROM queue_jobs")[0][0]
+    for label, constraint, projection in (
+            ("ClusterId == 500", "ClusterId == 500", []),
+            ('Owner == "user7"', 'Owner == "user7"', []),
+            ("JobStatus == 5 (held)", "JobStatus == 5", []),
+            ("JobStatus == 5, projection [ClusterId, ProcId]", "JobStatus == 5",
+             ["ClusterId", "ProcId"]),
+            ("ClusterId == 500 && RequestMemory > 1000",
+             "ClusterId == 500 && RequestMemory > 1000", []),
+    ):
+        elapsed, found, cpu = timed(lambda: opened.query(constraint, projection), repeat=5)
+        rows.append((f"query {label} on {njobs:,} jobs", f"{elapsed * 1000:,.1f} ms",
+                     f"{cpu * 1000:,.1f} ms", f"{len(found):,} ads; target < 50 ms"))
+    opened.close()
+    return rows
+
+
+def print_table(rows: list[tuple]) -> None:
     width = max(len(r[0]) for r in rows)
     print(f"| {'case':<{width}} | wall clock | CPU time of this process | note |")
     print(f"|{'-' * (width + 2)}|---|---|---|")

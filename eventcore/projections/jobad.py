@@ -46,12 +46,86 @@ def _move_hold_to_last(ad, out, delete):
             delete.append(name)
 
 
+def _execute(ad, attrs, now, before, out, delete):
+    out["JobCurrentStartDate"] = now
+    if "JobStartDate" not in ad:
+        out["JobStartDate"] = now
+    _bump(ad, out, "NumJobStarts")
+    _bump(ad, out, "NumShadowStarts")
+    host = attrs.get("ExecuteHost")
+    if isinstance(host, str) and host:
+        out["RemoteHost"] = quote_string(host)
+
+
+def _terminated(ad, attrs, now, before, out, delete):
+    normal = bool(attrs.get("TerminatedNormally", True))
+    out["ExitBySignal"] = "false" if normal else "true"
+    if normal and isinstance(attrs.get("ReturnValue"), int):
+        out["ExitCode"] = str(attrs["ReturnValue"])
+    if not normal and isinstance(attrs.get("TerminatedBySignal"), int):
+        out["ExitSignal"] = str(attrs["TerminatedBySignal"])
+    out["CompletionDate"] = now
+    _bump(ad, out, "NumJobCompletions")
+
+
+def _evicted(ad, attrs, now, before, out, delete):
+    out["LastVacateTime"] = now
+    if attrs.get("TerminatedAndRequeued"):
+        _bump(ad, out, "NumJobCompletions")
+
+
+def _held(ad, attrs, now, before, out, delete):
+    reason = attrs.get("HoldReason")
+    out["HoldReason"] = quote_string(reason if isinstance(reason, str) else "")
+    out["HoldReasonCode"] = str(int(attrs.get("HoldReasonCode") or 0))
+    out["HoldReasonSubCode"] = str(int(attrs.get("HoldReasonSubCode") or 0))
+    _bump(ad, out, "NumHolds")
+    if before == JobStatus.REMOVED:
+        out["JobStatusOnRelease"] = "3"
+    if "ReleaseReason" in ad:
+        out["LastReleaseReason"] = ad["ReleaseReason"]
+        delete.append("ReleaseReason")
+
+
+def _released(ad, attrs, now, before, out, delete):
+    _move_hold_to_last(ad, out, delete)
+    if "JobStatusOnRelease" in ad:
+        delete.append("JobStatusOnRelease")
+    if isinstance(attrs.get("Reason"), str):
+        out["ReleaseReason"] = quote_string(attrs["Reason"])
+
+
+def _aborted(ad, attrs, now, before, out, delete):
+    _move_hold_to_last(ad, out, delete)
+    if isinstance(attrs.get("Reason"), str):
+        out["RemoveReason"] = quote_string(attrs["Reason"])
+
+
+def _suspended(ad, attrs, now, before, out, delete):
+    _bump(ad, out, "TotalSuspensions")
+    out["LastSuspensionTime"] = now
+
+
+def _unsuspended(ad, attrs, now, before, out, delete):
+    since = int_attr(ad, "LastSuspensionTime")
+    if since:
+        total = int_attr(ad, "CumulativeSuspensionTime") + max(0, int(now) - since)
+        out["CumulativeSuspensionTime"] = str(total)
+    out["LastSuspensionTime"] = "0"
+
+
+_BY_EVENT = {
+    EXECUTE: _execute, JOB_TERMINATED: _terminated, JOB_EVICTED: _evicted, JOB_HELD: _held,
+    JOB_RELEASED: _released, JOB_ABORTED: _aborted, JOB_SUSPENDED: _suspended,
+    JOB_UNSUSPENDED: _unsuspended,
+}
+
+
 def event_updates(before: JobStatus | None, after: JobStatus, event: Mapping,
                   ad: Mapping[str, str]) -> tuple[dict, list]:
     """Attribute changes for one event (see module docstring)."""
     number = int(event["type"])
     now = str(int(event.get("timestamp") or 0))
-    attrs = event.get("attrs") or {}
     out: dict[str, str] = {}
     delete: list[str] = []
     if after != before:
@@ -61,56 +135,7 @@ def event_updates(before: JobStatus | None, after: JobStatus, event: Mapping,
             out["LastJobStatus"] = str(int(before))
         if before in (JobStatus.RUNNING, JobStatus.SUSPENDED) and number in (JOB_HELD, EXECUTE):
             out["LastSuspensionTime"] = "0"
-    if number == EXECUTE:
-        out["JobCurrentStartDate"] = now
-        if "JobStartDate" not in ad:
-            out["JobStartDate"] = now
-        _bump(ad, out, "NumJobStarts")
-        _bump(ad, out, "NumShadowStarts")
-        host = attrs.get("ExecuteHost")
-        if isinstance(host, str) and host:
-            out["RemoteHost"] = quote_string(host)
-    elif number == JOB_TERMINATED:
-        normal = bool(attrs.get("TerminatedNormally", True))
-        out["ExitBySignal"] = "false" if normal else "true"
-        if normal and isinstance(attrs.get("ReturnValue"), int):
-            out["ExitCode"] = str(attrs["ReturnValue"])
-        if not normal and isinstance(attrs.get("TerminatedBySignal"), int):
-            out["ExitSignal"] = str(attrs["TerminatedBySignal"])
-        out["CompletionDate"] = now
-        _bump(ad, out, "NumJobCompletions")
-    elif number == JOB_EVICTED:
-        out["LastVacateTime"] = now
-        if attrs.get("TerminatedAndRequeued"):
-            _bump(ad, out, "NumJobCompletions")
-    elif number == JOB_HELD:
-        reason = attrs.get("HoldReason")
-        out["HoldReason"] = quote_string(reason if isinstance(reason, str) else "")
-        out["HoldReasonCode"] = str(int(attrs.get("HoldReasonCode") or 0))
-        out["HoldReasonSubCode"] = str(int(attrs.get("HoldReasonSubCode") or 0))
-        _bump(ad, out, "NumHolds")
-        if before == JobStatus.REMOVED:
-            out["JobStatusOnRelease"] = "3"
-        if "ReleaseReason" in ad:
-            out["LastReleaseReason"] = ad["ReleaseReason"]
-            delete.append("ReleaseReason")
-    elif number == JOB_RELEASED:
-        _move_hold_to_last(ad, out, delete)
-        if "JobStatusOnRelease" in ad:
-            delete.append("JobStatusOnRelease")
-        if isinstance(attrs.get("Reason"), str):
-            out["ReleaseReason"] = quote_string(attrs["Reason"])
-    elif number == JOB_ABORTED:
-        _move_hold_to_last(ad, out, delete)
-        if isinstance(attrs.get("Reason"), str):
-            out["RemoveReason"] = quote_string(attrs["Reason"])
-    elif number == JOB_SUSPENDED:
-        _bump(ad, out, "TotalSuspensions")
-        out["LastSuspensionTime"] = now
-    elif number == JOB_UNSUSPENDED:
-        since = int_attr(ad, "LastSuspensionTime")
-        if since:
-            total = int_attr(ad, "CumulativeSuspensionTime") + max(0, int(now) - since)
-            out["CumulativeSuspensionTime"] = str(total)
-        out["LastSuspensionTime"] = "0"
+    handler = _BY_EVENT.get(number)
+    if handler is not None:
+        handler(ad, event.get("attrs") or {}, now, before, out, delete)
     return out, [d for d in delete if d not in out]
