@@ -89,9 +89,15 @@ class Parser:
         return node
 
     def expression(self, rbp: int = 0) -> N.Node:
-        self.enter()
-        left = self.unary()
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            self.fail(f"expression nested deeper than {MAX_NESTING} levels")
         toks = self.toks
+        tok = toks[self.pos]
+        if tok[0] == "op" and tok[1] in PREFIX:
+            left = self.unary()
+        else:
+            left = self.postfix(True)
         while True:
             tok = toks[self.pos]
             if tok[0] != "op":
@@ -126,8 +132,22 @@ class Parser:
         return self.postfix(True)
 
     def postfix(self, elvis: bool) -> N.Node:
-        node = self.primary()
         toks = self.toks
+        pos = self.pos
+        tok = toks[pos]
+        kind = tok[0]
+        if kind == "name":              # the common operands, without primary()
+            nxt = toks[pos + 1]
+            if nxt[1] != "(" or nxt[0] != "op":
+                node = N.Attr(tok[1])
+                self.pos = pos + 1
+            else:
+                node = self.primary()
+        elif kind == "int" or kind == "str":
+            node = N.Literal(tok[1])
+            self.pos = pos + 1
+        else:
+            node = self.primary()
         while True:
             tok = toks[self.pos]
             if tok[0] != "op":
