@@ -333,7 +333,20 @@ def _attr_order(name: str):
 
 
 def parse_new_ad(text: str) -> N.AdExpr:
-    """The ad literal at the start of ``text`` (text after its ``]`` is ignored)."""
+    """The ad literal at the start of ``text`` (text after its ``]`` is ignored,
+    even text that would not tokenize)."""
+    try:
+        return _parse_ad_prefix(text)
+    except ClassAdParseError as exc:
+        if 0 < exc.offset < len(text):
+            try:
+                return _parse_ad_prefix(text[:exc.offset])   # did the ad end before the bad spot?
+            except ClassAdParseError:
+                pass
+        raise
+
+
+def _parse_ad_prefix(text: str) -> N.AdExpr:
     p = Parser(text)
     tok = p.peek()
     if tok[0] != "op" or tok[1] != "[":
