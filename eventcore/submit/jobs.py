@@ -61,6 +61,7 @@ class ClusterPlan:
         return out
 
     def cluster_ad(self):
+        """The common attributes as a ClassAd."""
         from eventcore.classad import ClassAd, ExprTree
         ad = ClassAd()
         for name, text in self.cluster_attrs.items():
@@ -68,7 +69,8 @@ class ClusterPlan:
         return ad
 
     def ads(self) -> Iterator:
-        """Every proc's full job ad (``eventcore.classad.ClassAd``)."""
+        """Every proc's full job ad (``eventcore.classad.ClassAd``); the
+        common expressions are parsed once and shared (they are immutable)."""
         from eventcore.classad import ClassAd, ExprTree
         common = [(name, ExprTree(text)) for name, text in self.cluster_attrs.items()]
         for proc in self.proc_attrs:
@@ -272,7 +274,7 @@ def _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, co
                 view = T.Job(values, constants, env, owner, spool, present)
                 for index, fn, blocked in proc_rules:
                     out = fn(view)
-                    if blocked:
+                    if blocked and not blocked.isdisjoint(out):
                         out = {k: v for k, v in out.items() if k not in blocked}
                     proc.update(out)
                 index = -1
