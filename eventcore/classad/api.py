@@ -37,6 +37,17 @@ def _text_of(input) -> str:
     return "".join(input)
 
 
+def _start_of(input):
+    """Where a seekable file input starts (classad2 advances such files past
+    each ad it returns), else None."""
+    if isinstance(input, str) or not hasattr(input, "seek"):
+        return None
+    try:
+        return input.tell()
+    except (OSError, ValueError):
+        return None
+
+
 def _detect(text: str, parser) -> ParserType:
     parser = ParserType(int(parser))
     if parser in (ParserType.Auto, ParserType.FileAuto):
@@ -61,16 +72,24 @@ def _iter_ads(text: str, parser):
 
 
 def parseAds(input, parser=ParserType.Auto):
-    """Iterator over the ads in ``input`` (a string, file or iterable of lines)."""
+    """Iterator over the ads in ``input`` (a string, a file or an iterable of
+    lines); a seekable file is left just after the last ad returned."""
+    start = _start_of(input)
     text = _text_of(input)
-    for ad, _ in _iter_ads(text, parser):
+    for ad, end in _iter_ads(text, parser):
+        if start is not None:
+            input.seek(start + end)
         yield ad
 
 
 def parseNext(input, parser=ParserType.Auto):
-    """The first ad of ``input`` (None when there is none)."""
+    """The first ad of ``input`` (None when there is none); a seekable file
+    is left just after it."""
+    start = _start_of(input)
     text = _text_of(input)
-    for ad, _ in _iter_ads(text, parser):
+    for ad, end in _iter_ads(text, parser):
+        if start is not None:
+            input.seek(start + end)
         return ad
     return None
 

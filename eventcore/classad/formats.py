@@ -250,7 +250,7 @@ def parse_new_ads(text: str):
             p.fail("a ClassAd must start with '['")
         p.pos += 1
         node = p.ad_literal()
-        consumed = p.toks[p.pos][2] if p.pos < len(p.toks) else len(text) - pos
+        consumed = p.toks[p.pos - 1][2] + 1          # just after the closing ']'
         ad = ClassAd()
         for name, value in node.attrs:
             ad._set_node(name, value)

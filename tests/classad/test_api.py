@@ -196,3 +196,20 @@ def test_standalone_expression_rules():
     with pytest.raises(ours.ClassAdException):
         ours.ExprTree("1; b = 2")
     assert repr(ours.ExprTree("1 // comment")) == "1"
+
+
+@pytest.mark.parametrize("text,parser", [
+    ("a = 1\nb = 2\n\nc = 3\n\n\nd = 4\n", "Old"),
+    ("[a = 1]\n\n[b = 2] [c = 3]", "New"),
+    ("[a = 1]\n\n[b = 2] [c = 3]", "Auto"),
+])
+def test_files_advance_past_each_ad_like_classad2(text, parser):
+    import io
+
+    def positions(module):
+        f = io.StringIO(text)
+        out = [(repr(ad), f.tell()) for ad in module.parseAds(f, getattr(module.Parser, parser))]
+        f.seek(0)
+        first = module.parseNext(f, getattr(module.Parser, parser))
+        return out, repr(first), f.tell()
+    assert positions(ours) == positions(classad2)
