@@ -88,7 +88,7 @@ class ExprTree:
         return ExprTree._from_node(value_node(v))
 
     def sameAs(self, other) -> bool:
-        return isinstance(other, ExprTree) and unparse(self.node) == unparse(other.node)
+        return isinstance(other, ExprTree) and N.same_as(self.node, other.node)
 
     def __eq__(self, other):
         if type(self) is type(other):
@@ -296,9 +296,11 @@ class ClassAd(MutableMapping):
         return ClassAd(self)
 
     def __eq__(self, other):
-        if type(self) is type(other):
-            return repr(self) == repr(other)
-        return NotImplemented
+        """Same attribute names (ignoring case) bound to structurally equal expressions."""
+        if type(self) is not type(other):
+            return NotImplemented
+        mine, theirs = self._exprs, other._exprs
+        return mine.keys() == theirs.keys() and all(N.same_as(e.node, theirs[k].node) for k, e in mine.items())
 
     __hash__ = None
 

@@ -141,6 +141,40 @@ def children(node: Node):
     return ()
 
 
+def same_as(a, b) -> bool:
+    """Structural equality as classad2's ``SameAs``: attribute references and
+    function names compare case-sensitively, ad literals by case-insensitive
+    attribute name, literals by type and value."""
+    ta = type(a)
+    if ta is not type(b):
+        return False
+    if ta is Literal:
+        va, vb = a.value, b.value
+        if type(va) is not type(vb):
+            return False
+        if hasattr(va, "_exprs") or type(va).__name__ == "ListValue":
+            from .unparse import unparse_value
+            return unparse_value(va) == unparse_value(vb)
+        return va == vb
+    if ta is AdExpr:
+        da = {name.lower(): value for name, value in a.attrs}
+        db = {name.lower(): value for name, value in b.attrs}
+        return da.keys() == db.keys() and all(same_as(da[k], db[k]) for k in da)
+    if ta is AdRef:
+        return a.ad is b.ad
+    for field in attrs.fields(ta):
+        x, y = getattr(a, field.name), getattr(b, field.name)
+        if isinstance(x, Node):
+            if not same_as(x, y):
+                return False
+        elif type(x) is tuple:
+            if len(x) != len(y) or not all(same_as(p, q) for p, q in zip(x, y)):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
 def height(node: Node) -> int:
     """Nesting height of ``node`` (1 for a leaf); iterative, so deep trees are safe."""
     best = 0

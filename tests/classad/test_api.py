@@ -45,6 +45,11 @@ SAME = [
     "c.ExprTree('a + 1') == c.ExprTree('a+1')",
     "c.ExprTree('a + 1') == c.ExprTree('(a+1)')",
     "c.ExprTree('a + 1') == 'a + 1'",
+    "[c.ClassAd('[A = 1]') == c.ClassAd('[a = 1]'), c.ClassAd('[n = [x = 1]]') == c.ClassAd('[n = [X = 1]]')]",
+    "[c.ExprTree('A') == c.ExprTree('a'), c.ExprTree('\"x\"') == c.ExprTree('\"X\"'), "
+    "c.ExprTree('1.0') == c.ExprTree('1'), c.ExprTree('true') == c.ExprTree('1')]",
+    "[c.ExprTree('strcat(1)') == c.ExprTree('STRCAT(1)'), c.ExprTree('1 is 2') == c.ExprTree('1 =?= 2'), "
+    "c.ExprTree('relTime(\"1:00\")') == c.ExprTree('relTime(\"60\")')]",
     "hash(c.ExprTree('1'))",
     "c.ExprTree('{1, x}').eval()",
     "c.ExprTree('[a = 1]').eval()",
