@@ -198,28 +198,7 @@ def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None
     slots = {name: i for i, name in enumerate(PER_JOB + tuple(var_names))}
     rules = T.RULES + T.custom_request_rules(planner.keys) + T.custom_attribute_rules(planner.keys)
 
-    constants: dict[str, str | None] = {}
-    templates: dict[str, str] = {}     # command -> format string over the slot values
-    slow: list[str] = []               # commands expanded in full for every job
-    read = {name for inputs, _ in rules for name in inputs}
-    for low in planner.keys:
-        if low not in read:
-            continue        # a plain macro: expanded only where a command uses it
-        raw = sub._macros[low][1]
-        if not fast:
-            slow.append(low)
-            continue
-        try:
-            template = compile_template(raw, planner.lookup_static, env, env.cwd, slots)
-        except MacroError as exc:
-            raise planner.fail(low, exc) from None
-        if template is None:
-            slow.append(low)
-        elif len(template) == 1:
-            constants[low] = template[0].strip() or None
-        else:
-            templates[low] = "".join(p.replace("{", "{{").replace("}", "}}") if isinstance(p, str)
-                                     else "{%d}" % p for p in template)
+    constants, templates, slow = _compile_commands(planner, rules, slots, fast)
     varying = set(templates) | set(slow)
     cluster_rules, proc_rules = [], []
     for index, (inputs, fn) in enumerate(rules):
@@ -245,6 +224,35 @@ def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None
     proc_attrs = _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, constants,
                              present, status, rules)
     return ClusterPlan(cluster_id, cluster_attrs, proc_attrs, tuple(T.warnings_for(planner.keys)))
+
+
+def _compile_commands(planner: _Planner, rules, slots: dict[str, int], fast: bool):
+    """Sort the commands the rules read into cluster constants, per-job
+    format strings over the slot values, and commands expanded in full per job."""
+    sub, env = planner.sub, planner.env
+    constants: dict[str, str | None] = {}
+    templates: dict[str, str] = {}     # command -> format string over the slot values
+    slow: list[str] = []               # commands expanded in full for every job
+    read = {name for inputs, _ in rules for name in inputs}
+    for low in planner.keys:
+        if low not in read:
+            continue        # a plain macro: expanded only where a command uses it
+        raw = sub._macros[low][1]
+        if not fast:
+            slow.append(low)
+            continue
+        try:
+            template = compile_template(raw, planner.lookup_static, env, env.cwd, slots)
+        except MacroError as exc:
+            raise planner.fail(low, exc) from None
+        if template is None:
+            slow.append(low)
+        elif len(template) == 1:
+            constants[low] = template[0].strip() or None
+        else:
+            templates[low] = "".join(p.replace("{", "{{").replace("}", "}}") if isinstance(p, str)
+                                     else "{%d}" % p for p in template)
+    return constants, templates, slow
 
 
 def _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, constants, present,

@@ -193,34 +193,30 @@ def _split_path(value: str) -> tuple[int, int]:
     return ixn, (dot if dot >= 0 else len(value))
 
 
-def filename_parts(flags: str, value: str, cwd: str | None) -> str:
-    """``$F<flags>(value)``: pieces of a path (see submit.md section 2.2)."""
+_FLAG_PARTS = {"x": 1, "n": 2, "p": 4, "d": 8}
+
+
+def _filename_flags(flags: str):
+    """(parts bitmask, number of d's, quote char, full path, bare, path char)."""
     parts = num_dirs = 0
     quoted = full = bare = arg_quote = False
     to_char = ""
     for c in flags.lower():
-        if c == "x":
-            parts |= 1
-        elif c == "n":
-            parts |= 2
-        elif c == "p":
-            parts |= 4
-        elif c == "d":
-            parts |= 8
-            num_dirs += 1
-        elif c == "a":
-            arg_quote = True
-        elif c == "b":
-            bare = True
-        elif c == "f":
-            full = True
-        elif c == "w":
-            to_char = "\\"
-        elif c == "u":
-            to_char = "/"
-        elif c == "q":
-            quoted = True
+        parts |= _FLAG_PARTS.get(c, 0)
+        num_dirs += c == "d"
+        arg_quote |= c == "a"
+        bare |= c == "b"
+        full |= c == "f"
+        quoted |= c == "q"
+        if c in "wu":
+            to_char = "\\" if c == "w" else "/"
     quote = ("'" if arg_quote else '"') if quoted else ""
+    return parts, num_dirs, quote, full, bare, to_char
+
+
+def filename_parts(flags: str, value: str, cwd: str | None) -> str:
+    """``$F<flags>(value)``: pieces of a path (see submit.md section 2.2)."""
+    parts, num_dirs, quote, full, bare, to_char = _filename_flags(flags)
     if len(value) > 1 and value[0] == value[-1] and value[0] in "\"'":
         value = value[1:-1]
     if full and cwd and not value.startswith("/"):
