@@ -190,9 +190,14 @@ class ClassAd(MutableMapping):
         e = self._exprs.get(ascii_lower(key))
         if e is None:
             raise KeyError(key)
-        node = e.node
-        t = type(node)
-        if t is N.Literal or t is N.RelTimeLit or t is N.ListExpr or t is N.AdExpr:
+        v = e._lit
+        if v is not E.NOLIT:
+            t = type(v)
+            if t is int or t is str or t is float or t is bool:
+                return v
+            return to_python(v)
+        t = type(e.node)
+        if t is N.RelTimeLit or t is N.ListExpr or t is N.AdExpr:
             return to_python(E.evaluate(e, None, None))
         return e
 
