@@ -144,6 +144,8 @@ class Daemon:
         """Run ``fn`` every ``seconds`` (sooner when ``wake`` is set) until stopping."""
         def loop():
             while not self.stopping.is_set():
+                if wake is not None:
+                    wake.clear()  # before the work: a wake-up during it is kept for the next round
                 try:
                     fn()
                 except Exception as exc:  # noqa: BLE001 - kept, logged, re-raised by run()
@@ -154,7 +156,6 @@ class Daemon:
                     return
                 if wake is not None:
                     wake.wait(seconds)
-                    wake.clear()
                 else:
                     self.stopping.wait(seconds)
         thread = threading.Thread(target=loop, name=name or getattr(fn, "__name__", "periodic"),

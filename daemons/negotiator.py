@@ -18,6 +18,7 @@ a freed slot) and otherwise every NEGOTIATOR_INTERVAL seconds.  One cycle:
 from __future__ import annotations
 
 import threading
+import time
 
 from daemons import adwire, ipc
 from daemons.daemon import Daemon, main_for
@@ -27,6 +28,7 @@ from eventcore.errors import HTCondorException
 GROUP_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "Owner",
                "JobUniverse")
 RESOURCES = (("Cpus", "RequestCpus"), ("Memory", "RequestMemory"), ("Disk", "RequestDisk"))
+LOCATE_CACHE = 5.0  # seconds a located startd/schedd address is reused
 
 
 def request_of(job: dict) -> dict:
@@ -89,6 +91,7 @@ class Negotiator(Daemon):
     def __init__(self, config_file: str | None = None):
         super().__init__(config_file)
         self._wake = threading.Event()
+        self._where: dict = {}
         self.cycles = 0
 
     def handlers(self) -> dict:
@@ -108,11 +111,19 @@ class Negotiator(Daemon):
         return [ad]
 
     def _located(self, ad_type: AdType) -> list[dict]:
+        """Daemons of a type, from the collector; remembered for LOCATE_CACHE seconds."""
+        now = time.monotonic()
+        cached = self._where.get(ad_type)
+        if cached is not None and now - cached[0] < LOCATE_CACHE:
+            return cached[1]
         try:
-            return ipc.call(self.collector_address, "query", timeout=5, ad_type=int(ad_type),
-                            projection=["MyAddress", "Name", "SlotType"])
+            found = ipc.call(self.collector_address, "query", timeout=5, ad_type=int(ad_type),
+                             projection=["MyAddress", "Name", "SlotType"])
         except HTCondorException:
             return []
+        if found:
+            self._where[ad_type] = (now, found)
+        return found
 
     def cycle(self) -> None:
         self.cycles += 1

@@ -202,7 +202,7 @@ class Startd(Daemon):
     def started(self) -> None:
         super().started()
         self.every(0.2, self._check_starters, name="check-starters")
-        self.every(0.5, self._advertise_changes, name="advertise-changes", wake=self._changed)
+        self.every(1.0, self._advertise_changes, name="advertise-changes", wake=self._changed)
 
     # -- resources ---------------------------------------------------------------
     def free(self) -> dict:
@@ -260,16 +260,26 @@ class Startd(Daemon):
         })
         return handlers
 
-    def _activate(self, peer, claim: str, job: dict, request: dict) -> dict:
+    def _activate(self, peer, claim: str, job: dict, request: dict, reuse: str | None = None) -> dict:
+        """Start ``job`` in a new dynamic slot; ``reuse`` names a claim of the same owner
+        whose job has finished: its resources pass to this one (claim reuse)."""
         wanted = {"Cpus": int(request.get("Cpus", 1)), "Memory": int(request.get("Memory", 0)),
                   "Disk": int(request.get("Disk", 0))}
         with self._lock:
             if claim in self.claims:
                 raise HTCondorException(f"claim {claim} is already active")
             free = self.free()
+            old = self.claims.get(reuse) if reuse else None
+            if old is not None and old.get("owner") == job.get("Owner"):
+                for key in free:
+                    free[key] += old["resources"].get(key, 0)
+            else:
+                old = None
             short = [key for key, amount in wanted.items() if amount > free[key]]
             if short:
                 raise HTCondorException(f"not enough {', '.join(short)} left for claim {claim}")
+            if old is not None:
+                old["resources"] = {key: 0 for key in old["resources"]}  # handed over
             name = f"slot1_{next(self._numbers)}@{self.host}"
             slot = {"name": name, "resources": wanted, "job": f"{job.get('ClusterId')}.{job.get('ProcId')}",
                     "owner": job.get("Owner"), "pid": 0, "start": None, "since": int(time.time())}
@@ -338,7 +348,9 @@ class Startd(Daemon):
         return self.slot_ads()
 
     def _advertise_changes(self) -> None:
+        """Changed slots go to the collector at most once a second (the negotiator asks us)."""
         self.advertise()
+        self.stopping.wait(1.0)
 
     def teardown(self) -> None:
         """Vacate every job we run (the schedd requeues them), then stop the launcher."""

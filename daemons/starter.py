@@ -45,19 +45,27 @@ SIGNALS = {"vacate": signal.SIGTERM, "kill": signal.SIGQUIT, "shutdown": signal.
 STOPPING = ("vacate", "kill", "shutdown")
 
 
-def write_atomically(path: str, data: dict) -> None:
-    """``data`` as JSON at ``path``: complete or absent, never torn."""
+def write_atomically(path: str, data: dict, durable: bool = False) -> None:
+    """``data`` as JSON at ``path``: complete or absent, never torn.
+
+    The rename makes it atomic against any process being killed.  Without
+    ``durable`` nothing is fsynced: a power loss may lose the file, and then
+    the schedd finds the starter gone without an outcome and runs the job
+    again (jobs on a crashed machine are gone anyway).
+    """
     tmp = f"{path}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(data, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
+        if durable:
+            handle.flush()
+            os.fsync(handle.fileno())
     os.rename(tmp, path)
-    fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    if durable:
+        fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def read_outcome(scratch: str) -> dict | None:
