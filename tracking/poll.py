@@ -8,7 +8,11 @@ a constraint; better, ask for summaries."  So:
 - each round first asks for per-cluster status counts (``QueryOpt.GroupBy``
   on ``ClusterId, JobStatus``: one small ad per cluster and status); only
   clusters whose counts moved are then queried job by job, with the narrow
-  ``PROJECTION``.  A schedd that cannot group is asked job by job always;
+  ``PROJECTION``.  The first round queries every job too and checks that the
+  groups add up; a schedd that cannot group (an error, ads without
+  ``JobCount``, or counts that do not add up) is asked job by job always.
+  Counts can stay equal while jobs swap states (one starts as another
+  stops); such a swap is seen on the next round that moves the counts;
 - jobs that left the queue: each round asks ``history(constraint,
   since=<newest job it saw there last round>)``, so a job that came and went
   between two rounds is still seen, and each history record is read once
@@ -89,10 +93,15 @@ class PollTracker(Tracker):
         if not self.due():
             return Batch()
         self._last_round = self.clock()
+        first = not self._counts and not self.states
         left, mark = self._recent_history()
         clusters = self._changed_clusters()
+        ads = self._job_ads(None if first else clusters)
+        if first and clusters is not None and sum(
+                n for per in self._counts.values() for n in per.values()) != len(ads):
+            self.summaries = False              # the schedd's groups do not add up: no summaries
         states = {s.job: s for s in left}
-        for ad in self._job_ads(clusters):
+        for ad in ads:
             job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
             states[job] = state_from_ad(ad, self.states.get(job))
         gone = [job for job, state in self.states.items()

@@ -34,9 +34,17 @@ __all__ = ["UserLogTracker", "logs_of_jobs"]
 
 
 def logs_of_jobs(schedd, constraint: str | None = None) -> list[str]:
-    """The user logs of the jobs matching ``constraint``: one schedd query."""
+    """The user logs of the jobs matching ``constraint``: one schedd query.
+
+    With a constraint, the history is asked too (jobs that already left the
+    queue still wrote their logs); without one only the queue is asked.
+    """
     paths = set()
-    for ad in schedd.query(constraint or "true", ["ClusterId", "ProcId", "UserLog", "Iwd"]):
+    projection = ["ClusterId", "ProcId", "UserLog", "Iwd"]
+    ads = list(schedd.query(constraint or "true", projection))
+    if constraint:
+        ads += schedd.history(constraint, projection, -1)
+    for ad in ads:
         log = ad.get("UserLog")
         if not isinstance(log, str) or not log:
             continue
@@ -115,7 +123,7 @@ class UserLogTracker(Tracker):
         with self._lock:
             due, self._pending = self._pending, set()
         due |= self._watcher.take_dirty()
-        if (not self._watcher.notifying or self._thread is None or self._last_sweep is None
+        if (not self._watcher.watching or self._last_sweep is None
                 or now - self._last_sweep >= self.sweep):
             self._last_sweep = now
             due |= {p for p, c in self._cursors.items() if c.size() not in (None, c.offset)}
@@ -159,8 +167,13 @@ class UserLogTracker(Tracker):
             budget -= len(events)
         return Batch(items, positions, more)
 
-    def start(self) -> "UserLogTracker":
+    def watch(self) -> "UserLogTracker":
+        """Turn on change notifications (``start()`` does; steps then read only changed logs)."""
         self._watcher.start()
+        return self
+
+    def start(self) -> "UserLogTracker":
+        self.watch()
         super().start()
         return self
 

@@ -68,6 +68,11 @@ class DirectoryWatcher:
             self.notifying = False                # fall back to polling for everything
 
     @property
+    def watching(self) -> bool:
+        """True while notifications are on (started and available)."""
+        return self._started and self.notifying
+
+    @property
     def directories(self) -> int:
         return len(self._names)
 

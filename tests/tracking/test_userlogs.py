@@ -80,7 +80,10 @@ class ListSchedd:
         self.ads = ads
 
     def query(self, constraint="true", projection=(), callback=None, limit=-1, opts=0):
-        return self.ads
+        return self.ads[:2]
+
+    def history(self, constraint=None, projection=(), match=-1, since=None):
+        return self.ads[2:]
 
 
 def test_logs_found_from_userlog_and_iwd(tmp_path):
@@ -88,8 +91,10 @@ def test_logs_found_from_userlog_and_iwd(tmp_path):
            {"ClusterId": 1, "ProcId": 1, "UserLog": "job.log", "Iwd": str(tmp_path / "a")},
            {"ClusterId": 2, "ProcId": 0, "UserLog": str(tmp_path / "b.log"), "Iwd": "/elsewhere"},
            {"ClusterId": 3, "ProcId": 0}]
-    assert logs_of_jobs(ListSchedd(ads)) == [str(tmp_path / "a" / "job.log"), str(tmp_path / "b.log")]
-    with UserLogTracker(schedd=ListSchedd(ads)) as tracker:
+    assert logs_of_jobs(ListSchedd(ads)) == [str(tmp_path / "a" / "job.log")]
+    assert logs_of_jobs(ListSchedd(ads), "ClusterId > 0") == [str(tmp_path / "a" / "job.log"),
+                                                               str(tmp_path / "b.log")]
+    with UserLogTracker(schedd=ListSchedd(ads), constraint="ClusterId > 0") as tracker:
         assert len(tracker.logs) == 2
 
 

@@ -1,0 +1,236 @@
+"""Job trackers: throughput at 10,000 and 100,000 jobs, cost per new event, latency.
+
+Rows:
+
+- ``read N jobs (user logs)``: a fresh ``UserLogTracker`` reads logs holding N
+  jobs' lifecycles (100 jobs per log) to the end: events/s.  Peer: the
+  tutorial's way, ``htcondor2.JobEventLog(...).events(0)`` over the same logs
+  feeding the same fold (ours/theirs = their time / our time: > 1 is faster).
+- ``new events with N jobs tracked``: after the full read, 2,000 events land
+  in 20 logs; the time the watching tracker spends on them (notifications
+  on: only changed logs are read).  Same at 10,000 and 100,000 jobs = the
+  cost follows the events, not the jobs.
+- ``read N jobs (journal)``: ``JournalTracker`` over a pool journal.
+- latency rows: a writer appends one event at a time (a new job's submit)
+  to a user log, or commits one journal append; the time from the write
+  returning to the tracker's callback; p50 / p99 over 400 writes.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from daemons.store import Store  # noqa: E402
+from eventcore.ids import JobId  # noqa: E402
+from eventcore.projections.jobstate import fold  # noqa: E402
+from tests.tracking.workload import (T0, Step, event_text, journal_records,  # noqa: E402
+                                     workload, write_userlogs)
+from tracking.journal import JournalTracker  # noqa: E402
+from tracking.userlogs import UserLogTracker  # noqa: E402
+
+PER_LOG = 100
+
+
+def drain(tracker) -> None:
+    while tracker.step():
+        pass
+    while tracker.step():
+        pass
+
+
+def timed(fn, repeat=1):
+    best = None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = fn()
+        dt = time.perf_counter() - t
+        best = dt if best is None or dt < best else best
+    return best, result
+
+
+def read_userlogs(n: int, tmp: Path) -> list[tuple]:
+    load = workload(n, seed=1, per_cluster=PER_LOG)
+    paths = write_userlogs(load, tmp / f"logs{n}")
+    events = len(load.steps)
+
+    def ours():
+        tracker = UserLogTracker(paths, batch=50_000)
+        drain(tracker)
+        tracker.stop()
+        return len(tracker.states)
+
+    def theirs():
+        import htcondor2
+        evs = []
+        for p in paths:
+            log = htcondor2.JobEventLog(str(p))
+            evs.extend(log.events(0))
+            log.close()
+        return len(fold(evs).states)
+
+    t_ours, jobs = timed(ours)
+    assert jobs == n, (jobs, n)
+    t_theirs, jobs2 = timed(theirs)
+    assert jobs2 == n
+    rows = [(f"read {n:,} jobs (user logs, {events:,} events)", events / t_ours, "events/s",
+             t_theirs / t_ours)]
+    rows.append(incremental(n, paths, load))
+    return rows
+
+
+def incremental(n: int, paths, load) -> tuple:
+    """2,000 new events in 20 logs, with n jobs already tracked and watched."""
+    tracker = UserLogTracker(paths, batch=50_000).watch()
+    drain(tracker)
+    rng = random.Random(3)
+    chosen = rng.sample(paths, 20)
+    per = 100
+    data = {}
+    for i, path in enumerate(chosen):
+        cluster = 10_000_000 + i
+        data[path] = b"".join(event_text(Step(T0 + k, JobId(cluster, k), 0, {})).encode()
+                              for k in range(per))
+    for path, chunk in data.items():
+        with open(path, "ab") as f:
+            f.write(chunk)
+    time.sleep(0.3)                       # let the notifications arrive
+    t = time.perf_counter()
+    got = 0
+    while got < 20 * per:
+        got += len(tracker.step())
+    dt = time.perf_counter() - t
+    tracker.stop()
+    return (f"2,000 new events with {n:,} jobs tracked", 2000 / dt, "events/s", None)
+
+
+def read_journal(n: int, tmp: Path) -> tuple:
+    load = workload(n, seed=1, per_cluster=PER_LOG)
+    store = Store(tmp / f"pool{n}", durability="normal")
+    groups = journal_records(load)
+    for i in range(0, len(groups), 500):
+        store.append([r for g in groups[i:i + 500] for r in g])
+    store.close()
+    records = sum(len(g) for g in groups)
+
+    def ours():
+        tracker = JournalTracker(tmp / f"pool{n}" / "journal.sqlite", batch=20_000)
+        drain(tracker)
+        tracker.stop()
+        return len(tracker.states)
+
+    t_ours, jobs = timed(ours)
+    assert jobs == n
+    return (f"read {n:,} jobs (journal, {records:,} records)", records / t_ours, "records/s", None)
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def userlog_latency(tmp: Path, writes: int = 400) -> tuple:
+    load = workload(10_000, seed=1, per_cluster=PER_LOG)
+    paths = write_userlogs(load, tmp / "lat-logs")
+    tracker = UserLogTracker(paths, interval=1.0, batch=50_000)
+    drain(tracker)
+    written: dict[JobId, float] = {}
+    seen: dict[JobId, float] = {}
+    done = threading.Event()
+
+    def callback(change):
+        if change.job.cluster == 20_000_000:
+            seen[change.job] = time.perf_counter()
+            if len(seen) >= writes:
+                done.set()
+
+    tracker.add_callback(callback)
+    tracker.start()
+    rng = random.Random(5)
+    try:
+        for k in range(writes):
+            job = JobId(20_000_000, k)
+            data = event_text(Step(T0 + k, job, 0, {})).encode()
+            path = rng.choice(paths)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            os.write(fd, data)
+            written[job] = time.perf_counter()
+            os.close(fd)
+            time.sleep(0.005)
+        done.wait(30)
+    finally:
+        tracker.stop()
+    ms = [max(seen[j] - t, 0) * 1000 for j, t in written.items() if j in seen]
+    assert len(ms) == writes, f"{writes - len(ms)} writes never reached a callback"
+    return ("user-log write -> callback (10,000 jobs tracked)",
+            f"p50 {statistics.median(ms):.1f} ms, p99 {percentile(ms, 99):.1f} ms (target < 100)")
+
+
+def journal_latency(tmp: Path, writes: int = 400, durability: str = "fsync") -> tuple:
+    load = workload(10_000, seed=1, per_cluster=PER_LOG)
+    pool = tmp / f"lat-pool-{durability}"
+    store = Store(pool, durability=durability)
+    groups = journal_records(load)
+    for i in range(0, len(groups), 500):
+        store.append([r for g in groups[i:i + 500] for r in g])
+    tracker = JournalTracker(pool / "journal.sqlite", interval=1.0, batch=50_000)
+    drain(tracker)
+    committed: dict[JobId, float] = {}
+    seen: dict[JobId, float] = {}
+    done = threading.Event()
+
+    def callback(change):
+        if change.job.cluster >= 30_000_000:
+            seen[change.job] = time.perf_counter()
+            if len(seen) >= writes:
+                done.set()
+
+    tracker.add_callback(callback)
+    tracker.start()
+    extra = journal_records(workload(writes, seed=9, per_cluster=writes, first_cluster=30_000_000))
+    submits = [g for g in extra if any(type(r).__name__ == "ProcAd" for r in g)][:writes]
+    try:
+        for group in submits:
+            job = next(r.job for r in group if type(r).__name__ == "ProcAd")
+            store.append(group)
+            committed[job] = time.perf_counter()
+            time.sleep(0.005)
+        done.wait(30)
+    finally:
+        tracker.stop()
+        store.close()
+    # a callback can even come before append() returns (the commit is visible first): 0 ms
+    ms = [max(seen[j] - t, 0) * 1000 for j, t in committed.items() if j in seen]
+    assert len(ms) == writes, f"{writes - len(ms)} commits never reached a callback"
+    return (f"journal commit ({durability}) -> callback (10,000 jobs tracked)",
+            f"p50 {statistics.median(ms):.1f} ms, p99 {percentile(ms, 99):.1f} ms (target < 50)")
+
+
+def main(sizes=(10_000, 100_000)) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-tracking-"))
+    try:
+        print(f"| {'case':<58} | {'rate':>12} | {'unit':<9} | ours/theirs |")
+        print(f"|{'-' * 60}|{'-' * 14}|{'-' * 11}|-------------|")
+        for n in sizes:
+            rows = read_userlogs(n, tmp) + [read_journal(n, tmp)]
+            for name, rate, unit, ratio in rows:
+                r = f"{ratio:.2f}" if ratio else "-"
+                print(f"| {name:<58} | {rate:>12,.0f} | {unit:<9} | {r:>11} |", flush=True)
+        for name, value in (userlog_latency(tmp), journal_latency(tmp)):
+            print(f"| {name:<58} | {value} |", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
