@@ -152,6 +152,10 @@ class ClassAd(MutableMapping):
         else:
             raise TypeError("input must be None, str, or dict")
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        E.AD_TYPES.add(cls)             # subclasses are ads to the evaluator too
+
     @classmethod
     def _view(cls, names, exprs, parent):
         """A nested ad value: shares its attribute maps, ``parent`` is its scope."""

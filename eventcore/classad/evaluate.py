@@ -33,12 +33,14 @@ ROOT_NAMES = frozenset(("symmetricmatch", "leftmatchesright", "rightmatchesleft"
 # Filled in by ad.py (avoids an import cycle): the ExprTree and ClassAd classes.
 ExprType = None
 AdType = None
+AD_TYPES: set = set()          # ClassAd and its subclasses (type(v) in AD_TYPES is fast)
 
 
 def install(expr_type, ad_type):
     global ExprType, AdType
     ExprType = expr_type
     AdType = ad_type
+    AD_TYPES.add(ad_type)
 
 
 class MatchCtx:
@@ -285,7 +287,7 @@ def _c_absattr(node):
 
 
 def select_value(base, ln, st):
-    if type(base) is AdType:
+    if type(base) in AD_TYPES:
         return resolve(base, ln, st)
     if base is UNDEF or base is ERROR:
         return base
@@ -294,7 +296,7 @@ def select_value(base, ln, st):
         for item in base.items:
             v = item.fn(base.scope, st)
             out.append(ExprType._from_node(N.Literal(select_value(v, ln, st) if (
-                type(v) is AdType or type(v) is ListValue or v is UNDEF) else ERROR)))
+                type(v) in AD_TYPES or type(v) is ListValue or v is UNDEF) else ERROR)))
         return ListValue(tuple(out), None)
     return ERROR
 
@@ -333,7 +335,7 @@ def _c_select(node):
 
     def select(ad, st):
         base = base_fn(ad, st)
-        if type(base) is AdType:
+        if type(base) in AD_TYPES:
             return resolve(base, ln, st)
         return select_value(base, ln, st)
     return select
@@ -354,7 +356,7 @@ def subscript_value(base, index, st):
         if i >= len(base.items):
             return ERROR
         return base.items[i].fn(base.scope, st)
-    if tb is AdType:
+    if tb in AD_TYPES:
         if type(index) is not str:
             return ERROR
         e = base._exprs.get(ops.ascii_lower(index))

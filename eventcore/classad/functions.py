@@ -101,7 +101,7 @@ _PREDICATES = {
     "isreal": lambda v: type(v) is float,
     "isboolean": lambda v: type(v) is bool,
     "islist": lambda v: type(v) is ListValue,
-    "isclassad": lambda v: type(v) is E.AdType,
+    "isclassad": lambda v: type(v) in E.AD_TYPES,
     "isabstime": lambda v: type(v).__name__ == "AbsTime",
     "isreltime": lambda v: type(v).__name__ == "RelTime",
 }
@@ -229,7 +229,7 @@ def _each_context(nodes, fns, ad, st):
     out = []
     for item in lst.items:
         v = item.fn(lst.scope, st)
-        if type(v) is E.AdType:
+        if type(v) in E.AD_TYPES:
             out.append(E.eval_attr(v, expr, st))
         elif v is UNDEF:
             out.append(UNDEF)
@@ -270,7 +270,7 @@ def _size(args, ad, st):
     t = type(v)
     if t is ListValue:
         return len(v.items)
-    if t is E.AdType:
+    if t in E.AD_TYPES:
         return len(v._exprs)
     if t is str:
         return len(to_bytes(v))
@@ -286,7 +286,7 @@ def _member(args, ad, st):
         return UNDEF
     if type(lst) is not ListValue:
         return ERROR
-    if x is ERROR or type(x) is ListValue or type(x) is E.AdType:
+    if x is ERROR or type(x) is ListValue or type(x) in E.AD_TYPES:
         return ERROR
     for v in list_values(lst, st):
         if ops.compare("==", v, x) is True:
@@ -301,7 +301,7 @@ def _identical_member(args, ad, st):
         return UNDEF
     if type(lst) is not ListValue:
         return ERROR
-    if type(x) is ListValue or type(x) is E.AdType:
+    if type(x) is ListValue or type(x) in E.AD_TYPES:
         return ERROR
     for v in list_values(lst, st):
         if ops.identical(v, x) is True:

@@ -40,7 +40,7 @@ def to_python(v, expr_type, ad_type):
         return Value.Undefined
     if v is ERROR:
         return Value.Error
-    if t is ad_type:
+    if isinstance(v, ad_type):
         return ad_type._view(dict(v._names), {k: e._share() for k, e in v._exprs.items()}, None)
     if t is ListValue:
         return [_element(item, v.scope, expr_type, ad_type) for item in v.items]

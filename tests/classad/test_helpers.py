@@ -132,3 +132,15 @@ def test_match_context_names():
     assert ExprTree("symmetricMatch").eval(job, machine) is True
     assert ExprTree("[q = Memory].q").eval(job, machine) is Value.Undefined   # nested: no fallback
     assert ExprTree("[q = RequestMemory].q").eval(job, machine) == 2048
+
+
+def test_subclassed_ads_are_ads_to_the_evaluator():
+    class JobAd(ClassAd):
+        pass
+
+    job = JobAd("[a = [b = 2]; r = a.b; Requirements = TARGET.x == 1]")
+    assert ExprTree("a.b + 1").eval(job) == 3
+    assert job.eval("r") == 2
+    assert ExprTree("TARGET.a.b").eval(ClassAd(), job) == 2
+    assert job.matches(ClassAd("[Requirements = TARGET.r == 2]"))
+    assert symmetric_match(job, ClassAd("[x = 1; Requirements = true]"))
