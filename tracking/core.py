@@ -167,9 +167,11 @@ class Tracker:
             job = job_of(item)
             if job is None:
                 continue
-            step = apply_event(states.get(job), item, job)
-            states[job] = step.state
-            touched.add(job)
+            old = states.get(job)
+            step = apply_event(old, item, job)
+            if step.state is not old:
+                states[job] = step.state
+                touched.add(job)
             if step.change is not None:
                 changes.append(step.change)
             if step.anomaly is not None:

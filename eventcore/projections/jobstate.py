@@ -121,7 +121,7 @@ class JobState:
     seen_submit: bool = False
     last_event: int | None = None          # number of the last status event applied
     last_event_time: int | None = None
-    events: int = 0                        # events applied to this job
+    events: int = 0                        # status events applied to this job
 
     @property
     def done(self) -> bool:
@@ -192,11 +192,20 @@ def event_number(event: JobEventLike) -> int:
         return int(event.get("EventTypeNumber"))
 
 
+_JOB_IDS: dict[tuple[int, int], JobId] = {}
+
+
 def job_of(event: JobEventLike) -> JobId | None:
     """The job an event belongs to, or None for cluster, header and slot events."""
-    if event.cluster < 0 or event.proc < 0 or event_number(event) >= 100:
+    cluster, proc = event.cluster, event.proc
+    if cluster < 0 or proc < 0 or event_number(event) >= 100:
         return None
-    return JobId(event.cluster, event.proc)
+    job = _JOB_IDS.get((cluster, proc))
+    if job is None:                       # a memo of immutable values: still pure
+        if len(_JOB_IDS) >= 1 << 18:
+            _JOB_IDS.clear()
+        job = _JOB_IDS[(cluster, proc)] = JobId(cluster, proc)
+    return job
 
 
 def _int(value: Any) -> int | None:
@@ -242,63 +251,70 @@ def apply_event(state: JobState | None, event: JobEventLike, job: JobId | None =
 
     ``state`` is None for a job not seen before.  Never raises for odd logs:
     what does not fit is returned as ``Step.anomaly`` and changes nothing or,
-    for an illegal transition, takes the status the event implies.
+    for an illegal transition, takes the status the event implies.  Events
+    that cannot move a status (image size, file transfer, ...) return
+    ``state`` itself.
     """
     number = event_number(event)
     job = job or job_of(event)
     if job is None:
         raise ValueError(f"event {number} belongs to no job (cluster {event.cluster}, proc {event.proc})")
     ts = event.timestamp
-    anomaly = None
     if state is None:
-        status = IDLE if number == SUBMIT else TARGET.get(number, IDLE)
-        state = JobState(job=job, status=status, entered_status=ts, seen_submit=number == SUBMIT,
-                         submitted=ts if number == SUBMIT else None)
-        if number != SUBMIT:
-            anomaly = Anomaly("no_submit", job, number, ts, None, "first event of the job is not a submit")
-            state = attrs.evolve(state, **_details(state, number, event))
-        state = _touch(state, number, ts, number in STATUS_EVENTS)
-        return Step(state, Change(job, None, state.status, number, ts, state), anomaly)
-
+        return _first_event(job, number, ts, event)
     if number not in STATUS_EVENTS:
-        return Step(attrs.evolve(state, events=state.events + 1))
+        return Step(state)
+    seen = {"last_event": number, "last_event_time": ts, "events": state.events + 1}
     if number == SUBMIT:
+        submitted = ts if state.submitted is None or not state.seen_submit else state.submitted
         if not state.seen_submit and state.events == 0:     # born from its ad: the submit is due
-            return Step(attrs.evolve(state, seen_submit=True, events=1,
-                                     submitted=state.submitted if state.submitted is not None else ts))
+            return Step(_evolve(state, {**seen, "seen_submit": True,
+                                        "submitted": state.submitted or ts}))
         kind = "duplicate" if state.seen_submit else "late_submit"
-        state = attrs.evolve(state, seen_submit=True, events=state.events + 1,
-                             submitted=state.submitted if state.seen_submit else ts)
-        return Step(state, None, Anomaly(kind, job, number, ts, state.status))
-
+        return Step(_evolve(state, {**seen, "seen_submit": True, "submitted": submitted}),
+                    None, Anomaly(kind, job, number, ts, state.status))
     old = state.status
+    repeat = (number, ts) == (state.last_event, state.last_event_time)
     if old in TERMINAL:
-        kind = "duplicate" if (number, ts) == (state.last_event, state.last_event_time) else "after_end"
-        return Step(attrs.evolve(state, events=state.events + 1),
-                    None, Anomaly(kind, job, number, ts, old))
+        return Step(state, None, Anomaly("duplicate" if repeat else "after_end", job, number, ts, old))
     new = STRICT.get((old, number))
+    anomaly = None
     if new is None:
         if number in RUN_ONLY:
-            return Step(attrs.evolve(state, events=state.events + 1))
-        if (number, ts) == (state.last_event, state.last_event_time):
-            return Step(attrs.evolve(state, events=state.events + 1),
-                        None, Anomaly("duplicate", job, number, ts, old))
+            return Step(state)
+        if repeat:
+            return Step(state, None, Anomaly("duplicate", job, number, ts, old))
         new = TARGET[number]
-        anomaly = Anomaly("invalid_transition", job, number, ts, old,
-                          f"event {number} in status {old}")
+        anomaly = Anomaly("invalid_transition", job, number, ts, old, f"event {number} in status {old}")
         if new == old:
-            return Step(_touch(state, number, ts, True), None, anomaly)
+            return Step(_evolve(state, seen), None, anomaly)
     changes = _details(state, number, event)
     changes.update(_cleared_hold(new))
-    state = attrs.evolve(state, status=new, last_status=old, entered_status=ts, **changes)
-    state = _touch(state, number, ts, True)
+    changes.update(seen, status=new, last_status=old, entered_status=ts)
+    state = _evolve(state, changes)
     return Step(state, Change(job, old, new, number, ts, state), anomaly)
 
 
-def _touch(state: JobState, number: int, ts: int, status_event: bool) -> JobState:
-    if status_event:
-        return attrs.evolve(state, last_event=number, last_event_time=ts, events=state.events + 1)
-    return attrs.evolve(state, events=state.events + 1)
+def _first_event(job: JobId, number: int, ts: int, event: JobEventLike) -> Step:
+    status = IDLE if number == SUBMIT else TARGET.get(number, IDLE)
+    status_event = number in STATUS_EVENTS
+    state = JobState(job=job, status=status, entered_status=ts, seen_submit=number == SUBMIT,
+                     submitted=ts if number == SUBMIT else None,
+                     last_event=number if status_event else None,
+                     last_event_time=ts if status_event else None, events=1 if status_event else 0)
+    anomaly = None
+    if number != SUBMIT:
+        anomaly = Anomaly("no_submit", job, number, ts, None, "first event of the job is not a submit")
+        state = _evolve(state, _details(state, number, event))
+    return Step(state, Change(job, None, state.status, number, ts, state), anomaly)
+
+
+_FIELDS = tuple(f.name for f in attrs.fields(JobState))
+
+
+def _evolve(state: JobState, changes: Mapping[str, Any]) -> JobState:
+    """``attrs.evolve`` without its per-call introspection (the fold's hot path)."""
+    return JobState(*[changes[f] if f in changes else getattr(state, f) for f in _FIELDS])
 
 
 @attrs.frozen
