@@ -296,7 +296,12 @@ class Collector:
     def locate(self, daemon_type, name: str | None = None):
         if not isinstance(daemon_type, DaemonType):
             raise TypeError("daemon_type must be a DaemonType")
-        ads = self._call("locate", daemon_type=int(daemon_type), name=name)
+        try:
+            ads = self._call("locate", daemon_type=int(daemon_type), name=name)
+        except HTCondorException as exc:
+            if name is None and self._default:
+                raise HTCondorException(f"Unable to locate local daemon. ({exc})") from exc
+            raise
         if ads:
             return to_ad(ads[0])
         if name is None:

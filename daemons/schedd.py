@@ -101,10 +101,8 @@ class Schedd(Daemon):
         ad = self.common_ad("Scheduler", self.schedd_name)
         ad["ScheddIpAddr"] = ad["MyAddress"]
         counts = dict.fromkeys(("Idle", "Running", "Held", "Removed", "Completed", "Suspended"), 0)
-        for row in self.store.query(None, ["JobStatus"]) if self.store else []:
-            key = SUMMARY_KEYS.get(int(row.get("JobStatus", "1")))
-            if key in counts:
-                counts[key] += 1
+        for key, number in self._status_counts().items():
+            counts[key] += number
         for key, value in counts.items():
             ad[f"Total{key}Jobs"] = value
         ad["TotalJobAds"] = sum(counts.values())
@@ -248,13 +246,21 @@ class Schedd(Daemon):
                 out.append(ad)
         return out
 
+    def _status_counts(self) -> dict:
+        """Jobs per summary key over the whole queue, counted by SQLite (no ads loaded)."""
+        counts: dict = {}
+        if self.store is None:
+            return counts
+        for status, number in self.store._read("SELECT status, count(*) FROM queue_jobs GROUP BY status"):
+            key = SUMMARY_KEYS.get(int(status))
+            if key:
+                counts[key] = counts.get(key, 0) + number
+        return counts
+
     def _summary(self, constraint, now) -> dict:
         counts = {name: 0 for name in set(SUMMARY_KEYS.values())}
         every = {name: 0 for name in counts}
-        for ad in self.store.query(None, ["JobStatus"] + ([] if not constraint else [])):
-            key = SUMMARY_KEYS.get(int(ad.get("JobStatus", "1")))
-            if key:
-                every[key] += 1
+        every.update(self._status_counts())
         for ad in self.store.query(constraint, ["JobStatus"]) if constraint else []:
             key = SUMMARY_KEYS.get(int(ad.get("JobStatus", "1")))
             if key:
