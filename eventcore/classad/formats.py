@@ -19,6 +19,7 @@ from eventcore.errors import ClassAdParseError
 from . import nodes as N
 from .ad import ClassAd, ExprTree
 from .ops import ascii_lower
+from .lexer import _careful_tokenize
 from .parser import Parser
 from .unparse import Unparser, format_real_old, quote_name, sorted_attrs
 from .values import ERROR, UNDEF
@@ -244,7 +245,8 @@ def parse_new_ads(text: str):
         pos = m.end()
         if pos >= n:
             return
-        p = Parser(text[pos:])
+        rest = text[pos:]
+        p = Parser(rest, _careful_tokenize(rest))      # offsets needed: where the ad ends
         tok = p.peek()
         if tok[0] != "op" or tok[1] != "[":
             p.fail("a ClassAd must start with '['")

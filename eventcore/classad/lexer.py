@@ -128,62 +128,54 @@ def tokenize(text: str) -> list:
 
 
 _FAST = re.compile(
-    r'([ \t\r\n\v\f]*)(?:([A-Za-z_][A-Za-z0-9_]*)|((?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)'
+    r'([ \t\r\n\v\f]*)(?:([A-Za-z_][A-Za-z0-9_]*)'
+    r'|((?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(?![.xX])'
     r'|(>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*%~!&|^<>.:\[\](){},;=]|/(?![/*])|\?(?![ \t\r\n\v\f]*:))'
     r'|("[^"\\]*")|(.))', re.DOTALL)
+UNKNOWN = -1        # offset of a fast-path token (the parser recomputes it for messages)
 
 
 def _fast_tokenize(text: str):
-    """Tokens of ordinary text in one ``findall``, or None to use the careful scanner."""
+    """Tokens of ordinary text in one ``findall``, or None to use the careful scanner.
+
+    Offsets are left UNKNOWN (working them out costs a third of the time);
+    ``Parser.fail`` recomputes them with the careful scanner when needed."""
     toks = []
     append = toks.append
-    pos = 0
     kw = KEYWORDS
     for ws, name, num, op, string, other in _FAST.findall(text):
-        pos += len(ws)
         if name:
             low = name.lower()
             if low in kw:
-                append(("kw", low, pos))
+                append(("kw", low, UNKNOWN))
             elif low == "is":
-                append(("op", "=?=", pos))
+                append(("op", "=?=", UNKNOWN))
             elif low == "isnt":
-                append(("op", "=!=", pos))
+                append(("op", "=!=", UNKNOWN))
             else:
-                append(("name", name, pos))
-            pos += len(name)
+                append(("name", name, UNKNOWN))
         elif op:
-            append(("op", op, pos))
-            pos += len(op)
+            append(("op", op, UNKNOWN))
         elif num:
-            end = pos + len(num)
-            nxt = text[end:end + 1]
-            if nxt == "." or (num[0] == "0" and (len(num) > 1 or nxt in ("x", "X"))
-                                and "." not in num and "e" not in num and "E" not in num):
-                return None
-            if "." in num or "e" in num or "E" in num:
-                kind, v = "real", float(num)
-            else:
+            if num.isdigit():
+                if num[0] == "0" and len(num) > 1:
+                    return None
                 kind, v = "int", int(num)
-            start = pos
+            else:
+                kind, v = "real", float(num)
             if not ws and toks:
                 prev = toks[-1]
-                if prev[1] == "-" and prev[0] == "op" and prev[2] == pos - 1 and (
-                        len(toks) < 2 or not _ends_operand(toks[-2])):
+                if prev[1] == "-" and prev[0] == "op" and (len(toks) < 2 or not _ends_operand(toks[-2])):
                     toks.pop()
                     v = -v
-                    start = pos - 1
             if kind == "int" and not INT64_MIN <= v <= INT64_MAX:
                 v = 0
-            append((kind, v, start))
-            pos = end
+            append((kind, v, UNKNOWN))
         elif string:
             if toks and toks[-1][0] == "str":
-                prev = toks[-1]
-                toks[-1] = ("str", prev[1] + string[1:-1], prev[2])
+                toks[-1] = ("str", toks[-1][1] + string[1:-1], UNKNOWN)
             else:
-                append(("str", string[1:-1], pos))
-            pos += len(string)
+                append(("str", string[1:-1], UNKNOWN))
         else:
             return None
     append(("eof", None, len(text)))

@@ -32,7 +32,7 @@ from __future__ import annotations
 from eventcore.errors import ClassAdParseError
 
 from . import nodes as N
-from .lexer import tokenize
+from .lexer import _careful_tokenize, tokenize
 from .ops import ascii_lower
 from .values import ERROR, UNDEF
 
@@ -63,7 +63,11 @@ class Parser:
     # -- helpers ---------------------------------------------------------
     def fail(self, message: str, tok=None):
         tok = tok or self.toks[self.pos]
-        raise ClassAdParseError(message, self.text, tok[2])
+        offset = tok[2]
+        if offset < 0:                 # a fast-path token: find where it is
+            index = next(i for i, t in enumerate(self.toks) if t is tok)
+            offset = _careful_tokenize(self.text)[index][2]
+        raise ClassAdParseError(message, self.text, offset)
 
     def peek(self) -> tuple:
         return self.toks[self.pos]

@@ -79,7 +79,7 @@ def test_both_tokenizers_agree(text):
     fast = _fast_tokenize(text)
     if fast is None:
         return
-    assert fast == _careful_tokenize(text)
+    assert [t[:2] for t in fast] == [t[:2] for t in _careful_tokenize(text)]
 
 
 @pytest.mark.parametrize("opener,closer", [("(", ")"), ("{", "}"), ("[a = ", "]"), ("f(", ")"), ("-", ""),
