@@ -223,3 +223,42 @@ def test_context_manager_and_stop_on_collect(tmp_path):
     import gc
     gc.collect()
     wait_until(lambda: not pool_processes(tmp_path / "gc"), 30, what="a collected pool to stop")
+
+
+def test_missing_executable_is_held_with_code_6(pool, tmp_path):
+    cluster = pool.schedd.submit(raw_job(tmp_path, Cmd=str(tmp_path / "no-such-program")), 1)
+    wait_until(lambda: statuses(pool.schedd, cluster) == [5], what="the spawn failure hold")
+    ad = pool.schedd.query(f"ClusterId == {cluster}", ["HoldReasonCode", "HoldReasonSubCode", "HoldReason"])[0]
+    assert ad["HoldReasonCode"] == 6 and ad["HoldReasonSubCode"] == 2  # ENOENT
+    assert "no-such-program" in ad["HoldReason"]
+    pool.schedd.act(htcondor.JobAction.Remove, cluster)
+
+
+def test_periodic_hold_then_periodic_release(pool, tmp_path):
+    sub = htcondor.Submit({"executable": "/bin/sleep", "arguments": "60",
+                           "periodic_hold": "JobStatus == 2",
+                           "periodic_hold_reason": '"held by policy"',
+                           "periodic_release": "NumHolds < 2"})
+    cluster = pool.schedd.submit(sub).cluster()
+    wait_until(lambda: (pool.schedd.query(f"ClusterId == {cluster}", ["NumHolds"]) or [{}])[0]
+               .get("NumHolds") == 2 and statuses(pool.schedd, cluster) == [5], 30,
+               what="two policy holds")
+    ad = pool.schedd.query(f"ClusterId == {cluster}", ["HoldReasonCode", "HoldReason"])[0]
+    assert (ad["HoldReasonCode"], ad["HoldReason"]) == (3, "held by policy")
+    pool.schedd.act(htcondor.JobAction.Remove, cluster)
+
+
+def test_grouped_queries(pool, tmp_path):
+    schedd = pool.schedd
+    cluster = schedd.submit(raw_job(tmp_path, JobStatus=5, HoldReasonCode=15), 3)
+    groups = schedd.query(f"ClusterId == {cluster}", ["Cmd"], opts=htcondor.QueryOpt.GroupBy)
+    assert len(groups) == 1 and groups[0]["JobCount"] == 3
+    assert groups[0]["JobIds"] == f"{cluster}.0 {cluster}.1 {cluster}.2"
+    auto = schedd.query(f"ClusterId == {cluster}", opts=htcondor.QueryOpt.AutoCluster)
+    assert len(auto) == 1 and auto[0]["JobCount"] == 3 and "AutoClusterId" in auto[0]
+    with_cluster = schedd.query(f"ClusterId == {cluster}", ["ClusterId", "ProcId"],
+                                opts=htcondor.QueryOpt.IncludeClusterAd)
+    assert len(with_cluster) == 4 and sum("ProcId" not in ad for ad in with_cluster) == 1
+    assert schedd.query(f"ClusterId == {cluster}",
+                        opts=htcondor.QueryOpt.SummaryOnly | htcondor.QueryOpt.AutoCluster) == []
+    schedd.act(htcondor.JobAction.Remove, cluster)
