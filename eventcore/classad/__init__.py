@@ -18,9 +18,18 @@ Objects
 Parsing
     ``parse_ad(text)``        one new-syntax ad ``[ ... ]``
     ``parse_old_ad(text)``    old format, all ads merged (classad2 parseOne)
-    ``parse_old_ads(text)``   iterator of ``(ClassAd, end_offset)``
+    ``parse_old_ads(text)`` / ``parse_new_ads(text)`` / ``parse_json_ads(text)``
+        iterators of ``(ClassAd, end_offset)``
     ``parse_expr(text)``      a syntax tree (nodes.py); raises
         ``ClassAdParseError`` (offset/line/column, caret) on bad text.
+    classad2's ``parseAds``/``parseNext``/``parseOne``/``quote``/``unquote`` too.
+
+Sharing expressions
+    An ``ExprTree`` compiles itself once; putting the same ExprTree into many
+    ads (``ad[k] = tree``) shares its tree and compiled closure, so callers
+    that rebuild ads from stored expression text should keep one ExprTree per
+    distinct text.  Each ad still gets its own ExprTree object (the circular
+    reference guard tells expressions apart by identity).
 
 Fast helpers
     ``compile_constraint(text) -> callable(ad) -> bool``  condor_q rules: True
@@ -48,6 +57,19 @@ Errors: ``ClassAdError`` (= ``classad2.ClassAdException``),
 
 Limits: ``parser.MAX_NESTING`` (165 nested constructs) and
 ``evaluate.MAX_EVAL_DEPTH`` (400 nested evaluation levels).
+
+Where we differ from classad2 on purpose: ``ExprTree(text)`` parses one
+stand-alone expression (classad2 parses ``[expression = text]``, so it takes
+``1; b = 2`` and refuses ``1 // comment``; the corpus follows the stand-alone
+rule); ExprTrees can be pickled; ``ClassAd.copy()`` exists; the reference's
+crashes (e.g. ``ad["l"][0]`` when the element is a list or an ad) give the
+sensible value instead.
+
+Modules: lexer, parser, nodes (syntax), evaluate + ops (compiler, scoping,
+operators), functions + convert, strfuncs, regexfuncs, stringlists, timefuncs,
+jobfuncs (builtins), unparse, formats (old/new/JSON), ad (ClassAd, ExprTree),
+pyvalue (Python values), matching, refs, api (classad2's module functions),
+env (clock and randomness), timeutil, values.
 """
 
 from __future__ import annotations

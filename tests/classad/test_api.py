@@ -220,3 +220,9 @@ def test_files_advance_past_each_ad_like_classad2(text, parser, tmp_path):
             first = module.parseNext(f, kind) if parser != "Auto" else None
             return out, repr(first), f.tell()
     assert positions(ours) == positions(classad2)
+
+
+def test_facade_has_every_public_classad2_name():
+    public = {n for n in dir(classad2) if not n.startswith("_") and n != "classad2_impl"}
+    assert public <= set(dir(ours))
+    assert set(ours.__all__) == public
