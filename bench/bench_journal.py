@@ -168,7 +168,7 @@ def build_journal(directory, records_wanted, procs_per_cluster=100, owners=100):
         records = cluster_records(cluster, procs_per_cluster, f"user{cluster % owners}")
         records += life_records(cluster, procs_per_cluster)
         rows = make_rows(records, position, float(T0 + cluster), checksum)
-        conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?)", rows)
+        conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?)", rows)
         position, checksum = rows[-1].position + 1, rows[-1].checksum
     conn.execute("COMMIT")
     conn.close()

@@ -86,7 +86,7 @@ def audit(local_dir, tz: datetime.tzinfo | None = None,
     try:
         findings, notes = [], []
         rows = [Row(*r) for r in conn.execute(
-            "SELECT position, time, cluster, proc, type, payload, key, checksum "
+            "SELECT position, time, cluster, proc, type, payload, key, checksum, event "
             "FROM journal ORDER BY position")]
         for position, message in verify_rows(rows):
             kind = "continuity" if "gap" in message else "checksum"
@@ -107,10 +107,16 @@ def _decode(rows, findings):
     entries = []
     for row in rows:
         try:
-            entries.append(entry_from_row(row))
+            entry = entry_from_row(row)
         except JournalCorrupt as exc:
             findings.append(Finding("payload", exc.message, row.position,
                                     f"{row.cluster}.{row.proc}"))
+            continue
+        entries.append(entry)
+        number = entry.payload["event"]["type"] if entry.type == "event" else None
+        if row.event is not None and row.event != number:
+            findings.append(Finding("payload", f"event column says {row.event}, the payload "
+                                    f"{number}", row.position, str(entry.job)))
     return entries
 
 

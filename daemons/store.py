@@ -165,6 +165,9 @@ class Store:
             conn.execute("PRAGMA foreign_keys=OFF")
             conn.execute("PRAGMA cache_size=-65536")
             conn.executescript(resources.files("schemas").joinpath("store.sql").read_text("utf-8"))
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(journal)")}
+            if "event" not in columns:      # a journal from before the column existed
+                conn.execute("ALTER TABLE journal ADD COLUMN event INTEGER")
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         except sqlite3.DatabaseError as exc:
             raise JournalCorrupt(f"cannot open the journal: {exc}", path=str(self.path)) from None
@@ -241,7 +244,7 @@ class Store:
             for request in batch:
                 self._apply_request(request, rows, keys)
             if rows:
-                conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?)", rows)
+                conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?)", rows)
                 self._write_changes(conn)
                 conn.execute("INSERT OR REPLACE INTO projection VALUES ('queue', ?, ?)",
                              (self._head, self._last_checksum))
@@ -393,14 +396,17 @@ class Store:
         try:
             last = (after, 0)
             cursor = conn.execute(
-                "SELECT position, time, cluster, proc, type, payload, checksum FROM journal "
+                "SELECT position, time, cluster, proc, type, payload, checksum, event FROM journal "
                 "WHERE position > ? ORDER BY position", (after,))
-            apply, jobs = fold.apply, {}
+            apply, passes, jobs = fold.apply, fold.passes_over, {}
             position = checksum = None
-            for position, time, cluster, proc, kind, text, checksum in cursor:
+            for position, time, cluster, proc, kind, text, checksum, number in cursor:
                 job = jobs.get((cluster, proc))
                 if job is None:
                     job = jobs[(cluster, proc)] = JobId(cluster, proc)
+                if number is not None and passes(job, number):
+                    fold.position = position
+                    continue
                 apply(position, time, job, kind, decode_payload(kind, text, position))
             if position is not None:
                 last = (position, checksum)
@@ -447,7 +453,8 @@ class Store:
                 self._cond.wait(0.05 if remaining is None else min(0.05, remaining))
 
     def rows(self, after: int = 0, limit: int | None = None) -> Iterator[Row]:
-        sql = ("SELECT position, time, cluster, proc, type, payload, key, checksum FROM journal "
+        sql = ("SELECT position, time, cluster, proc, type, payload, key, checksum, event "
+               "FROM journal "
                "WHERE position > ? ORDER BY position")
         args: tuple = (after,)
         if limit is not None:

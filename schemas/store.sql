@@ -13,7 +13,8 @@ CREATE TABLE IF NOT EXISTS journal (
     type     TEXT    NOT NULL,        -- cluster | proc | set | event | action | leave
     payload  TEXT    NOT NULL,        -- canonical JSON with "v" (schemas/*.json)
     key      TEXT,                    -- identity for idempotent ingestion
-    checksum INTEGER NOT NULL         -- CRC-32 chained over the previous row's
+    checksum INTEGER NOT NULL,        -- CRC-32 chained over the previous row's
+    event    INTEGER                  -- ULog number of an `event` record (from its payload)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS journal_key ON journal(key) WHERE key IS NOT NULL;
 

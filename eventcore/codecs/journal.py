@@ -1,10 +1,12 @@
 """Journal records <-> rows, and the chained checksum that guards each row.
 
-A row is ``(position, time, cluster, proc, type, payload, key, checksum)``:
+A row is ``(position, time, cluster, proc, type, payload, key, checksum, event)``:
 
 - ``payload`` is canonical JSON (sorted keys, no spaces, UTF-8) of the
   record's fields plus ``"v"``, the payload version;
-- ``checksum`` is CRC-32 over the row's other columns, seeded with the
+- ``event`` is the ULog number of an event record, copied from its payload
+  so that folds can pass over informational events without decoding them;
+- ``checksum`` is CRC-32 over the row's columns up to ``key``, seeded with the
   previous row's checksum (0 before position 1).  A changed byte in row N
   fails row N; a row removed or re-ordered fails the next one, and position
   continuity (1, 2, 3, ...) is checked beside it.
@@ -45,6 +47,7 @@ class Row(NamedTuple):
     payload: str
     key: str | None
     checksum: int
+    event: int | None = None   # ULog number of an `event` record (an index, from the payload)
 
 
 _dumps = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"),
@@ -160,11 +163,13 @@ def make_rows(records: Iterable[Record], first_position: int, time: float,
         if type(record).__name__ not in _RECORD_CLASS_NAMES:
             raise TypeError(f"not a journal record: {record!r}")
         job = record.job
-        payload = canonical_json(payloads[i] if payloads is not None else record_to_payload(record))
+        body = payloads[i] if payloads is not None else record_to_payload(record)
+        payload = canonical_json(body)
         checksum = row_checksum(checksum, position, time, job.cluster, job.proc,
                                 record.type, payload, record.key)
         rows.append(Row(position, time, job.cluster, job.proc, record.type, payload,
-                        record.key, checksum))
+                        record.key, checksum,
+                        body["event"]["type"] if record.type == "event" else None))
         position += 1
     return rows
 

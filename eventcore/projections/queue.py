@@ -186,6 +186,12 @@ class QueueFold:
         handler(self, position, time, job, payload)
         self.position = position
 
+    def passes_over(self, job: JobId, number: int) -> bool:
+        """True if an event ``number`` of ``job`` cannot change the fold (no need to decode it)."""
+        if job.cluster < 0 or job.proc < 0 or number >= 100:
+            return True
+        return number not in STATUS_EVENTS and self.proc(job.cluster, job.proc) is not None
+
     def _put_proc(self, key, row: Proc | None) -> None:
         self._save("p", key, self.procs)
         self.procs[key] = row
