@@ -243,7 +243,9 @@ class JobEventLog:
                 base = self._scan_pos
                 self._pending.extend((base, item) for item in items)
                 self._scan_pos = base + nxt
-                return bool(items)
+                if items:
+                    return True
+                continue                # progress without a record (prologue, blanks)
             if len(data) < self._chunk:
                 return False            # an incomplete record: wait for the rest
             self._chunk *= 2            # one record larger than the chunk

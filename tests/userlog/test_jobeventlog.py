@@ -186,3 +186,21 @@ def test_resume_at_a_saved_offset(log, tmp_path):
     log.write_text(ev(4))
     with pytest.raises(UserLogFileChanged):
         next(JobEventLog.resume(str(log), offset, ident=ident).events(0))
+
+
+@pytest.mark.parametrize("name", ["interleaved_multijob", "json_format", "xml_format",
+                                  "terminated_variants", "garbage_between_events"])
+@pytest.mark.parametrize("chunk", [7, 64, 300])
+def test_chunk_boundaries_change_nothing(oracle_dir, name, chunk):
+    """Reads go in chunks; records cut by a chunk end are re-read whole."""
+    import warnings
+    path = str(oracle_dir / "userlog" / f"{name}.log")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with JobEventLog(path, year=2026) as whole:
+            want = [(e.offset, e.end_offset, dict(e.items()).keys()) for e in whole.events(0)]
+        small = JobEventLog(path, year=2026)
+        small._chunk = chunk
+        got = [(e.offset, e.end_offset, dict(e.items()).keys()) for e in small.events(0)]
+        small.close()
+    assert got == want and want
