@@ -19,6 +19,7 @@
 ``job_status(job) -> JobStatus | None``
 ``query(constraint, projection, limit)``   merged ads of matching jobs
 ``history(constraint, projection, match, since)``  left jobs, newest first
+``status_counts()`` / ``job_count()``      JobStatus -> jobs; all jobs in the queue
 ``next_cluster_id()``                      1 + the largest cluster ever seen
 ``rebuild_queue()``                        drop the queue and fold the journal again
 ``close()``
@@ -496,6 +497,14 @@ class Store:
     def cluster_ad(self, cluster: int) -> dict | None:
         rows = self._read("SELECT ad FROM queue_clusters WHERE cluster=?", (cluster,))
         return json.loads(rows[0][0]) if rows else None
+
+    def status_counts(self) -> dict[int, int]:
+        """JobStatus -> number of jobs in the queue (from the status index)."""
+        return dict(self._read("SELECT status, count(*) FROM queue_jobs GROUP BY status"))
+
+    def job_count(self) -> int:
+        """Number of jobs (proc ads) in the queue."""
+        return self._read("SELECT count(*) FROM queue_jobs")[0][0]
 
     def next_cluster_id(self) -> int:
         rows = self._read("SELECT max(cluster) FROM journal")

@@ -232,3 +232,21 @@ def test_audit_compares_queue_and_history_tables(pool):
     store._conn.execute("UPDATE queue_jobs SET status = 5 WHERE proc = 1")
     kinds = sorted((f.kind, f.job) for f in audit(store.local_dir, tz=UTC).findings)
     assert kinds == [("history", "1.0"), ("queue", "1.1")]
+
+
+def test_event_log_reads_back_with_the_reader(pool):
+    from eventcore.codecs.userlog import TextReaderState, read_events
+    tmp, store = pool
+    evlog = str(tmp / "EventLog")
+    store.append(submit(1, 2))
+    store.append(life(JobId(1, 0)))
+    p = Projector(store, event_log=evlog, tz=UTC)
+    p.catch_up()
+    events = read_events(open(evlog, "rb").read(), TextReaderState(year=2023))
+    header, rest = events[0], events[1:]
+    assert header.type == 8 and header.cluster == -1
+    assert header.attributes()["Info"].startswith("Global JobLog: ctime=")
+    assert [(e.type, e.cluster, e.proc) for e in rest] == [
+        (0, 1, 0), (0, 1, 1), (1, 1, 0), (5, 1, 0)]
+    assert [e.timestamp for e in rest][:2] == [1_700_000_000, 1_700_000_000]
+    p.close()

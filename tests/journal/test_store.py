@@ -309,3 +309,10 @@ def test_one_refused_request_in_a_group_leaves_the_others(tmp_path):
     s.rebuild_queue()
     assert snapshot(s) == incremental and verify_rows(list(s.rows())) == []
     s.close()
+
+
+def test_counts(store):
+    store.append(submit(1, 3) + submit(2, 1, held=True))
+    store.append([event(JobId(1, 0), 1)])
+    assert store.status_counts() == {1: 2, 2: 1, 5: 1}
+    assert store.job_count() == 4
