@@ -143,7 +143,11 @@ class Schedd:
     def submit(self, description, count: int = 0, spool: bool = False, itemdata=None,
                queue: str | None = None, ad_results=None):
         if isinstance(description, ClassAd):
-            return self._submit_ad(description, count or 1, spool)
+            # v1's signature was submit(ad, count=1, spool=False, ad_results=None): a list
+            # in the fourth place is ad_results there.
+            if ad_results is None and isinstance(itemdata, list):
+                ad_results = itemdata
+            return self._submit_ad(description, count or 1, spool, ad_results)
         from daemons.submit_env import Submit, build_cluster  # the submit language
         if not isinstance(description, Submit):
             raise TypeError("description must be a Submit")
@@ -158,8 +162,9 @@ class Schedd:
         return SubmitResult(reply["cluster"], reply["first_proc"], reply["num_procs"],
                             to_ad(reply["cluster_ad"]))
 
-    def _submit_ad(self, ad: ClassAd, count: int, spool: bool) -> int:
-        """v1: a raw job ClassAd, ``count`` procs; returns the cluster id."""
+    def _submit_ad(self, ad: ClassAd, count: int, spool: bool, ad_results=None) -> int:
+        """v1: a raw job ClassAd, ``count`` procs; returns the cluster id (and fills
+        ``ad_results`` with the proc ads, as v1 did)."""
         exprs = to_exprs(ad)
         exprs.setdefault("Iwd", adwire.quote(os.getcwd()))
         exprs.setdefault("JobUniverse", "5")
@@ -168,8 +173,13 @@ class Schedd:
         if spool:
             exprs.update(JobStatus="5", HoldReasonCode="16", HoldReason='"Spooling input data files"')
         cluster = self._call("new_cluster")
-        self._call("submit", cluster=cluster, cluster_ad=exprs,
-                   proc_ads=[{"ProcId": str(p)} for p in range(count)])
+        reply = self._call("submit", cluster=cluster, cluster_ad=exprs,
+                           proc_ads=[{"ProcId": str(p)} for p in range(count)])
+        if isinstance(ad_results, list):
+            for proc in range(count):
+                proc_ad = to_ad(reply["cluster_ad"])
+                proc_ad["ProcId"] = proc
+                ad_results.append(proc_ad)
         return cluster
 
     # -- queries --------------------------------------------------------------------
@@ -231,10 +241,19 @@ class Schedd:
         self._call("reschedule")
 
     def spool(self, result) -> None:
-        raise HTCondorException("spool is not supported by a jobledger pool (jobs share its file system)")
+        """Release jobs submitted with ``spool=True``.  A personal pool shares the
+        submitter's file system, so the input files need no upload."""
+        if isinstance(result, SubmitResult):
+            ids = [f"{result.cluster()}.{result.first_proc() + i}" for i in range(result.num_procs())]
+        elif isinstance(result, list) and all(isinstance(ad, ClassAd) for ad in result):
+            ids = [f"{ad['ClusterId']}.{ad['ProcId']}" for ad in result]  # v1: ad_results
+        else:
+            raise ValueError("spool() takes the SubmitResult of a spool=True submit")
+        self._call("spooled", ids=ids)
 
     def retrieve(self, job_spec) -> None:
-        raise HTCondorException("retrieve is not supported by a jobledger pool (jobs share its file system)")
+        """Output needs no download: jobs write straight into their directories here."""
+        parse_job_spec(job_spec)
 
 
 def _user() -> str:

@@ -150,6 +150,7 @@ class Schedd(Daemon):
             "act": lambda peer, **a: self.actions.act(user_name(peer["uid"]), **a),
             "edit": lambda peer, **a: self.actions.edit(user_name(peer["uid"]), **a),
             "reschedule": lambda peer: self.poke_negotiator(),
+            "spooled": lambda peer, ids: self.actions.spooled(user_name(peer["uid"]), ids),
             "idle_jobs": self._idle_jobs,
             "matches": self._matches,
             "starter_outcome": self._starter_outcome,

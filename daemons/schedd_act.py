@@ -163,6 +163,24 @@ class Actions:
             return "TotalSuccess", [audit, event(EventType.JOB_UNSUSPENDED, job, now)], (claim, "continue")
         raise HTCondorException(f"action {action!r} is not supported")
 
+    def spooled(self, user: str, ids: list) -> int:
+        """``Schedd.spool``: the pool shares this file system, so there is nothing to
+        upload; jobs held for spooling (code 16) are released."""
+        with self.schedd.runs.lock:
+            now = time.time()
+            records = []
+            for job in parse_ids(ids):
+                ad = self.store.job_ad(job)
+                if ad is None or _status(ad) != H or ad.get("HoldReasonCode") != "16":
+                    continue
+                records += [ActionRecord(job, "release", reason="Data files spooled", by=user),
+                            event(EventType.JOB_RELEASED, job, now, Reason="Data files spooled")]
+            if records:
+                self.store.append(records)
+        if records:
+            self.schedd.poke_negotiator()
+        return len(records) // 2
+
     def _tell_starter(self, claim, what: str) -> None:
         if not isinstance(claim, str):
             return

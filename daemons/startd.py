@@ -71,6 +71,8 @@ class Launcher:
         os.close(self.lifeline_r)
         self.sock = ours
         self.on_exit = on_exit
+        self.on_dead = None
+        self.dead = threading.Event()
         self.log = log
         self._send_lock = threading.Lock()
         self._waiting: dict[int, list] = {}
@@ -84,7 +86,7 @@ class Launcher:
         self._waiting[request_id] = slot
         with self._send_lock:
             ipc.send_message(self.sock, {"id": request_id, "job": job, "claim": claim})
-        if not slot[0].wait(timeout):
+        if self.dead.is_set() or not slot[0].wait(timeout) or slot[1] is None:
             raise HTCondorException("the starter launcher did not answer")
         return slot[1]
 
@@ -93,6 +95,11 @@ class Launcher:
             try:
                 message = ipc.recv_message(self.sock)
             except (OSError, ValueError):
+                self.dead.set()
+                for slot in list(self._waiting.values()):
+                    slot[0].set()  # nobody will answer these
+                if self.on_dead is not None:
+                    self.on_dead()
                 return
             if "exited" in message:
                 self.on_exit(message["exited"])
@@ -201,8 +208,16 @@ class Startd(Daemon):
 
     def started(self) -> None:
         super().started()
+        self.launcher.on_dead = self._launcher_died
         self.every(0.2, self._check_starters, name="check-starters")
         self.every(1.0, self._advertise_changes, name="advertise-changes", wake=self._changed)
+
+    def _launcher_died(self) -> None:
+        """Without its launcher the startd cannot start jobs: exit, the master restarts us."""
+        if not self.stopping.is_set():
+            self.log.error("the starter launcher died; exiting so the master restarts the startd")
+            self.failure = HTCondorException("the starter launcher died")
+            self.stopping.set()
 
     # -- resources ---------------------------------------------------------------
     def free(self) -> dict:

@@ -262,3 +262,33 @@ def test_grouped_queries(pool, tmp_path):
     assert schedd.query(f"ClusterId == {cluster}",
                         opts=htcondor.QueryOpt.SummaryOnly | htcondor.QueryOpt.AutoCluster) == []
     schedd.act(htcondor.JobAction.Remove, cluster)
+
+
+def test_v1_spool_flow_of_the_slides(pool, tmp_path):
+    """The tutorial slides: submit(ad, 1, True, ad_results), spool(ad_results), retrieve."""
+    schedd = pool.schedd
+    ad_results = []
+    cluster = schedd.submit(ClassAd({"Cmd": "/bin/sh", "Arguments": "-c 'echo Hello world'",
+                                     "Out": str(tmp_path / "test.out"), "Iwd": str(tmp_path)}),
+                            1, True, ad_results)
+    assert ad_results[0]["ProcId"] == 0
+    ad = schedd.query(f"ClusterID =?= {cluster}", ["ClusterID", "ProcID", "JobStatus", "HoldReasonCode"])[0]
+    assert (ad["JobStatus"], ad["HoldReasonCode"]) == (5, 16)
+    schedd.spool(ad_results)
+    wait_gone(schedd, cluster)
+    schedd.retrieve(f"ClusterId =?= {cluster}")
+    assert (tmp_path / "test.out").read_text() == "Hello world\n"
+
+
+def test_launcher_death_restarts_the_startd(fresh_pool, tmp_path):
+    import signal
+    import subprocess
+    from daemons import ipc
+    master = ipc.sinful(str(fresh_pool.local_dir / "run" / "master.sock"))
+    startd = ipc.call(master, "status")["startd"]["pid"]
+    launcher = int(subprocess.check_output(["pgrep", "-P", str(startd)]).split()[0])
+    os.kill(launcher, signal.SIGKILL)
+    wait_until(lambda: ipc.call(master, "status")["startd"]["restarts"] == 1, 30,
+               what="the master to restart the startd")
+    cluster = fresh_pool.schedd.submit(raw_job(tmp_path), 2)
+    wait_gone(fresh_pool.schedd, cluster)
