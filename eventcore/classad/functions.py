@@ -514,12 +514,11 @@ def _quantize(args, ad, st):
         if b is None:
             return ERROR
     if type(b) is bool:
-        b = int(b)
+        b = float(b)
     if type(b) is int:
         if b == 0:
             return a
-        if type(a) is int or type(a) is bool:
-            a = int(a)
+        if type(a) is int:
             return wrap64(ops._int_div(wrap64(a + b - 1), b) * b)
         return c_ceil(ra / b) * float(b)
     if type(b) is float:
