@@ -153,7 +153,7 @@ class Submit(MutableMapping):
         if raw is None:
             raise KeyError(attr)
         try:
-            value = Expander(self.lookup, self.environment).expand(raw)
+            value = Expander(self.lookup, self.environment, strict=False).expand(raw)
         except MacroError:
             raise KeyError(attr) from None
         if not value:

@@ -167,7 +167,8 @@ class _Planner:
         number, source = self.sub._lines.get(command, (None, "<submit>"))
         spelling = self.keys.get(command, command)
         raw = self.sub._macros.get(command, (spelling, ""))[1]
-        return type(exc)(exc.message, number, f"{spelling} = {raw}", source)
+        kind = MacroError if isinstance(exc, MacroError) else SubmitError
+        return kind(exc.message, number, f"{spelling} = {raw}", source)
 
     def job_lookup(self, job: _Job):
         live = {"procid": str(job.proc), "process": str(job.proc), "step": str(job.step),

@@ -40,6 +40,18 @@ _IDCHAR_BODY = frozenset({NORMAL, "ENV"})   # bodies limited to identifier chara
 SENTINEL = "\x00"           # marks a per-job value in a symbolic expansion (see compile)
 
 
+class Runaway(MacroError):
+    """An expansion that never ends (a circular reference)."""
+
+
+class BadFormat(MacroError):
+    """A printf format that does not fit the function ($INT with %f ...)."""
+
+    def __init__(self, message: str, fmt: str):
+        super().__init__(message)
+        self.fmt = fmt
+
+
 class NotCompilable(Exception):
     """A per-job value reached a place where a template cannot follow it."""
 
@@ -137,7 +149,7 @@ _REAL_CONV = set("eEfFgG")
 def _printf(fmt: str, value, allowed: set[str], fname: str) -> str:
     m = _PRINTF_RE.match(fmt)
     if m is None or m.group(5) not in allowed or "%" in m.group(6).replace("%%", ""):
-        raise MacroError(f"{fname} error: '{fmt}' is not a valid format specifier")
+        raise BadFormat(f"{fname} error: '{fmt}' is not a valid format specifier", fmt)
     head, flags, width, prec, conv, tail = m.groups()
     spec = "%" + flags + width + ("." + prec if prec is not None else "") + ("d" if conv == "u" else conv)
     if conv == "c":
@@ -219,6 +231,8 @@ def filename_parts(flags: str, value: str, cwd: str | None) -> str:
     parts, num_dirs, quote, full, bare, to_char = _filename_flags(flags)
     if len(value) > 1 and value[0] == value[-1] and value[0] in "\"'":
         value = value[1:-1]
+    if value[:1] == '"' or (quote and value[:1] == quote):     # HTCondor drops a lone leading quote
+        value = value[1:-1] if value[-1:] == value[:1] and len(value) > 1 else value[1:]
     if full and cwd and not value.startswith("/"):
         if len(value) > 2 and value.startswith("./"):
             value = value[2:]
@@ -259,18 +273,22 @@ class Expander:
     """Expands macro references against ``lookup`` and an environment.
 
     ``cwd`` is used by ``$Ff()`` (None: paths stay relative, as offline
-    htcondor2 does).  ``sentinel`` turns on symbolic mode (see ``compile``):
-    a looked-up value holding the sentinel may only be substituted plainly.
+    htcondor2 does).  ``symbolic`` is the template mode (see
+    ``compile_template``): a looked-up value holding the sentinel may only be
+    substituted plainly.  ``strict`` (condor_submit): a macro function that
+    fails raises ``MacroError``; otherwise (``htcondor2.Submit.expand``) it
+    expands to nothing, and an invalid format to the format text itself.
     """
 
-    __slots__ = ("lookup", "env", "cwd", "symbolic")
+    __slots__ = ("lookup", "env", "cwd", "symbolic", "strict")
 
     def __init__(self, lookup: Callable[[str], str | None], env, cwd: str | None = None,
-                 symbolic: bool = False):
+                 symbolic: bool = False, strict: bool = True):
         self.lookup = lookup
         self.env = env
         self.cwd = cwd
         self.symbolic = symbolic
+        self.strict = strict
 
     def expand(self, text: str, dollar: bool = True) -> str:
         if "$" not in text:
@@ -287,7 +305,7 @@ class Expander:
             pos = d
             steps += 1
             if steps > MAX_STEPS or len(text) > MAX_LENGTH:
-                raise MacroError("macro expansion does not end (a macro refers to itself?)")
+                raise Runaway("macro expansion does not end (a macro refers to itself?)")
         if dollar:
             pos = 0
             while True:
@@ -296,7 +314,7 @@ class Expander:
                     break
                 d, close = found[1], found[4]
                 text = text[:d] + "$" + text[close + 1:]
-                pos = d + 1
+                pos = d         # as HTCondor: "$" + "$(DOLLAR)" now reads as "$$(" and stays
         return text
 
     # -- evaluation of one reference ------------------------------------
@@ -317,14 +335,25 @@ class Expander:
         args = text[body:close]
         if self.symbolic and (SENTINEL in args or kind.startswith("RANDOM_")):
             raise NotCompilable(kind)     # per job: a per-job argument, or a new draw each time
-        if kind[0] == "F":
-            return self._filename(kind[1:], args)
-        return getattr(self, "_f_" + kind)(args)
+        try:
+            if kind[0] == "F":
+                return self._filename(kind[1:], args)
+            return getattr(self, "_f_" + kind)(args)
+        except Runaway:
+            raise
+        except BadFormat as exc:
+            if self.strict:
+                raise
+            return exc.fmt
+        except MacroError:
+            if self.strict:
+                raise
+            return ""
 
     def _arg(self, arg: str) -> str:
         """An argument that may name a macro: its value (expanded) or itself."""
         value = self.lookup(arg)
-        out = self.expand(arg if value is None else value, dollar=False)
+        out = self.expand(arg if value is None else value)
         if self.symbolic and SENTINEL in out:
             raise NotCompilable(arg)
         return out
@@ -333,7 +362,7 @@ class Expander:
         value = self.lookup(name)
         if value is None:
             return None
-        out = self.expand(value, dollar=False)
+        out = self.expand(value)
         if self.symbolic and SENTINEL in out:
             raise NotCompilable(name)
         return out
@@ -364,7 +393,10 @@ class Expander:
     def _number(self, args: str, want_int: bool) -> str:
         fname = "$INT()" if want_int else "$REAL()"
         name, comma, fmt = args.partition(",")
-        value = _number(self._arg(name.strip()), fname, want_int)
+        text = self._arg(name.strip())
+        if not text.strip():
+            return ""           # an empty macro formats as nothing (htcondor2 does the same)
+        value = _number(text, fname, want_int)
         if want_int:
             return _printf(fmt, value, _INT_CONV, fname) if comma else str(value)
         if not comma:
@@ -415,17 +447,21 @@ class Expander:
             return int(text.strip(), 10)
         except ValueError:
             value = _eval_classad(text) if text.strip() else None
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return int(value)
             raise MacroError(f"{fname} error: {text} is invalid {what}") from None
 
     def _f_CHOICE(self, args: str) -> str:
         entries = _items(args)
         if len(entries) < 2:
             raise MacroError("$CHOICE() error: no index")
-        index = self._int_arg(entries[0], "$CHOICE()", "index")
-        if index < 0:
-            raise MacroError(f"$CHOICE() error: '{index}' is invalid index")
+        if self.strict:
+            index = self._int_arg(entries[0], "$CHOICE()", "index")
+            if index < 0:
+                raise MacroError(f"$CHOICE() error: '{index}' is invalid index")
+        else:       # htcondor2 reads the index like C's atoi, negatives as 0
+            m = re.match(r"\s*([-+]?\d+)", self._arg(entries[0]))
+            index = max(int(m.group(1)), 0) if m else 0
         if len(entries) == 2:
             listed = self._macro_value(entries[1])
             if listed is None:

@@ -22,26 +22,23 @@ def test_underscore_digit_queue_variable_is_accepted():
     assert list(Submit(text).itemdata()) == [{"x_1": "p"}, {"x_1": "q"}]
 
 
-def test_int_with_a_float_format_is_an_error():
-    """htcondor2 expands `$INT(N,%5.2f)` to the text `%5.2f`; the format is
-    invalid for an integer (condor_submit's own message says so), so we raise
-    (a KeyError from expand(), a SubmitError naming the line from jobs())."""
-    text = "N = 7\nv = $INT(N,%5.2f)\n"
-    assert htcondor2.Submit(text).expand("v") == "%5.2f"
-    with pytest.raises(KeyError):
-        Submit(text).expand("v")
-    with pytest.raises(MacroError, match="not a valid format") as info:
-        list(Submit("executable = /bin/true\n" + text + "arguments = $(v)\n").jobs())
-    assert info.value.line == 4
-
-
-def test_negative_choice_index_is_an_error():
-    """htcondor2 gives the first item for `$CHOICE(-1,x,y)`; HTCondor's own
-    macro code rejects a negative index, and so do we."""
-    text = "v = $CHOICE(-1,x,y)\n"
-    assert htcondor2.Submit(text).expand("v") == "x"
-    with pytest.raises(KeyError):
-        Submit(text).expand("v")
+def test_failing_macro_functions_stop_jobs_but_not_expand():
+    """htcondor2's expand() turns a failing macro function into nothing (an
+    out-of-range $CHOICE, $INT of text) and an invalid format into the format
+    text; our expand() does the same.  Building jobs follows condor_submit
+    instead, which stops with an error: jobs() raises MacroError naming the
+    line, so a typo cannot silently submit wrong jobs."""
+    text = ("N = 7\nv = $INT(N,%5.2f)\nw = x$CHOICE(5,a,b)\nc = $CHOICE(-1,x,y)\n"
+            "t = x$INT(abc)\n")
+    theirs, ours = htcondor2.Submit(text), Submit(text)
+    for key, value in (("v", "%5.2f"), ("w", "x"), ("c", "x"), ("t", "x")):
+        assert theirs.expand(key) == ours.expand(key) == value
+    for key, message in (("v", "not a valid format"), ("w", "out of range"), ("c", "invalid index"),
+                         ("t", "does not evaluate")):
+        sub = Submit("executable = /bin/true\n" + text + f"arguments = $({key})\n")
+        with pytest.raises(MacroError, match=message) as info:
+            list(sub.jobs())
+        assert info.value.line == 7
 
 
 def test_circular_reference_raises_instead_of_hanging():
