@@ -24,6 +24,9 @@
 ``rebuild_queue()``                        drop the queue and fold the journal again
 ``close()``
 
+``Store(local_dir, readonly=True)`` opens an existing journal for reading
+only (no queue catch-up; ``append`` refuses): tools such as replay/export.
+
 Ads come back as ``dict`` name -> ClassAd expression text.  Constraints are
 ClassAd expression text: ``==`` conjuncts on ClusterId, ProcId, JobStatus
 or Owner use indexes (daemons.queryplan); the rest is evaluated by
@@ -153,8 +156,8 @@ class Store:
         self._reader = self._connect()
         self._head, self._last_checksum = self._read_head()
         self._fold = QueueFold(_TableLoader(self._conn))
-        if not readonly:
-            self.recovered = self._catch_up_queue()
+        self.readonly = readonly
+        self.recovered = "read-only" if readonly else self._catch_up_queue()
 
     # ------------------------------------------------------------ set-up --
     def _connect(self) -> sqlite3.Connection:
@@ -197,6 +200,8 @@ class Store:
 
         ``time`` overrides the store's clock for these records (tests, tools).
         """
+        if self.readonly:
+            raise JournalError(f"{self.path} is open read-only")
         request = _Request(list(records), expected_head, time)
         if self.durability != "group":
             with self._write_lock:

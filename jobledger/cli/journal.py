@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import sys
 
 import click
@@ -25,11 +26,11 @@ local_dir_option = click.option(
 
 
 def _open_store(local_dir: str, must_exist: bool = True) -> Store:
-    import os
+    """The pool's store; read-only (no queue catch-up) when it must exist already."""
     if must_exist and not os.path.exists(os.path.join(local_dir, DB_NAME)):
         raise click.ClickException(f"no journal in {local_dir} ({DB_NAME} is missing)")
     try:
-        return Store(local_dir, durability="fsync")
+        return Store(local_dir, durability="fsync", readonly=must_exist)
     except JobledgerError as exc:
         raise click.ClickException(str(exc)) from None
 
