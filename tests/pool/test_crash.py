@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import os
 import signal
+import time
 
 import pytest
 
@@ -80,6 +81,40 @@ def test_schedd_sigkill_loses_nothing(fresh_pool, tmp_path):
     # Jobs that ran across the crash were reconnected, not restarted.
     assert kinds[22] >= 1
     assert kinds[22] == kinds[23] + kinds[24]
+
+
+@pytest.mark.slow
+def test_acknowledged_submits_survive_a_schedd_kill(fresh_pool, tmp_path):
+    """Submits keep coming while the schedd is killed: every acknowledged one is kept."""
+    import threading
+    acknowledged, stop = [], threading.Event()
+    job = ClassAd({"Cmd": "/bin/true", "Iwd": str(tmp_path)})
+    schedd = fresh_pool.schedd
+
+    def submitter():
+        while not stop.is_set():
+            try:
+                acknowledged.append(schedd.submit(job, 2))
+            except Exception:  # noqa: BLE001 - not acknowledged: may or may not exist
+                time.sleep(0.01)
+    thread = threading.Thread(target=submitter, name="submitter")
+    thread.start()
+    try:
+        wait_until(lambda: len(acknowledged) >= 20, 60, what="some submits")
+        before = daemon_pid(fresh_pool, "schedd")
+        os.kill(before, signal.SIGKILL)
+        wait_until(lambda: daemon_pid(fresh_pool, "schedd") != before, 30, what="a new schedd")
+        count = len(acknowledged)
+        wait_until(lambda: len(acknowledged) >= count + 20, 60, what="submits after the restart")
+    finally:
+        stop.set()
+        thread.join()
+    wait_until(lambda: _schedd_answers(fresh_pool) and not schedd.query("true", ["ProcId"]), 120,
+               what="every job to finish")
+    done = {(ad["ClusterId"], ad["ProcId"]) for ad in schedd.history(None, ["ClusterId", "ProcId"])}
+    missing = [c for c in acknowledged if (c, 0) not in done or (c, 1) not in done]
+    assert not missing
+    assert audit(fresh_pool.local_dir).ok
 
 
 @pytest.mark.slow
