@@ -49,8 +49,11 @@ Durability (explicit, chosen at open):
 Restart: the queue tables are the projection's snapshot; the ``projection``
 row says which journal position (and checksum there) they reflect.  On open
 the records after it are folded; if the snapshot does not belong to this
-journal (position past the head, checksum differs, unreadable) the queue
-is rebuilt from the whole journal instead, never a stall.
+journal (position past the head, checksum differs) or cannot be read (bad
+rows, a damaged table) the queue is rebuilt from the whole journal instead,
+never a stall.  Rows that were edited behind the store's back but still
+read fine are not detected here: ``jobledger audit`` compares the tables
+with a fold of the journal.
 """
 
 from __future__ import annotations
@@ -371,18 +374,19 @@ class Store:
     def _catch_up_queue(self) -> str:
         """Bring the queue tables to the journal head; say how ("current", ...)."""
         with self._write_lock:
-            row = self._conn.execute(
-                "SELECT position, checksum FROM projection WHERE name='queue'").fetchone()
-            if row is None and self._head == 0:
-                return "empty"
-            if row is not None and self._snapshot_matches(*row):
-                if row[0] == self._head:
-                    return "current"
-                try:
+            try:
+                row = self._conn.execute(
+                    "SELECT position, checksum FROM projection WHERE name='queue'").fetchone()
+                if row is None and self._head == 0:
+                    return "empty"
+                if row is not None and self._snapshot_matches(*row):
+                    if row[0] == self._head:
+                        return "current"
                     self._fold_range(row[0])
                     return "caught-up"
-                except (InvalidTransition, JournalCorrupt, KeyError, TypeError, ValueError):
-                    pass   # the snapshot does not hold what it claims: replay everything
+            except (InvalidTransition, JournalCorrupt, KeyError, TypeError, ValueError,
+                    sqlite3.DatabaseError):
+                pass   # the snapshot does not hold what it claims: replay everything
             self._rebuild()
             return "rebuilt"
 
@@ -426,12 +430,14 @@ class Store:
 
     def _rebuild(self) -> None:
         conn = self._conn
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute("DELETE FROM queue_jobs")
-        conn.execute("DELETE FROM queue_clusters")
-        conn.execute("DELETE FROM history")
+        for table in ("queue_jobs", "queue_clusters", "history"):
+            conn.execute(f"DROP TABLE IF EXISTS {table}")   # even a damaged one
         conn.execute("DELETE FROM projection WHERE name='queue'")
         conn.execute("COMMIT")
+        conn.executescript(resources.files("schemas").joinpath("store.sql").read_text("utf-8"))
         fold = QueueFold()        # from scratch: nothing to load
         self._fold_range(0, fold)
         self._fold = QueueFold(_TableLoader(conn))

@@ -316,3 +316,24 @@ def test_counts(store):
     store.append([event(JobId(1, 0), 1)])
     assert store.status_counts() == {1: 2, 2: 1, 5: 1}
     assert store.job_count() == 4
+
+
+@pytest.mark.parametrize("damage", [
+    "UPDATE queue_jobs SET ad = '{not json' WHERE proc = 0",
+    "DROP TABLE queue_jobs",
+    "UPDATE projection SET checksum = checksum + 1",
+])
+def test_a_damaged_snapshot_means_a_rebuild_not_a_stall(tmp_path, damage):
+    s = Store(tmp_path, constraint_filter=all_ads)
+    s.append(submit(1, 2) + submit(2, 1))
+    s.append([event(JobId(1, 0), 1)])
+    expected = snapshot(s)
+    pos, checksum = s._read("SELECT position, checksum FROM projection")[0]
+    s.append([event(JobId(1, 1), 6), event(JobId(1, 0), 6)])
+    s._conn.execute("UPDATE projection SET position=?, checksum=?", (pos, checksum))
+    s._conn.execute(damage)
+    s.close()
+    s = Store(tmp_path, constraint_filter=all_ads)
+    assert s.recovered in ("rebuilt", "caught-up")
+    assert snapshot(s) == expected
+    s.close()
