@@ -41,6 +41,26 @@ def decode_json_value(value):
     return value
 
 
+def _next_event_object(s: str, start: int) -> int:
+    """Where the next complete event object starts after a bad one, or -1.
+
+    A crashed writer leaves half an object; the next writer's object may
+    start right after it, even mid-line.  The first ``{`` from which a whole
+    object with an ``EventTypeNumber`` decodes is that start.
+    """
+    k = s.find("{", start)
+    while k >= 0:
+        try:
+            obj, _ = _DECODER.raw_decode(s, k)
+        except json.JSONDecodeError:
+            pass
+        else:
+            if isinstance(obj, dict) and "EventTypeNumber" in obj:
+                return k
+        k = s.find("{", k + 1)
+    return -1
+
+
 def scan_json(buf: bytes, pos: int, state, limit: int | None = None):
     chunk = buf[pos:]
     ascii = chunk.isascii()
@@ -64,11 +84,12 @@ def scan_json(buf: bytes, pos: int, state, limit: int | None = None):
         try:
             obj, end = _DECODER.raw_decode(s, i)
         except json.JSONDecodeError:
-            nxt = s.find("\n{", i + 1)
+            nxt = _next_event_object(s, i + 1)
             if nxt < 0:
                 break                  # incomplete: wait for the rest
-            items.append(Garbled("not a JSON object", s[i:nxt + 1], off(i), off(nxt + 1)))
-            i = nxt + 1
+            items.append(Garbled("not a JSON object (a crashed writer's fragment?)",
+                                 s[i:nxt], off(i), off(nxt)))
+            i = nxt
             continue
         if not isinstance(obj, dict):
             items.append(Skipped(s[i:end], off(i), off(end)))

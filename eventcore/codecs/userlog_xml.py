@@ -22,6 +22,8 @@ from eventcore.events import ERROR, UNDEFINED, Event, Expr
 __all__ = ["scan_xml", "render_xml", "parse_xml_ad"]
 
 _CLOSE = re.compile(r"^</c>[ \t]*\r?(?:\n|\Z)", re.M)
+# An event element opens with "<c>" and a line break (nested ads are inline).
+_OPEN = re.compile(r"<c>\r?\n")
 _ATTR = re.compile(r'\s*<a n="([^"]*)">')
 _PROLOGUE = re.compile(r"\s*(<\?.*?\?>|<!.*?>|<classads>|</classads>)", re.S)
 
@@ -123,10 +125,18 @@ def scan_xml(buf: bytes, pos: int, state, limit: int | None = None):
             nl = s.find("\n", j)
             if nl < 0:
                 break
-            items.append(Skipped(s[j:nl + 1], off(j), off(nl + 1)))
-            i = nl + 1
+            opening = _OPEN.search(s, j + 1, nl + 1)   # a new event glued to a fragment
+            stop = opening.start() if opening else nl + 1
+            items.append(Skipped(s[j:stop], off(j), off(stop)))
+            i = stop
             continue
         close = _CLOSE.search(s, j)
+        inner = _OPEN.search(s, j + 3, close.start() if close else n)
+        if inner is not None:          # a crashed writer's fragment, then a new event
+            items.append(Garbled("unfinished XML event followed by a new one", s[j:inner.start()],
+                                 off(j), off(inner.start())))
+            i = inner.start()
+            continue
         if close is None or (close.end() == n and not s.endswith("\n")):
             break                      # wait for the closing line
         end = close.start() + 4       # HTCondor leaves the newline after </c> unread

@@ -1,4 +1,4 @@
-"""A user-log writer for the crash tests: ``python crash_writer.py LOG GEN COUNT SEED``.
+"""A user-log writer for the crash tests: ``python crash_writer.py LOG GEN COUNT SEED [FORMAT]``.
 
 Appends events ``(GEN, 0..COUNT-1)`` to LOG, each in one to three ``write()``
 calls with short pauses between them, so a SIGKILL can land inside an
@@ -38,12 +38,12 @@ def expected_event(gen: int, k: int):
     return make_event(number, cluster=gen, proc=k, timestamp=1709633472 + k, attrs=attrs)
 
 
-def main(path: str, gen: int, count: int, seed: int) -> None:
+def main(path: str, gen: int, count: int, seed: int, fmt: str = "text") -> None:
     rng = random.Random(seed)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     print("ready", flush=True)
     for k in range(count):
-        data = render(expected_event(gen, k)).encode()
+        data = render(expected_event(gen, k), fmt).encode()
         cuts = sorted(rng.sample(range(1, len(data)), rng.randint(0, 2)))
         start = 0
         for cut in cuts + [len(data)]:
@@ -53,4 +53,4 @@ def main(path: str, gen: int, count: int, seed: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), *sys.argv[5:6])

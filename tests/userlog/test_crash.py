@@ -28,8 +28,8 @@ def drain(jel, out):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_follower_survives_writers_killed_mid_event(tmp_path, seed):
+@pytest.mark.parametrize("fmt,seed", [("text", 1), ("text", 2), ("text", 3), ("json", 4), ("xml", 5)])
+def test_follower_survives_writers_killed_mid_event(tmp_path, fmt, seed):
     rng = random.Random(seed)
     log = tmp_path / "job.log"
     log.touch()
@@ -39,7 +39,7 @@ def test_follower_survives_writers_killed_mid_event(tmp_path, seed):
         jel = JobEventLog(str(log), errors="ignore")
         for gen in range(1, 7):
             child = subprocess.Popen([sys.executable, str(WRITER), str(log), str(gen),
-                                      str(COUNT), str(rng.randrange(10**6))],
+                                      str(COUNT), str(rng.randrange(10**6)), fmt],
                                      stdout=subprocess.PIPE, text=True)
             assert child.stdout.readline() == "ready\n"
             deadline = time.monotonic() + rng.uniform(0.05, 0.4)
@@ -57,7 +57,7 @@ def test_follower_survives_writers_killed_mid_event(tmp_path, seed):
     complete = []
     for gen in range(1, 7):
         for k in range(COUNT):
-            text = render(expected_event(gen, k))
+            text = render(expected_event(gen, k), fmt)
             at = data.find(text)
             if at >= 0:
                 complete.append((at, gen, k, text))
@@ -65,5 +65,6 @@ def test_follower_survives_writers_killed_mid_event(tmp_path, seed):
     assert complete, "the writers wrote nothing complete"
     assert [(e.cluster, e.proc) for e in got] == [(g, k) for _, g, k, _ in complete]
     for event, (at, gen, k, text) in zip(got, complete):
-        assert event.raw_text == text and event.offset == len(data[:at].encode())
+        assert event.raw_text == (text if fmt == "text" else text[:-1])   # JSON/XML: no newline
+        assert event.offset == len(data[:at].encode())
         assert event.event == expected_event(gen, k)

@@ -71,3 +71,21 @@ def test_non_ascii_text_keeps_byte_offsets():
     items, end = items_of(data)
     assert items[0].attrs["HoldReason"] == "café → ok"
     assert items[1].offset == len(first.encode()) and end == len(data)
+
+
+@pytest.mark.parametrize("fmt", ["json", "xml"])
+@pytest.mark.parametrize("a", A_EVENTS, ids=lambda e: type(e).__name__)
+def test_structured_formats_survive_a_fragment_at_every_cut(fmt, a):
+    text_a, text_b = render(a, fmt), render(B, fmt)
+    for cut in range(1, len(text_a) - 1):
+        data = (text_a[:cut] + text_b).encode()
+        items, _ = items_of_fmt(fmt, data)
+        parsed = [i for i in items if isinstance(i, Parsed)]
+        assert [(p.header.cluster, p.header.number) for p in parsed] == [(6, 12)], cut
+    for cut in range(0, len(text_a) - 1):
+        items, end = items_of_fmt(fmt, text_a[:cut].encode())
+        assert not [i for i in items if isinstance(i, Parsed)], cut
+
+
+def items_of_fmt(fmt, data):
+    return scan(fmt, data, 0, TextReaderState())
