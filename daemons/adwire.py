@@ -178,3 +178,9 @@ def check_constraint(constraint: str) -> None:
 def symmetric_match(left: dict, right: dict) -> bool:
     """Requirements of each ad true against the other (the negotiator's test)."""
     return bool(_engine().symmetric_match(to_classad(left), to_classad(right)))
+
+
+def match_ranked(job: dict, machines: list[dict]) -> list[tuple[int, float, float]]:
+    """``[(index, job_rank, machine_rank)]`` of the machines that match ``job`` both ways."""
+    classad = _engine()
+    return classad.match_many(to_classad(job), [to_classad(m) for m in machines])

@@ -7,9 +7,9 @@ a freed slot) and otherwise every NEGOTIATOR_INTERVAL seconds.  One cycle:
    resources free *now*, and the schedds for idle jobs (at most as many as
    free cores could take);
 2. group jobs by their matching attributes (an auto-cluster), test each
-   group once against each partitionable slot -- Requirements of both sides
+   group once against every partitionable slot -- Requirements of both sides
    (the slot's ``START && WithinResourceLimits`` sees the job's requests) --
-   and order candidate slots by the job's Rank, then the slot's;
+   and order the matching slots by the job's Rank, then the slot's;
 3. give each job of a group the best slot that still has its RequestCpus,
    RequestMemory, RequestDisk free (the cycle's own bookkeeping), and hand
    the matches to the schedd, which claims and starts them.
@@ -55,14 +55,17 @@ def plan_matches(jobs: list[dict], slots: list[tuple[str, dict]]) -> list[dict]:
         probe = dict(group[0])
         for slot_attr, job_attr in RESOURCES:
             probe[job_attr] = str(request[slot_attr])
-        candidates = []
+        offered = []
         for index, (_, slot) in enumerate(slots):
-            offered = dict(slot)
-            offered.update({name: str(max(free[index][name], request[name])) for name, _ in RESOURCES})
-            if adwire.symmetric_match(probe, offered):
-                candidates.append(index)
-        if not candidates:
+            # Test the kind of job against the slot as if it had room (the room is counted below).
+            offer = dict(slot)
+            offer.update({name: str(max(free[index][name], request[name])) for name, _ in RESOURCES})
+            offered.append(offer)
+        ranked = adwire.match_ranked(probe, offered)
+        if not ranked:
             continue
+        # Best first: the job's Rank of the slot, then the slot's Rank of the job.
+        candidates = [index for index, _, _ in sorted(ranked, key=lambda r: (-r[1], -r[2], r[0]))]
         for job in sorted(group, key=_job_key):
             for index in candidates:
                 if all(free[index][name] >= request[name] for name, _ in RESOURCES):
