@@ -71,6 +71,7 @@ from eventcore.ids import JobId
 
 __all__ = [
     "EVENT_CLASSES", "ERROR", "Event", "EventParts", "EventType", "Expr",
+    "FileTransferEventType", "CommonFilesEventType",
     "FutureEvent", "MY_TYPES", "Special", "UNDEFINED", "event_from_dict",
     "event_to_dict", "make_event", "encode_value", "decode_value",
     "PAYLOAD_VERSION",
@@ -145,6 +146,27 @@ class EventType(enum.IntEnum):
 
 
 _ENUM_VALUES = {m.value: m for m in EventType}
+
+
+class FileTransferEventType(enum.IntEnum):
+    """040's ``Type`` (htcondor2's names; the attribute itself is a plain int)."""
+
+    IN_QUEUED = 1
+    IN_STARTED = 2
+    IN_FINISHED = 3
+    OUT_QUEUED = 4
+    OUT_STARTED = 5
+    OUT_FINISHED = 6
+
+
+class CommonFilesEventType(enum.IntEnum):
+    """047's kinds (htcondor2's names; the ``Type`` attribute itself is a string)."""
+
+    TransferQueued = 1
+    TransferStarted = 2
+    TransferFinished = 3
+    WaitStarted = 4
+    WaitFinished = 5
 
 
 # ------------------------------------------------------------------ values --

@@ -6,6 +6,7 @@ tracking/.  tests/test_exports.py pins the public names.
 """
 
 from eventcore.errors import HTCondorException, JobledgerError
+from eventcore.events import CommonFilesEventType, FileTransferEventType
 from tracking.jobevent import JobEvent, JobEventType
 from tracking.jobeventlog import JobEventLog
 # The pool: daemons' clients, configuration, enums, v1 exception names.
@@ -33,6 +34,8 @@ __all__ = [
     "HTCondorReplyError", "HTCondorTypeError", "HTCondorValueError", "classad",
     "HTCondorException",
     "Submit",
+    "CommonFilesEventType",
+    "FileTransferEventType",
     "JobEvent",
     "JobEventLog",
     "JobEventType",

@@ -69,3 +69,11 @@ def test_job_id_parse_and_order():
     assert sorted([JobId(2, 0), JobId(1, 5), JobId(1, 2)]) == [JobId(1, 2), JobId(1, 5), JobId(2, 0)]
     with pytest.raises(ValueError):
         JobId.parse("x.y")
+
+
+def test_enums_match_htcondor2():
+    htcondor2 = pytest.importorskip("htcondor2")
+    import jobledger
+    for name in ("JobEventType", "FileTransferEventType", "CommonFilesEventType"):
+        ours = [(m.name, m.value) for m in getattr(jobledger, name)]
+        assert ours == [(m.name, m.value) for m in getattr(htcondor2, name)], name
