@@ -361,3 +361,23 @@ def platform() -> str:
     """htcondor2.platform()."""
     from daemons.daemon import PLATFORM
     return PLATFORM
+
+
+def send_command(ad: ClassAd, dc, target: str | None = None) -> None:
+    """htcondor2.send_command: deliver a DaemonCommand to the daemon the ad locates.
+
+    The pool's master acts on DaemonsOff/Off* (stop the pool), Restart (restart
+    its daemons), Reconfig, and DaemonOff/DaemonOn with a ``target`` daemon.
+    """
+    from eventcore.enums import DaemonCommand
+    if not isinstance(ad, ClassAd):
+        raise TypeError("ad must be a ClassAd")
+    if not isinstance(dc, DaemonCommand):
+        raise TypeError("dc must be a DaemonCommand")
+    if "MyAddress" not in ad or "MyType" not in ad:
+        raise ValueError("the ad needs MyAddress and MyType")
+    if ad["MyType"] != "DaemonMaster":
+        if dc == DaemonCommand.Reconfig:
+            return
+        raise HTCondorException(f"{ad['MyType']} daemons of this pool take commands through their master")
+    ipc.call(ad["MyAddress"], "command", timeout=30, command=int(dc), target=target)

@@ -22,9 +22,14 @@ import threading
 import time
 
 from daemons.daemon import Daemon, main_for
+from eventcore.errors import HTCondorException
 
 START_ORDER = ["collector", "negotiator", "schedd", "startd"]
 STOP_ORDER = ["startd", "negotiator", "schedd", "collector"]
+# DaemonCommand values (eventcore.enums) the master acts on.
+OFF_COMMANDS = {454, 461, 484, 60005, 60006, 60015, 60042}   # DaemonsOff*, Off*
+RESTART_COMMANDS = {453, 485}                                 # Restart, RestartPeaceful
+RECONFIG, DAEMON_OFF, DAEMON_ON = 60004, 467, 469
 LAYOUT = ["execute", "lock", "log", "run", "spool", "passwords.d", "tokens.d", "system_tokens.d"]
 
 
@@ -47,6 +52,7 @@ class Master(Daemon):
         self.daemons = [d for d in START_ORDER if d in wanted]
         self.children: dict[str, subprocess.Popen] = {}
         self.restarts: dict[str, int] = {d: 0 for d in self.daemons}
+        self.disabled: set[str] = set()   # turned off by DaemonOff: not restarted
         self._lock = threading.Lock()
         self._lifeline_r, self._lifeline_w = os.pipe()
 
@@ -90,7 +96,7 @@ class Master(Daemon):
                 return
             for name, child in list(self.children.items()):
                 code = child.poll()
-                if code is None:
+                if code is None or name in self.disabled:
                     continue
                 self.log.info("%s (pid %d) exited with %s; restarting", name, child.pid, code)
                 self.restarts[name] += 1
@@ -103,8 +109,34 @@ class Master(Daemon):
         handlers.update({
             "off": self._off,
             "status": lambda peer: self._status(),
+            "command": self._command,
         })
         return handlers
+
+    def _command(self, peer, command: int, target: str | None = None) -> bool:
+        """``htcondor.send_command`` to the master (DaemonCommand values)."""
+        if command in OFF_COMMANDS:
+            return self._off(peer)
+        if command in RESTART_COMMANDS:
+            with self._lock:
+                for name, child in self.children.items():
+                    if child.poll() is None:
+                        child.send_signal(signal.SIGTERM)  # the supervisor starts it again
+            return True
+        if command == RECONFIG:
+            return True  # daemons read the configuration when they (re)start
+        if command in (DAEMON_OFF, DAEMON_ON) and target:
+            name = target.lower()
+            if name not in self.children:
+                raise ValueError(f"no daemon {target!r} in this pool")
+            with self._lock:
+                if command == DAEMON_OFF:
+                    self.disabled.add(name)
+                    self.children[name].send_signal(signal.SIGTERM)
+                else:
+                    self.disabled.discard(name)
+            return True
+        raise HTCondorException(f"the master does not handle command {command}")
 
     def _off(self, peer) -> bool:
         self.stopping.set()

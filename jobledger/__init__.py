@@ -10,7 +10,7 @@ from eventcore.events import CommonFilesEventType, FileTransferEventType
 from tracking.jobevent import JobEvent, JobEventType
 from tracking.jobeventlog import JobEventLog
 # The pool: daemons' clients, configuration, enums, v1 exception names.
-from daemons.clients import Collector, Schedd, SubmitResult, platform, version
+from daemons.clients import Collector, Schedd, SubmitResult, platform, send_command, version
 from daemons.config_files import param, reload_config
 from daemons.submit_env import Submit
 from eventcore.enums import (AdType, AdTypes, CompletionType, DaemonCommand, DaemonCommands, DaemonType,
@@ -26,7 +26,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     # pool
-    "Collector", "Schedd", "SubmitResult", "platform", "version", "param", "reload_config",
+    "Collector", "Schedd", "SubmitResult", "platform", "send_command", "version", "param", "reload_config",
     "AdType", "AdTypes", "CompletionType", "DaemonCommand", "DaemonCommands", "DaemonType",
     "DaemonTypes", "DrainType", "DrainTypes", "JobAction", "LogLevel", "QueryOpt", "QueryOpts",
     "SubmitMethod", "SubsystemType", "TransactionFlag", "TransactionFlags", "VacateType", "JobStatus",

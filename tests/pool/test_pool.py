@@ -292,3 +292,21 @@ def test_launcher_death_restarts_the_startd(fresh_pool, tmp_path):
                what="the master to restart the startd")
     cluster = fresh_pool.schedd.submit(raw_job(tmp_path), 2)
     wait_gone(fresh_pool.schedd, cluster)
+
+
+def test_send_command_to_the_master(fresh_pool, tmp_path):
+    from daemons import ipc
+    from tests.pool.conftest import pool_processes
+    master_ad = fresh_pool.collector.locate(htcondor.DaemonType.Master)
+    status = lambda: ipc.call(master_ad["MyAddress"], "status")  # noqa: E731
+    htcondor.send_command(master_ad, htcondor.DaemonCommands.DaemonOff, "negotiator")
+    wait_until(lambda: not status()["negotiator"]["running"], 15, what="the negotiator to stop")
+    htcondor.send_command(master_ad, htcondor.DaemonCommands.DaemonOn, "negotiator")
+    wait_until(lambda: status()["negotiator"]["running"], 15, what="the negotiator to come back")
+    htcondor.send_command(master_ad, htcondor.DaemonCommands.Restart)
+    wait_until(lambda: status()["schedd"]["restarts"] >= 1, 15, what="the restart")
+    with pytest.raises(TypeError):
+        htcondor.send_command(master_ad, 454)
+    htcondor.send_command(master_ad, htcondor.DaemonCommands.DaemonsOff)
+    wait_until(lambda: not pool_processes(fresh_pool.local_dir), 30, what="the pool to go")
+    fresh_pool._detached = True  # already gone: nothing left for the fixture to stop
