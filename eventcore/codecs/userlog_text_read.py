@@ -246,6 +246,34 @@ class ByteOffsets:
         return self._b
 
 
+def _fast_event(s: str, i: int, state: TextReaderState, base: int):
+    """A plain record at ``s[i]`` (ISO header, ``...`` terminator, no inner
+    header, readable body) as a ``Parsed``; ``None`` sends it the long way."""
+    m = _FAST_HEADER.match(s, i)
+    if m is None:
+        return None
+    start = m.end()
+    k = s.find("\n...", start)
+    if k < 0 or s[k + 4:k + 5] != "\n" or _inner_header(s, i + 4, k) >= 0:
+        return None
+    num, cl, pr, sp, date, hour, mi, se = m.groups()
+    hb = state.hour_base(date, hour)
+    if not hb:
+        return None
+    nl = s.find("\n", start)
+    first = s[start:nl]
+    if first and first[-1] == "\r":
+        return None
+    number = int(num)
+    try:
+        attrs, hidden = state.body(number, first, s[nl + 1:k + 1])
+    except BadBody:
+        return None
+    header = Header(number, int(cl), int(pr), int(sp), hb[0] + int(mi) * 60 + int(se), 0,
+                    hb[1] + ":" + mi + ":" + se)
+    return Parsed(header, attrs, hidden, s[i:k + 5], base + i, base + k + 5)
+
+
 def scan_text(buf: bytes, pos: int, state: TextReaderState, limit: int | None = None):
     """Frame and parse records in ``buf[pos:]`` (see the module docstring).
 
@@ -261,7 +289,14 @@ def scan_text(buf: bytes, pos: int, state: TextReaderState, limit: int | None = 
     i = 0
     events = 0
     body_of = state.body
+    fast = ascii and limit is None
     while i < n:
+        if fast:                       # the common case, in one pass: see _fast_event
+            got = _fast_event(s, i, state, pos)
+            if got is not None:
+                append(got)
+                i = got.end - pos
+                continue
         if limit is not None and events >= limit:
             break
         nl = s.find("\n", i)
