@@ -154,6 +154,8 @@ class Schedd(Daemon):
             "idle_jobs": self._idle_jobs,
             "matches": self._matches,
             "starter_outcome": self._starter_outcome,
+            "starter_update": lambda peer, claim, job, image_size_kb, rss_kb:
+                self.runs.record_size(JobId.parse(job), claim, image_size_kb, rss_kb),
             "head": lambda peer: self.store.head(),
             "wait_logs": lambda peer, position, timeout=10.0:
                 self.projector.wait_for_position(position, timeout),

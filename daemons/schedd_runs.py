@@ -188,6 +188,21 @@ class Runs:
             self._remove_scratch(ad)
             return "recorded"
 
+    def record_size(self, job: JobId, claim: str, image_size_kb: int, rss_kb: int) -> str:
+        """A running job's memory changed: IMAGE_SIZE event and the usage attributes."""
+        with self.lock:
+            ad = self.store.job_ad(job)
+            if ad is None or not self._is_current(ad, claim):
+                return "stale"
+            memory_mb = (int(rss_kb) + 1023) // 1024
+            self._append(job, [
+                SetAttributes(job, set={"ImageSize": str(int(image_size_kb)),
+                                        "ResidentSetSize": str(int(rss_kb)),
+                                        "MemoryUsage": str(memory_mb)}, by="schedd"),
+                event(EventType.IMAGE_SIZE, job, time.time(), Size=int(image_size_kb),
+                      ResidentSetSize=int(rss_kb), MemoryUsage=memory_mb)])
+            return "recorded"
+
     @staticmethod
     def _is_current(ad: dict, claim: str) -> bool:
         status = adwire.evaluate(ad, "JobStatus")

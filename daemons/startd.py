@@ -54,7 +54,7 @@ class Launcher:
     """The single-threaded process that forks starters on the startd's behalf."""
 
     def __init__(self, execute_dir: str, schedd_address: str, reconnect_timeout: float,
-                 on_exit, log):
+                 on_exit, log, update_intervals: tuple[float, float] = (5.0, 300.0)):
         self.lifeline_r, self.lifeline_w = os.pipe()
         ours, theirs = socket.socketpair()
         self.pid = os.fork()
@@ -63,7 +63,8 @@ class Launcher:
             os.close(self.lifeline_w)
             code = 1
             try:
-                _launcher_loop(theirs, self.lifeline_r, execute_dir, schedd_address, reconnect_timeout)
+                _launcher_loop(theirs, self.lifeline_r, execute_dir, schedd_address, reconnect_timeout,
+                               update_intervals)
                 code = 0
             finally:
                 os._exit(code)
@@ -114,7 +115,8 @@ class Launcher:
         os.close(self.lifeline_w)
 
 
-def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_timeout) -> None:
+def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_timeout,
+                   update_intervals) -> None:
     """The launcher's whole life: fork starters on request, report their exits."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the startd stops us by closing the socket
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -148,7 +150,8 @@ def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_time
                     code = 1
                     try:
                         code = Starter(request["job"], request["claim"], execute_dir, schedd_address,
-                                       lifeline_r, reconnect_timeout).run()
+                                       lifeline_r, reconnect_timeout,
+                                       update_intervals=update_intervals).run()
                     finally:
                         os._exit(code)
                 children.add(pid)
@@ -192,7 +195,9 @@ class Startd(Daemon):
         # Fork the launcher now: no thread of ours exists yet.
         self.launcher = Launcher(str(self.execute_dir), self.address_of("schedd"),
                                  self.config_float("SCHEDD_RECONNECT_TIMEOUT", 60),
-                                 self._starter_exited, self.log)
+                                 self._starter_exited, self.log,
+                                 (self.config_float("STARTER_INITIAL_UPDATE_INTERVAL", 5),
+                                  self.config_float("STARTER_UPDATE_INTERVAL", 300)))
 
     def _adopt_previous(self) -> None:
         """Keep the resources of a previous incarnation's starters until they are gone."""

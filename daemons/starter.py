@@ -138,12 +138,15 @@ class Starter:
     """One job's starter (runs in the forked child; single-threaded)."""
 
     def __init__(self, job: dict, claim: str, execute_dir: str, schedd_address: str,
-                 lifeline_fd: int | None, reconnect_timeout: float, kill_timeout: float = 5.0):
+                 lifeline_fd: int | None, reconnect_timeout: float, kill_timeout: float = 5.0,
+                 update_intervals: tuple[float, float] = (5.0, 300.0)):
         self.job = job
         self.claim = claim
         self.schedd_address = schedd_address
         self.lifeline_fd = lifeline_fd
         self.reconnect_timeout = reconnect_timeout
+        self.first_update, self.update_every = update_intervals
+        self.reported_size: tuple | None = None
         self.kill_timeout = kill_timeout
         self.scratch = os.path.join(execute_dir, f"dir_{os.getpid()}")
         self.child: subprocess.Popen | None = None
@@ -213,8 +216,12 @@ class Starter:
         watched = [pidfd] + ([self.lifeline_fd] if self.lifeline_fd is not None else [])
         killed_by = None
         deadline = None
+        next_update = time.monotonic() + self.first_update
         try:
             while True:
+                if time.monotonic() >= next_update and killed_by is None:
+                    self._report_size(pid)
+                    next_update = time.monotonic() + self.update_every
                 self._handle_instructions()
                 if self.pending and self.pending[-1] in STOPPING and killed_by is None:
                     killed_by = self.pending[-1]
@@ -246,6 +253,18 @@ class Starter:
         else:
             outcome.update(kind="exit", by_signal=False, code=os.WEXITSTATUS(status))
         return outcome
+
+    def _report_size(self, pid: int) -> None:
+        """Tell the schedd the job's memory when it changed (IMAGE_SIZE events); best effort."""
+        size = job_memory(pid)
+        if size is None or size == self.reported_size:
+            return
+        try:
+            ipc.call(self.schedd_address, "starter_update", timeout=2, claim=self.claim, job=self.job_id,
+                     image_size_kb=size[0], rss_kb=size[1])
+            self.reported_size = size
+        except HTCondorException:
+            pass  # the next update, or the outcome, will do
 
     def _select(self, fds, timeout):
         try:
@@ -292,6 +311,16 @@ class Starter:
                     return False  # the schedd reads outcome.json when it comes back
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
+
+
+def job_memory(pid: int) -> tuple[int, int] | None:
+    """(virtual size KB, resident set KB) of a process, from /proc."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            fields = dict(line.split(":", 1) for line in handle if ":" in line)
+        return int(fields["VmSize"].split()[0]), int(fields["VmRSS"].split()[0])
+    except (OSError, KeyError, ValueError):
+        return None
 
 
 def _usage(usage) -> dict:

@@ -310,3 +310,16 @@ def test_send_command_to_the_master(fresh_pool, tmp_path):
     htcondor.send_command(master_ad, htcondor.DaemonCommands.DaemonsOff)
     wait_until(lambda: not pool_processes(fresh_pool.local_dir), 30, what="the pool to go")
     fresh_pool._detached = True  # already gone: nothing left for the fixture to stop
+
+
+def test_image_size_events_while_running(pool, tmp_path):
+    log = str(tmp_path / "size.log")
+    cluster = pool.schedd.submit(raw_job(tmp_path, Arguments="2", UserLog=log), 1)
+    wait_gone(pool.schedd, cluster)
+    wait_until(lambda: "005 (" in open(log).read(), 10, what="the terminated event")
+    kinds = [int(e.type) for e in JobEventLog(log).events(0)]
+    assert kinds[:2] == [0, 1] and kinds[-1] == 5 and 6 in kinds
+    size = [e for e in JobEventLog(log).events(0) if int(e.type) == 6][0]
+    assert size["Size"] > 0 and size["ResidentSetSize"] > 0
+    ad = pool.schedd.history(f"ClusterId == {cluster}", ["ImageSize", "MemoryUsage"])[0]
+    assert ad["ImageSize"] > 0 and ad["MemoryUsage"] >= 1
