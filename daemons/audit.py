@@ -82,15 +82,23 @@ def audit(local_dir, tz: datetime.tzinfo | None = None,
     if not path.exists():
         raise JournalError(f"no journal at {path}")
     tz = tz or datetime.datetime.now().astimezone().tzinfo
+    try:
+        return _audit(path, tz, user_log_format, event_log_format)
+    except sqlite3.DatabaseError as exc:
+        raise JournalCorrupt(f"the database file cannot be read: {exc}", path=str(path)) from None
+
+
+def _audit(path: Path, tz, user_log_format, event_log_format) -> Report:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         findings, notes = [], []
         rows = [Row(*r) for r in conn.execute(
             "SELECT position, time, cluster, proc, type, payload, key, checksum, event "
             "FROM journal ORDER BY position")]
+        jobs = {r.position: f"{r.cluster}.{r.proc}" for r in rows}
         for position, message in verify_rows(rows):
             kind = "continuity" if "gap" in message else "checksum"
-            findings.append(Finding(kind, message, position))
+            findings.append(Finding(kind, message, position, jobs.get(position), str(path)))
         entries = _decode(rows, findings)
         fold = _check_transitions(entries, findings, notes)
         _check_queue(conn, fold, len(rows) and rows[-1].position, findings, notes)

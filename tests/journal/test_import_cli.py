@@ -210,3 +210,38 @@ def test_export_reads_back_as_the_same_events(tmp_path, oracle_dir, fmt):
         (w["type"], w["cluster"], w["proc"], w["timestamp"]) for w in want]
     if fmt == "text":
         assert [g["attrs"] for g in got] == [w["attrs"] for w in want]
+
+
+def test_a_byte_flipped_in_the_database_file_is_found(tmp_path, oracle_dir):
+    local = tmp_path / "pool"
+    run("journal", "import", oracle_dir / "userlog" / "hold_release_remove.log", "--local-dir", local)
+    store = Store(local)
+    rows = list(store.rows())
+    store.close()                      # the last connection: WAL checkpointed into the file
+    target = next(r for r in rows if '"HoldReason":"' in r.payload)
+    needle = target.payload.encode()
+    db = local / "journal.sqlite"
+    data = bytearray(db.read_bytes())
+    at = data.find(needle)
+    assert at > 0 and data.find(needle, at + 1) < 0
+    flip = at + needle.index(b'"HoldReason":"') + len(b'"HoldReason":"')
+    data[flip] ^= 0x01                 # one bit of one letter of the hold reason
+    db.write_bytes(bytes(data))
+    result = run("audit", "--local-dir", local, ok=False)
+    assert result.exit_code == 1
+    first = result.stdout.splitlines()[0]
+    job = f"{target.cluster}.{target.proc}"
+    assert first.startswith(f"[checksum] position {target.position} job {job} file {db}:")
+    assert "checksum mismatch" in first
+
+
+def test_a_database_sqlite_cannot_read_is_a_clear_error(tmp_path, oracle_dir):
+    local = tmp_path / "pool"
+    run("journal", "import", oracle_dir / "userlog" / "lifecycle_basic.log", "--local-dir", local)
+    db = local / "journal.sqlite"
+    data = bytearray(db.read_bytes())
+    data[:16] = b"not a database!!"
+    db.write_bytes(bytes(data))
+    result = run("audit", "--local-dir", local, ok=False)
+    assert result.exit_code == 1
+    assert f"Error: {db}: the database file cannot be read" in result.stderr
