@@ -170,3 +170,54 @@ def test_killed_projector_leaves_what_a_full_rebuild_gives(tmp_path):
             assert got[name] == want[name], (trial, name)
         shutil.rmtree(pool)
     assert interrupted > 30     # most kills land in the middle of the work
+
+
+def _group_appenders(local_dir, seed, wfd):
+    """Four threads appending whole clusters through group commit."""
+    import threading
+    store = Store(local_dir, durability="group", constraint_filter=all_ads)
+    first = store.next_cluster_id()
+    lock = threading.Lock()
+
+    def work(t):
+        rnd = random.Random(seed + t)
+        cluster = first + t
+        while True:
+            records = submit(cluster, rnd.randint(1, 30))
+            with lock:
+                os.write(wfd, f"try {cluster} {len(records)}\n".encode())
+            store.append(records)
+            with lock:
+                os.write(wfd, f"ack {cluster}\n".encode())
+            cluster += 4
+
+    threads = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(4)]
+    for t in threads:
+        t.start()
+    threads[0].join()
+
+
+def test_killed_group_commit_keeps_acknowledged_appends_whole(tmp_path):
+    rnd = random.Random(99)
+    for trial in range(60):
+        local = tmp_path / f"pool{trial // 20}"
+        pid, rfd = _fork(_group_appenders, local, rnd.randrange(10**9))
+        out = _kill_after(pid, rfd, rnd.randint(0, 12), rnd.random() * 0.01)
+        lines = out.splitlines() if out.endswith("\n") else out.split("\n")[:-1]
+        tried = {int(l.split()[1]): int(l.split()[2]) for l in lines if l.startswith("try ")}
+        acked = {int(l.split()[1]) for l in lines if l.startswith("ack ")}
+        store = Store(local, constraint_filter=all_ads)
+        rows = list(store.rows())
+        assert verify_rows(rows) == [], trial
+        per_cluster = {}
+        for r in rows:
+            per_cluster[r.cluster] = per_cluster.get(r.cluster, 0) + 1
+        for cluster, size in tried.items():
+            got = per_cluster.get(cluster, 0)
+            assert got in (0, size), (trial, cluster, got, size)   # whole or not at all
+            if cluster in acked:
+                assert got == size, (trial, cluster)                # acknowledged: kept
+        incremental = queue_state(store)
+        store.rebuild_queue()
+        assert queue_state(store) == incremental, trial
+        store.close()
