@@ -85,9 +85,12 @@ def _engine():
 
 
 def to_classad(exprs: dict):
-    """A ClassAd (the engine's) holding ``exprs`` (parsed in one go)."""
-    classad = _engine()
-    return classad.ClassAd("[" + "; ".join(f"{name} = {text}" for name, text in exprs.items()) + "]")
+    """A ClassAd (the engine's) holding ``exprs``; each distinct text is parsed once
+    and its (immutable) ExprTree shared by every ad that holds it."""
+    ad = _engine().ClassAd()
+    for name, text in exprs.items():
+        ad[name] = _expr(text)
+    return ad
 
 
 def evaluate(exprs: dict, name: str):
