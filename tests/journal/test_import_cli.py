@@ -245,3 +245,21 @@ def test_a_database_sqlite_cannot_read_is_a_clear_error(tmp_path, oracle_dir):
     result = run("audit", "--local-dir", local, ok=False)
     assert result.exit_code == 1
     assert f"Error: {db}: the database file cannot be read" in result.stderr
+
+
+def test_a_growing_log_imported_again_adds_only_the_new_events(tmp_path, oracle_dir):
+    full = (oracle_dir / "userlog" / "lifecycle_basic.log").read_bytes()
+    log = tmp_path / "growing.log"
+    cut = full.index(b"\n...\n", len(full) // 2) + 5 + 30      # mid-way into an event
+    log.write_bytes(full[:cut])
+    local = tmp_path / "pool"
+    first = run("journal", "import", log, "--local-dir", local).stdout
+    log.write_bytes(full)
+    second = run("journal", "import", log, "--local-dir", local).stdout
+    n_first = int(first.split(": ")[1].split()[0])
+    assert 0 < n_first < 10
+    assert f"10 events, {10 - n_first} new" in second
+    store = Store(local)
+    assert store.head() == 10
+    store.close()
+    assert run("audit", "--local-dir", local).exit_code == 0
