@@ -1,4 +1,4 @@
-"""``jobledger journal import|export``, ``jobledger replay``, ``jobledger audit``.
+"""``jobledger journal import|export|queue-log``, ``jobledger replay``, ``jobledger audit``.
 
 A thin layer: the work is in daemons.importer, eventcore.projections.replay
 and daemons.audit.  Expected failures are ``ClickException``s (exit 1 for
@@ -92,6 +92,26 @@ def export(local_dir, fmt, utc):
                 out.write(render(event_from_dict(entry.payload["event"]), fmt, options, tz))
     finally:
         store.close()
+
+
+@journal.command("queue-log")
+@local_dir_option
+@click.option("--position", type=int, default=None, help="The queue at this journal position.")
+def queue_log(local_dir, position):
+    """Write the queue as HTCondor's compacted job_queue.log text (for diffing)."""
+    from eventcore.projections.queuelog import queue_log_text
+    from eventcore.projections.replay import replay as fold
+    store = _open_store(local_dir)
+    try:
+        entries = list(store.entries(limit=1))
+        created = int(entries[0].time) if entries else 0
+        queue = fold(store.entries(), position=position)
+        next_cluster = store.next_cluster_id()
+    except JobledgerError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    click.echo(queue_log_text(queue, created, next_cluster=next_cluster), nl=False)
 
 
 def _parse_time(text: str) -> float:

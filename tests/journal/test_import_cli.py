@@ -263,3 +263,21 @@ def test_a_growing_log_imported_again_adds_only_the_new_events(tmp_path, oracle_
     assert store.head() == 10
     store.close()
     assert run("audit", "--local-dir", local).exit_code == 0
+
+
+def test_queue_log_export(tmp_path):
+    from tests.journal.helpers import event, submit
+    from eventcore.ids import JobId
+    local = tmp_path / "pool"
+    store = Store(local)
+    store.append(submit(3, 2), time=1_700_000_000.5)
+    store.append([event(JobId(3, 1), 1)])
+    store.close()
+    text = run("journal", "queue-log", "--local-dir", local).stdout
+    lines = text.splitlines()
+    assert lines[0] == "107 1 CreationTimestamp 1700000000"
+    assert lines[1:3] == ["101 0.0 Job Machine", "103 0.0 NextClusterNum 4"]
+    assert "101 03.-1 Job Machine" in lines and '103 03.-1 Owner "alice"' in lines
+    assert "103 3.1 JobStatus 2" in lines and "103 3.0 JobStatus 1" in lines
+    earlier = run("journal", "queue-log", "--local-dir", local, "--position", 3).stdout
+    assert "101 3.1 Job Machine" not in earlier and "101 3.0 Job Machine" in earlier
