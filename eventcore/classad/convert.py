@@ -146,7 +146,7 @@ def _c_int32(x: float) -> int:
     return int(x)
 
 
-def _int32_of(v):
+def int32_of(v):
     """absTime()'s 32-bit seconds of an int, real or reltime (None otherwise)."""
     t = type(v)
     if t is int:
@@ -174,12 +174,12 @@ def _abs_time(args, ad, st):
             return v
         secs = v.secs
     else:
-        secs = _int32_of(v)
+        secs = int32_of(v)
         if secs is None:
             return ERROR
     if len(args) == 1:
         return AbsTime(secs, local_offset(secs))
-    off = _int32_of(args[1])
+    off = int32_of(args[1])
     if off is None:
         return ERROR
     return AbsTime(secs, off)

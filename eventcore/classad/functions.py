@@ -190,7 +190,7 @@ def _unresolved(nodes, fns, ad, st):
         return ",".join(names)
     pat = fns[1](ad, st)
     if type(pat) is not str:
-        return ERROR
+        raise EvalFailure("unresolved(): the pattern must be a string")
     from .regex import compile_regex
     rx = compile_regex(pat, "i")
     if rx is None:
@@ -546,12 +546,21 @@ def _random(args, ad, st):
 
 @builtin("userHome", arity=(0, 2))
 def _user_home(args, ad, st):
+    """Home directories are not looked up (CLASSAD_ENABLE_USER_HOME is off):
+    the default when it is a string, else undefined."""
     if not args:
         raise EvalFailure("userHome() needs a user name")
-    return args[1] if len(args) > 1 else UNDEF
+    if len(args) > 1 and type(args[1]) is str:
+        return args[1]
+    user = args[0]
+    if user is UNDEF or type(user) is str:
+        return UNDEF
+    return ERROR
 
 
 @builtin("userMap", arity=(2, 4))
 def _user_map(args, ad, st):
+    """No user-map files are configured: the default (4th argument) or undefined."""
+    if args[0] is ERROR or args[1] is ERROR:
+        return ERROR
     return args[3] if len(args) > 3 else UNDEF
-

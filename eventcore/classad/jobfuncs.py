@@ -4,7 +4,7 @@ argument strings."""
 from __future__ import annotations
 
 from .fnutil import list_values, make_list, registry
-from .values import ERROR, UNDEF, ListValue
+from .values import ERROR, UNDEF, ListValue, to_bytes
 
 JOB_FUNCTIONS: dict = {}
 _FUNCS = JOB_FUNCTIONS
@@ -12,10 +12,11 @@ fn = registry(_FUNCS)
 
 
 def _v2_quote(value: str) -> str:
+    """V2 quoting: whitespace as ' ', a single quote as four of them."""
     out = []
     for ch in value:
         if ch == "'":
-            out.append("''")
+            out.append("''''")
         elif ch.isspace():
             out.append("'" + ch + "'")
         else:
@@ -30,8 +31,9 @@ def _env_v1_to_v2(args, ad, st):
         return UNDEF
     if type(s) is not str:
         return ERROR
-    parts = []
+    env: dict = {}
     for entry in s.split(";"):
+        entry = entry.lstrip()
         if not entry:
             continue
         if "=" not in entry:
@@ -39,8 +41,8 @@ def _env_v1_to_v2(args, ad, st):
         k, v = entry.split("=", 1)
         if not k:
             return ERROR
-        parts.append(k + "=" + _v2_quote(v))
-    return " ".join(parts)
+        env[to_bytes(k)] = (k, v)
+    return _v2_env(env)
 
 
 def parse_v2_env(s: str):
@@ -55,7 +57,7 @@ def parse_v2_env(s: str):
 
 @fn("mergeEnvironment", 0, 999)
 def _merge_env(args, ad, st):
-    merged: dict = {}
+    merged: dict = {}                  # name bytes -> (name, value); later wins
     for a in args:
         if a is UNDEF:
             continue
@@ -65,9 +67,13 @@ def _merge_env(args, ad, st):
         if items is None:
             return ERROR
         for k, v in items:
-            merged.pop(k, None)
-            merged[k] = v
-    return " ".join(k + "=" + _v2_quote(v) for k, v in merged.items())
+            merged[to_bytes(k)] = (k, v)
+    return _v2_env(merged)
+
+
+def _v2_env(env: dict) -> str:
+    """A V2 environment string: entries sorted by name (bytes), each quoted whole."""
+    return " ".join(_v2_quote(k + "=" + v) for _, (k, v) in sorted(env.items()))
 
 
 def split_v2_args(s: str):

@@ -129,7 +129,7 @@ def tokenize(text: str) -> list:
 
 _FAST = re.compile(
     r'([ \t\r\n\v\f]*)(?:([A-Za-z_][A-Za-z0-9_]*)'
-    r'|((?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)(?![.xX])'
+    r'|((?>(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?))(?![.xX])'
     r'|(>>>|=\?=|=!=|<<|>>|<=|>=|==|!=|&&|\|\||[-+*%~!&|^<>.:\[\](){},;=]|/(?![/*])|\?(?![ \t\r\n\v\f]*:))'
     r'|("[^"\\]*")|(.))', re.DOTALL)
 UNKNOWN = -1        # offset of a fast-path token (the parser recomputes it for messages)

@@ -38,14 +38,12 @@ def _regexp(args, ad, st):
 @fn("regexpMember", 2, 3)
 def _regexp_member(args, ad, st):
     p, lst = args[0], args[1]
-    if p is ERROR or lst is ERROR:
-        return ERROR
-    if p is UNDEF or lst is UNDEF:
-        return UNDEF
-    if type(p) is not str or type(lst) is not ListValue:
-        return ERROR
     opts = args[2] if len(args) == 3 else ""
-    if type(opts) is not str:
+    if p is ERROR or lst is ERROR or opts is ERROR:
+        return ERROR
+    if p is UNDEF or lst is UNDEF or opts is UNDEF:
+        return UNDEF
+    if type(p) is not str or type(lst) is not ListValue or type(opts) is not str:
         return ERROR
     rx = compile_regex(p, opts)
     if rx is None:

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import time
 
-from .convert import _int
+from .convert import _int, int32_of
 from .timeutil import local_offset, time_fields
 from .values import ERROR, UNDEF, AbsTime, RelTime
+
+
+def _seconds(v) -> int:
+    """Epoch seconds of an int (as is) or a real (a C 32-bit int, as the reference)."""
+    return v if type(v) is int else int32_of(v)
 
 
 def _time(args, ad, st):
@@ -61,7 +66,7 @@ def _split_time(args, ad, st):
     if v is UNDEF:
         return UNDEF
     if t is int or t is float:
-        secs = int(v)
+        secs = _seconds(v)
         v = AbsTime(secs, local_offset(secs))
         t = AbsTime
     if t is AbsTime:
@@ -99,7 +104,7 @@ def _format_time(args, ad, st):
     v = args[0]
     t = type(v)
     if t is int or t is float:
-        tm = time.localtime(int(v))
+        tm = time.localtime(_seconds(v))
         gmtoff, zone = tm.tm_gmtoff, tm.tm_zone
     elif t is AbsTime:
         tm = time_fields(v.secs, v.offset)
@@ -111,7 +116,7 @@ def _format_time(args, ad, st):
         if type(args[1]) is not str:
             return ERROR
         fmt = args[1]
-    secs = int(v) if t is not AbsTime else v.secs
+    secs = _seconds(v) if t is not AbsTime else v.secs
     fmt = fmt.replace("%s", str(secs)) if "%s" in fmt and "%%s" not in fmt else fmt
     try:
         return time.strftime(fmt, tm)

@@ -115,27 +115,51 @@ def format_abstime(t: AbsTime) -> str:
 
 
 def format_reltime(secs: float, exact: bool = False) -> str:
-    """``[-][D+]HH:MM:SS`` shortest form; values drop fractions unless ``exact``."""
-    if math.isnan(secs) or math.isinf(secs):
-        return "--24855+-3:-14:-8" if secs > 0 else "-24855+03:14:08"
-    neg = secs < 0
-    secs = -secs if neg else secs
-    if not exact:
-        secs = float(int(secs))
-    whole = int(secs)
-    frac = secs - whole
-    days, rest = divmod(whole, 86400)
-    hours, rest = divmod(rest, 3600)
-    mins, s = divmod(rest, 60)
-    out = "-" if neg else ""
+    """``[-][D+]HH:MM:SS`` shortest form.
+
+    A value (``exact=False``) prints as the reference prints it: from its
+    seconds as a C 32-bit int (INT_MIN when out of range, which then shows as
+    ``--24855+-3:-14:-8``); a parsed literal keeps its fraction (``%02g``)."""
+    if exact:
+        neg = secs < 0
+        a = -secs if neg else secs
+        whole = int(a)
+        days, rest = divmod(whole, 86400)
+        hours, rest = divmod(rest, 3600)
+        mins, s = divmod(rest, 60)
+        return _rel_fields("-" if neg else "", days, hours, mins, "%02g" % (s + (a - whole)))
+    if secs != secs or not -2147483648.0 <= secs < 2147483648.0:
+        i = -2147483648
+    else:
+        i = int(secs)
+    sign = ""
+    if i < 0:
+        sign = "-"
+        i = -i
+        if i > 2147483647:              # -INT_MIN overflows back to INT_MIN
+            i = -2147483648
+    days = _c_div(i, 86400)
+    i -= days * 86400
+    hours = _c_div(i, 3600)
+    i -= hours * 3600
+    mins = _c_div(i, 60)
+    return _rel_fields(sign, days, hours, mins, "%02d" % (i - mins * 60))
+
+
+def _c_div(a: int, b: int) -> int:
+    q = abs(a) // b
+    return -q if a < 0 else q
+
+
+def _rel_fields(sign: str, days: int, hours: int, mins: int, secs_text: str) -> str:
+    out = sign
     if days:
         out += "%d+" % days
     if days or hours:
         out += "%02d:" % hours
     if days or hours or mins:
         out += "%02d:" % mins
-    out += "%02g" % (s + frac)
-    return out
+    return out + secs_text
 
 
 def time_fields(secs: int, offset: int | None):

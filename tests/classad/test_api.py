@@ -137,6 +137,15 @@ EXPRESSIONS = [
     # an undefined delimiter argument means the default delimiters
     "stringListMember(undefined, \"a\", undefined)", "stringListMember(\"a\", \"a\", undefined)",
     "stringListSubsetMatch(\"a\", \"a\", undefined)", "stringListsIntersect(\"a\", \"a\", undefined)",
+    # environment and argument strings: sorted, de-duplicated, whole entries V2-quoted
+    "envV1ToV2(\"b=1;A=2;a=3\")", "envV1ToV2(\"x=1;x=2\")", "envV1ToV2(\"a b=1\")", "envV1ToV2(\"\\t\")",
+    "envV1ToV2(\" a=1 ; b=2 \")", "envV1ToV2(\"a=it's\")", "listToArgs({\"it's\"})",
+    "mergeEnvironment(\"b=1\", \"a=2\", \"B=3\")",
+    # time functions read reals as 32-bit ints, ints as they are
+    "splitTime(1e10)", "splitTime(real(\"nan\"))", "splitTime(2147483648)", "formatTime(2147483648, \"%Y\")",
+    "formatTime(1e10, \"%Y\")", "string(relTime(2147483648))", "string(relTime(-0.5))",
+    "userHome(1, \"/d\")", "userHome(5)", "userHome(\"x\", 5)", "userMap(error, \"a\")",
+    "regexpMember(\"\", real(\"inf\"), undefined)", "unresolved(A, 5)",
 ]
 
 # Old-format texts read by both engines (parseOne(text, Parser.Old)), compared as repr.
