@@ -323,3 +323,42 @@ def test_image_size_events_while_running(pool, tmp_path):
     assert size["Size"] > 0 and size["ResidentSetSize"] > 0
     ad = pool.schedd.history(f"ClusterId == {cluster}", ["ImageSize", "MemoryUsage"])[0]
     assert ad["ImageSize"] > 0 and ad["MemoryUsage"] >= 1
+
+
+def test_submit_count_itemdata_queue(pool, tmp_path):
+    schedd = pool.schedd
+    sub = htcondor.Submit({"executable": "/bin/echo", "arguments": "$(Item)", "hold": "true",
+                           "output": f"{tmp_path}/o.$(Process)"})
+    by_items = schedd.submit(sub, itemdata=iter(["a", "b", "c"]))
+    assert by_items.num_procs() == 3 and by_items.first_proc() == 0
+    args = [ad.get("Args", ad.get("Arguments"))
+            for ad in schedd.query(f"ClusterId == {by_items.cluster()}", ["Args", "Arguments"])]
+    assert args == ["a", "b", "c"]
+    by_dicts = schedd.submit(htcondor.Submit({"executable": "/bin/echo", "arguments": "$(x) $(y)",
+                                              "hold": "true"}),
+                             itemdata=iter([{"x": "1", "y": "2"}, {"x": "3", "y": "4"}]))
+    args = [ad.get("Args", ad.get("Arguments"))
+            for ad in schedd.query(f"ClusterId == {by_dicts.cluster()}", ["Args", "Arguments"])]
+    assert args == ["1 2", "3 4"]
+    by_queue = schedd.submit(sub, queue="Item in (x, y)")
+    assert by_queue.num_procs() == 2
+    counted = schedd.submit(htcondor.Submit("executable = /bin/true\nhold = true\nqueue 4"))
+    assert counted.num_procs() == 4
+    assert schedd.submit(htcondor.Submit("executable = /bin/true\nhold = true\nqueue 4"), count=2).num_procs() == 2
+    with pytest.raises(ValueError):
+        schedd.submit(sub, count=2, queue="3")
+    with pytest.raises(TypeError):
+        schedd.submit({"executable": "/bin/true"})
+    assert isinstance(by_items.clusterad(), htcondor.classad.ClassAd) and int(by_items) == by_items.cluster()
+    ids = " || ".join(f"ClusterId == {r.cluster()}" for r in (by_items, by_dicts, by_queue, counted))
+    schedd.act(htcondor.JobAction.Remove, ids)
+
+
+def test_edit_should_log_writes_attribute_update(pool, tmp_path):
+    log = str(tmp_path / "edit.log")
+    cluster = pool.schedd.submit(raw_job(tmp_path, UserLog=log, JobStatus=5, HoldReasonCode=15), 1)
+    pool.schedd.edit(f"{cluster}.0", "Color", '"blue"', htcondor.TransactionFlag.ShouldLog)
+    wait_until(lambda: "033 (" in open(log).read(), 10, what="the attribute update event")
+    assert 'Setting job attribute Color to "blue"' in open(log).read()
+    assert [int(e.type) for e in JobEventLog(log).events(0)] == [0, 33]
+    pool.schedd.act(htcondor.JobAction.Remove, cluster)
