@@ -10,6 +10,8 @@ Rows:
   in 20 logs; the time the watching tracker spends on them (notifications
   on: only changed logs are read).  Same at 10,000 and 100,000 jobs = the
   cost follows the events, not the jobs.
+- ``idle step``: a step when nothing new was written, watching (only changed
+  logs are looked at) vs polling (every log's size is checked).
 - ``read N jobs (journal)``: ``JournalTracker`` over a pool journal.
 - latency rows: a writer appends one event at a time (a new job's submit)
   to a user log, or commits one journal append; the time from the write
@@ -86,6 +88,26 @@ def read_userlogs(n: int, tmp: Path) -> list[tuple]:
     rows = [(f"read {n:,} jobs (user logs, {events:,} events)", events / t_ours, "events/s",
              t_theirs / t_ours)]
     rows.append(incremental(n, paths, load))
+    rows += idle_steps(n, paths)
+    return rows
+
+
+def idle_steps(n: int, paths) -> list[tuple]:
+    """A step when nothing was written: watching vs checking every log's size."""
+    rows = []
+    for watching in (True, False):
+        tracker = UserLogTracker(paths, batch=50_000, sweep=3600)
+        if watching:
+            tracker.watch()
+        drain(tracker)
+        t = time.perf_counter()
+        for _ in range(20):
+            tracker.step()
+        dt = (time.perf_counter() - t) / 20
+        tracker.stop()
+        how = "notifications" if watching else "polling sizes"
+        rows.append((f"idle step, {n:,} jobs in {len(paths):,} logs ({how})", 1 / dt, "steps/s",
+                     None))
     return rows
 
 

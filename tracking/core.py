@@ -218,15 +218,21 @@ class Tracker:
         with self._cond:
             self._subscribers.append(sub)
         try:
+            if self._thread is None:
+                self.step()                      # what is there now, even with timeout=0
+            idle_since = time.monotonic()
             while True:
                 try:
                     yield sub.get_nowait()
+                    idle_since = time.monotonic()
                     continue
                 except queue.Empty:
                     pass
                 self._raise_worker_error()
-                if not self._wait_for_progress(timeout) and sub.empty():
+                left = None if timeout is None else timeout - (time.monotonic() - idle_since)
+                if left is not None and left <= 0:
                     return
+                self._wait_for_progress(left)
         finally:
             with self._cond:
                 self._subscribers.remove(sub)

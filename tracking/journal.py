@@ -5,7 +5,9 @@ the ``journal`` table by position (schemas/store.sql: ``position, time,
 cluster, proc, type, payload, key, checksum``): first everything after its
 starting position (list), then whatever is committed later (watch).  A
 change of the database directory (the WAL file growing) wakes it at once;
-``PRAGMA data_version`` is polled every ``interval`` as the fallback.
+since a commit becomes visible a moment after its bytes are written, a wake
+that finds nothing looks again every millisecond for ``SETTLE`` seconds.
+Without notifications the journal is read every ``interval`` seconds.
 
 It resumes like a stream: its checkpoint keeps the last position read and
 that row's checksum; a journal that no longer holds that row (another pool,
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,8 @@ from tracking.core import Batch, Seed, Tracker
 from tracking.watch import DirectoryWatcher
 
 __all__ = ["JournalTracker", "PayloadEvent"]
+
+SETTLE = 0.05        # seconds to look again after a change notification found nothing
 
 
 class PayloadEvent:
@@ -67,14 +72,14 @@ def _literal(text: str | None) -> Any:
         return None
 
 
-def born(job: JobId, ad: Mapping[str, str], time: float) -> JobState:
+def born(job: JobId, ad: Mapping[str, str], when: float) -> JobState:
     """The state of a job from its ``proc`` record (before its submit event)."""
     status = JobStatus(_literal(ad.get("JobStatus")) or 1)
     held = status == JobStatus.HELD
     qdate = _literal(ad.get("QDate"))
     return JobState(
-        job=job, status=status, entered_status=int(time),
-        submitted=qdate if isinstance(qdate, int) else int(time),
+        job=job, status=status, entered_status=int(when),
+        submitted=qdate if isinstance(qdate, int) else int(when),
         hold_reason=_literal(ad.get("HoldReason")) if held else None,
         hold_code=_literal(ad.get("HoldReasonCode")) if held else None,
         hold_subcode=(_literal(ad.get("HoldReasonSubCode")) or 0) if held else None)
@@ -95,7 +100,8 @@ class JournalTracker(Tracker):
         self._checksum: int | None = None
         self._db: sqlite3.Connection | None = None
         self._data_version: int | None = None
-        self._watcher = DirectoryWatcher(self.wake, notify=notify)
+        self._noticed = 0.0                  # when the directory last changed
+        self._watcher = DirectoryWatcher(self._on_change, notify=notify)
         self._watcher.add([self.path, f"{self.path}-wal"])
         super().__init__(checkpoint=checkpoint, interval=interval)
 
@@ -143,24 +149,33 @@ class JournalTracker(Tracker):
 
     # --- reading ----------------------------------------------------------------
 
+    def _on_change(self) -> None:
+        self._noticed = time.monotonic()
+        self.wake()
+
     def _read(self) -> Batch:
         db = self._connect()
         if db is None:
             return Batch()
-        rows = self._select(
-            db, "SELECT position, time, cluster, proc, type, payload, checksum FROM journal"
-            " WHERE position > ? ORDER BY position LIMIT ?", (self.position, self.batch))
+        query = ("SELECT position, time, cluster, proc, type, payload, checksum FROM journal"
+                 " WHERE position > ? ORDER BY position LIMIT ?")
+        rows = self._select(db, query, (self.position, self.batch))
+        while not rows and time.monotonic() - self._noticed < SETTLE:
+            # The WAL changed but the commit is not visible yet (it is written before
+            # it is published, and publishing touches no file a watch can see).
+            time.sleep(0.001)
+            rows = self._select(db, query, (self.position, self.batch))
         if not rows:
             return Batch()
         items: list = []
-        for position, time, cluster, proc, kind, payload, _ in rows:
+        for position, when, cluster, proc, kind, payload, _ in rows:
             if kind == "event":
                 event = PayloadEvent(decode_payload(kind, payload, position)["event"])
                 if event_number(event) < 100:
                     items.append(event)
             elif kind == "proc" and proc >= 0:
                 ad = decode_payload(kind, payload, position)["ad"]
-                items.append(Seed(born(JobId(cluster, proc), ad, time)))
+                items.append(Seed(born(JobId(cluster, proc), ad, when)))
         last = rows[-1]
         return Batch(items, {"journal": [last[0], last[6]]}, more=len(rows) == self.batch)
 

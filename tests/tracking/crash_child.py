@@ -46,6 +46,7 @@ def write_journal(directory: Path, load) -> None:
 
 def track(tracker, load) -> None:
     tracker.add_callback(lambda change: tracker.memo.append(note(change)))
+    print("ready", flush=True)             # the parent's kill timer starts now
     tracker.wait_until(matches(load), timeout=120)
     tracker.stop()
 

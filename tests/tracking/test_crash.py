@@ -59,8 +59,9 @@ def run_with_kills(track_args, writer: subprocess.Popen, rng: random.Random) -> 
     while True:
         tracker = child(*track_args)
         if len(progress) < MAX_KILLS:
+            tracker.stdout.readline()            # "ready": imports done, checkpoint opened
             try:
-                tracker.wait(timeout=rng.uniform(0.2, 1.2))
+                tracker.wait(timeout=rng.uniform(0.02, 0.8))
             except subprocess.TimeoutExpired:
                 tracker.send_signal(signal.SIGKILL)
                 tracker.wait()
