@@ -54,39 +54,39 @@ class QueueLine:
     block_closed: bool = True
 
 
+def join_at(physical: list[str], i: int) -> tuple[str, int]:
+    """The logical line starting at physical line ``i`` and the index after
+    it: a trailing backslash joins the next line (its leading blanks and a
+    leading ``#`` dropped); a blank line ends the joining; a comment line
+    is never continued."""
+    line = physical[i].rstrip()
+    i += 1
+    n = len(physical)
+    if line.lstrip(" \t").startswith("#"):
+        return line, i          # a comment line never continues
+    while line.endswith("\\") and i < n:
+        nxt = physical[i].rstrip()
+        i += 1
+        if not nxt.strip():
+            return line[:-1], i
+        part = nxt.lstrip(" \t")
+        if part.startswith("#") and part[1:].strip(" \t"):
+            part = part[1:].lstrip(" \t")      # HTCondor's reading of a comment inside a continuation
+        line = line[:-1] + part
+    return line, i
+
+
 def logical_lines(text: str):
-    """Yield (kind, payload, line number): joined continuation lines
-    (``"line"``) and raw lines (``"raw"``, for here-documents and blocks)."""
+    """Yield (line number, logical line); ``send(index)`` makes it go on
+    from that physical line (after a here-document or a queue block)."""
     physical = text.split("\n")
     i = 0
-    n = len(physical)
-    while i < n:
+    while i < len(physical):
         start = i
-        line = physical[i].rstrip()
-        i += 1
-        yield_line = line
-        while _continues(yield_line) and i < n:
-            nxt = physical[i].rstrip()
-            if not nxt.strip():
-                yield_line = _cut_backslash(yield_line)
-                i += 1
-                break
-            i += 1
-            part = nxt.lstrip(" \t")
-            if part.startswith("#"):
-                part = part[1:].lstrip(" \t")
-            yield_line = _cut_backslash(yield_line) + part
-        jump = yield (start + 1, yield_line)
-        if jump is not None:    # the caller consumed raw lines itself
+        line, i = join_at(physical, i)
+        jump = yield (start + 1, line, i)
+        if jump is not None:
             i = jump
-
-
-def _continues(line: str) -> bool:
-    return line.endswith("\\")
-
-
-def _cut_backslash(line: str) -> str:
-    return line[:-1]
 
 
 class Parser:
@@ -99,6 +99,7 @@ class Parser:
         self.lines: dict[str, tuple[int, str]] = {}   # lower-case name -> (line, source)
         self._expander_for = expander_for
         self._where = (0, "<submit>")
+        self._after = 0         # physical line index after the current logical line
 
     # -- macro table ------------------------------------------------------
     def assign(self, name: str, value: str) -> None:
@@ -128,7 +129,7 @@ class Parser:
         lines = logical_lines(text)
         conditions: list[list[bool]] = []   # per open if: [active, taken, in_else]
         try:
-            number, line = next(lines)
+            number, line, self._after = next(lines)
         except StopIteration:
             return
         while True:
@@ -136,7 +137,7 @@ class Parser:
             if self.queue is not None:
                 return
             try:
-                number, line = lines.send(jump) if jump is not None else next(lines)
+                number, line, self._after = lines.send(jump) if jump is not None else next(lines)
             except StopIteration:
                 break
         if conditions:
@@ -182,16 +183,17 @@ class Parser:
 
     def _heredoc(self, m, number, physical, stripped, source):
         name, tag = m.group(1), m.group(2)
-        body, end = _heredoc_body(physical, number, tag)
+        if name.startswith("+"):
+            raise SubmitError("a multi-line value needs a plain name (write MY.Attr, not +Attr)",
+                              number, stripped, source)
+        body, end = _heredoc_body(physical, self._after, tag)
         if end is None:
             raise SubmitError(f"no '@{tag}' ends this multi-line value", number, stripped, source)
-        if name.startswith("+"):
-            name = "MY." + name[1:]
         self.assign(name, "\n".join(body))
         return end
 
     def _skip_heredoc(self, m, number, physical, stripped, source):
-        _, end = _heredoc_body(physical, number, m.group(2))
+        _, end = _heredoc_body(physical, self._after, m.group(2))
         if end is None:
             raise SubmitError(f"no '@{m.group(2)}' ends this multi-line value", number, stripped, source)
         return end
@@ -219,7 +221,7 @@ class Parser:
             self.queue = QueueLine(args, number, source)
             return len(physical)
         block = []
-        i = number
+        i = self._after
         while i < len(physical):
             raw = physical[i].rstrip("\r")
             i += 1
@@ -288,14 +290,14 @@ class Parser:
         return result != negate
 
 
-def _heredoc_body(physical, number: int, tag: str):
-    """Lines of a here-document starting after line ``number`` (1-based),
+def _heredoc_body(physical, start: int, tag: str):
+    """Lines of a here-document starting at physical line ``start`` (0-based),
     trimmed, without blank and ``#`` lines; and the index after ``@tag``."""
     body = []
-    i = number
+    i = start
     while i < len(physical):
-        raw = physical[i].strip(" \t\r\f\v")
-        i += 1
+        line, i = join_at(physical, i)
+        raw = line.strip(" \t\r\f\v")
         if raw == "@" + tag:
             return body, i
         if raw and not raw.startswith("#"):

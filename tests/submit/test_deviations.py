@@ -68,3 +68,18 @@ def test_commands_in_include_and_queue_from_are_refused():
         Submit("include : echo a = 1 |\n")
     with pytest.raises(SubmitError, match="not supported"):
         Submit("a = 1\nqueue x from ls |\n").itemdata()
+
+
+def test_last_line_without_a_newline_reads_like_any_other():
+    """htcondor2 reads a last line that has no newline after it differently:
+    an indented one (" a = 1", " # done") raises ValueError and trailing
+    blanks stay in the value ("a=1  " gives "1  ").  That is a line-reader
+    quirk, not a rule of the language: we read the last line like the others."""
+    with pytest.raises(ValueError):
+        htcondor2.Submit("a = 1\n  # done")
+    with pytest.raises(ValueError):
+        htcondor2.Submit(" a = 1")
+    assert dict(htcondor2.Submit("a=1  ")) == {"a": "1  "}
+    assert dict(htcondor2.Submit("a = 1\n  # done\n")) == {"a": "1"}
+    assert dict(Submit("a = 1\n  # done")) == {"a": "1"}
+    assert dict(Submit(" a = 1")) == {"a": "1"} and dict(Submit("a=1  ")) == {"a": "1"}
