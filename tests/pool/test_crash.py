@@ -125,3 +125,45 @@ def test_startd_sigkill_requeues_and_reruns(fresh_pool, tmp_path):
     # Jobs that were running when the startd died were evicted and ran again.
     assert kinds[4] + kinds[7] >= 1
     assert kinds[1] == JOBS + kinds[4] + kinds[7] + kinds[24]
+
+
+@pytest.mark.slow
+def test_pool_restart_keeps_the_queue_and_reruns_vacated_jobs(tmp_path):
+    from jobledger.personal import PersonalPool
+    from tests.pool.conftest import pool_processes, stop_and_check
+    log = str(tmp_path / "restart.log")
+    job = ClassAd({"Cmd": "/bin/sleep", "Arguments": "0.5", "Iwd": str(tmp_path), "UserLog": log})
+    first = PersonalPool(local_dir=tmp_path / "pool").start()
+    try:
+        cluster = first.schedd.submit(job, 3)
+        wait_until(lambda: first.schedd.query("JobStatus == 2", ["ProcId"]), 30, what="a running job")
+    finally:
+        stop_and_check(first)
+    second = PersonalPool(local_dir=tmp_path / "pool").start()
+    try:
+        assert second.schedd.submit(job, 1) == cluster + 1      # cluster ids continue
+        wait_until(lambda: not second.schedd.query("true", ["ProcId"]), 60, what="every job to finish")
+        events = list(JobEventLog(log).events(0))
+        terminated = collections.Counter((e.cluster, e.proc) for e in events if int(e.type) == 5)
+        assert set(terminated) == {(cluster, 0), (cluster, 1), (cluster, 2), (cluster + 1, 0)}
+        assert max(terminated.values()) == 1
+        assert any(int(e.type) == 4 for e in events)            # vacated by the first stop
+        assert audit(second.local_dir).ok
+    finally:
+        stop_and_check(second)
+
+
+@pytest.mark.slow
+def test_master_sigkill_takes_every_process_down(tmp_path):
+    from jobledger.personal import PersonalPool
+    from tests.pool.conftest import pool_processes
+    pool = PersonalPool(local_dir=tmp_path / "pool").start()
+    try:
+        pool.schedd.submit(ClassAd({"Cmd": "/bin/sleep", "Arguments": "60", "Iwd": str(tmp_path)}), 2)
+        wait_until(lambda: pool.schedd.query("JobStatus == 2", ["ProcId"]), 30, what="running jobs")
+        os.kill(pool._master_pid, signal.SIGKILL)
+        wait_until(lambda: not pool_processes(pool.local_dir), 30,
+                   what="daemons, starters and jobs to follow their master")
+    finally:
+        pool.stop()
+        pool._config_setter.unset()
