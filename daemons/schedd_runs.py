@@ -36,7 +36,7 @@ from eventcore.status import JobStatus
 
 RUN_ATTRS = ("ClaimId", "StarterPid", "StarterStart", "ScratchDir", "RemoteSlot")
 # Hold codes of schedd.md 2.1 used here.
-HOLD_POLICY, HOLD_SPAWN, HOLD_OUTPUT, HOLD_INPUT, HOLD_IWD = 3, 6, 7, 8, 14
+HOLD_POLICY, HOLD_SPAWN = 3, 6  # schedd.md 2.1 (the starter names the other start failures)
 STARTER_JOB_ATTRS = ("ClusterId", "ProcId", "Cmd", "Arguments", "Args", "Environment", "Env", "Iwd",
                      "In", "Out", "Err", "Owner", "GetEnv", "StreamOut", "JobUniverse")
 
@@ -93,7 +93,8 @@ def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
         message = outcome.get("message", "cannot start the job")
         return [setattrs, event(EventType.JOB_HELD, job, now,
                                 HoldReason=f"Error from starter: {message}",
-                                HoldReasonCode=HOLD_SPAWN, HoldReasonSubCode=int(outcome.get("errno", 0)))]
+                                HoldReasonCode=int(outcome.get("hold_code", HOLD_SPAWN)),
+                                HoldReasonSubCode=int(outcome.get("errno", 0)))]
     if kind != "exit":
         setattrs = SetAttributes(job, set=common, delete=clear, by="schedd")
         return [setattrs, event(EventType.JOB_EVICTED, job, now, Checkpointed=False,

@@ -127,11 +127,30 @@ def job_environment(job: dict, scratch: str) -> dict[str, str]:
     return env
 
 
-def _open(path, iwd: str, mode: str, default):
+# Hold codes (schedd.md 2.1) for what can fail while starting a job.
+HOLD_SPAWN, HOLD_OUTPUT, HOLD_INPUT, HOLD_IWD = 6, 7, 8, 14
+
+
+class SpawnFailed(Exception):
+    """The job could not be started; ``code`` is the hold code, ``error`` the OSError."""
+
+    def __init__(self, code: int, error: OSError):
+        super().__init__(str(error))
+        self.code = code
+        self.error = error
+
+
+def _stage(code: int, opened: list, path, iwd: str, mode: str):
+    """The job's stdin/stdout/stderr file (DEVNULL when none); ``SpawnFailed(code)`` if it won't open."""
     if not isinstance(path, str) or path in ("", "/dev/null"):
-        return default
+        return subprocess.DEVNULL
     full = path if os.path.isabs(path) else os.path.join(iwd, path)
-    return open(full, mode)
+    try:
+        handle = open(full, mode)
+    except OSError as exc:
+        raise SpawnFailed(code, exc) from exc
+    opened.append(handle)
+    return handle
 
 
 class Starter:
@@ -163,9 +182,10 @@ class Starter:
         start = time.time()
         try:
             self.child = self._spawn()
-        except OSError as exc:
-            outcome = {"kind": "spawn_failed", "errno": exc.errno or 0, "message": str(exc),
-                       "start": start, "end": time.time()}
+        except SpawnFailed as failed:
+            exc = failed.error
+            outcome = {"kind": "spawn_failed", "hold_code": failed.code, "errno": exc.errno or 0,
+                       "message": str(exc), "start": start, "end": time.time()}
         else:
             outcome = self._wait(start)
         outcome.update(claim=self.claim, job=self.job_id)
@@ -181,24 +201,29 @@ class Starter:
         return f"{self.job.get('ClusterId')}.{self.job.get('ProcId')}"
 
     def _spawn(self) -> subprocess.Popen:
+        """Start the job; ``SpawnFailed`` says which step failed (HTCondor's hold code)."""
         job = self.job
         iwd = str(job.get("Iwd") or self.scratch)
+        if not os.path.isdir(iwd):
+            raise SpawnFailed(HOLD_IWD, FileNotFoundError(2, "initial directory not accessible", iwd))
         cmd = str(job.get("Cmd", ""))
         if not os.path.isabs(cmd):
             cmd = os.path.join(iwd, cmd)
-        user = self._run_as()
-        stdin = _open(job.get("In"), iwd, "rb", subprocess.DEVNULL)
-        stdout = _open(job.get("Out"), iwd, "ab" if job.get("StreamOut") else "wb", subprocess.DEVNULL)
-        stderr = _open(job.get("Err"), iwd, "wb", subprocess.DEVNULL) \
-            if job.get("Err") != job.get("Out") else stdout
+        opened = []
         try:
-            return subprocess.Popen([cmd, *job_arguments(job)], cwd=iwd, stdin=stdin, stdout=stdout,
-                                    stderr=stderr, env=job_environment(job, self.scratch),
-                                    process_group=0, close_fds=True, user=user)
+            stdin = _stage(HOLD_INPUT, opened, job.get("In"), iwd, "rb")
+            stdout = _stage(HOLD_OUTPUT, opened, job.get("Out"), iwd, "ab" if job.get("StreamOut") else "wb")
+            stderr = stdout if job.get("Err") == job.get("Out") else \
+                _stage(HOLD_OUTPUT, opened, job.get("Err"), iwd, "wb")
+            try:
+                return subprocess.Popen([cmd, *job_arguments(job)], cwd=iwd, stdin=stdin, stdout=stdout,
+                                        stderr=stderr, env=job_environment(job, self.scratch),
+                                        process_group=0, close_fds=True, user=self._run_as())
+            except OSError as exc:
+                raise SpawnFailed(HOLD_SPAWN, exc) from exc
         finally:
-            for handle in (stdin, stdout, stderr):
-                if hasattr(handle, "close"):
-                    handle.close()
+            for handle in opened:
+                handle.close()
 
     def _run_as(self):
         owner = self.job.get("Owner")

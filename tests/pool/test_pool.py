@@ -362,3 +362,16 @@ def test_edit_should_log_writes_attribute_update(pool, tmp_path):
     assert 'Setting job attribute Color to "blue"' in open(log).read()
     assert [int(e.type) for e in JobEventLog(log).events(0)] == [0, 33]
     pool.schedd.act(htcondor.JobAction.Remove, cluster)
+
+
+@pytest.mark.parametrize("extra, code", [
+    ({"Out": "/nonexistent-dir/out"}, 7),
+    ({"In": "no-such-input"}, 8),
+    ({"Iwd": "/nonexistent-dir"}, 14),
+])
+def test_start_failures_hold_with_htcondor_codes(pool, tmp_path, extra, code):
+    cluster = pool.schedd.submit(raw_job(tmp_path, **extra), 1)
+    wait_until(lambda: statuses(pool.schedd, cluster) == [5], what="the hold")
+    ad = pool.schedd.query(f"ClusterId == {cluster}", ["HoldReasonCode", "HoldReasonSubCode"])[0]
+    assert (ad["HoldReasonCode"], ad["HoldReasonSubCode"]) == (code, 2)
+    pool.schedd.act(htcondor.JobAction.Remove, cluster)
