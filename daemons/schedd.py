@@ -254,7 +254,7 @@ class Schedd(Daemon):
         counts: dict = {}
         if self.store is None:
             return counts
-        for status, number in self.store._read("SELECT status, count(*) FROM queue_jobs GROUP BY status"):
+        for status, number in self.store.status_counts().items():
             key = SUMMARY_KEYS.get(int(status))
             if key:
                 counts[key] = counts.get(key, 0) + number

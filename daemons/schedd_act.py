@@ -99,7 +99,7 @@ class Actions:
 
     def _count_jobs(self) -> int:
         """Jobs in the whole queue (TotalJobAds), counted by SQLite, not by loading ads."""
-        return self.store._read("SELECT count(*) FROM queue_jobs")[0][0]
+        return self.store.job_count()
 
     def _choose(self, action, ids, constraint, counts) -> list:
         if ids is not None:
