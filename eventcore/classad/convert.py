@@ -7,7 +7,7 @@ import math
 import re
 
 from .timeutil import format_abstime, format_reltime, local_offset
-from .values import ERROR, INT64_MIN, UNDEF, AbsTime, RelTime, trunc32
+from .values import ERROR, INT64_MIN, UNDEF, AbsTime, RelTime, c_int32, trunc32
 
 _STRTOD = re.compile(
     r"[ \t\n\v\f\r]*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
@@ -72,7 +72,7 @@ def to_real(v):
     if t is AbsTime:
         return float(v.secs)
     if t is RelTime:
-        return float(int(v.secs))
+        return float(c_int32(v.secs))
     return None
 
 
@@ -97,7 +97,7 @@ def _int(args, ad, st):
     if t is AbsTime:
         return v.secs
     if t is RelTime:
-        return _trunc_int(v.secs)
+        return c_int32(v.secs)
     if v is UNDEF:
         return UNDEF
     return ERROR
@@ -139,22 +139,15 @@ def _bool(args, ad, st):
     return ERROR
 
 
-def _c_int32(x: float) -> int:
-    """C ``(int)`` of a double on x86-64: truncation, INT_MIN when out of range."""
-    if x != x or not -2147483648.0 <= x < 2147483648.0:
-        return -2147483648
-    return int(x)
-
-
 def int32_of(v):
     """absTime()'s 32-bit seconds of an int, real or reltime (None otherwise)."""
     t = type(v)
     if t is int:
         return trunc32(v)
     if t is float:
-        return _c_int32(v)
+        return c_int32(v)
     if t is RelTime:
-        return _c_int32(v.secs)
+        return c_int32(v.secs)
     return None
 
 

@@ -120,10 +120,10 @@ def _args_to_list(args, ad, st):
     if type(s) is not str:
         return ERROR
     ver = args[1] if len(args) > 1 else 2
+    if type(ver) is not int or ver not in (1, 2):
+        return ERROR
     if ver == 1:
         return make_list(s.split())
-    if ver != 2:
-        return ERROR
     items = split_v2_args(s)
     if items is None:
         return ERROR
@@ -133,11 +133,17 @@ def _args_to_list(args, ad, st):
 @fn("listToArgs", 1, 2)
 def _list_to_args(args, ad, st):
     lst = args[0]
-    if type(lst) is not ListValue:
+    ver = args[1] if len(args) > 1 else 2
+    if type(lst) is not ListValue or type(ver) is not int or ver not in (1, 2):
         return ERROR
     words = []
     for v in list_values(lst, st):
         if type(v) is not str:
             return ERROR
-        words.append(_v2_quote(v) if v else "''")
+        if ver == 1:
+            if not v or any(c.isspace() for c in v):
+                return ERROR           # V1 syntax cannot hold it
+            words.append(v)
+        else:
+            words.append(_v2_quote(v) if v else "''")
     return " ".join(words)

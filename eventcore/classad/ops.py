@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .values import ERROR, INT64_MAX, INT64_MIN, UNDEF, AbsTime, ListValue, RelTime, wrap64
+from .values import ERROR, INT64_MAX, INT64_MIN, UNDEF, AbsTime, ListValue, RelTime, c_int32, wrap64
 
 _NUMERIC = (int, float, bool)
 _INF = math.inf
@@ -117,15 +117,15 @@ def time_arith(op: str, a, b):
     ta, tb = type(a), type(b)
     if op == "+":
         if ta is AbsTime and tb is RelTime:
-            return AbsTime(a.secs + int(b.secs), a.offset)
+            return AbsTime(a.secs + c_int32(b.secs), a.offset)
         if ta is RelTime and tb is AbsTime:
-            return AbsTime(b.secs + int(a.secs), b.offset)
+            return AbsTime(b.secs + c_int32(a.secs), b.offset)
         if ta is RelTime and tb is RelTime:
             return RelTime(a.secs + b.secs)
         return ERROR
     if op == "-":
         if ta is AbsTime and tb is RelTime:
-            return AbsTime(a.secs - int(b.secs), a.offset)
+            return AbsTime(a.secs - c_int32(b.secs), a.offset)
         if ta is AbsTime and tb is AbsTime:
             return RelTime(float(a.secs - b.secs))
         if ta is RelTime and tb is RelTime:

@@ -136,6 +136,8 @@ def _sl_subset(fold):
             return r
         a, b, d = r
         la, lb = string_list(a, d), string_list(b, d)
+        if not la:
+            return a == ""             # the reference: "" is a subset, "," or " " is not
         if fold:
             la = [ascii_lower(i) for i in la]
             lb = [ascii_lower(i) for i in lb]

@@ -3,11 +3,12 @@ get*, splitTime, formatTime, interval.  "Now" comes from ``st.env``."""
 
 from __future__ import annotations
 
+import math
 import time
 
 from .convert import _int, int32_of
-from .timeutil import local_offset, time_fields
-from .values import ERROR, UNDEF, AbsTime, RelTime
+from .timeutil import c_div, local_offset, time_fields
+from .values import ERROR, UNDEF, AbsTime, RelTime, c_int32
 
 
 def _seconds(v) -> int:
@@ -39,7 +40,8 @@ def _abs_field(getter):
         v = args[0]
         if type(v) is not AbsTime:
             return ERROR
-        return getter(time_fields(v.secs, None))
+        tm = time_fields(v.secs, None)
+        return ERROR if tm is None else getter(tm)
     return fn
 
 
@@ -52,9 +54,10 @@ def _rel_or_abs(abs_getter, rel_getter):
     def fn(args, ad, st):
         v = args[0]
         if type(v) is AbsTime and abs_getter is not None:
-            return abs_getter(time_fields(v.secs, None))
+            tm = time_fields(v.secs, None)
+            return ERROR if tm is None else abs_getter(tm)
         if type(v) is RelTime:
-            return rel_getter(int(v.secs))
+            return rel_getter(c_int32(v.secs))
         return ERROR
     return fn
 
@@ -71,6 +74,8 @@ def _split_time(args, ad, st):
         t = AbsTime
     if t is AbsTime:
         tm = time_fields(v.secs, v.offset)
+        if tm is None:
+            return ERROR
         return ClassAd({"Type": "AbsoluteTime", "Year": tm.tm_year, "Month": tm.tm_mon,
                         "Day": tm.tm_mday, "Hours": tm.tm_hour, "Minutes": tm.tm_min,
                         "Seconds": tm.tm_sec, "Offset": v.offset})
@@ -78,11 +83,14 @@ def _split_time(args, ad, st):
         secs = v.secs
         neg = secs < 0
         a = -secs if neg else secs
-        whole = int(a)
-        days, rest = divmod(whole, 86400)
-        hours, rest = divmod(rest, 3600)
-        mins, s = divmod(rest, 60)
-        sec = s + (a - whole)
+        i = c_int32(a)                 # the reference's int: INT_MIN when out of range
+        days = c_div(i, 86400)
+        i -= days * 86400
+        hours = c_div(i, 3600)
+        i -= hours * 3600
+        mins = c_div(i, 60)
+        frac = a - int(a) if math.isfinite(a) else math.nan
+        sec = (i - mins * 60) + frac
         if neg:
             if days:
                 days = -days
@@ -104,12 +112,12 @@ def _format_time(args, ad, st):
     v = args[0]
     t = type(v)
     if t is int or t is float:
-        tm = time.localtime(_seconds(v))
-        gmtoff, zone = tm.tm_gmtoff, tm.tm_zone
+        tm = time_fields(_seconds(v), None)
     elif t is AbsTime:
         tm = time_fields(v.secs, v.offset)
-        gmtoff, zone = 0, "UTC"
     else:
+        return ERROR
+    if tm is None:
         return ERROR
     fmt = "%c"
     if len(args) == 2:
@@ -127,7 +135,7 @@ def _format_time(args, ad, st):
 def _interval(args, ad, st):
     v = args[0]
     if type(v) is RelTime:
-        n = int(v.secs)
+        n = c_int32(v.secs)
     else:
         n = _int([v], ad, st)
         if type(n) is not int:

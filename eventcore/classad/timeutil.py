@@ -12,7 +12,7 @@ import math
 import re
 import time
 
-from .values import AbsTime
+from .values import AbsTime, c_int32
 
 _TZ_SUFFIX = re.compile(r"([+-])(\d\d):?(\d\d)$")
 _REL_ITEM = re.compile(r"\s*(\d+(?:\.\d+)?)?\s*([dDhHmMsS+:])?")
@@ -128,25 +128,23 @@ def format_reltime(secs: float, exact: bool = False) -> str:
         hours, rest = divmod(rest, 3600)
         mins, s = divmod(rest, 60)
         return _rel_fields("-" if neg else "", days, hours, mins, "%02g" % (s + (a - whole)))
-    if secs != secs or not -2147483648.0 <= secs < 2147483648.0:
-        i = -2147483648
-    else:
-        i = int(secs)
+    i = c_int32(secs)
     sign = ""
     if i < 0:
         sign = "-"
         i = -i
         if i > 2147483647:              # -INT_MIN overflows back to INT_MIN
             i = -2147483648
-    days = _c_div(i, 86400)
+    days = c_div(i, 86400)
     i -= days * 86400
-    hours = _c_div(i, 3600)
+    hours = c_div(i, 3600)
     i -= hours * 3600
-    mins = _c_div(i, 60)
+    mins = c_div(i, 60)
     return _rel_fields(sign, days, hours, mins, "%02d" % (i - mins * 60))
 
 
-def _c_div(a: int, b: int) -> int:
+def c_div(a: int, b: int) -> int:
+    """C integer division (truncates toward zero)."""
     q = abs(a) // b
     return -q if a < 0 else q
 
@@ -164,6 +162,9 @@ def _rel_fields(sign: str, days: int, hours: int, mins: int, secs_text: str) -> 
 
 def time_fields(secs: int, offset: int | None):
     """``time.struct_time`` of epoch ``secs`` at ``offset`` (None: local zone)."""
-    if offset is None:
-        return time.localtime(secs)
-    return time.gmtime(secs + offset)
+    try:
+        if offset is None:
+            return time.localtime(secs)
+        return time.gmtime(secs + offset)
+    except (OverflowError, OSError, ValueError):
+        return None

@@ -84,6 +84,14 @@ def wrap64(n: int) -> int:
     return n - (1 << 64) if n > INT64_MAX else n
 
 
+def c_int32(x: float) -> int:
+    """C ``(int)`` of a double on x86-64: truncation, INT_MIN when out of range or NaN.
+    The reference reads relative-time seconds this way wherever it needs an integer."""
+    if x != x or not -2147483648.0 <= x < 2147483648.0:
+        return -2147483648
+    return int(x)
+
+
 def trunc32(n: int) -> int:
     """``n`` truncated to a signed 32-bit integer (C cast)."""
     n &= 0xFFFFFFFF

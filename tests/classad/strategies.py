@@ -18,7 +18,9 @@ SELECT_NAMES = ["A", "x", "X", "y", "a", "b", "q", "missing", "Z"]
 FUNCTIONS = ["strcat", "size", "member", "int", "real", "string", "floor", "round", "pow", "substr",
              "toUpper", "toLower", "isUndefined", "isError", "ifThenElse", "sum", "max", "split",
              "regexp", "stringListMember", "join", "strcmp", "versioncmp", "bool", "identicalMember",
-             "isString", "quantize", "interval", "splitUserName", "nosuchfunction", "absTime", "relTime"]
+             "isString", "quantize", "interval", "splitUserName", "nosuchfunction", "absTime", "relTime",
+             "splitTime", "formatTime", "getYear", "getDays", "getHours", "stringListSum", "envV1ToV2",
+             "argsToList", "listToArgs", "regexps", "unparse", "eval", "evalInEachContext", "anyCompare"]
 BINARY = ["+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "=?=", "=!=", "is", "isnt",
           "&&", "||", "&", "|", "^", "<<", ">>", ">>>"]
 UNARY = ["-", "+", "!", "~"]
@@ -42,7 +44,8 @@ def _literal():
         _strings,
         st.sampled_from(["true", "false", "undefined", "error", "TRUE", "Undefined"]),
         st.sampled_from(['absTime("2020-01-01T00:00:00Z")', 'relTime("1:30")', "relTime(90)",
-                         "absTime(1700000000, 3600)"]),
+                         "absTime(1700000000, 3600)", 'real("nan")', 'real("inf")', "relTime(1e300)",
+                         'relTime(real("nan"))', "9223372036854775807", "-9223372036854775808"]),
     )
 
 

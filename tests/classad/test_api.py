@@ -146,6 +146,12 @@ EXPRESSIONS = [
     "formatTime(1e10, \"%Y\")", "string(relTime(2147483648))", "string(relTime(-0.5))",
     "userHome(1, \"/d\")", "userHome(5)", "userHome(\"x\", 5)", "userMap(error, \"a\")",
     "regexpMember(\"\", real(\"inf\"), undefined)", "unresolved(A, 5)",
+    "stringListSubsetMatch(\",\", \"a\")", "stringListSubsetMatch(\"\", \"a\")", "listToArgs({\"a b\"}, 1)",
+    "listToArgs({\"a\"}, 3)", "argsToList(\"a\", 1.0)",
+    # relative-time seconds are read as a C int where an integer is needed
+    "getDays(relTime(real(\"nan\")))", "absTime(0) + relTime(1e300)", "absTime(0) - relTime(1e300)",
+    "interval(relTime(real(\"nan\")))", "splitTime(relTime(real(\"nan\")))", "splitTime(relTime(1e300))",
+    "real(relTime(1e300))", "int(relTime(1e300))", "getYear(absTime(0) + relTime(1e18))",
 ]
 
 # Old-format texts read by both engines (parseOne(text, Parser.Old)), compared as repr.
