@@ -375,3 +375,16 @@ def test_start_failures_hold_with_htcondor_codes(pool, tmp_path, extra, code):
     ad = pool.schedd.query(f"ClusterId == {cluster}", ["HoldReasonCode", "HoldReasonSubCode"])[0]
     assert (ad["HoldReasonCode"], ad["HoldReasonSubCode"]) == (code, 2)
     pool.schedd.act(htcondor.JobAction.Remove, cluster)
+
+
+def test_collector_ads_expire_and_can_be_invalidated(pool):
+    collector = pool.collector
+    collector.advertise([ClassAd({"MyType": "Demo", "Name": "Short", "ClassAdLifetime": 1})])
+    collector.advertise([ClassAd({"MyType": "Demo", "Name": "Kept"})])
+    names = lambda: sorted(ad["Name"] for ad in collector.query(htcondor.AdType.Any, 'MyType == "Demo"'))  # noqa: E731
+    assert "Short" in names()
+    wait_until(lambda: "Short" not in names(), 10, what="the short-lived ad to expire")
+    collector.advertise([ClassAd({"MyType": "Demo", "Name": "Kept"})], "INVALIDATE_ADS_GENERIC")
+    assert "Kept" not in names()
+    with pytest.raises(TypeError):
+        collector.advertise(ClassAd({"MyType": "Demo"}))
