@@ -119,7 +119,7 @@ def parse_queue(args: str, block: tuple[str, ...] | None, block_closed: bool, wh
             raise _fail("invalid Queue statement: no ')' closes the item list", where)
         return QueueSpec(count, names, mode, qualifier, selection, None, block, True)
     if rest.startswith("("):
-        close = rest.find(")")
+        close = rest.rfind(")")
         if close < 0:
             raise _fail("invalid Queue statement: no ')' closes the item list", where)
         if rest[close + 1:].strip():
@@ -130,13 +130,16 @@ def parse_queue(args: str, block: tuple[str, ...] | None, block_closed: bool, wh
     return QueueSpec(count, names, mode, qualifier, selection, rest.strip(), None, False)
 
 
-def _parse_slice(text: str, where) -> slice | int:
+def _parse_slice(text: str, where) -> slice | int | None:
+    if not text:
+        return None
+    if any(c in text for c in " \t"):
+        raise _fail("invalid Queue statement: Invalid [::] statement", where)
     parts = text.split(":")
     if len(parts) > 3:
         raise _fail("invalid Queue statement: Invalid [::] statement", where)
     values = []
     for part in parts:
-        part = part.strip()
         if not part:
             values.append(None)
             continue
@@ -231,8 +234,10 @@ def _glob(patterns: list[str], qualifier: str, env) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     for pattern in patterns:
+        literal = not any(c in pattern for c in "*?[")
         for path, is_dir in env.glob(pattern):
-            if (qualifier == "files" and is_dir) or (qualifier == "dirs" and not is_dir):
+            # HTCondor keeps a named (wildcard-free) file even for "dirs"
+            if (qualifier == "files" and is_dir) or (qualifier == "dirs" and not is_dir and not literal):
                 continue
             item = path.rstrip("/") + "/" if is_dir else path
             if item not in seen:

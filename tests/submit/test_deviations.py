@@ -83,3 +83,13 @@ def test_last_line_without_a_newline_reads_like_any_other():
     assert dict(htcondor2.Submit("a = 1\n  # done\n")) == {"a": "1"}
     assert dict(Submit("a = 1\n  # done")) == {"a": "1"}
     assert dict(Submit(" a = 1")) == {"a": "1"} and dict(Submit("a=1  ")) == {"a": "1"}
+
+
+def test_queue_from_a_directory_is_an_error(in_corpus):
+    """`queue x from shared_inputs` (a directory): htcondor2's itemdata()
+    quietly gives None (and Schedd.submit then refuses "no items"); we
+    say what is wrong: the item file cannot be read."""
+    text = "a = 1\nqueue x from shared_inputs\n"
+    assert htcondor2.Submit(text).itemdata() is None
+    with pytest.raises(SubmitError, match="can't open file shared_inputs"):
+        Submit(text).itemdata()
