@@ -38,6 +38,7 @@ from eventcore.projections.userlog import (
     EVENT_LOG_FORMAT, LogTargets, render, render_header,
 )
 from eventcore.status import next_status
+from daemons.adrow import decode_ad
 from daemons.store import DB_NAME
 
 __all__ = ["Finding", "Report", "audit"]
@@ -166,14 +167,14 @@ def _check_queue(conn, fold: QueueFold, head: int, findings, notes) -> None:
         notes.append(f"queue projection at position {row[0]}, journal head {head} "
                      "(a restart catches up)")
         return
-    stored = {(c, p): (s, json.loads(ad)) for c, p, s, ad in
+    stored = {(c, p): (s, decode_ad(ad)) for c, p, s, ad in
               conn.execute("SELECT cluster, proc, status, ad FROM queue_jobs")}
     folded = {k: (v.status, v.ad) for k, v in fold.jobs()}
     for key in sorted(stored.keys() | folded.keys()):
         if stored.get(key) != folded.get(key):
             findings.append(Finding("queue", "queue row differs from the journal's fold",
                                     None, f"{key[0]}.{key[1]}"))
-    history = {pos: (c, p, json.loads(ad)) for pos, c, p, ad in
+    history = {pos: (c, p, decode_ad(ad)) for pos, c, p, ad in
                conn.execute("SELECT position, cluster, proc, ad FROM history")}
     want_history = {h.position: (h.cluster, h.proc, h.ad) for h in fold.history}
     for position in sorted(history.keys() | want_history.keys()):
@@ -181,7 +182,7 @@ def _check_queue(conn, fold: QueueFold, head: int, findings, notes) -> None:
             job = history.get(position) or want_history.get(position)
             findings.append(Finding("history", "history row differs from the journal's fold",
                                     position, f"{job[0]}.{job[1]}"))
-    clusters = {c: json.loads(ad) for c, ad in conn.execute("SELECT cluster, ad FROM queue_clusters")}
+    clusters = {c: decode_ad(ad) for c, ad in conn.execute("SELECT cluster, ad FROM queue_clusters")}
     want = {c: ad for c, ad in fold.clusters.items() if ad is not None}
     for cluster in sorted(clusters.keys() ^ want.keys() | {c for c in clusters if clusters[c] != want.get(c)}):
         findings.append(Finding("queue", "cluster ad differs from the journal's fold", None,

@@ -58,7 +58,6 @@ with a fold of the journal.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -67,13 +66,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from eventcore.codecs.journal import Row, canonical_json, decode_payload, make_rows, record_to_payload
+from eventcore.codecs.journal import Row, decode_payload, make_rows, record_to_payload
 from eventcore.errors import InvalidTransition, JournalCorrupt, JournalError, PositionConflict
 from eventcore.ids import JobId
 from eventcore.journal import Entry, entry_from_row
 from eventcore.projections.queue import Proc, QueueFold, merged_ad, owner_of
 from eventcore.records import Record, quote_string
 from eventcore.status import JobStatus
+from daemons.adrow import decode_ad, encode_ad
 from daemons.adtext import compile_filter
 from daemons.queryplan import plan
 
@@ -84,7 +84,6 @@ _ABSENT = object()
 # attributes kept in queue_jobs columns (a projection of only these reads no ad)
 _COLUMN_ATTRS = {"clusterid": "ClusterId", "procid": "ProcId", "jobstatus": "JobStatus",
                  "owner": "Owner"}
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 DURABILITY = ("fsync", "group", "normal")
 SCHEMA_VERSION = "1"
 
@@ -119,12 +118,12 @@ class _TableLoader:
     def proc(self, cluster, proc):
         row = self.conn.execute("SELECT status, ad FROM queue_jobs WHERE cluster=? AND proc=?",
                                 (cluster, proc)).fetchone()
-        return Proc(row[0], json.loads(row[1])) if row else None
+        return Proc(row[0], decode_ad(row[1])) if row else None
 
     def cluster(self, cluster):
         row = self.conn.execute("SELECT ad FROM queue_clusters WHERE cluster=?",
                                 (cluster,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return decode_ad(row[0]) if row else None
 
     def proc_count(self, cluster):
         return self.conn.execute("SELECT count(*) FROM queue_jobs WHERE cluster=?",
@@ -345,7 +344,7 @@ class Store:
                 owner = owners.get(key[0], _ABSENT)
                 if owner is _ABSENT:
                     owner = owners[key[0]] = owner_of(fold.cluster(key[0]) or {})
-            upserts.append((key[0], key[1], row.status, owner, _dumps(row.ad)))
+            upserts.append((key[0], key[1], row.status, owner, encode_ad(row.ad)))
         if deletes:
             conn.executemany("DELETE FROM queue_jobs WHERE cluster=? AND proc=?", deletes)
         if upserts:
@@ -360,7 +359,7 @@ class Store:
                 conn.execute("DELETE FROM queue_clusters WHERE cluster=?", (cluster,))
             else:
                 conn.execute("INSERT OR REPLACE INTO queue_clusters VALUES (?,?)",
-                             (cluster, canonical_json(ad)))
+                             (cluster, encode_ad(ad)))
                 owner = owner_of(ad)
                 if owner is not None:
                     conn.execute("UPDATE queue_jobs SET owner=? WHERE cluster=? AND owner IS NOT ?",
@@ -368,7 +367,7 @@ class Store:
         if changes.history:
             conn.executemany("INSERT INTO history VALUES (?,?,?,?,?,?)",
                              [(h.position, h.cluster, h.proc, h.owner, h.completion_date,
-                               canonical_json(h.ad)) for h in changes.history])
+                               encode_ad(h.ad)) for h in changes.history])
 
     # ----------------------------------------------------------- restart --
     def _catch_up_queue(self) -> str:
@@ -498,7 +497,7 @@ class Store:
         if not rows:
             return None
         proc_ad, cluster_ad = rows[0]
-        return merged_ad(json.loads(cluster_ad) if cluster_ad else None, json.loads(proc_ad))
+        return merged_ad(decode_ad(cluster_ad) if cluster_ad else None, decode_ad(proc_ad))
 
     def job_status(self, job: JobId) -> JobStatus | None:
         rows = self._read("SELECT status FROM queue_jobs WHERE cluster=? AND proc=?",
@@ -507,7 +506,7 @@ class Store:
 
     def cluster_ad(self, cluster: int) -> dict | None:
         rows = self._read("SELECT ad FROM queue_clusters WHERE cluster=?", (cluster,))
-        return json.loads(rows[0][0]) if rows else None
+        return decode_ad(rows[0][0]) if rows else None
 
     def status_counts(self) -> dict[int, int]:
         """JobStatus -> number of jobs in the queue (from the status index)."""
@@ -536,8 +535,8 @@ class Store:
         with self._read_lock:
             for cluster, proc_ad, cluster_ad in self._reader.execute(sql, p.params):
                 if cluster not in cluster_cache:
-                    cluster_cache[cluster] = json.loads(cluster_ad) if cluster_ad else None
-                ad = merged_ad(cluster_cache[cluster], json.loads(proc_ad))
+                    cluster_cache[cluster] = decode_ad(cluster_ad) if cluster_ad else None
+                ad = merged_ad(cluster_cache[cluster], decode_ad(proc_ad))
                 if predicate is not None and not predicate(ad):
                     continue
                 out.append(_project(ad, wanted))
@@ -569,7 +568,7 @@ class Store:
         with self._read_lock:
             rows = self._reader.execute("SELECT ad FROM history ORDER BY position DESC").fetchall()
         for (text,) in rows:
-            ad = json.loads(text)
+            ad = decode_ad(text)
             if stop is not None and stop(ad):
                 break
             if predicate is not None and not predicate(ad):

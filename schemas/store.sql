@@ -26,14 +26,14 @@ CREATE TABLE IF NOT EXISTS projection (
 );
 CREATE TABLE IF NOT EXISTS queue_clusters (
     cluster INTEGER PRIMARY KEY,
-    ad      TEXT NOT NULL                 -- JSON: attribute -> ClassAd expression text
+    ad      TEXT NOT NULL                 -- attribute -> ClassAd expression text (daemons/adrow.py)
 );
 CREATE TABLE IF NOT EXISTS queue_jobs (
     cluster INTEGER NOT NULL,
     proc    INTEGER NOT NULL,
     status  INTEGER NOT NULL,
     owner   TEXT COLLATE NOCASE,          -- ClassAd == on strings ignores case
-    ad      TEXT NOT NULL,                -- the proc's own attributes (JSON)
+    ad      TEXT NOT NULL,                -- the proc's own attributes (daemons/adrow.py)
     PRIMARY KEY (cluster, proc)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS queue_jobs_status ON queue_jobs(status);
@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS history (
     proc            INTEGER NOT NULL,
     owner           TEXT,
     completion_date INTEGER NOT NULL,
-    ad              TEXT NOT NULL         -- full (merged) ad, JSON
+    ad              TEXT NOT NULL         -- full (merged) ad (daemons/adrow.py)
 );
 CREATE INDEX IF NOT EXISTS history_job ON history(cluster, proc);
 -- user-log and event-log writers: what each file holds (exactly-once writing)

@@ -63,7 +63,7 @@ def record_to_payload(record: Record) -> dict:
     """The record's fields (without job id and key) plus its version ``v``."""
     kind = record.type
     if kind == "event":
-        body = {"event": dict(record.event)}
+        body = {"event": record.event}     # already a dict of its own (attrs converter)
         if record.imported:
             body["imported"] = True
         if record.source is not None:
@@ -146,8 +146,8 @@ def record_from_payload(kind: str, job: JobId, payload: dict, key: str | None = 
 def row_checksum(previous: int, position: int, time: float, cluster: int, proc: int,
                  kind: str, payload: str, key: str | None) -> int:
     """CRC-32 of one row's columns, chained on the previous row's checksum."""
-    head = f"{position}\x1f{time!r}\x1f{cluster}\x1f{proc}\x1f{kind}\x1f{key or ''}\x1f"
-    return zlib.crc32(payload.encode("utf-8"), zlib.crc32(head.encode("utf-8"), previous))
+    text = f"{position}\x1f{time!r}\x1f{cluster}\x1f{proc}\x1f{kind}\x1f{key or ''}\x1f{payload}"
+    return zlib.crc32(text.encode("utf-8"), previous)
 
 
 def make_rows(records: Iterable[Record], first_position: int, time: float,

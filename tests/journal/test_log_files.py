@@ -228,7 +228,11 @@ def test_audit_compares_queue_and_history_tables(pool):
     store.append(submit(1, 3))
     store.append(life(JobId(1, 0)) + [event(JobId(1, 1), 1)])
     assert audit(store.local_dir, tz=UTC).ok
-    store._conn.execute("UPDATE history SET ad = replace(ad, '\"ExitCode\":\"0\"', '\"ExitCode\":\"9\"')")
+    from daemons.adrow import decode_ad, encode_ad
+    (position, text), = store._read("SELECT position, ad FROM history")
+    ad = decode_ad(text)
+    ad["ExitCode"] = "9"
+    store._conn.execute("UPDATE history SET ad = ? WHERE position = ?", (encode_ad(ad), position))
     store._conn.execute("UPDATE queue_jobs SET status = 5 WHERE proc = 1")
     kinds = sorted((f.kind, f.job) for f in audit(store.local_dir, tz=UTC).findings)
     assert kinds == [("history", "1.0"), ("queue", "1.1")]
