@@ -15,6 +15,14 @@ not one of the functions below.  Function names are case-sensitive.
 
 ``Expander(lookup, env).expand(text)``; ``lookup(name)`` returns the raw
 (unexpanded) value of a macro, or None when it is not defined.
+
+Two modes: *strict* (building jobs, like condor_submit) raises
+``MacroError`` when a function fails (``$CHOICE`` out of range, ``$INT`` of
+text), for a capitalised ``$NAME(`` that is no function, and for a
+circular reference; *lenient* (``Submit.expand``, like htcondor2) expands a
+failing function to nothing and an invalid printf format to the format
+text, and leaves unknown ``$NAME(...)`` alone.  A circular reference raises
+in both (htcondor2 never returns).
 """
 
 from __future__ import annotations
@@ -36,6 +44,11 @@ NORMAL = "$"
 FUNCTIONS = frozenset({"ENV", "RANDOM_CHOICE", "RANDOM_INTEGER", "CHOICE", "SUBSTR", "INT", "REAL",
                        "STRING", "EVAL", "BASENAME", "DIRNAME"})
 _IDCHAR_BODY = frozenset({NORMAL, "ENV"})   # bodies limited to identifier characters (+ default)
+
+# `$NAME(` in capitals that is no function: condor_submit-style code says so
+# (htcondor2's expand() leaves it as text; the lenient mode does the same).
+_UNKNOWN_FUNCTION = re.compile(r"(?<!\$)\$(?!(?:ENV|RANDOM_CHOICE|RANDOM_INTEGER|CHOICE|SUBSTR|INT|REAL|STRING|"
+                               r"EVAL|BASENAME|DIRNAME|F[pnxdqabfwuPNXDQABFWU]*)\()([A-Z][A-Z0-9_]+)\(")
 
 SENTINEL = "\x00"           # marks a per-job value in a symbolic expansion (see compile)
 
@@ -306,6 +319,10 @@ class Expander:
             steps += 1
             if steps > MAX_STEPS or len(text) > MAX_LENGTH:
                 raise Runaway("macro expansion does not end (a macro refers to itself?)")
+        if self.strict and "(" in text:
+            unknown = _UNKNOWN_FUNCTION.search(text)
+            if unknown:
+                raise MacroError(f"unknown macro function ${unknown.group(1)}()")
         if dollar:
             pos = 0
             while True:

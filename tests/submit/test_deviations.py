@@ -93,3 +93,15 @@ def test_queue_from_a_directory_is_an_error(in_corpus):
     assert htcondor2.Submit(text).itemdata() is None
     with pytest.raises(SubmitError, match="can't open file shared_inputs"):
         Submit(text).itemdata()
+
+
+def test_unknown_macro_function_stops_jobs():
+    """htcondor2 leaves `$UNKNOWNF(x)` as text (so does our expand()); when
+    jobs are built we treat a capitalised `$NAME(` that is no macro function
+    as the typo it almost always is and raise, naming the line."""
+    text = "executable = /bin/true\narguments = $UNKNOWNF(x) $$(Memory)\n"
+    assert htcondor2.Submit(text).expand("arguments") == "$UNKNOWNF(x) $$(Memory)"
+    assert Submit(text).expand("arguments") == "$UNKNOWNF(x) $$(Memory)"
+    with pytest.raises(MacroError, match=r"unknown macro function \$UNKNOWNF\(\)") as info:
+        list(Submit(text).jobs())
+    assert info.value.line == 2 and info.value.text == "arguments = $UNKNOWNF(x) $$(Memory)"
