@@ -24,6 +24,7 @@ import datetime
 import hashlib
 import json
 import os
+import re
 import sqlite3
 from collections import defaultdict
 from pathlib import Path
@@ -262,34 +263,51 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return n
 
 
+def _rotated(path: str) -> list[str]:
+    """The rotated files of an event log, newest first (``.old``, or ``.1`` .. ``.N``)."""
+    if os.path.exists(path + ".old"):
+        return [path + ".old"]
+    out, n = [], 1
+    while os.path.exists(f"{path}.{n}"):
+        out.append(f"{path}.{n}")
+        n += 1
+    return out
+
+
+_CTIME = re.compile(rb"Global JobLog: ctime=(\d+) ")
+
+
 def _compare_event_log(path, state, items, tz, fmt, findings) -> None:
-    position, offset, sequence, ctime = state
-    data = _read(path)
-    if data is None:
-        findings.append(Finding("eventlog", "file is missing", position, None, path))
-        return
-    header = render_header(ctime, sequence, fmt, tz).encode()
-    first = data[:data.find(b"\n...\n") + 5] if b"\n...\n" in data else data
-    if len(first) != len(header) or first.split(b" size=")[0] != header.split(b" size=")[0]:
-        findings.append(Finding("eventlog", f"header is not the one of sequence {sequence}",
-                                None, None, path, 0))
-        return
-    end = min(offset, len(data))
-    body_start = len(first)
+    """The live event log, then each rotated file: contiguous runs of the journal's events."""
+    position, offset, sequence, _ = state
     written = [i for i in items if i[0] <= position]
     j = len(written) - 1
-    while end > body_start and j >= 0:
-        pos, job, text = written[j]
-        if data.endswith(text, body_start, end):
+    for k, fpath in enumerate([path] + _rotated(path)):
+        data = _read(fpath)
+        if data is None:
+            findings.append(Finding("eventlog", "file is missing", position, None, fpath))
+            return
+        m = _CTIME.search(data[:1024])
+        header = render_header(int(m.group(1)) if m else 0, sequence - k, fmt, tz).encode()
+        first = data[:data.find(b"\n...\n") + 5] if b"\n...\n" in data else data
+        if len(first) != len(header) or first.split(b" size=")[0] != header.split(b" size=")[0]:
+            findings.append(Finding("eventlog", f"header is not the one of sequence "
+                                    f"{sequence - k}", None, None, fpath, 0))
+            return
+        end = min(offset, len(data)) if k == 0 else len(data)
+        body_start = len(first)
+        while end > body_start and j >= 0:
+            pos, job, text = written[j]
+            if not data.endswith(text, body_start, end):
+                findings.append(Finding("eventlog", "bytes differ from the event the journal "
+                                        "holds", pos, job, fpath, max(body_start, end - len(text))))
+                return
             end -= len(text)
             j -= 1
-            continue
-        findings.append(Finding("eventlog", "bytes differ from the event the journal holds",
-                                pos, job, path, max(body_start, end - len(text))))
-        return
-    if end > body_start:
-        findings.append(Finding("eventlog", "bytes before the first event match no event",
-                                None, None, path, body_start))
+        if end > body_start:
+            findings.append(Finding("eventlog", "bytes before the first event match no event",
+                                    None, None, fpath, body_start))
+            return
 
 
 def _check_sources(entries, findings, notes) -> None:

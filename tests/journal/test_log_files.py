@@ -254,3 +254,23 @@ def test_event_log_reads_back_with_the_reader(pool):
         (0, 1, 0), (0, 1, 1), (1, 1, 0), (5, 1, 0)]
     assert [e.timestamp for e in rest][:2] == [1_700_000_000, 1_700_000_000]
     p.close()
+
+
+@pytest.mark.parametrize("rotations", [1, 3])
+def test_audit_checks_rotated_event_logs(pool, rotations):
+    from daemons.audit import audit
+    tmp, store = pool
+    evlog = str(tmp / "EventLog")
+    store.append(submit(1, 6))
+    p = Projector(store, event_log=evlog, max_event_log=400, event_log_rotations=rotations, tz=UTC)
+    for proc in range(6):
+        store.append(life(JobId(1, proc)))
+        p.catch_up()
+    assert audit(store.local_dir, tz=UTC).ok
+    old = evlog + (".old" if rotations == 1 else ".2")
+    data = open(old, "rb").read()
+    at = data.index(b"Job executing")
+    open(old, "wb").write(data[:at] + b"Job eXecuting" + data[at + 13:])
+    [finding] = audit(store.local_dir, tz=UTC).findings
+    assert (finding.kind, finding.path) == ("eventlog", old) and finding.offset <= at
+    p.close()
