@@ -3,14 +3,16 @@
 ``Store(local_dir, durability="fsync")`` opens (creating if needed)
 ``<local_dir>/journal.sqlite`` in WAL mode.  API for the schedd:
 
-``append(records, expected_head=None) -> int``
+``append(records, expected_head=None, time=None) -> int``
     Append journal records (``eventcore.records``) atomically and return the
     last position.  In the same SQLite transaction the queue projection is
     folded and its rows written, so the queue never disagrees with the
     journal.  Raises ``PositionConflict`` (head is not ``expected_head``),
     ``InvalidTransition`` (the status table refuses an event; nothing is
     appended) or ``JournalError``.  Records whose ``key`` is already in the
-    journal are skipped.  Thread-safe; concurrent appends form groups.
+    journal are skipped.  Thread-safe (and safe against a second process:
+    the write lock is SQLite's); in "group" mode concurrent appends share
+    commits.
 ``head() -> int``                          last position (0 = empty)
 ``wait_for_position(pos, timeout) -> bool``  True once ``head() >= pos``
 ``entries(after=0, limit=None)``           ``Entry`` objects, ascending
@@ -23,6 +25,8 @@
 ``next_cluster_id()``                      1 + the largest cluster ever seen
 ``rebuild_queue()``                        drop the queue and fold the journal again
 ``close()``
+``recovered``                              how the open found the queue: "empty",
+                                           "current", "caught-up", "rebuilt", "read-only"
 
 ``Store(local_dir, readonly=True)`` opens an existing journal for reading
 only (no queue catch-up; ``append`` refuses): tools such as replay/export.
