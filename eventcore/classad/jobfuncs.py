@@ -24,6 +24,9 @@ def _v2_quote(value: str) -> str:
     return "".join(out)
 
 
+_V1_DELIMITERS = "!#$%&*+,-/:;<>?@^`|~"
+
+
 @fn("envV1ToV2", 1)
 def _env_v1_to_v2(args, ad, st):
     s = args[0]
@@ -31,8 +34,11 @@ def _env_v1_to_v2(args, ad, st):
         return UNDEF
     if type(s) is not str:
         return ERROR
+    delim = ";"
+    if s[:1] and s[0] in _V1_DELIMITERS:   # a V1 string may name its delimiter first
+        delim, s = s[0], s[1:]
     env: dict = {}
-    for entry in s.split(";"):
+    for entry in (e for line in s.split("\n") for e in line.split(delim)):
         entry = entry.lstrip()
         if not entry:
             continue

@@ -141,6 +141,8 @@ EXPRESSIONS = [
     "envV1ToV2(\"b=1;A=2;a=3\")", "envV1ToV2(\"x=1;x=2\")", "envV1ToV2(\"a b=1\")", "envV1ToV2(\"\\t\")",
     "envV1ToV2(\" a=1 ; b=2 \")", "envV1ToV2(\"a=it's\")", "listToArgs({\"it's\"})",
     "mergeEnvironment(\"b=1\", \"a=2\", \"B=3\")",
+    "envV1ToV2(\",\")", "envV1ToV2(\"|a=1|b=2\")", "envV1ToV2(\"@a=1,b=2@c=3\")", "envV1ToV2(\"  ,a=1,b=2\")",
+    "envV1ToV2(\"a=1\\nb=2\")", "envV1ToV2(\"a,b\")",
     # time functions read reals as 32-bit ints, ints as they are
     "splitTime(1e10)", "splitTime(real(\"nan\"))", "splitTime(2147483648)", "formatTime(2147483648, \"%Y\")",
     "formatTime(1e10, \"%Y\")", "string(relTime(2147483648))", "string(relTime(-0.5))",
