@@ -7,8 +7,10 @@ offline placeholders (ClusterId 1, ProcId 0, ...); ``getQArgs``/
 and ``cluster()`` build the job ads a schedd stores (``jobs.py``).
 
 Pure: every file, variable, clock reading and random number comes from
-``self.environment`` (a ``SubmitEnvironment``); the façade's ``Submit``
-(``daemons/submit_env.py``) gives it the real ones.
+``self.environment`` (a ``SubmitEnvironment``, made by the class's
+``environment_factory`` or given to ``Submit.using(env, ...)``); the
+façade's ``Submit`` (``daemons/submit_env.py``) gives it the real ones,
+with relative paths read against the current directory at construction.
 """
 
 from __future__ import annotations
@@ -43,11 +45,8 @@ def _value_text(value) -> str:
         return str(value)
     if hasattr(value, "__fspath__"):
         return str(value)
-    try:
-        from eventcore.classad import ClassAd
-    except ImportError:      # pragma: no cover - the ClassAd module is part of eventcore
-        ClassAd = ()
-    if ClassAd and isinstance(value, ClassAd):
+    from eventcore.classad import ClassAd
+    if isinstance(value, ClassAd):
         return repr(value)
     raise TypeError("value must be a string")
 
@@ -91,7 +90,7 @@ class Submit(MutableMapping):
             self.setQArgs(queue)
 
     def _parse(self, text: str) -> None:
-        parser = Parser(self.environment)
+        parser = Parser(self.environment, defaults=OFFLINE_MACROS)
         parser.parse(text)
         self._macros = parser.macros
         self._lines = parser.lines

@@ -27,7 +27,7 @@ _ASSIGN_RE = re.compile(r"([+]?[A-Za-z0-9_.]+)[ \t]*=(.*)\Z", re.DOTALL)
 _HEREDOC_RE = re.compile(r"([+]?[A-Za-z0-9_.]+)[ \t]*@=[ \t]*(\S+)[ \t]*\Z")
 _DIRECTIVE_RE = re.compile(r"(?:(if|elif|else|endif|queue)(?=[ \t]|\Z)|(include)(?=[ \t]*:))(.*)\Z",
                            re.IGNORECASE | re.DOTALL)
-_VERSION_RE = re.compile(r"version\s*(>=|<=|==|!=|>|<)\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*\Z",
+_VERSION_RE = re.compile(r"version\s*(>=|<=|==|!=|>|<)\s*(\d+)\.(\d+)(?:\.(\d+))?\s*\Z",
                          re.IGNORECASE)
 _DEFINED_RE = re.compile(r"(!\s*)?defined\s+(\S+)\s*\Z", re.IGNORECASE)
 _TRUE = {"true", "yes", "t", "y"}
@@ -92,12 +92,12 @@ def logical_lines(text: str):
 class Parser:
     """Builds the macro table of a submit description."""
 
-    def __init__(self, env, macros: dict | None = None, expander_for=None):
+    def __init__(self, env, macros: dict | None = None, defaults: dict[str, str] | None = None):
         self.env = env
+        self.defaults = defaults or {}      # automatic macros (lower-case names)
         self.macros: dict[str, tuple[str, str]] = {} if macros is None else macros
         self.queue: QueueLine | None = None
         self.lines: dict[str, tuple[int, str]] = {}   # lower-case name -> (line, source)
-        self._expander_for = expander_for
         self._where = (0, "<submit>")
         self._after = 0         # physical line index after the current logical line
 
@@ -121,7 +121,7 @@ class Parser:
 
     def lookup(self, name: str) -> str | None:
         hit = self.macros.get(name.lower())
-        return None if hit is None else hit[1]
+        return self.defaults.get(name.lower()) if hit is None else hit[1]
 
     # -- reading text -----------------------------------------------------
     def parse(self, text: str, source: str = "<submit>", depth: int = 0) -> None:
@@ -233,7 +233,7 @@ class Parser:
         return len(physical)
 
     def _expand(self, text: str, number: int, stripped: str, source: str) -> str:
-        expander = self._expander_for(self.lookup) if self._expander_for else Expander(self.lookup, self.env)
+        expander = Expander(self.lookup, self.env)
         try:
             return expander.expand(text)
         except MacroError as exc:
@@ -264,7 +264,7 @@ class Parser:
     def _condition(self, text: str, number: int, stripped: str, source: str) -> bool:
         m = _DEFINED_RE.match(text)
         if m:
-            value = self.lookup(m.group(2))
+            value = self.lookup(self._expand(m.group(2), number, stripped, source).strip())
             return bool(value) != bool(m.group(1))
         expanded = self._expand(text, number, stripped, source).strip()
         m = _VERSION_RE.match(expanded)

@@ -61,6 +61,9 @@ SNIPPETS = [
     "x = true\nif $(x)\n a = 1\nendif\nif version >= 8.0\n b = 1\nendif\nif version < 9.0.0\n c = 1\nendif\n",
     "if true\n if false\n  a = 1\n else\n  a = 2\n endif\nendif\n",
     "include : shared_include.inc\nafter = $(included_value)\n",
+    "e =\nif defined e\n a=1\nendif\nif defined ProcId\n b=1\nendif\nif defined ARCH\n c=1\nendif\n",
+    "y=1\nx=y\nif defined $(x)\n a=1\nendif\nif $(IsLinux)\n b=1\nendif\nif $(ProcId)\n c=1\nendif\n",
+    "if version >= 25\n a=1\nendif\n", "if not true\n a=1\nendif\n",
     # queue statements
     "a = 1\nqueue\n", "a = 1\nqueue 5\n", "a = 1\nqueue 2 * 3\n", "n = 4\nqueue $(n)\n",
     "a = 1\nqueue x in (p q, r)\n", "a = 1\nqueue x in p q r\n", "a = 1\nQUEUE X IN (p)\n",
