@@ -386,12 +386,13 @@ class Schedd(Daemon):
         # No negotiation here: the slot is free only once the starter exits, and the
         # startd asks for a cycle then (that also covers a requeued job).  Meanwhile the
         # claim is offered to the next job of the same kind.
+        # The job is over whatever the journal decides about this report, so its
+        # claim can be handed on while the outcome is being committed.
         job_id = JobId.parse(job)
         finished = self.store.job_ad(job_id)
-        result = self.runs.record_outcome(job_id, claim, outcome)
-        if result == "recorded" and finished is not None and self.reuse_claims:
-            self._pool.submit(self._reuse_claim, claim, finished)
-        return result
+        if finished is not None and self.reuse_claims and outcome.get("kind") == "exit":
+            self._pool.submit(self._reuse_claim, claim, finished)  # not after vacate/shutdown
+        return self.runs.record_outcome(job_id, claim, outcome)
 
 
 def _filter(text: str):

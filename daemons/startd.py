@@ -239,25 +239,25 @@ class Startd(Daemon):
         os.replace(tmp, path)
 
     def _starter_exited(self, pid: int) -> None:
-        with self._lock:
-            done = [claim for claim, slot in self.claims.items() if slot["pid"] == pid]
-            for claim in done:
-                del self.claims[claim]
-            if done:
-                self._save_state()
-        if done:
-            self._slot_freed()
+        self._forget(lambda slot: slot["pid"] == pid)
 
     def _check_starters(self) -> None:
+        self._forget(lambda slot: slot["pid"] and not alive(slot["pid"], slot["start"]))
+
+    def _forget(self, finished) -> None:
+        """Drop the claims whose starters are gone; ask for a negotiation if that freed
+        anything (a claim handed over to the next job frees nothing)."""
         with self._lock:
-            done = [claim for claim, slot in self.claims.items()
-                    if slot["pid"] and not alive(slot["pid"], slot["start"])]
+            done = [claim for claim, slot in self.claims.items() if finished(slot)]
+            freed = any(any(self.claims[c]["resources"].values()) for c in done)
             for claim in done:
                 del self.claims[claim]
             if done:
                 self._save_state()
-        if done:
+        if freed:
             self._slot_freed()
+        elif done:
+            self._changed.set()
 
     def _slot_freed(self) -> None:
         self._changed.set()
@@ -286,6 +286,8 @@ class Startd(Daemon):
         wanted = {"Cpus": int(request.get("Cpus", 1)), "Memory": int(request.get("Memory", 0)),
                   "Disk": int(request.get("Disk", 0))}
         with self._lock:
+            if self.stopping.is_set():
+                raise HTCondorException("the startd is shutting down")
             if claim in self.claims:
                 raise HTCondorException(f"claim {claim} is already active")
             free = self.free()
