@@ -181,6 +181,26 @@ def split_row(row: str, names: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+def split_rows(texts: list[str], names: tuple[str, ...]) -> list[dict[str, str]]:
+    """``split_row`` over many rows (the common one- and two-variable cases inline)."""
+    if len(names) == 1:
+        (name,) = names
+        return [{name: t.strip(" \t")} for t in texts]
+    if len(names) == 2 and not any("\x1f" in t for t in texts):
+        first, second = names
+        search = _ROW_SEPARATOR.search
+        out = []
+        for t in texts:
+            t = t.strip(" \t")
+            m = search(t)
+            if m is None:
+                out.append({first: t, second: ""})
+            else:
+                out.append({first: t[:m.start()].strip(" \t"), second: t[m.end():].lstrip(" \t")})
+        return out
+    return [split_row(t, names) for t in texts]
+
+
 def load_rows(spec: QueueSpec, env, where) -> list[dict[str, str]] | None:
     """Every row of the (unsliced) item list; None when there are no items."""
     if spec.mode is None:
@@ -200,7 +220,7 @@ def load_rows(spec: QueueSpec, env, where) -> list[dict[str, str]] | None:
         for i, text in enumerate(texts):
             if not text.strip(" \t"):
                 raise _fail(f"invalid Queue statement: item row {i + 1} is empty", where)
-        rows = [split_row(t, names) for t in texts]
+        rows = split_rows(texts, names)
     else:
         lines = _block_lines(spec) if spec.block is not None else [spec.items or ""]
         patterns = [t for line in lines for t in line.split() if t]

@@ -96,3 +96,11 @@ def test_fast_path_equals_full_expansion(commands, queue):
     assert fast.num_procs == slow.num_procs
     for i in range(fast.num_procs):
         assert fast.merged(i) == slow.merged(i)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab1 ,\t\x1f", max_size=8), max_size=5), st.integers(1, 4))
+def test_split_rows_equals_split_row(texts, n):
+    from eventcore.submit.queue import split_row, split_rows
+    names = ("a", "b", "c", "d")[:n]
+    assert split_rows(texts, names) == [split_row(t, names) for t in texts]
