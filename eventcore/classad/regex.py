@@ -1,15 +1,43 @@
-"""PCRE-style patterns on Python's ``re`` (the common subset), cached."""
+"""PCRE-style patterns (HTCondor's regular expressions) on Python's ``re``.
+
+``compile_regex(pattern, opts)`` translates the PCRE spellings Python lacks
+and returns a compiled pattern, or None when the pattern is invalid:
+
+* POSIX classes inside brackets (``[[:alpha:]]``, ``[[:digit:][:upper:]]``);
+  a ``[`` that opens no class inside brackets is a plain ``[``;
+* ``(?<name>...)`` named groups, ``(?|`` branch resets, ``\\Q...\\E``
+  quoting, ``\\h \\H \\v \\V \\e \\z \\Z \\R \\N \\G \\K \\cX``, a literal ``{,n}``,
+  the common properties ``\\p{L} \\p{N} \\p{Lu} \\p{Ll}`` (and ``\\P``), on ASCII only;
+* PCRE2's refusals (``\\u``, ``\\U``, ``\\l``, ``\\L``, collating elements).
+* ASCII semantics for ``\\w \\d \\s`` and case folding, as PCRE on bytes.
+
+Options: ``i`` caseless, ``m`` multi-line, ``s`` dot-all, ``x`` extended.
+"""
 
 from __future__ import annotations
 
 import re
+import warnings
 from functools import lru_cache
+
+_POSIX = {
+    "alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
+    "space": " \\t\\n\\r\\f\\v", "blank": " \\t", "xdigit": "0-9A-Fa-f", "word": "\\w",
+    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "cntrl": "\\x00-\\x1f\\x7f",
+    "print": "\\x20-\\x7e", "graph": "\\x21-\\x7e",
+}
+_OUTSIDE = {"h": "[ \\t]", "H": "[^ \\t]", "v": "[\\n\\x0b\\f\\r]", "V": "[^\\n\\x0b\\f\\r]",
+            "e": "\\x1b", "z": "\\Z", "Z": "(?=\\n?\\Z)", "R": "(?:\\r\\n|\\n|\\r)", "N": "[^\\n]",
+            "G": "\\A", "K": ""}
+_UNSUPPORTED = frozenset("uULl")
+# Character properties, approximated on ASCII (HTCondor's patterns rarely use them)
+_PROPERTIES = {"L": "[A-Za-z]", "N": "[0-9]", "Nd": "[0-9]", "Lu": "[A-Z]", "Ll": "[a-z]"}
 
 
 @lru_cache(maxsize=512)
 def compile_regex(pattern: str, opts: str = "", upper_ok: bool = False):
-    """Compiled pattern, or None when it is invalid.  Options: i m s x."""
-    flags = 0
+    """Compiled pattern, or None when it is invalid."""
+    flags = re.ASCII                    # byte semantics: \\w, \\d, \\s and case folding are ASCII
     for ch in opts:
         c = ch.lower() if upper_ok else ch
         if c == "i":
@@ -21,14 +49,97 @@ def compile_regex(pattern: str, opts: str = "", upper_ok: bool = False):
         elif c == "x":
             flags |= re.VERBOSE
     try:
-        return re.compile(_translate(pattern), flags)
-    except (re.error, RecursionError, OverflowError):
+        translated = translate(pattern)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return re.compile(translated, flags)
+    except (re.error, RecursionError, OverflowError, ValueError):
         return None
 
 
-def _translate(p: str) -> str:
-    """PCRE spellings Python lacks: ``\\z`` -> ``\\Z``, possessive quantifiers
-    and atomic groups are left to ``re`` (3.11 supports them)."""
-    if "\\z" in p:
-        p = re.sub(r"(?<!\\)((?:\\\\)*)\\z", r"\1\\Z", p)
-    return p
+def translate(p: str) -> str:
+    """The Python spelling of PCRE pattern ``p`` (raises ValueError if malformed)."""
+    out = []
+    i, n = 0, len(p)
+    while i < n:
+        c = p[i]
+        if c == "\\":
+            if i + 1 >= n:
+                raise ValueError("trailing backslash")
+            d = p[i + 1]
+            if d in _UNSUPPORTED:
+                raise ValueError(f"\\{d} is not supported")
+            if d in "pP" and p.startswith("{", i + 2):
+                end = p.find("}", i + 3)
+                prop = _PROPERTIES.get(p[i + 3:end]) if end > 0 else None
+                if prop is None:
+                    raise ValueError("unknown character property")
+                out.append(prop if d == "p" else "[^" + prop[1:])
+                i = end + 1
+                continue
+            if d == "c" and i + 2 < n:
+                out.append(re.escape(chr(ord(p[i + 2].upper()) ^ 0x40)))
+                i += 3
+                continue
+            if d == "Q":
+                end = p.find("\\E", i + 2)
+                end = n if end < 0 else end
+                out.append(re.escape(p[i + 2:end]))
+                i = end + 2
+                continue
+            out.append(_OUTSIDE.get(d, p[i:i + 2]))
+            i += 2
+            continue
+        if c == "[":
+            i = _bracket(p, i, out)
+            continue
+        if p.startswith("(?<", i) and i + 3 < n and p[i + 3] not in "=!":
+            out.append("(?P<")
+            i += 3
+            continue
+        if p.startswith("(?|", i):        # branch reset: numbering differs, matching does not
+            out.append("(?:")
+            i += 3
+            continue
+        if c == "{" and p.startswith("{,", i):
+            out.append("\\{")            # PCRE reads "{,n}" literally
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _bracket(p: str, i: int, out: list) -> int:
+    """Copy the bracket expression starting at ``p[i] == '['``; returns the index after it."""
+    n = len(p)
+    j = i + 1
+    parts = ["["]
+    if j < n and p[j] == "^":
+        parts.append("^")
+        j += 1
+    if j < n and p[j] == "]":
+        parts.append("\\]")
+        j += 1
+    while j < n and p[j] != "]":
+        c = p[j]
+        if c == "[" and (p.startswith("[.", j) or p.startswith("[=", j)):
+            raise ValueError("POSIX collating elements are not supported")
+        if c == "[" and p.startswith("[:", j):
+            end = p.find(":]", j + 2)
+            name = p[j + 2:end] if end > 0 else None
+            if name in _POSIX:
+                parts.append(_POSIX[name])
+                j = end + 2
+                continue
+        if c == "\\" and j + 1 < n:
+            parts.append(p[j:j + 2])
+            j += 2
+            continue
+        parts.append("\\[" if c == "[" else c)
+        j += 1
+    if j >= n:
+        raise ValueError("unterminated bracket expression")
+    parts.append("]")
+    out.append("".join(parts))
+    return j + 1

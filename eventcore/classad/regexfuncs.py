@@ -67,9 +67,9 @@ def _expand(m, sub: str):
         c = sub[i]
         if c == "\\" and i + 1 < len(sub) and sub[i + 1].isdigit():
             g = int(sub[i + 1])
-            if g > (m.re.groups or 0) or m.group(g) is None:
-                return None
-            out.append(m.group(g))
+            if g > (m.re.groups or 0):
+                return None            # no such group in the pattern: error
+            out.append(m.group(g) or "")   # a group that did not take part: empty
             i += 2
             continue
         out.append(c)

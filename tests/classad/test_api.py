@@ -243,3 +243,27 @@ def test_facade_has_every_public_classad2_name():
     public = {n for n in dir(classad2) if not n.startswith("_") and n != "classad2_impl"}
     assert public <= set(dir(ours))
     assert set(ours.__all__) == public
+
+
+# PCRE spellings that Python's re lacks or reads differently (regexp() results compared).
+PATTERNS = [r"[[:alpha:]]+", r"^[[:digit:]]+$", r"[[:space:]]", r"[[:upper:][:digit:]]", r"[^[:alnum:]]",
+            r"(?<name>a)b", r"\Qa.b\E", r"a\hb", r"\d{2,}", r"(?i)ABC", r"a++b", r"(?>a+)b", r"\Aabc\z", r"abc\Z",
+            r"[\w.-]+@[\w.-]+", r"(a)\1", r"\x41", r"[a-", r"*", r"a{,3}", r"\K", r"a(?=b)", r"(?<=a)b", r"\R",
+            r"\N", r"\v", r"\cA", r"\G", r"(?|(a)|(b))", r"\u0041", r"[[.a.]]", r"[[:word:]]+", r"\w", r"\p{L}"]
+TARGETS = ["abc", "a.b", "ABC\n", "x@y.com", "a\tb", "12"]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_regexp_like_classad2(pattern):
+    for target in TARGETS:
+        for opts in ("", "i"):
+            text = "regexp(%s, %s, %s)" % (classad2.quote(pattern), classad2.quote(target), classad2.quote(opts))
+            assert repr(ours.ExprTree(text).eval()) == repr(classad2.ExprTree(text).eval()), text
+
+
+@pytest.mark.parametrize("args", [("(a)(b)", "xaby", r"\2\1", ""), ("a", "aaa", "b", "g"), ("(a)|(b)", "b", r"[\1]", ""),
+                                  ("a", "xax", r"\0\0", "f"), ("b*", "abc", "-", "gf"), ("(?<x>a)", "a", r"\1", ""),
+                                  ("(a)", "a", r"\2", "")])
+def test_regexps_like_classad2(args):
+    text = "regexps(%s, %s, %s, %s)" % tuple(classad2.quote(a) for a in args)
+    assert repr(ours.ExprTree(text).eval()) == repr(classad2.ExprTree(text).eval())
