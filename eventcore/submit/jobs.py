@@ -266,6 +266,7 @@ def _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, co
     out_list = []
     index = -1
     job = None
+    view = T.Job({}, constants, env, owner, spool, present)   # one view, its values swapped per job
     try:
         for job in jobs:
             proc_text = str(job.proc)
@@ -280,7 +281,7 @@ def _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, co
                 values = {command: (fmt.format(*live).strip() or None) for command, fmt in formats}
             proc = {"ProcId": proc_text, "JobStatus": status}
             if proc_rules:
-                view = T.Job(values, constants, env, owner, spool, present)
+                view.values = values
                 for index, fn, blocked in proc_rules:
                     out = fn(view)
                     if blocked and not blocked.isdisjoint(out):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from eventcore.classad.api import quote
+from eventcore.classad.unparse import quote_string as quote
 from eventcore.errors import ClassAdError, SubmitError
 
 from .args import environment_v2, parse_arguments
