@@ -26,6 +26,14 @@ For users (``import jobledger as htcondor``)
     ``sub.jobs(count=0, itemdata=None, clusterid=1, procid=0, qdate=0,
     owner="")`` yielding full job ``ClassAd``s, ``sub.procs(...)`` the
     per-proc parts, ``sub.cluster(...)`` the ``ClusterPlan``.
+    ``Submit.using(env, text)`` binds another environment (tests, or a
+    description whose files come from elsewhere).
+
+    ``expand()`` is lenient like htcondor2 (a failing macro function gives
+    nothing); building jobs is strict like condor_submit: a failing macro
+    function, an unknown ``$NAME(``, a circular reference, a bad command
+    value or a bad queue statement raise ``SubmitError``/``MacroError``
+    with the line and its text.
 
 For the schedd (the fast path)
     ``plan_cluster(sub, env, *, cluster_id, count=0, itemdata=None,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -46,5 +45,3 @@ def same_error(got: BaseException, expected: dict) -> bool:
     msg = expected["message"]
     return msg in str(got) or (builtin is KeyError and got.args[:1] == (msg.strip("'"),))
 
-
-os.environ.setdefault("TZ", "UTC")
