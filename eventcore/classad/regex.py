@@ -57,9 +57,13 @@ def compile_regex(pattern: str, opts: str = "", upper_ok: bool = False):
         return None
 
 
+_FLAG_GROUP = re.compile(r"\(\?([imsx]*(?:-[imsx]*)?)\)")
+
+
 def translate(p: str) -> str:
     """The Python spelling of PCRE pattern ``p`` (raises ValueError if malformed)."""
     out = []
+    pending = [0]      # per open group: scoped-flag groups to close with it
     i, n = 0, len(p)
     while i < n:
         c = p[i]
@@ -97,6 +101,18 @@ def translate(p: str) -> str:
             out.append("(?P<")
             i += 3
             continue
+        if c == "(":
+            m = _FLAG_GROUP.match(p, i)
+            if m is not None and i > 0 and m.group(1):
+                # "(?i)" in mid-pattern: PCRE applies it to the rest of the group
+                out.append("(?" + m.group(1) + ":")
+                pending[-1] += 1
+                i = m.end()
+                continue
+            pending.append(0)
+        elif c == ")":
+            if len(pending) > 1:
+                out.append(")" * pending.pop())
         if p.startswith("(?|", i):        # branch reset: numbering differs, matching does not
             out.append("(?:")
             i += 3
@@ -107,6 +123,7 @@ def translate(p: str) -> str:
             continue
         out.append(c)
         i += 1
+    out.append(")" * pending[0])
     return "".join(out)
 
 

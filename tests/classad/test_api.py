@@ -249,7 +249,8 @@ def test_facade_has_every_public_classad2_name():
 PATTERNS = [r"[[:alpha:]]+", r"^[[:digit:]]+$", r"[[:space:]]", r"[[:upper:][:digit:]]", r"[^[:alnum:]]",
             r"(?<name>a)b", r"\Qa.b\E", r"a\hb", r"\d{2,}", r"(?i)ABC", r"a++b", r"(?>a+)b", r"\Aabc\z", r"abc\Z",
             r"[\w.-]+@[\w.-]+", r"(a)\1", r"\x41", r"[a-", r"*", r"a{,3}", r"\K", r"a(?=b)", r"(?<=a)b", r"\R",
-            r"\N", r"\v", r"\cA", r"\G", r"(?|(a)|(b))", r"\u0041", r"[[.a.]]", r"[[:word:]]+", r"\w", r"\p{L}"]
+            r"\N", r"\v", r"\cA", r"\G", r"(?|(a)|(b))", r"\u0041", r"[[.a.]]", r"[[:word:]]+", r"\w", r"\p{L}",
+            r"a(?i)b", r"(a(?i)b)c", r"x(?s).", r"a(?-i)B"]
 TARGETS = ["abc", "a.b", "ABC\n", "x@y.com", "a\tb", "12"]
 
 
