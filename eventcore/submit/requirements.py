@@ -35,7 +35,8 @@ def _literal_at_most(text: str | None, limit: float) -> bool:
 
 def default_requirements(user: str | None, universe: int, container: str | None, cpus: str | None,
                          memory: str | None, disk: str | None, stf: str, deferral: bool,
-                         custom_requests: list[str] = ()) -> str:
+                         custom_requests: list[str] = (), gpus: tuple[str, bool] | None = None) -> str:
+    """``gpus``: (request_gpus text, whether RequireGPUs is set) or None."""
     refs = _references(user) if user else set()
     if "requirements" in refs:
         raise SubmitError("requirements = " + user + ": Is Circular (it refers to Requirements)")
@@ -59,6 +60,9 @@ def default_requirements(user: str | None, universe: int, container: str | None,
         clauses.append("(TARGET.Memory >= RequestMemory)")
     if cpus is not None and not _literal_at_most(cpus, 1) and "cpus" not in refs:
         clauses.append("(TARGET.Cpus >= RequestCpus)")
+    if gpus is not None and not _literal_at_most(gpus[0], 0) and "gpus" not in refs:
+        clauses.append("(countMatches(MY.RequireGPUs,TARGET.AvailableGPUs) >= RequestGPUs)" if gpus[1]
+                       else "(TARGET.GPUs >= RequestGPUs)")
     for command in custom_requests:
         tag = command[len("request_"):]
         if tag.lower() not in refs:

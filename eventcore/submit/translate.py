@@ -83,6 +83,11 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "deferral_prep_time": ("deferral_prep_time", "DeferralPrepTime"),
     "checkpoint_exit_code": ("checkpoint_exit_code", "SuccessCheckpointExitCode"),
     "kill_sig": ("kill_sig", "KillSig"),
+    "request_gpus": ("request_gpus", "RequestGPUs"),
+    "require_gpus": ("require_gpus", "RequireGPUs"),
+    "gpus_minimum_capability": ("gpus_minimum_capability", "GPUsMinCapability"),
+    "gpus_maximum_capability": ("gpus_maximum_capability", "GPUsMaxCapability"),
+    "gpus_minimum_memory": ("gpus_minimum_memory", "GPUsMinMemory"),
 }
 
 # Simple one-command -> one-attribute conversions: command, attribute, kind.
@@ -110,7 +115,7 @@ SIMPLE = [
     ("submit_event_notes", "SubmitEventNotes", "string"),
     ("want_graceful_removal", "WantGracefulRemoval", "expr"), ("grid_resource", "GridResource", "string"),
     ("jobset", "JobSetName", "string"), ("transfer_checkpoint_files", "TransferCheckpoint", "string"),
-    ("output_destination", "OutputDestination", "string"), ("request_gpus", "RequestGPUs", "expr"),
+    ("output_destination", "OutputDestination", "string"),
 ]
 
 _UNIT_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMGTP]?)B?\s*$", re.IGNORECASE)
@@ -605,8 +610,38 @@ for _command, _attr, _kind in SIMPLE:
     RULES.append(((_command, _attr.lower()), _simple_rule(_command, _attr, _kind)))
 
 
+GPU_LIMITS = (("gpus_minimum_capability", "GPUsMinCapability", "Capability >= GPUsMinCapability"),
+              ("gpus_maximum_capability", "GPUsMaxCapability", "Capability <= GPUsMaxCapability"),
+              ("gpus_minimum_memory", "GPUsMinMemory", "GlobalMemoryMb >= GPUsMinMemory"))
+
+
+def require_gpus(job: Job) -> str | None:
+    """The RequireGPUs expression (per-GPU property test), or None."""
+    clauses = [f"({expr(job.get('require_gpus'), 'require_gpus')})"] if job.get("require_gpus") else []
+    clauses += [test for command, _, test in GPU_LIMITS if job.get(command)]
+    return " && ".join(clauses) or None
+
+
+@rule("request_gpus", "require_gpus", "gpus_minimum_capability", "gpus_maximum_capability",
+      "gpus_minimum_memory")
+def _gpus(job: Job) -> dict[str, str]:
+    text = job.get("request_gpus")
+    if text is None:
+        return {}
+    out = {"RequestGPUs": expr(text, "request_gpus")}
+    for command, attr, _ in GPU_LIMITS:
+        value = job.get(command)
+        if value is not None:
+            out[attr] = size(value, 2, command) if command == "gpus_minimum_memory" else expr(value, command)
+    required = require_gpus(job)
+    if required:
+        out["RequireGPUs"] = required
+    return out
+
+
 @rule("requirements", "request_cpus", "request_memory", "request_disk", "universe", "should_transfer_files",
-      "when_to_transfer_output", "deferral_time", "docker_image", "container_image")
+      "when_to_transfer_output", "deferral_time", "docker_image", "container_image", "request_gpus",
+      "require_gpus", "gpus_minimum_capability", "gpus_maximum_capability", "gpus_minimum_memory")
 def _requirements(job: Job) -> dict[str, str]:
     user = job.get("requirements")
     if user is not None:
@@ -615,9 +650,12 @@ def _requirements(job: Job) -> dict[str, str]:
     number, name = universe_of(job)
     container = "docker" if name == "docker" or job.get("docker_image") else \
         "container" if name == "container" or job.get("container_image") else None
+    gpus = job.get("request_gpus")
+    gpus = None if gpus is None else (gpus, require_gpus(job) is not None)
     text = default_requirements(user, number, container, request_cpus(job), request_memory(job),
                                 request_disk(job), stf, job.get("deferral_time") is not None,
-                                custom_requests=sorted(k for k in job.names() if _is_custom_request(k)))
+                                custom_requests=sorted(k for k in job.names() if _is_custom_request(k)),
+                                gpus=gpus)
     return {"Requirements": text}
 
 

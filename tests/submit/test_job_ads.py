@@ -205,3 +205,13 @@ def test_random_macros_come_from_the_environment():
     sub = Submit.using(env, "executable = /bin/tool\nr = $RANDOM_INTEGER(10,20,5)\narguments = $(r)\nqueue 20\n")
     values = {p["Args"] for p in plan_cluster(sub, env).proc_attrs}
     assert values <= {'"10"', '"15"', '"20"'} and len(values) > 1
+
+
+def test_gpus():
+    ad = one("request_gpus = 1\ngpus_minimum_capability = 8.0\ngpus_minimum_memory = 4GB\n")
+    assert ad["RequestGPUs"] == "1" and ad["GPUsMinCapability"] == "8.0" and ad["GPUsMinMemory"] == "4096"
+    assert ad["RequireGPUs"] == "Capability >= GPUsMinCapability && GlobalMemoryMb >= GPUsMinMemory"
+    assert "(countMatches(MY.RequireGPUs,TARGET.AvailableGPUs) >= RequestGPUs)" in ad["Requirements"]
+    plain = one("request_gpus = 2\n")
+    assert "(TARGET.GPUs >= RequestGPUs)" in plain["Requirements"] and "RequireGPUs" not in plain
+    assert "GPUs" not in one("request_gpus = 0\n")["Requirements"]
