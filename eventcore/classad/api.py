@@ -97,13 +97,16 @@ def parseNext(input, parser=ParserType.Auto):
 def parseOne(input, parser=ParserType.Auto) -> ClassAd:
     """All ads of ``input`` merged into one (later attributes win)."""
     text = _text_of(input)
-    out = ClassAd()
+    out = None
     for ad, _ in _iter_ads(text, parser):
+        if out is None:
+            out = ad                   # the first ad is taken as it is
+            continue
         for ln, e in ad._exprs.items():
             if ln not in out._names:
                 out._names[ln] = ad._names[ln]
             out._exprs[ln] = e
-    return out
+    return out if out is not None else ClassAd()
 
 
 def parse_ad(text: str) -> ClassAd:

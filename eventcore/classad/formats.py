@@ -188,6 +188,7 @@ def parse_old_ads(text: str):
     n = len(text)
     fast = _FAST_LINE.match
     new_expr = ExprTree._from_node
+    Literal = N.Literal
     for line in text.split("\n"):
         pos += len(line) + 1
         m = fast(line)
@@ -195,7 +196,13 @@ def parse_old_ads(text: str):
             if skipping:
                 continue
             name, num, s, b, r = m.groups()
-            node = _fast_node(num, s, b, r)
+            if s is not None:
+                node = Literal(s)
+            elif num is not None:
+                v = int(num)
+                node = Literal(v if -9223372036854775808 <= v <= 9223372036854775807 else 0)
+            else:
+                node = _fast_node(num, s, b, r)
             ln = name.lower()
         else:
             stripped = line.strip(" \t\r\f\v")
