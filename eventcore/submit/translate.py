@@ -610,15 +610,30 @@ for _command, _attr, _kind in SIMPLE:
     RULES.append(((_command, _attr.lower()), _simple_rule(_command, _attr, _kind)))
 
 
-GPU_LIMITS = (("gpus_minimum_capability", "GPUsMinCapability", "Capability >= GPUsMinCapability"),
-              ("gpus_maximum_capability", "GPUsMaxCapability", "Capability <= GPUsMaxCapability"),
-              ("gpus_minimum_memory", "GPUsMinMemory", "GlobalMemoryMb >= GPUsMinMemory"))
+GPU_LIMITS = (("gpus_minimum_capability", "GPUsMinCapability", "Capability >= {}"),
+              ("gpus_maximum_capability", "GPUsMaxCapability", "Capability <= {}"),
+              ("gpus_minimum_memory", "GPUsMinMemory", "GlobalMemoryMb >= {}"))
+
+
+def _gpu_limit(job: Job, command: str) -> str | None:
+    value = job.get(command)
+    if value is None:
+        return None
+    return size(value, 2, command) if command == "gpus_minimum_memory" else expr(value, command)
 
 
 def require_gpus(job: Job) -> str | None:
-    """The RequireGPUs expression (per-GPU property test), or None."""
+    """The RequireGPUs expression (a test on each GPU's properties), or None.
+
+    HTCondor writes the limits as references (``Capability >=
+    GPUsMinCapability``) and relies on the match scope to find the job's
+    attribute from inside a GPU's nested ad; we write the values, which
+    test the same and do not depend on that scoping."""
     clauses = [f"({expr(job.get('require_gpus'), 'require_gpus')})"] if job.get("require_gpus") else []
-    clauses += [test for command, _, test in GPU_LIMITS if job.get(command)]
+    for command, _, test in GPU_LIMITS:
+        value = _gpu_limit(job, command)
+        if value is not None:
+            clauses.append(test.format(value))
     return " && ".join(clauses) or None
 
 
@@ -630,9 +645,9 @@ def _gpus(job: Job) -> dict[str, str]:
         return {}
     out = {"RequestGPUs": expr(text, "request_gpus")}
     for command, attr, _ in GPU_LIMITS:
-        value = job.get(command)
+        value = _gpu_limit(job, command)
         if value is not None:
-            out[attr] = size(value, 2, command) if command == "gpus_minimum_memory" else expr(value, command)
+            out[attr] = value
     required = require_gpus(job)
     if required:
         out["RequireGPUs"] = required

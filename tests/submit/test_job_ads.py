@@ -210,8 +210,20 @@ def test_random_macros_come_from_the_environment():
 def test_gpus():
     ad = one("request_gpus = 1\ngpus_minimum_capability = 8.0\ngpus_minimum_memory = 4GB\n")
     assert ad["RequestGPUs"] == "1" and ad["GPUsMinCapability"] == "8.0" and ad["GPUsMinMemory"] == "4096"
-    assert ad["RequireGPUs"] == "Capability >= GPUsMinCapability && GlobalMemoryMb >= GPUsMinMemory"
+    assert ad["RequireGPUs"] == "Capability >= 8.0 && GlobalMemoryMb >= 4096"
     assert "(countMatches(MY.RequireGPUs,TARGET.AvailableGPUs) >= RequestGPUs)" in ad["Requirements"]
     plain = one("request_gpus = 2\n")
     assert "(TARGET.GPUs >= RequestGPUs)" in plain["Requirements"] and "RequireGPUs" not in plain
     assert "GPUs" not in one("request_gpus = 0\n")["Requirements"]
+
+
+def test_gpu_requirements_match_a_slot_with_a_capable_gpu():
+    from eventcore.classad import ClassAd
+    sub = Submit.using(ENV, "executable = /bin/tool\nrequest_gpus = 1\ngpus_minimum_capability = 7.0\n")
+    job = next(sub.jobs())
+    slot = ClassAd('[Arch = "X86_64"; OpSys = "LINUX"; Disk = 100000000; Memory = 4096; Cpus = 4; '
+                   'CondorVersion = "$CondorVersion: 25.14.1 2025-01-01 $"; HasFileTransfer = true; '
+                   'GPUs = 1; AvailableGPUs = { GPU_1 }; GPU_1 = [ Capability = 8.0 ]]')
+    assert job.lookup("Requirements").eval(scope=job, target=slot) is True
+    slot["GPU_1"] = ClassAd("[ Capability = 6.1 ]")
+    assert job.lookup("Requirements").eval(scope=job, target=slot) is False
