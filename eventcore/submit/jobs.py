@@ -124,6 +124,8 @@ def job_list(sub, env, count: int = 0, itemdata=None, queue: str | None = None,
         if spec.mode is not None and itemdata is None:
             raise SubmitError("invalid Queue statement: no items selected", *where)
         jobs = [_Job(first_proc + step, step, 0, {}) for step in range(n)]
+    elif n == 1:
+        jobs = [_Job(first_proc + i, 0, r, rows[r]) for i, r in enumerate(spec.selected(len(rows)))]
     else:
         proc = first_proc
         for r in spec.selected(len(rows)):
