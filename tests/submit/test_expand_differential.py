@@ -4,6 +4,9 @@ Definitions only refer to earlier names (htcondor2 never returns on a
 circular reference), so every expansion ends.  Values mix plain text,
 references with and without defaults, match-time ``$$()``, ``$(DOLLAR)``,
 the deterministic macro functions and stray ``$ ( ) : ,`` characters.
+
+The examples are fixed (derandomize) so CI is repeatable; campaigns of
+thousands of random examples were run while writing this.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ def _expand(sub, name):
         return ("error", "KeyError")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(descriptions())
 def test_expand_matches_htcondor2(text):
     theirs = htcondor2.Submit(text)

@@ -1,6 +1,9 @@
 """Random submit texts (assignments, comments, continuations, here-documents,
 if/else, +Attr, queue statements with inline items) parsed by htcondor2 and
-by us: same keys, values, str(), queue arguments and itemdata()."""
+by us: same keys, values, str(), queue arguments and itemdata().
+The examples are fixed (derandomize) so CI is repeatable; campaigns of
+thousands of random examples were run while writing this.
+"""
 
 from __future__ import annotations
 
@@ -79,7 +82,7 @@ def _unspecified(text: str) -> bool:
     return False
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, derandomize=True)
 @given(texts())
 def test_parse_matches_htcondor2(text):
     assume(not _unspecified(text))
