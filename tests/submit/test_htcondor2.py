@@ -86,7 +86,8 @@ SNIPPETS = [
     "a = 1\nqueue 2\nb = 2\nqueue 3\n",
     "a = 1\nqueue x,y from shared_items.txt\n", "a = 1\nqueue 2 x from [1:] shared_items.txt\n",
     "a = 1\nqueue x in (a,,b)\n", "a = 1\nqueue\tx in (a)\n", "a = 1\nqueue   x   in   (  a  )\n",
-    "a = 1\nqueue 2 x,y from (\n1 2\n)\n", "a = 1\r\nb = 2\r\nqueue 2\r\n", "a = x\\", "a = x\\\n", "a = x\\\nqueue\n", "a = x\\\n  # c\n",
+    "a = 1\nqueue 2 x,y from (\n1 2\n)\n", "a = 1\r\nb = 2\r\nqueue 2\r\n",
+    "a = x\\", "a = x\\\n", "a = x\\\nqueue\n", "a = x\\\n  # c\n",
     "r1 = $RANDOM_INTEGER(5,5)\nr2 = $RANDOM_CHOICE(z)\nr3 = $(x:)\nr4 = $ENV(:d)\n",
     "x @=End\n a\n@end\n@End\n", "a\t=\t1\n\tb =2\n",
     # syntax errors
