@@ -35,8 +35,10 @@ def _literal_at_most(text: str | None, limit: float) -> bool:
 
 def default_requirements(user: str | None, universe: int, container: str | None, cpus: str | None,
                          memory: str | None, disk: str | None, stf: str, deferral: bool,
-                         custom_requests: list[str] = (), gpus: tuple[str, bool] | None = None) -> str:
-    """``gpus``: (request_gpus text, whether RequireGPUs is set) or None."""
+                         custom_requests: list[str] = (), gpus: tuple[str, bool] | None = None,
+                         plugins: list[str] = ()) -> str:
+    """``gpus``: (request_gpus text, whether RequireGPUs is set) or None;
+    ``plugins``: URL schemes the job's file transfer needs a plugin for."""
     refs = _references(user) if user else set()
     if "requirements" in refs:
         raise SubmitError("requirements = " + user + ": Is Circular (it refers to Requirements)")
@@ -68,9 +70,11 @@ def default_requirements(user: str | None, universe: int, container: str | None,
         if tag.lower() not in refs:
             clauses.append(f"(TARGET.{tag} >= Request{tag})")
     if universe in VANILLA_LIKE:
+        transfer = "TARGET.HasFileTransfer" + "".join(
+            f' && stringListIMember("{scheme}",TARGET.HasFileTransferPluginMethods)' for scheme in plugins)
         clauses.append({"NO": "(TARGET.FileSystemDomain == MY.FileSystemDomain)",
-                        "YES": "(TARGET.HasFileTransfer)"}.get(
-            stf, "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))"))
+                        "YES": f"({transfer})"}.get(
+            stf, f"((TARGET.FileSystemDomain == MY.FileSystemDomain) || ({transfer}))"))
     if deferral:
         clauses.append("(TARGET.HasJobDeferral && (((time() + ScheddInterval) >= (DeferralTime - "
                        "DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow))))")

@@ -656,7 +656,8 @@ def _gpus(job: Job) -> dict[str, str]:
 
 @rule("requirements", "request_cpus", "request_memory", "request_disk", "universe", "should_transfer_files",
       "when_to_transfer_output", "deferral_time", "docker_image", "container_image", "request_gpus",
-      "require_gpus", "gpus_minimum_capability", "gpus_maximum_capability", "gpus_minimum_memory")
+      "require_gpus", "gpus_minimum_capability", "gpus_maximum_capability", "gpus_minimum_memory",
+      "transfer_input_files", "output_destination")
 def _requirements(job: Job) -> dict[str, str]:
     user = job.get("requirements")
     if user is not None:
@@ -670,8 +671,15 @@ def _requirements(job: Job) -> dict[str, str]:
     text = default_requirements(user, number, container, request_cpus(job), request_memory(job),
                                 request_disk(job), stf, job.get("deferral_time") is not None,
                                 custom_requests=sorted(k for k in job.names() if _is_custom_request(k)),
-                                gpus=gpus)
+                                gpus=gpus, plugins=url_schemes(job))
     return {"Requirements": text}
+
+
+def url_schemes(job: Job) -> list[str]:
+    """Schemes of the URLs in transfer_input_files and output_destination."""
+    urls = [p.strip() for p in (job.get("transfer_input_files") or "").split(",")]
+    urls.append(unquoted(job.get("output_destination") or ""))
+    return sorted({u.split("://", 1)[0].lower() for u in urls if "://" in u})
 
 
 _KNOWN_REQUESTS = {"request_cpus", "request_memory", "request_disk", "request_gpus"}

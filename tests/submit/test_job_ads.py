@@ -227,3 +227,10 @@ def test_gpu_requirements_match_a_slot_with_a_capable_gpu():
     assert job.lookup("Requirements").eval(scope=job, target=slot) is True
     slot["GPU_1"] = ClassAd("[ Capability = 6.1 ]")
     assert job.lookup("Requirements").eval(scope=job, target=slot) is False
+
+
+def test_url_transfers_need_plugins():
+    req = one("transfer_input_files = https://x/a.tgz, local.txt, osdf:///b\nshould_transfer_files = YES\n")[
+        "Requirements"]
+    assert req.endswith('(TARGET.HasFileTransfer && stringListIMember("https",TARGET.HasFileTransferPluginMethods)'
+                        ' && stringListIMember("osdf",TARGET.HasFileTransferPluginMethods))')
