@@ -132,7 +132,7 @@ def test_pool_restart_keeps_the_queue_and_reruns_vacated_jobs(tmp_path):
     from jobledger.personal import PersonalPool
     from tests.pool.conftest import pool_processes, stop_and_check
     log = str(tmp_path / "restart.log")
-    job = ClassAd({"Cmd": "/bin/sleep", "Arguments": "0.5", "Iwd": str(tmp_path), "UserLog": log})
+    job = ClassAd({"Cmd": "/bin/sleep", "Arguments": "3", "Iwd": str(tmp_path), "UserLog": log})
     first = PersonalPool(local_dir=tmp_path / "pool").start()
     try:
         cluster = first.schedd.submit(job, 3)
