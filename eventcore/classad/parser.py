@@ -245,12 +245,15 @@ class Parser:
         attrs: dict[str, list] = {}
         toks = self.toks
         last = len(toks) - 4
+        SEMI, CLOSE = ("op", ";"), ("op", "]")
         while True:
-            while self._at_op(";"):
-                self.pos += 1
-            if self._at_op("]"):
-                break
             pos = self.pos
+            while toks[pos][:2] == SEMI:
+                pos += 1
+            if toks[pos][:2] == CLOSE:
+                self.pos = pos
+                break
+            self.pos = pos
             value = None
             if pos <= last:
                 # fast path: ``name = literal`` followed by ';' or ']'
@@ -262,14 +265,16 @@ class Parser:
                     self.pos = pos + 3
             if value is None:
                 name, value = self.attribute()
-            low = ascii_lower(name)
-            if low in attrs:
-                attrs[low][1] = value
-            else:
+            low = name.lower() if name.isascii() else ascii_lower(name)
+            entry = attrs.get(low)
+            if entry is None:
                 attrs[low] = [name, value]
-            if self._at_op(";"):
+            else:
+                entry[1] = value
+            nxt = toks[self.pos][:2]
+            if nxt == SEMI:
                 continue
-            if not self._at_op("]"):
+            if nxt != CLOSE:
                 self.fail(f"expected ';' or ']' in an ad, found {_describe(self.peek())}")
         self.pos += 1
         self.depth -= 1

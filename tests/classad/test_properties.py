@@ -99,3 +99,35 @@ def test_long_flat_chains_parse_print_and_fail_evaluation_cleanly():
     assert repr(deep).count("+") == 19_999
     with pytest.raises(ClassAdError):
         deep.eval()
+
+
+@SETTINGS
+@given(st.one_of(expressions(), garbage(),
+                 st.lists(st.tuples(st.sampled_from(["a", "B", "c_1", "true", "is"]), expressions(max_leaves=4)),
+                          max_size=4).map(lambda kv: "[" + "; ".join(f"{k} = {v}" for k, v in kv) + "]")))
+def test_fast_parsing_agrees_with_careful_parsing(text):
+    """Tokens from the fast path (no offsets) must build the same trees as the
+    careful scanner's, and parse errors must point at the same place."""
+    from eventcore.classad.parser import Parser
+
+    def outcome(tokens, parse):
+        try:
+            return ("ok", parse(Parser(text, tokens)))
+        except ClassAdParseError as exc:
+            return ("error", exc.offset)
+
+    def whole_ad(p):
+        tok = p.peek()
+        if tok[0] != "op" or tok[1] != "[":
+            p.fail("not an ad")
+        p.pos += 1
+        return p.ad_literal()
+    try:
+        careful = _careful_tokenize(text)
+    except ClassAdParseError:
+        return
+    fast = _fast_tokenize(text)
+    if fast is None:
+        return
+    for parse in (Parser.parse_complete, whole_ad):
+        assert outcome(fast, parse) == outcome(careful, parse)
