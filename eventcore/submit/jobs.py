@@ -269,6 +269,7 @@ def _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, co
     index = -1
     job = None
     view = T.Job({}, constants, env, owner, spool, present)   # one view, its values swapped per job
+    shared: dict[str, str] = {}
     try:
         for job in jobs:
             proc_text = str(job.proc)
@@ -288,7 +289,9 @@ def _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, co
                     out = fn(view)
                     if blocked and not blocked.isdisjoint(out):
                         out = {k: v for k, v in out.items() if k not in blocked}
-                    proc.update(out)
+                    for name, text in out.items():
+                        # long texts that repeat (Requirements) share one string
+                        proc[name] = shared.setdefault(text, text) if len(text) > 64 else text
                 index = -1
             out_list.append(proc)
     except SubmitError as exc:

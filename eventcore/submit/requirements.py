@@ -8,6 +8,8 @@ transfer and deferral.
 
 from __future__ import annotations
 
+import functools
+
 from eventcore.errors import ClassAdError, SubmitError
 
 ARCH = "X86_64"
@@ -16,10 +18,11 @@ VANILLA_LIKE = {5, 10, 11, 13}
 DISK_VERSION_CLAUSE = '(versionGE(split(TARGET.CondorVersion)[1], "25.12.0") || (TARGET.Disk >= RequestDisk))'
 
 
-def _references(text: str) -> set[str]:
+@functools.lru_cache(maxsize=1024)
+def _references(text: str) -> frozenset[str]:
     from eventcore.classad import parse_expr, references
     try:
-        return references(parse_expr(text))
+        return frozenset(references(parse_expr(text)))
     except (ClassAdError, RecursionError):
         raise SubmitError(f"requirements = {text}: not a valid ClassAd expression") from None
 
@@ -39,7 +42,7 @@ def default_requirements(user: str | None, universe: int, container: str | None,
                          plugins: list[str] = ()) -> str:
     """``gpus``: (request_gpus text, whether RequireGPUs is set) or None;
     ``plugins``: URL schemes the job's file transfer needs a plugin for."""
-    refs = _references(user) if user else set()
+    refs = _references(user) if user else frozenset()
     if "requirements" in refs:
         raise SubmitError("requirements = " + user + ": Is Circular (it refers to Requirements)")
     if universe == 9:

@@ -13,6 +13,7 @@ text (strings quoted, numbers bare).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -184,14 +185,25 @@ _PLAIN_LITERAL = re.compile(r'"[^"\\]*"\Z|-?[0-9]+(?:\.[0-9]+)?\Z|true\Z|false\Z
 
 
 def expr(text: str, command: str) -> str:
+    """``text`` if it parses as a ClassAd expression, else SubmitError."""
     if _PLAIN_LITERAL.match(text):
         return text
+    problem = parse_problem(text)
+    if problem is not None:
+        raise SubmitError(f"{command} = {text}: not a valid ClassAd expression ({problem})")
+    return text
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_problem(text: str) -> str | None:
+    """Why ``text`` is not a ClassAd expression (None if it is); cached,
+    because per-job values repeat (Requirements, policies)."""
     from eventcore.classad import parse_expr
     try:
         parse_expr(text)
     except (ClassAdError, RecursionError) as exc:
-        raise SubmitError(f"{command} = {text}: not a valid ClassAd expression ({_first_line(exc)})") from None
-    return text
+        return _first_line(exc)
+    return None
 
 
 def _first_line(exc) -> str:
@@ -654,11 +666,27 @@ def _gpus(job: Job) -> dict[str, str]:
     return out
 
 
-@rule("requirements", "request_cpus", "request_memory", "request_disk", "universe", "should_transfer_files",
-      "when_to_transfer_output", "deferral_time", "docker_image", "container_image", "request_gpus",
-      "require_gpus", "gpus_minimum_capability", "gpus_maximum_capability", "gpus_minimum_memory",
-      "transfer_input_files", "output_destination")
+REQUIREMENT_INPUTS = ("requirements", "request_cpus", "request_memory", "request_disk", "universe",
+                      "should_transfer_files", "when_to_transfer_output", "deferral_time", "docker_image",
+                      "container_image", "request_gpus", "require_gpus", "gpus_minimum_capability",
+                      "gpus_maximum_capability", "gpus_minimum_memory")
+
+
+@rule(*REQUIREMENT_INPUTS)
 def _requirements(job: Job) -> dict[str, str]:
+    return {"Requirements": requirements_text(job, ())}
+
+
+@rule(*REQUIREMENT_INPUTS, "transfer_input_files", "output_destination")
+def _plugin_requirements(job: Job) -> dict[str, str]:
+    """Requirements again, with the transfer-plugin clause, for jobs that
+    move URLs (a separate rule so a per-job file list does not make every
+    job recompute Requirements)."""
+    schemes = url_schemes(job)
+    return {"Requirements": requirements_text(job, schemes)} if schemes else {}
+
+
+def requirements_text(job: Job, plugins) -> str:
     user = job.get("requirements")
     if user is not None:
         expr(user, "requirements")
@@ -668,11 +696,10 @@ def _requirements(job: Job) -> dict[str, str]:
         "container" if name == "container" or job.get("container_image") else None
     gpus = job.get("request_gpus")
     gpus = None if gpus is None else (gpus, require_gpus(job) is not None)
-    text = default_requirements(user, number, container, request_cpus(job), request_memory(job),
+    return default_requirements(user, number, container, request_cpus(job), request_memory(job),
                                 request_disk(job), stf, job.get("deferral_time") is not None,
                                 custom_requests=sorted(k for k in job.names() if _is_custom_request(k)),
-                                gpus=gpus, plugins=url_schemes(job))
-    return {"Requirements": text}
+                                gpus=gpus, plugins=plugins)
 
 
 def url_schemes(job: Job) -> list[str]:

@@ -71,6 +71,8 @@ COMMANDS = st.sampled_from([
     "transfer_input_files = $(x), common.txt", "hold = $CHOICE(Step,false,true)", "batch_name = b$(Row)",
     "request_cpus = 1", "description = $SUBSTR(x,1)", "rank = Memory", "max_retries = $(Step)",
     "y = $(x)$(x)", "arguments = $(y)", "initialdir = /submit",
+    "transfer_input_files = https://x/$(x)", "requirements = Memory > $(ProcId)", "request_gpus = $(Step)",
+    "output_destination = osdf:///$(x)",
 ])
 QUEUES = st.sampled_from([
     "queue 3", "queue x in (a b c)", "queue 2 x in (p, q)", "queue x,y from items.txt",
