@@ -526,7 +526,12 @@ class Store:
 
     def query(self, constraint: str | None = None, projection: Iterable[str] | None = None,
               limit: int = -1) -> list[dict]:
-        """Merged ads of the jobs matching ``constraint``, by (cluster, proc)."""
+        """Merged ads of the jobs matching ``constraint``, by (cluster, proc).
+
+        ``constraint``: ClassAd text or anything whose ``str()`` is (an ExprTree).
+        """
+        if constraint is not None and not isinstance(constraint, str):
+            constraint = str(constraint)
         p = plan(constraint)
         predicate = self.constraint_filter(p.residual) if p.residual else None
         wanted = list(projection or [])
@@ -565,6 +570,8 @@ class Store:
     def history(self, constraint: str | None = None, projection: Iterable[str] | None = None,
                 match: int = -1, since: str | int | None = None) -> list[dict]:
         """Ads of jobs that left the queue, newest first (schedd.md 6.3)."""
+        if constraint is not None and not isinstance(constraint, str):
+            constraint = str(constraint)
         predicate = self.constraint_filter(constraint) if constraint else None
         stop = _since_predicate(since, self.constraint_filter) if since is not None else None
         wanted = list(projection or [])

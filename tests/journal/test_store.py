@@ -337,3 +337,13 @@ def test_a_damaged_snapshot_means_a_rebuild_not_a_stall(tmp_path, damage):
     assert s.recovered in ("rebuilt", "caught-up")
     assert snapshot(s) == expected
     s.close()
+
+
+def test_constraints_may_be_expression_trees(tmp_path):
+    from eventcore.classad import ExprTree
+    s = Store(tmp_path)
+    s.append(submit(1, 3))
+    assert [a["ProcId"] for a in s.query(ExprTree("ProcId >= 1 && ClusterId == 1"))] == ["1", "2"]
+    s.append(life(JobId(1, 2)))
+    assert [a["ProcId"] for a in s.history(ExprTree("ExitCode == 0"))] == ["2"]
+    s.close()
