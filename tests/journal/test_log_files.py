@@ -274,3 +274,18 @@ def test_audit_checks_rotated_event_logs(pool, rotations):
     [finding] = audit(store.local_dir, tz=UTC).findings
     assert (finding.kind, finding.path) == ("eventlog", old) and finding.offset <= at
     p.close()
+
+
+def test_audit_reports_an_illegal_transition_with_position_and_job(pool):
+    """A row written behind the store's back (valid checksum) that the status table refuses."""
+    from daemons.audit import audit
+    from eventcore.codecs.journal import make_rows
+    tmp, store = pool
+    store.append(submit(1, 2))
+    head, checksum = store._read_head()
+    [row] = make_rows([event(JobId(1, 1), 5)], head + 1, 1.0, checksum)   # idle -> terminated
+    store._conn.execute("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?)", row)
+    report = audit(store.local_dir, tz=UTC)
+    transitions = [f for f in report.findings if f.kind == "transition"]
+    assert [(f.position, f.job) for f in transitions] == [(head + 1, "1.1")]
+    assert "not allowed in status" in transitions[0].message
