@@ -1,4 +1,4 @@
-"""``jobledger journal import|export|queue-log``, ``jobledger replay``, ``jobledger audit``.
+"""``jobledger journal import|export|queue-log|status-diagram``, ``jobledger replay``, ``jobledger audit``.
 
 A thin layer: the work is in daemons.importer, eventcore.projections.replay
 and daemons.audit.  Expected failures are ``ClickException``s (exit 1 for
@@ -112,6 +112,13 @@ def queue_log(local_dir, position):
     finally:
         store.close()
     click.echo(queue_log_text(queue, created, next_cluster=next_cluster), nl=False)
+
+
+@journal.command("status-diagram")
+def status_diagram():
+    """Print the job status table as a Mermaid state diagram (for the docs)."""
+    from eventcore.status import state_diagram
+    click.echo(state_diagram())
 
 
 def _parse_time(text: str) -> float:

@@ -281,3 +281,8 @@ def test_queue_log_export(tmp_path):
     assert "103 3.1 JobStatus 2" in lines and "103 3.0 JobStatus 1" in lines
     earlier = run("journal", "queue-log", "--local-dir", local, "--position", 3).stdout
     assert "101 3.1 Job Machine" not in earlier and "101 3.0 Job Machine" in earlier
+
+
+def test_status_diagram_command():
+    from eventcore.status import state_diagram
+    assert run("journal", "status-diagram").stdout == state_diagram() + "\n"
