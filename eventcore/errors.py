@@ -9,6 +9,7 @@ data (where, what), not just a message.
     JobledgerError
     ├── ClassAdError                 classad2.ClassAdException's twin
     │   ├── ClassAdParseError        text that is not ClassAd; offset/line/column + caret
+    │   │   └── ClassAdLiteralError (ValueError)  not one string literal (classad.unquote)
     │   └── ClassAdEvalError         evaluation *failed* (not the ERROR value)
     ├── SubmitError (ValueError)     submit description; file/line/text
     │   └── MacroError (KeyError)    a macro function that fails ($CHOICE index, $INT of text)
@@ -79,6 +80,11 @@ class ClassAdParseError(ClassAdError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.text, self.offset, self.source))
+
+
+class ClassAdLiteralError(ClassAdParseError, ValueError):
+    """Text that should be exactly one ClassAd string literal and is not
+    (``classad2.unquote`` raises ValueError here)."""
 
 
 class ClassAdEvalError(ClassAdError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 
-from eventcore.errors import ClassAdParseError
+from eventcore.errors import ClassAdLiteralError, ClassAdParseError
 
 from .ad import LAST_ERROR, ClassAd, parse_new_ad
 from .formats import parse_json_ads, parse_new_ads, parse_old_ads
@@ -124,9 +124,12 @@ def quote(input: str) -> str:
 
 def unquote(input: str) -> str:
     """The value of the ClassAd string literal ``input``."""
-    toks = tokenize(input)
+    try:
+        toks = tokenize(input)
+    except ClassAdParseError as exc:
+        raise ClassAdLiteralError(exc.message, input, exc.offset) from None
     if len(toks) != 2 or toks[0][0] != "str":
-        raise ClassAdParseError("not a single string literal", input, 0)
+        raise ClassAdLiteralError("not a single string literal", input, 0)
     return toks[0][1]
 
 

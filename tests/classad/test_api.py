@@ -68,6 +68,7 @@ SAME = [
     "bool(c.ExprTree('false'))",
     "c.quote('a\"b\\\\c\\n')",
     "c.unquote('\"a\\\\\"b\"')",
+    "c.unquote('noquotes')", "c.unquote('\"x\" y')", "c.quote('caf\u00e9\\x01')",
     "c.version()",
     "'A' in c.ClassAd('[a = 1]')",
     "c.ClassAd('[a = 1]').flatten(c.ExprTree('a + b + 2 * 3 + a'))",
@@ -188,8 +189,12 @@ def _run(module, code):
     try:
         value = eval(code, env)
     except Exception as exc:       # compared below: same kind of failure on both sides
-        kind = "ClassAdException" if isinstance(exc, (ClassAdError, classad2.ClassAdException)) \
-            else type(exc).__name__
+        if isinstance(exc, ValueError):
+            kind = "ValueError"
+        elif isinstance(exc, (ClassAdError, classad2.ClassAdException)):
+            kind = "ClassAdException"
+        else:
+            kind = type(exc).__name__
         return ("raises", kind)
     return ("returns", type(value).__name__, repr(value))
 
