@@ -259,8 +259,14 @@ class ClassAd(MutableMapping):
         """``ad``'s Requirements accept this ad (classad2 naming)."""
         if not isinstance(ad, ClassAd):
             raise TypeError("ad must be a ClassAd")
-        from .matching import requirements_ok
-        return requirements_ok(ad, self)
+        e = ad._exprs.get("requirements")
+        if e is None:
+            return False
+        v = E.eval_top(e, ad, E.State(E.MatchCtx(ad, self), ad))
+        t = type(v)
+        if t is bool:
+            return v
+        return (t is int or t is float) and v != 0
 
     def symmetricMatch(self, ad: "ClassAd") -> bool:
         return self.matches(ad) and ad.matches(self)
