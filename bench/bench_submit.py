@@ -10,7 +10,8 @@ Rows:
 
 Target: plan >= 50,000 job ads/s.  Each row is run RUNS times; the table
 shows the best run (what the code can do: the machine is shared, so the
-slower runs measure the neighbours) and the median.  Run with
+slower runs measure the neighbours), the median, and the best rate by this
+process's CPU time.  Run with
 ``python -m bench submit``.
 """
 
@@ -46,14 +47,17 @@ def _items(n: int) -> str:
     return "".join(f"sample{i:06d} {i * 7 % 1000}\n" for i in range(n))
 
 
-def _rates(fn, n: int) -> tuple[float, float]:
-    """(best, median) rate over RUNS runs of ``fn`` handling ``n`` items."""
-    times = []
+def _rates(fn, n: int) -> tuple[float, float, float]:
+    """(best, median, best by CPU time) rate over RUNS runs of ``fn``
+    handling ``n`` items.  The CPU-time rate counts only this process's
+    own work, so it moves less when neighbours load the machine."""
+    times, cpu = [], []
     for _ in range(RUNS):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
         times.append(time.perf_counter() - t0)
-    return n / min(times), n / statistics.median(times)
+        cpu.append(time.process_time() - c0)
+    return n / min(times), n / statistics.median(times), n / max(min(cpu), 1e-9)
 
 
 def main() -> None:
@@ -91,16 +95,18 @@ def main() -> None:
         except ImportError:
             pass
 
-    print(f"{'row':<10} {'ours best':>11} {'ours median':>12} {'theirs best':>12} {'ratio':>6}  unit")
-    for name, (best, median), unit in rows:
+    print(f"{'row':<10} {'ours best':>11} {'ours median':>12} {'ours cpu':>10} {'theirs best':>12} "
+          f"{'ratio':>6}  unit")
+    for name, (best, median, cpu), unit in rows:
         if name == "itemdata" and peer:
-            print(f"{name:<10} {best:>11,.0f} {median:>12,.0f} {peer[0]:>12,.0f} {best / peer[0]:>6.2f}"
-                  f"  {unit} (theirs: htcondor2 itemdata)")
+            print(f"{name:<10} {best:>11,.0f} {median:>12,.0f} {cpu:>10,.0f} {peer[0]:>12,.0f} "
+                  f"{best / peer[0]:>6.2f}  {unit} (theirs: htcondor2 itemdata, wall clock)")
         else:
-            print(f"{name:<10} {best:>11,.0f} {median:>12,.0f} {'-':>12} {'-':>6}  {unit}")
-    best, median = rows[0][1]
-    print(f"target plan >= 50,000 job ads/s: best {'met' if best >= 50_000 else 'NOT met'}, "
-          f"median {'met' if median >= 50_000 else 'NOT met'}")
+            print(f"{name:<10} {best:>11,.0f} {median:>12,.0f} {cpu:>10,.0f} {'-':>12} {'-':>6}  {unit}")
+    best, median, cpu = rows[0][1]
+    verdict = {True: "met", False: "NOT met"}
+    print(f"target plan >= 50,000 job ads/s: best {verdict[best >= 50_000]}, median "
+          f"{verdict[median >= 50_000]}, CPU time {verdict[cpu >= 50_000]}")
 
 
 if __name__ == "__main__":
