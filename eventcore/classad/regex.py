@@ -17,7 +17,6 @@ Options: ``i`` caseless, ``m`` multi-line, ``s`` dot-all, ``x`` extended.
 from __future__ import annotations
 
 import re
-import warnings
 from functools import lru_cache
 
 _POSIX = {
@@ -49,10 +48,7 @@ def compile_regex(pattern: str, opts: str = "", upper_ok: bool = False):
         elif c == "x":
             flags |= re.VERBOSE
     try:
-        translated = translate(pattern)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return re.compile(translated, flags)
+        return re.compile(translate(pattern), flags)
     except (re.error, RecursionError, OverflowError, ValueError):
         return None
 
@@ -153,7 +149,13 @@ def _bracket(p: str, i: int, out: list) -> int:
             parts.append(p[j:j + 2])
             j += 2
             continue
-        parts.append("\\[" if c == "[" else c)
+        if c in "[&~|":
+            parts.append("\\" + c)      # literal in PCRE; Python would warn about set operations
+        elif c == "-" and parts[-1] == "-":
+            parts[-1] = "\\-"            # "--" -> "\--": same range, no warning
+            parts.append(c)
+        else:
+            parts.append(c)
         j += 1
     if j >= n:
         raise ValueError("unterminated bracket expression")
