@@ -25,11 +25,12 @@ import attrs
 from eventcore.errors import SubmitError
 
 from . import translate as T
-from .macros import Expander, MacroError, compile_template
+from .macros import Expander, MacroError, compile_template, format_number
 from .queue import load_rows
 from .requirements import ARCH, OPSYS
 
 PER_JOB = ("procid", "process", "step", "row", "itemindex", "jobid", "node")
+NUMERIC_SLOTS = frozenset({0, 1, 2, 3, 4})     # the PER_JOB slots that always hold integers
 _CONSTANT_BASE = {
     "MyType": '"Job"', "TargetType": '"Machine"', "ExitBySignal": "false", "ExitStatus": "0",
     "RemoteWallClockTime": "0.0", "RemoteUserCpu": "0.0", "RemoteSysCpu": "0.0",
@@ -201,7 +202,7 @@ def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None
     slots = {name: i for i, name in enumerate(PER_JOB + tuple(var_names))}
     rules = T.RULES + T.custom_request_rules(planner.keys) + T.custom_attribute_rules(planner.keys)
 
-    constants, templates, slow = _compile_commands(planner, rules, slots, fast)
+    constants, templates, slow, derived = _compile_commands(planner, rules, slots, fast)
     varying = set(templates) | set(slow)
     cluster_rules, proc_rules = [], []
     for index, (inputs, fn) in enumerate(rules):
@@ -225,7 +226,7 @@ def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None
     proc_rules = [(index, fn, {name for name, w in winner.items() if w > index})
                   for index, fn in proc_rules]
     proc_attrs = _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, constants,
-                             present, status, rules)
+                             present, status, rules, derived)
     return ClusterPlan(cluster_id, cluster_attrs, proc_attrs, tuple(T.warnings_for(planner.keys)))
 
 
@@ -237,6 +238,7 @@ def _compile_commands(planner: _Planner, rules, slots: dict[str, int], fast: boo
     templates: dict[str, str] = {}     # command -> format string over the slot values
     slow: list[str] = []               # commands expanded in full for every job
     read = {name for inputs, _ in rules for name in inputs}
+    derived: list = []                 # (numeric slot, want_int, format) for $INT(ProcId,%03d)
     for low in planner.keys:
         if low not in read:
             continue        # a plain macro: expanded only where a command uses it
@@ -245,7 +247,8 @@ def _compile_commands(planner: _Planner, rules, slots: dict[str, int], fast: boo
             slow.append(low)
             continue
         try:
-            template = compile_template(raw, planner.lookup_static, env, env.cwd, slots)
+            template = compile_template(raw, planner.lookup_static, env, env.cwd, slots, NUMERIC_SLOTS,
+                                        derived)
         except MacroError as exc:
             raise planner.fail(low, exc) from None
         if template is None:
@@ -255,11 +258,11 @@ def _compile_commands(planner: _Planner, rules, slots: dict[str, int], fast: boo
         else:
             templates[low] = "".join(p.replace("{", "{{").replace("}", "}}") if isinstance(p, str)
                                      else "{%d}" % p for p in template)
-    return constants, templates, slow
+    return constants, templates, slow, derived
 
 
 def _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, constants, present,
-                status, rules) -> list[dict[str, str]]:
+                status, rules, derived) -> list[dict[str, str]]:
     """The per-proc attribute dicts (the hot loop of a big submit)."""
     env, owner, spool = planner.env, planner.owner, planner.spool
     cluster_id = planner.cluster_id
@@ -278,6 +281,8 @@ def _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, co
             row_text = str(job.row)
             live = (proc_text, proc_text, str(job.step), row_text, row_text,
                     f"{cluster_id}.{proc_text}", "") + row_values
+            if derived:
+                live += tuple([format_number(int(live[src]), want_int, fmt) for src, want_int, fmt in derived])
             if slow or any("$" in v for v in row_values):
                 values = _full_values(planner, job, formats, slow, live)
             else:

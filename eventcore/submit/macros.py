@@ -27,6 +27,7 @@ in both (htcondor2 never returns).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -155,20 +156,27 @@ def _list_items(value: str) -> list[str]:
 
 _PRINTF_RE = re.compile(r"^([^%]*)%([-+ #0]*)(\d*)(?:\.(\d*))?(?:hh|h|ll|l|L|q|j|z|t)?([diouxXeEfFgGcs])(.*)$",
                         re.DOTALL)
-_INT_CONV = set("diouxXc")
-_REAL_CONV = set("eEfFgG")
+_INT_CONV = frozenset("diouxXc")
+_REAL_CONV = frozenset("eEfFgG")
 
 
-def _printf(fmt: str, value, allowed: set[str], fname: str) -> str:
+@functools.lru_cache(maxsize=256)
+def _printf_parts(fmt: str, allowed: frozenset, fname: str) -> tuple[str, str, str, bool]:
+    """(head, %-spec, tail, is %c) of a one-conversion printf format."""
     m = _PRINTF_RE.match(fmt)
     if m is None or m.group(5) not in allowed or "%" in m.group(6).replace("%%", ""):
         raise BadFormat(f"{fname} error: '{fmt}' is not a valid format specifier", fmt)
     head, flags, width, prec, conv, tail = m.groups()
     spec = "%" + flags + width + ("." + prec if prec is not None else "") + ("d" if conv == "u" else conv)
-    if conv == "c":
+    return head.replace("%%", "%"), spec, tail.replace("%%", "%"), conv == "c"
+
+
+def _printf(fmt: str, value, allowed: frozenset, fname: str) -> str:
+    head, spec, tail, is_char = _printf_parts(fmt, allowed, fname)
+    if is_char:
         value = int(value) % 0x110000
     try:
-        return head.replace("%%", "%") + (spec % value) + tail.replace("%%", "%")
+        return head + (spec % value) + tail
     except (TypeError, ValueError, OverflowError) as exc:
         raise MacroError(f"{fname} error: cannot format {value!r} with '{fmt}'") from exc
 
@@ -185,6 +193,16 @@ def _number(text: str, fname: str, want_int: bool):
         kind = "an integer" if want_int else "a real"
         raise MacroError(f"{fname} error: {text} does not evaluate to {kind}")
     return int(value) if want_int else float(value)
+
+
+def format_number(value, want_int: bool, fmt: str | None) -> str:
+    """``$INT``/``$REAL`` output: ``value`` printed with ``fmt`` (None: default)."""
+    if want_int:
+        return _printf(fmt, int(value), _INT_CONV, "$INT()") if fmt is not None else str(int(value))
+    if fmt is None:
+        return _printf("%.16G", float(value), _REAL_CONV, "$REAL()")
+    out = _printf(fmt, float(value), _REAL_CONV, "$REAL()")
+    return out if "." in out else out + ".0"
 
 
 def _eval_classad(text: str):
@@ -293,15 +311,16 @@ class Expander:
     expands to nothing, and an invalid format to the format text itself.
     """
 
-    __slots__ = ("lookup", "env", "cwd", "symbolic", "strict")
+    __slots__ = ("lookup", "env", "cwd", "symbolic", "strict", "derive")
 
     def __init__(self, lookup: Callable[[str], str | None], env, cwd: str | None = None,
-                 symbolic: bool = False, strict: bool = True):
+                 symbolic: bool = False, strict: bool = True, derive=None):
         self.lookup = lookup
         self.env = env
         self.cwd = cwd
         self.symbolic = symbolic
         self.strict = strict
+        self.derive = derive      # symbolic $INT/$REAL of a numeric per-job slot -> derived slot
 
     def expand(self, text: str, dollar: bool = True) -> str:
         if "$" not in text:
@@ -408,18 +427,18 @@ class Expander:
         return self._number(args, False)
 
     def _number(self, args: str, want_int: bool) -> str:
-        fname = "$INT()" if want_int else "$REAL()"
         name, comma, fmt = args.partition(",")
+        fmt = fmt if comma else None
+        if self.derive is not None:     # $INT(ProcId,%03d) in a template: a derived slot
+            raw = self.lookup(name.strip())
+            if raw is not None and SENTINEL in raw:
+                mark = self.derive(raw, want_int, fmt)
+                if mark is not None:
+                    return mark
         text = self._arg(name.strip())
         if not text.strip():
             return ""           # an empty macro formats as nothing (htcondor2 does the same)
-        value = _number(text, fname, want_int)
-        if want_int:
-            return _printf(fmt, value, _INT_CONV, fname) if comma else str(value)
-        if not comma:
-            return _printf("%.16G", value, _REAL_CONV, fname)
-        out = _printf(fmt, value, _REAL_CONV, fname)
-        return out if "." in out else out + ".0"
+        return format_number(_number(text, "$INT()" if want_int else "$REAL()", want_int), want_int, fmt)
 
     def _f_STRING(self, args: str) -> str:
         name, comma, fmt = args.partition(",")
@@ -427,7 +446,7 @@ class Expander:
         evaluated = _eval_classad(value) if value.strip() else None
         if isinstance(evaluated, str):
             value = evaluated
-        return _printf(fmt, value, {"s"}, "$STRING()") if comma else value
+        return _printf(fmt, value, frozenset("s"), "$STRING()") if comma else value
 
     def _f_EVAL(self, args: str) -> str:
         value = self.lookup(args)
@@ -522,13 +541,20 @@ class Expander:
         return str(low + self.env.randint(0, (high - low) // step) * step)
 
 
-def compile_template(text: str, lookup, env, cwd, slots: dict[str, int]):
+_SLOT_MARK = re.compile("\x00([0-9]+)\x00")
+
+
+def compile_template(text: str, lookup, env, cwd, slots: dict[str, int], numeric: frozenset = frozenset(),
+                     derived: list | None = None):
     """Expand ``text`` once with every per-job macro (``slots``: lower-case
     name -> slot number) kept as a placeholder.
 
     Returns a tuple alternating literal text and slot numbers
     (``("out.", 0, ".txt")``), or None when a per-job value feeds a
     function, a default or a ``$`` (then each job must be expanded in full).
+    ``$INT()``/``$REAL()`` of a slot in ``numeric`` (ProcId, Step, ...)
+    becomes a derived slot: ``(source slot, want_int, format)`` appended to
+    ``derived``, numbered after the slots.
     """
     if SENTINEL in text:
         return None
@@ -538,17 +564,30 @@ def compile_template(text: str, lookup, env, cwd, slots: dict[str, int]):
         mark = marks.get(name.lower())
         return mark if mark is not None else lookup(name)
 
+    def derive(raw: str, want_int: bool, fmt: str | None):
+        m = _SLOT_MARK.fullmatch(raw)
+        if m is None or int(m.group(1)) not in numeric:
+            return None
+        format_number(0, want_int, fmt)          # a bad format fails now, like every job would
+        key = (int(m.group(1)), want_int, fmt)
+        if key not in derived:
+            derived.append(key)
+        return f"{SENTINEL}{len(slots) + derived.index(key)}{SENTINEL}"
+
+    expander = Expander(symbolic_lookup, env, cwd, symbolic=True,
+                        derive=derive if derived is not None else None)
     try:
-        out = Expander(symbolic_lookup, env, cwd, symbolic=True).expand(text)
+        out = expander.expand(text)
     except NotCompilable:
         return None
     if out.count(SENTINEL) % 2:
         return None     # a macro value held the sentinel character itself
     pieces = out.split(SENTINEL)
+    limit = len(slots) + (len(derived) if derived is not None else 0)
     template: list = []
     for i, piece in enumerate(pieces):
         if i % 2:
-            if not piece.isdigit() or int(piece) >= len(slots):
+            if not piece.isdigit() or int(piece) >= limit:
                 return None
             template.append(int(piece))
         else:
