@@ -15,7 +15,7 @@ from . import evaluate as E
 from . import nodes as N
 from .ops import ascii_lower
 from .parser import Parser, parse_expr
-from .unparse import Unparser, unparse, unparse_pretty
+from .unparse import Unparser, quote_name, sorted_attrs, unparse, unparse_old, unparse_pretty
 from .values import UNDEF, ListValue
 
 
@@ -27,7 +27,7 @@ class ExprTree:
     one-line text, ``str`` the pretty form.
     """
 
-    __slots__ = ("node", "_fn", "_h", "_lit")
+    __slots__ = ("node", "_fn", "_h", "_lit", "_text", "_old")
 
     def __init__(self, expr=None):
         if expr is None:
@@ -42,6 +42,7 @@ class ExprTree:
         self._fn = None
         self._h = 0
         self._lit = node.value if type(node) is N.Literal else E.NOLIT
+        self._text = self._old = None
 
     @classmethod
     def _from_node(cls, node) -> "ExprTree":
@@ -50,6 +51,7 @@ class ExprTree:
         self._fn = None
         self._h = 0
         self._lit = node.value if type(node) is N.Literal else E.NOLIT
+        self._text = self._old = None
         return self
 
     def _share(self) -> "ExprTree":
@@ -64,6 +66,8 @@ class ExprTree:
         twin._fn = self._fn
         twin._h = self._h
         twin._lit = self._lit
+        twin._text = self._text
+        twin._old = self._old
         return twin
 
     @property
@@ -98,7 +102,17 @@ class ExprTree:
     __hash__ = None
 
     def __repr__(self) -> str:
-        return unparse(self.node)
+        text = self._text
+        if text is None:
+            text = self._text = unparse(self.node)
+        return text
+
+    def old_text(self) -> str:
+        """The expression as the old format writes it (cached like ``repr``)."""
+        text = self._old
+        if text is None:
+            text = self._old = unparse_old(self.node)
+        return text
 
     def __str__(self) -> str:
         return unparse_pretty(self.node)
@@ -320,7 +334,10 @@ class ClassAd(MutableMapping):
     __hash__ = None
 
     def __repr__(self) -> str:
-        return Unparser("repr").ad_items(self._pairs())
+        pairs = sorted_attrs([(self._names[k], e) for k, e in self._exprs.items()])
+        if not pairs:
+            return "[  ]"
+        return "[ " + "; ".join([quote_name(name) + " = " + repr(e) for name, e in pairs]) + " ]"
 
     def __str__(self) -> str:
         return Unparser("pretty").ad_items(self._pairs())

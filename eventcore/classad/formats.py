@@ -34,17 +34,22 @@ _FAST_LINE = re.compile(
 
 def print_old(ad: ClassAd) -> str:
     """``Name = expr`` lines in HTCondor's attribute order; an empty ad is ``\\n``."""
-    pairs = sorted_attrs(ad._pairs())
+    pairs = sorted_attrs([(ad._names[k], e) for k, e in ad._exprs.items()])
     if not pairs:
         return "\n"
-    up = Unparser("old")
-    return "".join([quote_name(name) + " = " + up.node(node) + "\n" for name, node in pairs])
+    return "".join([quote_name(name) + " = " + e.old_text() + "\n" for name, e in pairs])
 
 
 _JSON_ESC = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
+_JSON_SPECIAL = re.compile(r'["\\\x00-\x1f]')
+
+
 def json_string(s: str) -> str:
+    """A JSON string as HTCondor writes it (control bytes as upper-case ``\\u00XX``)."""
+    if _JSON_SPECIAL.search(s) is None:
+        return '"' + s + '"'
     out = ['"']
     for ch in s:
         e = _JSON_ESC.get(ch)
@@ -97,7 +102,19 @@ def _json_object(pairs, level: int) -> str:
 
 
 def print_json(ad: ClassAd) -> str:
-    return _json_object(ad._pairs(), 0)
+    pairs = sorted_attrs([(ad._names[k], e) for k, e in ad._exprs.items()])
+    if not pairs:
+        return "{\n}"
+    return "{\n" + ",\n".join("  " + json_string(k) + ": " + _json_attr(e) for k, e in pairs) + "\n}"
+
+
+def _json_attr(e) -> str:
+    """A top-level attribute's JSON text; expressions reuse the ExprTree's cached repr."""
+    node = e.node
+    t = type(node)
+    if t is N.Literal or t is N.RelTimeLit or t is N.ListExpr or t is N.AdExpr:
+        return _json_value(node, 1)
+    return '"\\/Expr(' + json_string(repr(e))[1:-1] + ')\\/"'
 
 
 # -- reading the old format ----------------------------------------------------------

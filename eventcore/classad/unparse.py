@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 from . import nodes as N
 from .timeutil import format_abstime, format_reltime
@@ -57,6 +58,7 @@ def quote_string_old(s: str) -> str:
     return '"' + s.replace('"', '\\"') + '"'
 
 
+@lru_cache(maxsize=4096)
 def quote_name(name: str) -> str:
     """An attribute name, single-quoted when it is not a plain identifier."""
     if _IDENT.match(name) and name.lower() not in _RESERVED:
