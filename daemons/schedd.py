@@ -13,7 +13,6 @@ negotiator ``idle_jobs`` and ``matches``; for starters ``starter_outcome``.
 
 from __future__ import annotations
 
-import os
 import pwd
 import threading
 import time
@@ -24,7 +23,7 @@ from daemons import adwire, ipc
 from daemons.daemon import Daemon, main_for
 from daemons.negotiator import request_of
 from daemons.projector import Projector
-from daemons.schedd_act import Actions, parse_ids
+from daemons.schedd_act import Actions
 from daemons.schedd_policy import Policy
 from daemons.schedd_runs import RUN_ATTRS, Runs, event, starter_job
 from daemons.store import Store

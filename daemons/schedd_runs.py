@@ -76,18 +76,8 @@ def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
     """
     kind = outcome.get("kind")
     usage = outcome.get("usage") or {}
-    wall = max(0.0, float(outcome.get("end", now)) - float(outcome.get("start", now)))
     clear = tuple(a for a in RUN_ATTRS if a in ad)
-    common = {
-        "RemoteUserCpu": adwire.literal_text(float(usage.get("user", 0.0))),
-        "RemoteSysCpu": adwire.literal_text(float(usage.get("sys", 0.0))),
-        "RemoteWallClockTime": adwire.literal_text(
-            float(adwire.evaluate(ad, "RemoteWallClockTime") or 0.0) + wall),
-        "LastRemoteWallClockTime": adwire.literal_text(wall),
-    }
-    if usage.get("maxrss_kb"):
-        common["ResidentSetSize"] = str(int(usage["maxrss_kb"]))
-        common["ImageSize"] = str(max(int(usage["maxrss_kb"]), int(adwire.evaluate(ad, "ImageSize") or 0)))
+    common = usage_attrs(ad, outcome, now)
     if kind == "spawn_failed":
         setattrs = SetAttributes(job, set=common, delete=clear, by="schedd")
         message = outcome.get("message", "cannot start the job")
@@ -130,6 +120,23 @@ def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
     if not adwire.evaluate(after, "LeaveJobInQueue"):
         records.append(LeaveQueue(job))
     return records
+
+
+def usage_attrs(ad: dict, outcome: dict, now: float) -> dict:
+    """CPU, wall clock and memory attributes a finished run adds to the job ad."""
+    usage = outcome.get("usage") or {}
+    wall = max(0.0, float(outcome.get("end", now)) - float(outcome.get("start", now)))
+    attrs = {
+        "RemoteUserCpu": adwire.literal_text(float(usage.get("user", 0.0))),
+        "RemoteSysCpu": adwire.literal_text(float(usage.get("sys", 0.0))),
+        "RemoteWallClockTime": adwire.literal_text(
+            float(adwire.evaluate(ad, "RemoteWallClockTime") or 0.0) + wall),
+        "LastRemoteWallClockTime": adwire.literal_text(wall),
+    }
+    if usage.get("maxrss_kb"):
+        attrs["ResidentSetSize"] = str(int(usage["maxrss_kb"]))
+        attrs["ImageSize"] = str(max(int(usage["maxrss_kb"]), int(adwire.evaluate(ad, "ImageSize") or 0)))
+    return attrs
 
 
 def _evict_reason(reason) -> str | None:
