@@ -148,6 +148,18 @@ class Schedd:
             if ad_results is None and isinstance(itemdata, list):
                 ad_results = itemdata
             return self._submit_ad(description, count or 1, spool, ad_results)
+        cluster, cluster_ad, proc_ads = self._prepare(description, count, itemdata, queue, spool)
+        reply = self._call("submit", cluster=cluster, cluster_ad=cluster_ad, proc_ads=proc_ads)
+        return SubmitResult(reply["cluster"], reply["first_proc"], reply["num_procs"],
+                            to_ad(reply["cluster_ad"]))
+
+    def transaction(self, flags=TransactionFlag.Default, continue_txn: bool = False) -> "Transaction":
+        """v1: ``with schedd.transaction() as txn: sub.queue(txn, count)``; the clusters
+        queued in it are committed together when the block ends, or not at all."""
+        return Transaction(self)
+
+    def _prepare(self, description, count, itemdata, queue, spool) -> tuple[int, dict, list]:
+        """Reserve a cluster id and build its ads (the client half of a submit)."""
         from daemons.submit_env import Submit, build_cluster  # the submit language
         if not isinstance(description, Submit):
             raise TypeError("description must be a Submit")
@@ -157,10 +169,8 @@ class Schedd:
         cluster_ad, proc_ads, warned = build_cluster(description, cluster, count, itemdata, queue,
                                                      spool, cwd=os.getcwd(), owner=_user())
         for message in warned:
-            warnings.warn(message, UserWarning, stacklevel=2)
-        reply = self._call("submit", cluster=cluster, cluster_ad=cluster_ad, proc_ads=proc_ads)
-        return SubmitResult(reply["cluster"], reply["first_proc"], reply["num_procs"],
-                            to_ad(reply["cluster_ad"]))
+            warnings.warn(message, UserWarning, stacklevel=3)
+        return cluster, cluster_ad, proc_ads
 
     def _submit_ad(self, ad: ClassAd, count: int, spool: bool, ad_results=None) -> int:
         """v1: a raw job ClassAd, ``count`` procs; returns the cluster id (and fills
@@ -254,6 +264,42 @@ class Schedd:
     def retrieve(self, job_spec) -> None:
         """Output needs no download: jobs write straight into their directories here."""
         parse_job_spec(job_spec)
+
+
+class Transaction:
+    """v1's ``Schedd.transaction()``: clusters queued inside commit together at the end.
+
+    ``Submit.queue(txn, count)`` / ``queue_with_itemdata(txn, ...)`` call
+    ``txn.submit``; each gets its cluster id at once, but nothing reaches the
+    queue until the ``with`` block ends without an exception -- then all the
+    clusters are one journal append.  An exception discards them all.
+    """
+
+    def __init__(self, schedd: Schedd):
+        self.schedd = schedd
+        self.pending: list[dict] = []
+
+    def submit(self, description, count: int = 1, itemdata=None, spool: bool = False) -> SubmitResult:
+        cluster, cluster_ad, proc_ads = self.schedd._prepare(description, count, itemdata, None, spool)
+        self.pending.append({"cluster": cluster, "cluster_ad": cluster_ad, "proc_ads": proc_ads})
+        return SubmitResult(cluster, 0, len(proc_ads), to_ad(cluster_ad))
+
+    def commit(self) -> None:
+        pending, self.pending = self.pending, []
+        if pending:
+            self.schedd._call("submit_many", clusters=pending)
+
+    def abort(self) -> None:
+        self.pending = []
+
+    def __enter__(self) -> "Transaction":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.abort()
 
 
 def _user() -> str:

@@ -144,6 +144,7 @@ class Schedd(Daemon):
         handlers.update({
             "new_cluster": self._new_cluster,
             "submit": self._submit,
+            "submit_many": self._submit_many,
             "query": self._query,
             "history": self._history,
             "act": lambda peer, **a: self.actions.act(user_name(peer["uid"]), **a),
@@ -170,12 +171,37 @@ class Schedd(Daemon):
 
     def _submit(self, peer, cluster: int, cluster_ad: dict, proc_ads: list) -> dict:
         """Commit one cluster: its ad, its procs and their SUBMIT events, in one append."""
-        if self.reserved.pop(cluster, None) != peer["uid"]:
-            raise HTCondorException(f"cluster {cluster} was not reserved by this submitter")
+        return self._submit_many(peer, [{"cluster": cluster, "cluster_ad": cluster_ad,
+                                         "proc_ads": proc_ads}])[0]
+
+    def _submit_many(self, peer, clusters: list) -> list[dict]:
+        """Commit clusters in one append (a v1 transaction): all of them or none."""
+        now = int(time.time())
+        for item in clusters:
+            if self.reserved.pop(item["cluster"], None) != peer["uid"]:
+                raise HTCondorException(f"cluster {item['cluster']} was not reserved by this submitter")
+        records, replies, logged = [], [], False
+        for item in clusters:
+            shared, more = self._cluster_records(user_name(peer["uid"]), item["cluster"],
+                                                 item["cluster_ad"], item["proc_ads"], now)
+            records += more
+            logged = logged or "UserLog" in shared or any("UserLog" in ad for ad in item["proc_ads"])
+            replies.append({"cluster": item["cluster"], "first_proc": 0,
+                            "num_procs": len(item["proc_ads"]), "cluster_ad": shared})
+        position = self.store.append(records)
+        self.poke_negotiator()
+        if logged:
+            # condor_submit returns with the SUBMIT events in the user logs.
+            self.projector.wait_for_position(position, 30)
+        for reply in replies:
+            reply["position"] = position
+        return replies
+
+    def _cluster_records(self, owner: str, cluster: int, cluster_ad: dict, proc_ads: list,
+                         now: int) -> tuple[dict, list]:
+        """The cluster ad as stored, and the records of the cluster (ad, procs, SUBMIT events)."""
         if not proc_ads:
             raise ValueError("invalid Queue statement: no jobs")
-        owner = user_name(peer["uid"])
-        now = int(time.time())
         shared = dict(cluster_ad)
         shared.update({
             "ClusterId": str(cluster), "Owner": adwire.quote(owner),
@@ -205,13 +231,7 @@ class Schedd(Daemon):
             job = JobId(cluster, proc)
             records.append(ProcAd(job, ad))
             records.append(EventRecord(job, dict(template, proc=proc)))
-        position = self.store.append(records)
-        self.poke_negotiator()
-        if any("UserLog" in ad for ad in proc_ads) or "UserLog" in shared:
-            # condor_submit returns with the SUBMIT events in the user logs.
-            self.projector.wait_for_position(position, 30)
-        return {"cluster": cluster, "first_proc": 0, "num_procs": len(proc_ads),
-                "position": position, "cluster_ad": shared}
+        return shared, records
 
     def _query(self, peer, constraint=None, projection=None, limit=-1, opts=0):
         opts = QueryOpt(opts)

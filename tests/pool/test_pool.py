@@ -388,3 +388,21 @@ def test_collector_ads_expire_and_can_be_invalidated(pool):
     assert "Kept" not in names()
     with pytest.raises(TypeError):
         collector.advertise(ClassAd({"MyType": "Demo"}))
+
+
+def test_v1_transaction_commits_together_or_not_at_all(pool, tmp_path):
+    schedd = pool.schedd
+    sub = htcondor.Submit({"executable": "/bin/true", "hold": "true"})
+    with schedd.transaction() as txn:
+        first = sub.queue(txn, 2)
+        second = sub.queue_with_itemdata(txn, 1, iter(["a", "b"]))
+        assert schedd.query(f"ClusterId == {first}") == []        # not yet committed
+    assert len(schedd.query(f"ClusterId == {first}", ["ProcId"])) == 2
+    assert second.num_procs() == 2
+    assert len(schedd.query(f"ClusterId == {second.cluster()}", ["ProcId"])) == 2
+    with pytest.raises(RuntimeError):
+        with schedd.transaction() as txn:
+            dropped = sub.queue(txn, 3)
+            raise RuntimeError("changed my mind")
+    assert schedd.query(f"ClusterId == {dropped}") == []
+    schedd.act(htcondor.JobAction.Remove, f"ClusterId == {first} || ClusterId == {second.cluster()}")
