@@ -155,8 +155,12 @@ class ClassAd(MutableMapping):
             return
         if isinstance(input, str):
             node = _remember(parse_new_ad, input)
-            for name, value in node.attrs:
-                self._set_node(name, value)
+            names, exprs = self._names, self._exprs
+            new_expr = ExprTree._from_node
+            for name, value in node.attrs:          # names are already unique (ignoring case)
+                ln = name.lower() if name.isascii() else ascii_lower(name)
+                names[ln] = name
+                exprs[ln] = new_expr(value)
         elif isinstance(input, dict):
             for k, v in input.items():
                 self[k] = v
