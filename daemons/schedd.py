@@ -6,9 +6,14 @@ journal through ``daemons.projector.Projector``.  Running jobs are handled
 by ``daemons.schedd_runs`` (claims, outcomes, reconnect after a restart);
 actions by ``daemons.schedd_act``; periodic policy by ``daemons.schedd_policy``.
 
-Commands (IPC): ``new_cluster``, ``submit``, ``query`` (streamed),
-``history`` (streamed), ``act``, ``edit``, ``reschedule``; for the
-negotiator ``idle_jobs`` and ``matches``; for starters ``starter_outcome``.
+Commands (IPC): ``new_cluster``, ``submit`` / ``submit_many`` (one append
+for a v1 transaction), ``query`` and ``history`` (streamed), ``act``,
+``edit``, ``spooled``, ``reschedule``; for the negotiator ``idle_jobs`` and
+``matches``; for starters ``starter_outcome`` and ``starter_update``.
+
+Claim reuse: when a job exits normally, the next idle job of the same kind
+(same Requirements, requests, owner) takes over its claim at once, as
+HTCondor's schedd reuses claims, instead of waiting for a negotiation cycle.
 """
 
 from __future__ import annotations
