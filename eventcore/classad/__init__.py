@@ -53,7 +53,8 @@ Clock and randomness
     ``random()`` make the evaluation fail with ``ClassAdEvalError``.
 
 Errors: ``ClassAdError`` (= ``classad2.ClassAdException``),
-``ClassAdParseError``, ``ClassAdEvalError`` from ``eventcore.errors``.
+``ClassAdParseError``, ``ClassAdLiteralError`` (also a ValueError, from
+``unquote``), ``ClassAdEvalError`` from ``eventcore.errors``.
 
 Limits: ``parser.MAX_NESTING`` (165 nested constructs) and
 ``evaluate.MAX_EVAL_DEPTH`` (400 nested evaluation levels).
@@ -61,9 +62,12 @@ Limits: ``parser.MAX_NESTING`` (165 nested constructs) and
 Where we differ from classad2 on purpose: ``ExprTree(text)`` parses one
 stand-alone expression (classad2 parses ``[expression = text]``, so it takes
 ``1; b = 2`` and refuses ``1 // comment``; the corpus follows the stand-alone
-rule); ExprTrees can be pickled; ``ClassAd.copy()`` exists; the reference's
-crashes (e.g. ``ad["l"][0]`` when the element is a list or an ad) give the
-sensible value instead.
+rule); ExprTrees can be pickled; ``ClassAd.copy()`` and ``ClassAd(other_ad)``
+exist; the reference's crashes (e.g. ``ad["l"][0]`` when the element is a list
+or an ad) give the sensible value instead; times the platform cannot
+represent give ``error`` (the reference prints garbage); regular expressions
+run on Python's ``re`` after translating PCRE spellings (patterns are matched
+on text, not bytes, so ``.`` matches one non-ASCII character, not one byte).
 
 Modules: lexer, parser, nodes (syntax), evaluate + ops (compiler, scoping,
 operators), functions + convert, strfuncs, regexfuncs, stringlists, timefuncs,
