@@ -141,13 +141,12 @@ def eval_attr(ad, e, st):
 
 
 def effective_parent(a, st):
-    p = a._parent
-    if p is not None:
-        return p
+    """``a``'s parent scope; during a match the two ads' parents are their
+    contexts (lCtx/rCtx), whatever parents they have outside the match."""
     m = st.match
     if m is not None and (a is m.left or a is m.right):
         return m.ctx_ad(a)
-    return None
+    return a._parent
 
 
 def _special_self(a, st):
@@ -215,9 +214,10 @@ def resolve(ad, ln, st, fallback=False):
     if special is not None:
         return special(ad, st)
     a = ad
+    m = st.match
     while True:
         p = a._parent
-        if p is None:
+        if p is None or (m is not None and (a is m.left or a is m.right)):
             return tail(ad, a, ln, st, fallback)
         a = p
         e = a._exprs.get(ln)
@@ -264,9 +264,10 @@ def _c_attr(node):
         if special is not None:
             return special(ad, st)
         a = ad
+        m = st.match
         while True:
             p = a._parent
-            if p is None:
+            if p is None or (m is not None and (a is m.left or a is m.right)):
                 return tail(ad, a, ln, st, True)
             a = p
             e = a._exprs.get(ln)
@@ -311,7 +312,7 @@ def _c_select(node):
 
         def target_select(ad, st):
             m = st.match
-            if m is not None and ad is not None and tname not in ad._exprs and ad._parent is None:
+            if m is not None and ad is not None and tname not in ad._exprs:
                 if ad is m.left:
                     return resolve(m.right, ln, st)
                 if ad is m.right:

@@ -144,3 +144,15 @@ def test_subclassed_ads_are_ads_to_the_evaluator():
     assert ExprTree("TARGET.a.b").eval(ClassAd(), job) == 2
     assert job.matches(ClassAd("[Requirements = TARGET.r == 2]"))
     assert symmetric_match(job, ClassAd("[x = 1; Requirements = true]"))
+
+
+def test_match_context_replaces_the_parents_of_nested_participants():
+    """During a match the two ads' parent scopes are their contexts (lCtx/rCtx),
+    even for an ad that has a parent of its own (a nested ad's value)."""
+    outer = ClassAd("[x = 99; n = [y = 1]]")
+    nested = E.evaluate(ExprTree("n"), outer)          # keeps outer as its parent
+    other = ClassAd("[z = 2]")
+    assert E.evaluate(ExprTree("x"), nested, None) == 99
+    assert E.evaluate(ExprTree("x"), nested, other) is E.UNDEF
+    assert E.evaluate(ExprTree("TARGET.z + y"), nested, other) == 3
+    assert E.evaluate(ExprTree("z"), nested, other) == 2          # unscoped fallback to the other ad
