@@ -111,7 +111,7 @@ class QueueFold:
         self._loader = loader
         self._undo: dict | None = None
         self._changes = Changes(set(), set(), [])
-        self._mark = (set(), set(), 0)
+        self._mark = (set(), set(), 0, 0)
 
     # ---------------------------------------------------------- lookups --
     def proc(self, cluster: int, proc: int) -> Proc | None:
@@ -151,22 +151,22 @@ class QueueFold:
     def begin(self) -> None:
         self._undo = {}
         changes = self._changes
-        self._mark = (set(changes.procs), set(changes.clusters), len(changes.history))
+        self._mark = (set(changes.procs), set(changes.clusters), len(changes.history),
+                      self.position)
 
     def commit(self) -> None:
         self._undo = None
 
     def rollback(self) -> None:
         undo, self._undo = self._undo or {}, None
+        tables = {"p": self.procs, "c": self.clusters, "n": self.counts}
         for (table, key), old in undo.items():
-            target = {"p": self.procs, "c": self.clusters, "n": self.counts, "pos": None}[table]
-            if table == "pos":
-                self.position = old
-            elif old is _ABSENT:
+            target = tables[table]
+            if old is _ABSENT:
                 target.pop(key, None)
             else:
                 target[key] = old
-        procs, clusters, history = self._mark
+        procs, clusters, history, self.position = self._mark
         self._changes = Changes(procs, clusters, self._changes.history[:history])
 
     def _save(self, table: str, key, store: dict) -> None:
@@ -180,10 +180,7 @@ class QueueFold:
     # ------------------------------------------------------------- apply --
     def apply(self, position: int, time: float, job: JobId, kind: str, payload: Mapping) -> None:
         """Fold one journal record (see the module docstring)."""
-        if self._undo is not None and ("pos", None) not in self._undo:
-            self._undo[("pos", None)] = self.position
-        handler = _HANDLERS[kind]
-        handler(self, position, time, job, payload)
+        _HANDLERS[kind](self, position, time, job, payload)
         self.position = position
 
     def passes_over(self, job: JobId, number: int) -> bool:
@@ -206,12 +203,12 @@ class QueueFold:
         self._save("n", cluster, self.counts)
         self.counts[cluster] = count
 
-    def _writable(self, key) -> Proc:
-        """The proc at ``key``, copied once per transaction so rollback can restore it."""
-        row = self.proc(*key)
-        if self._undo is not None and ("p", key) not in self._undo:
-            self._save("p", key, self.procs)
-            row = row.copy()
+    def _writable(self, key, row: Proc) -> Proc:
+        """The proc ``row`` at ``key``, copied once per transaction so rollback can restore it."""
+        undo = self._undo
+        if undo is not None and ("p", key) not in undo:
+            undo[("p", key)] = row
+            row = Proc(row.status, dict(row.ad))
             self.procs[key] = row
         self._changes.procs.add(key)
         return row
@@ -254,7 +251,7 @@ class QueueFold:
             raise InvalidTransition(None, "set attributes", job)
         if "JobStatus" in sets or "JobStatus" in deletes:
             raise InvalidTransition(JobStatus(row.status), "set JobStatus (status moves by events)", job)
-        row = self._writable((job.cluster, job.proc))
+        row = self._writable((job.cluster, job.proc), row)
         row.ad.update(sets)
         for name in deletes:
             row.ad.pop(name, None)
@@ -287,7 +284,7 @@ class QueueFold:
             if number == SUBMIT:
                 return
             before = after
-        row = self._writable(key)
+        row = self._writable(key, self.procs[key])
         sets, deletes = event_updates(before, after, event, row.ad)
         row.ad.update(sets)
         for name in deletes:
