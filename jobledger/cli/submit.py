@@ -11,8 +11,9 @@ reads standard input; relative paths in the description (``queue ... from``,
 directory, as with condor_submit.  ``-a`` appends a command (like
 condor_submit's ``-append``); ``--queue`` replaces the queue statement.
 
-Without ``--dry-run`` the jobs go to a pool's schedd; that needs the pool
-(``submit_to_pool`` below is where it plugs in).
+Without ``--dry-run`` the jobs go to the schedd of the pool in
+``--local-dir`` (``submit_to_pool``), which prints "N job(s) submitted to
+cluster C."; with no pool running it fails with a message saying so.
 """
 
 from __future__ import annotations
