@@ -62,7 +62,6 @@ with a fold of the journal.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 import time as _time

@@ -7,7 +7,6 @@ import os
 import random
 import shutil
 import signal
-import sqlite3
 import time
 
 import pytest

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import signal
@@ -195,7 +194,7 @@ def test_missing_journal_is_a_clear_error(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["text", "json", "xml"])
 def test_export_reads_back_as_the_same_events(tmp_path, oracle_dir, fmt):
-    from eventcore.codecs.userlog import read_events, TextReaderState
+    from eventcore.codecs.userlog import read_events
     from eventcore.events import event_to_dict
     local = tmp_path / "pool"
     run("journal", "import", oracle_dir / "userlog" / "lifecycle_basic.log",

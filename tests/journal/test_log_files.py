@@ -9,7 +9,7 @@ import pytest
 
 from daemons.projector import Projector
 from daemons.store import Store
-from daemons.userlog_files import FileState, header_sequence, load_state, reconcile
+from daemons.userlog_files import header_sequence, load_state, reconcile
 from eventcore.ids import JobId
 from eventcore.projections.userlog import HEADER_WIDTH, render, render_header, rotation_names
 
