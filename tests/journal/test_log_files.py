@@ -289,3 +289,25 @@ def test_audit_reports_an_illegal_transition_with_position_and_job(pool):
     transitions = [f for f in report.findings if f.kind == "transition"]
     assert [(f.position, f.job) for f in transitions] == [(head + 1, "1.1")]
     assert "not allowed in status" in transitions[0].message
+
+
+def test_projector_thread_follows_and_stop_reraises(pool):
+    tmp, store = pool
+    log = str(tmp / "a.log")
+    store.append(submit(1, 1, log=log))
+    p = Projector(store, tz=UTC)
+    p.start(interval=0.01)
+    position = store.append(life(JobId(1, 0))[:2])
+    assert p.wait_for_position(position, timeout=10)
+    assert open(log).read().count("...\n") == 3
+    p.stop()
+    # a log that cannot be written: the thread ends, stop() says why
+    (tmp / "dir.log").mkdir()
+    store.append(submit(2, 1, log=str(tmp / "dir.log")))
+    p.start(interval=0.01)
+    with pytest.raises(IsADirectoryError):
+        p.wait_for_position(store.head(), timeout=10)
+    with pytest.raises(IsADirectoryError):
+        p.stop()
+    p.stop()          # reported once: nothing left to raise
+    p.close()
