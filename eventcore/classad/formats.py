@@ -286,6 +286,9 @@ def parse_new_ads(text: str):
 
 # -- JSON ----------------------------------------------------------------------------------
 
+_EXPR_MARK = "\x00Expr("      # the raw text's "\/Expr(" (a plain "/Expr(" is just a string)
+
+
 def _json_node(v) -> N.Node:
     if v is None:
         return N.Literal(UNDEF)
@@ -296,38 +299,46 @@ def _json_node(v) -> N.Node:
     if isinstance(v, float):
         return N.Literal(v)
     if isinstance(v, str):
-        if v.startswith("/Expr(") and v.endswith(")/"):
+        if v.startswith(_EXPR_MARK) and v.endswith(")/"):
             from .parser import parse_expr
-            return parse_expr(v[6:-2])
-        return N.Literal(v)
+            return parse_expr(v[len(_EXPR_MARK):-2])
+        return N.Literal(v.replace(_EXPR_MARK, "/Expr("))
     if isinstance(v, list):
         return N.ListExpr(tuple(_json_node(i) for i in v))
     if isinstance(v, dict):
+        if "" in v:
+            raise ValueError("an attribute needs a name")
         return N.AdExpr(tuple((k, _json_node(x)) for k, x in v.items()))
     return N.Literal(ERROR)
 
 
 def parse_json_ads(text: str):
-    """Yield ``(ClassAd, end_offset)`` for the JSON object(s) in ``text``."""
+    """Yield ``(ClassAd, end_offset)`` for the JSON object(s) in ``text``.
+
+    Like HTCondor's reader, the first object that is not valid (bad JSON, an
+    unparsable ``\\/Expr(...)\\/``, an empty name) ends the input quietly;
+    ``"\\/Expr(...)\\/"`` is an expression only with the escaped slashes."""
     dec = json.JSONDecoder()
+    raw = text.replace("\\/Expr(", "\\u0000Expr(")
     pos = 0
-    n = len(text)
+    n = len(raw)
     while True:
-        while pos < n and text[pos] in " \t\r\n,[]":
+        while pos < n and raw[pos] in " \t\r\n,[]":
             pos += 1
         if pos >= n:
             return
         try:
-            obj, end = dec.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise ClassAdParseError(f"invalid JSON: {exc.msg}", text, exc.pos) from None
-        if not isinstance(obj, dict):
-            raise ClassAdParseError("a JSON ClassAd must be an object", text, pos)
+            obj, end = dec.raw_decode(raw, pos)
+            if not isinstance(obj, dict):
+                return
+            node = _json_node(obj)
+        except (json.JSONDecodeError, ValueError, ClassAdParseError, RecursionError):
+            return
         ad = ClassAd()
-        for k, v in obj.items():
-            ad._set_node(k, _json_node(v))
+        for name, value in node.attrs:
+            ad._set_node(name, value)
         pos = end
-        yield ad, pos
+        yield ad, end - 4 * raw.count("\\u0000Expr(", 0, end)     # offset in the original text
 
 
 __all__ = ["print_old", "print_json", "parse_old_ads", "parse_old_ad", "parse_new_ads", "parse_json_ads"]

@@ -273,3 +273,12 @@ def test_regexp_like_classad2(pattern):
 def test_regexps_like_classad2(args):
     text = "regexps(%s, %s, %s, %s)" % tuple(classad2.quote(a) for a in args)
     assert repr(ours.ExprTree(text).eval()) == repr(classad2.ExprTree(text).eval())
+
+
+@pytest.mark.parametrize("doc", [
+    '{"a": 1e400}', '{"a": "\\/Expr(1 +)\\/"}', '{"a": "\\/Expr(x + 1)\\/", "A": 2}', '{"a": "/Expr(y)/"}',
+    'junk', '{"": 1}', '{"a": 1} {"b": "\\/Expr("}', '{"a": {"b": "\\/Expr(x)\\/"}}', '{"s": "say \\/Expr(x)\\/ now"}',
+    '{"a": [1, [2, {"b": null}]]}', '{"a": 99999999999999999999}',
+])
+def test_json_reads_like_classad2(doc):
+    assert repr(ours.parseOne(doc, ours.Parser.JSON)) == repr(classad2.parseOne(doc, classad2.Parser.JSON))
