@@ -108,3 +108,18 @@ def test_all_trackers_agree_on_a_real_pool(pool, tmp_path):
 def htcondor_id(text):
     from eventcore.ids import JobId
     return JobId.parse(text)
+
+
+def test_watch_command_against_the_pool(pool, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from jobledger.cli import main
+    cluster = submit(pool.schedd, tmp_path, "cli", "exit 2", 2)
+    result = CliRunner().invoke(main, ["watch", str(cluster), "--exit", "all-done", "--json",
+                                       "--timeout", "60"])
+    assert result.exit_code == 0, result.output
+    got = [(d["cluster"], d["proc"], d["JobStatus"], d["ExitCode"])
+           for d in map(json.loads, result.output.splitlines())]
+    assert got == [(cluster, 0, 4, 2), (cluster, 1, 4, 2)]
