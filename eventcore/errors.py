@@ -9,7 +9,7 @@ data (where, what), not just a message.
     JobledgerError
     ├── ClassAdError                 classad2.ClassAdException's twin
     │   ├── ClassAdParseError        text that is not ClassAd; offset/line/column + caret
-    │   │   └── ClassAdLiteralError (ValueError)  not one string literal (classad.unquote)
+    │   │   └── ClassAdValueError (ValueError)  where classad2 says ValueError: unquote, ad streams
     │   └── ClassAdEvalError         evaluation *failed* (not the ERROR value)
     ├── SubmitError (ValueError)     submit description; file/line/text
     │   └── MacroError (KeyError)    a macro function that fails ($CHOICE index, $INT of text)
@@ -82,9 +82,9 @@ class ClassAdParseError(ClassAdError):
         return (type(self), (self.message, self.text, self.offset, self.source))
 
 
-class ClassAdLiteralError(ClassAdParseError, ValueError):
-    """Text that should be exactly one ClassAd string literal and is not
-    (``classad2.unquote`` raises ValueError here)."""
+class ClassAdValueError(ClassAdParseError, ValueError):
+    """Text classad2 rejects with ValueError: not exactly one string literal
+    (``unquote``), or a stream of ads that cannot be read on (``parseAds``)."""
 
 
 class ClassAdEvalError(ClassAdError):

@@ -53,7 +53,7 @@ Clock and randomness
     ``random()`` make the evaluation fail with ``ClassAdEvalError``.
 
 Errors: ``ClassAdError`` (= ``classad2.ClassAdException``),
-``ClassAdParseError``, ``ClassAdLiteralError`` (also a ValueError, from
+``ClassAdParseError``, ``ClassAdValueError`` (also a ValueError, from
 ``unquote``), ``ClassAdEvalError`` from ``eventcore.errors``.
 
 Limits: ``parser.MAX_NESTING`` (165 nested constructs) and

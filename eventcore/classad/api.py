@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 
-from eventcore.errors import ClassAdLiteralError, ClassAdParseError
+from eventcore.errors import ClassAdValueError, ClassAdParseError
 
 from .ad import LAST_ERROR, ClassAd, parse_new_ad
 from .formats import parse_json_ads, parse_new_ads, parse_old_ads
@@ -127,9 +127,9 @@ def unquote(input: str) -> str:
     try:
         toks = tokenize(input)
     except ClassAdParseError as exc:
-        raise ClassAdLiteralError(exc.message, input, exc.offset) from None
+        raise ClassAdValueError(exc.message, input, exc.offset) from None
     if len(toks) != 2 or toks[0][0] != "str":
-        raise ClassAdLiteralError("not a single string literal", input, 0)
+        raise ClassAdValueError("not a single string literal", input, 0)
     return toks[0][1]
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from eventcore.errors import ClassAdParseError
+from eventcore.errors import ClassAdParseError, ClassAdValueError
 
 from . import nodes as N
 from .ad import ClassAd, ExprTree
@@ -198,7 +198,13 @@ _FALSE = N.Literal(False)
 
 
 def parse_old_ads(text: str):
-    """Yield ``(ClassAd, end_offset)`` for each old-format ad in ``text``."""
+    """Yield ``(ClassAd, end_offset)`` for each old-format ad in ``text``.
+
+    As HTCondor's reader: a bad line ends its ad (the attributes read so far
+    are kept, the rest up to the next blank line is skipped); an ad that ends
+    up with no attribute at all (a bad first line, only comments) ends the
+    stream -- quietly at the end of the text, with ``ClassAdValueError`` (a
+    ValueError, as classad2) when more text follows."""
     ad = None
     skipping = False
     pos = 0
@@ -225,16 +231,19 @@ def parse_old_ads(text: str):
             stripped = line.strip(" \t\r\f\v")
             if not stripped:
                 if ad is not None:
+                    if not ad._exprs:
+                        _end_of_stream(text, min(pos, n))
+                        return
                     yield ad, min(pos, n)
                 ad = None
                 skipping = False
                 continue
+            if ad is None:
+                ad = ClassAd()
             if skipping or stripped[0] == "#":
                 continue
             parsed = _slow_line(line)
             if parsed is None:
-                if ad is None:
-                    ad = ClassAd()
                 skipping = True
                 continue
             name, node = parsed
@@ -245,8 +254,14 @@ def parse_old_ads(text: str):
         if ln not in names:
             names[ln] = name
         ad._exprs[ln] = new_expr(node)
-    if ad is not None:
+    if ad is not None and ad._exprs:
         yield ad, n
+
+
+def _end_of_stream(text: str, pos: int) -> None:
+    """An unreadable ad: the end when nothing follows, else an error (as classad2)."""
+    if text[pos:].strip():
+        raise ClassAdValueError("unable to parse the input into a ClassAd", text, pos)
 
 
 def parse_old_ad(text: str) -> ClassAd:
@@ -260,28 +275,46 @@ def parse_old_ad(text: str) -> ClassAd:
 
 # -- reading the new format ------------------------------------------------------------
 
+_GAP = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)
+
+
 def parse_new_ads(text: str):
-    """Yield ``(ClassAd, end_offset)`` for each ``[...]`` ad in ``text``."""
+    """Yield ``(ClassAd, end_offset)`` for each ``[...]`` ad in ``text``.
+
+    As classad2: an ad that does not parse ends the stream quietly; text that
+    is not an ad at all raises ``ClassAdValueError`` (a ValueError)."""
     pos = 0
     n = len(text)
     while pos < n:
-        m = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S).match(text, pos)
-        pos = m.end()
+        pos = _GAP.match(text, pos).end()
         if pos >= n:
             return
-        rest = text[pos:]
-        p = Parser(rest, _careful_tokenize(rest))      # offsets needed: where the ad ends
-        tok = p.peek()
-        if tok[0] != "op" or tok[1] != "[":
-            p.fail("a ClassAd must start with '['")
-        p.pos += 1
-        node = p.ad_literal()
-        consumed = p.toks[p.pos - 1][2] + 1          # just after the closing ']'
+        if text[pos] != "[":
+            raise ClassAdValueError("a ClassAd must start with '['", text, pos)
+        try:
+            node, consumed = _ad_at(text[pos:])
+        except ClassAdParseError:
+            return
         ad = ClassAd()
         for name, value in node.attrs:
             ad._set_node(name, value)
         pos += consumed
         yield ad, pos
+
+
+def _ad_at(rest: str):
+    """(ad literal, characters it takes) at the start of ``rest``; what follows
+    the closing ``]`` may be anything, even text that does not tokenize."""
+    try:
+        toks = _careful_tokenize(rest)
+    except ClassAdParseError as exc:
+        if exc.offset <= 0:
+            raise
+        toks = _careful_tokenize(rest[:exc.offset])
+    p = Parser(rest, toks)
+    p.pos += 1                      # '['
+    node = p.ad_literal()
+    return node, p.toks[p.pos - 1][2] + 1
 
 
 # -- JSON ----------------------------------------------------------------------------------

@@ -282,3 +282,21 @@ def test_regexps_like_classad2(args):
 ])
 def test_json_reads_like_classad2(doc):
     assert repr(ours.parseOne(doc, ours.Parser.JSON)) == repr(classad2.parseOne(doc, classad2.Parser.JSON))
+
+
+@pytest.mark.parametrize("text,parser", [
+    ("[a = 1] [b = ]", "New"), ("[a = 1] junk [c = 3]", "New"), ("[a = 1]\n\n[b = 2", "New"),
+    ("[a = 1] @@ [b = 2]", "New"), ("[a = 1] [b = ]", "Auto"), ("", "New"), ("", "Old"),
+    ("a = 1\n\nb = (\n\nc = 3\n", "Old"), ("b = (\n", "Old"), ("a = 1\nb = (\n", "Old"),
+    ("a = 1\n\nb = (\nc = 3\n", "Old"), ("b = (\n\nc = 3\n", "Old"), ("= 5\nA = 1\n", "Old"),
+    ("x\n\na = 1\n", "Old"), ("a = 1\n\n# c\n\nb = 2\n", "Old"), ("a = 1\n\n\n\nb = 2\n", "Old"), ("# only\n", "Old"),
+])
+def test_ad_streams_end_like_classad2(text, parser):
+    """An unreadable ad ends a stream: quietly at the end, with ValueError when text follows."""
+    def read(module):
+        kind = getattr(module.Parser, parser)
+        try:
+            return [repr(ad) for ad in module.parseAds(text, kind)], repr(module.parseOne(text, kind))
+        except ValueError:
+            return "ValueError"
+    assert read(ours) == read(classad2)
