@@ -23,7 +23,6 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from tracking.core import Batch, Tracker
