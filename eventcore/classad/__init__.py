@@ -19,7 +19,9 @@ Parsing
     ``parse_ad(text)``        one new-syntax ad ``[ ... ]``
     ``parse_old_ad(text)``    old format, all ads merged (classad2 parseOne)
     ``parse_old_ads(text)`` / ``parse_new_ads(text)`` / ``parse_json_ads(text)``
-        iterators of ``(ClassAd, end_offset)``
+        iterators of ``(ClassAd, end_offset)``; as in classad2 an unreadable
+        ad ends the stream (quietly at the end of the text, else
+        ``ClassAdValueError``, a ValueError)
     ``parse_expr(text)``      a syntax tree (nodes.py); raises
         ``ClassAdParseError`` (offset/line/column, caret) on bad text.
     classad2's ``parseAds``/``parseNext``/``parseOne``/``quote``/``unquote`` too.
