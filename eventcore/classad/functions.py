@@ -312,7 +312,8 @@ def _identical_member(args, ad, st):
 _CMP_OPS = {"<": "<", "<=": "<=", "==": "==", "!=": "!=", ">": ">", ">=": ">=", "is": "=?=", "isnt": "=!="}
 
 
-def _any_all(args, want_all):
+def _any_all(args):
+    """(operator, list, value) of anyCompare/allCompare, or the undefined/error result."""
     op, lst, x = args
     if op is UNDEF:
         return UNDEF
@@ -326,7 +327,7 @@ def _any_all(args, want_all):
 
 
 def _scan_compare(args, st, want_all):
-    r = _any_all(args, want_all)
+    r = _any_all(args)
     if type(r) is not tuple:
         return r
     op, lst, x = r

@@ -11,7 +11,9 @@ REGEX_FUNCTIONS: dict = {}
 fn = registry(REGEX_FUNCTIONS)
 
 
-def _regex_args(args, n):
+def _regex_args(args):
+    """None when all arguments are strings, else the error/undefined result
+    (error wins over undefined, which wins over a wrong type)."""
     for a in args:
         if a is ERROR:
             return ERROR
@@ -26,7 +28,7 @@ def _regex_args(args, n):
 
 @fn("regexp", 2, 3)
 def _regexp(args, ad, st):
-    bad = _regex_args(args, 2)
+    bad = _regex_args(args)
     if bad is not None:
         return bad
     rx = compile_regex(args[0], args[2] if len(args) == 3 else "")
@@ -113,7 +115,7 @@ def regexps(p, target, sub, opts):
 
 @fn("regexps", 3, 4)
 def _regexps(args, ad, st):
-    bad = _regex_args(args, 3)
+    bad = _regex_args(args)
     if bad is not None:
         return bad
     return regexps(args[0], args[1], args[2], args[3] if len(args) == 4 else "")
@@ -121,7 +123,7 @@ def _regexps(args, ad, st):
 
 @fn("replace", 3, 4)
 def _replace(args, ad, st):
-    bad = _regex_args(args, 3)
+    bad = _regex_args(args)
     if bad is not None:
         return bad
     return regexps(args[0], args[1], args[2], (args[3] if len(args) == 4 else "") + "f")
@@ -129,7 +131,7 @@ def _replace(args, ad, st):
 
 @fn("replaceAll", 3, 4)
 def _replace_all(args, ad, st):
-    bad = _regex_args(args, 3)
+    bad = _regex_args(args)
     if bad is not None:
         return bad
     return regexps(args[0], args[1], args[2], (args[3] if len(args) == 4 else "") + "fg")
