@@ -57,9 +57,11 @@ class AdStore:
     def __init__(self, lifetime: float):
         self.lifetime = lifetime
         self._ads: dict[tuple[str, str], tuple[float, dict]] = {}
+        self._generic: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
-    def update(self, ads: list[dict], now: float, peer_uid: int) -> int:
+    def update(self, ads: list[dict], now: float, peer_uid: int, generic: bool = False) -> int:
+        """Keep ``ads`` (replacing same MyType+Name); ``generic``: sent as UPDATE_AD_GENERIC."""
         with self._lock:
             for ad in ads:
                 if not isinstance(ad, dict):
@@ -74,7 +76,12 @@ class AdStore:
                 except adwire.NotLiteral:
                     lifetime = None
                 expiry = now + (lifetime if type(lifetime) in (int, float) else self.lifetime)
-                self._ads[ad_key(stored)] = (expiry, stored)
+                key = ad_key(stored)
+                self._ads[key] = (expiry, stored)
+                if generic:
+                    self._generic.add(key)
+                else:
+                    self._generic.discard(key)
         return len(ads)
 
     def invalidate(self, mytype: str | None, constraint: str | None) -> int:
@@ -84,14 +91,21 @@ class AdStore:
                       and adwire.matches(constraint, ad)]
             for key in doomed:
                 del self._ads[key]
+                self._generic.discard(key)
         return len(doomed)
 
-    def select(self, mytype: str | None, constraint: str | None, now: float) -> list[dict]:
+    def select(self, mytype: str | None, constraint: str | None, now: float,
+               generic: bool = False) -> list[dict]:
+        """Live ads of ``mytype`` (None: all; ``generic``: those sent as generic ads)."""
         with self._lock:
             for key in [k for k, (expiry, _) in self._ads.items() if expiry < now]:
                 del self._ads[key]
-            candidates = [ad for key, (_, ad) in self._ads.items()
-                          if mytype is None or key[0] == mytype.lower()]
+                self._generic.discard(key)
+            if generic:
+                candidates = [ad for key, (_, ad) in self._ads.items() if key in self._generic]
+            else:
+                candidates = [ad for key, (_, ad) in self._ads.items()
+                              if mytype is None or key[0] == mytype.lower()]
         return [ad for ad in candidates if adwire.matches(constraint, ad)]
 
 
@@ -120,7 +134,7 @@ class Collector(Daemon):
                 total += self.store.invalidate(INVALIDATE_MYTYPE.get(command, text_of(ad, "MyType") or None),
                                                _invalidate_constraint(ad))
             return total
-        return self.store.update(ads, time.time(), peer["uid"])
+        return self.store.update(ads, time.time(), peer["uid"], generic=command == "UPDATE_AD_GENERIC")
 
     def _invalidate(self, peer, mytype=None, constraint=None) -> int:
         return self.store.invalidate(mytype, constraint)
@@ -128,7 +142,7 @@ class Collector(Daemon):
     def _query(self, peer, ad_type: int = int(AdType.Any), constraint=None, projection=None):
         kind = AdType(ad_type)
         mytype = None if kind is AdType.Any else kind.my_type
-        ads = self.store.select(mytype, constraint or None, time.time())
+        ads = self.store.select(mytype, constraint or None, time.time(), generic=kind is AdType.Generic)
         if projection:
             keep = {name.lower() for name in projection} | {"mytype", "targettype"}
             ads = [{k: v for k, v in ad.items() if k.lower() in keep} for ad in ads]

@@ -170,7 +170,8 @@ class Daemon:
             return
         try:
             ipc.call(self.collector_address, "advertise", timeout=5,
-                     ads=[adwire.exprs_of(ad) for ad in ads])
+                     ads=[adwire.exprs_of(ad) for ad in ads],
+                     command=f"UPDATE_{self.name.upper()}_AD")  # UPDATE_SCHEDD_AD, ...
         except HTCondorException as exc:
             self.log.info("collector not reachable: %s", exc)
 

@@ -170,6 +170,7 @@ class PersonalPool:
         while time.monotonic() < deadline:
             if self._master is not None and self._master.poll() is not None:
                 raise HTCondorException(f"the pool's master exited (see {self.local_dir}/log)")
+            self._check_crash_loop()
             try:
                 if all(ipc.call(collector, "locate", timeout=2, daemon_type=int(kind))
                        for kind in NEEDED):
@@ -178,6 +179,22 @@ class PersonalPool:
                 pass
             time.sleep(0.02)
         raise TimeoutError(f"the personal pool at {self.local_dir} did not become ready in {timeout}s")
+
+    def _check_crash_loop(self, limit: int = 3) -> None:
+        """A daemon that keeps dying while the pool starts will not get better: say which."""
+        try:
+            daemons = ipc.call(ipc.sinful(str(self.local_dir / "run" / "master.sock")), "status",
+                               timeout=2)
+        except HTCondorException:
+            return
+        for name, info in daemons.items():
+            if info["restarts"] >= limit:
+                stderr = self.local_dir / "log" / f"{name}.stderr"
+                tail = stderr.read_text(errors="replace")[-2000:] if stderr.exists() else ""
+                self._state = PersonalPoolState.STARTING
+                self.stop()
+                raise HTCondorException(f"the {name} daemon keeps exiting ({info['restarts']} restarts); "
+                                        f"its last words ({stderr}):\n{tail}")
 
     def stop(self) -> "PersonalPool":
         if self._state is not PersonalPoolState.READY and self._state is not PersonalPoolState.STARTING:

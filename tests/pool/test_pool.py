@@ -200,6 +200,8 @@ def test_collector_query_locate_advertise(pool):
     collector.advertise([ClassAd({"MyType": "Demo", "foo": 1, "Name": "DemoAd"})])
     demo = collector.query(htcondor.AdType.Any, 'MyType =?= "Demo"')
     assert len(demo) == 1 and demo[0]["foo"] == 1 and demo[0]["Name"] == "DemoAd"
+    assert [ad["Name"] for ad in collector.query(htcondor.AdType.Generic, 'MyType =?= "Demo"')] == ["DemoAd"]
+    assert collector.query(htcondor.AdType.Generic, 'MyType == "Scheduler"') == []
     collector.advertise([ClassAd({"MyType": "Demo", "foo": 2, "Name": "DemoAd"})])
     assert [ad["foo"] for ad in collector.query(htcondor.AdType.Any, 'MyType =?= "Demo"')] == [2]
     with pytest.raises(TypeError):
@@ -406,3 +408,16 @@ def test_v1_transaction_commits_together_or_not_at_all(pool, tmp_path):
             raise RuntimeError("changed my mind")
     assert schedd.query(f"ClusterId == {dropped}") == []
     schedd.act(htcondor.JobAction.Remove, f"ClusterId == {first} || ClusterId == {second.cluster()}")
+
+
+def test_start_reports_a_daemon_that_keeps_dying(tmp_path):
+    from tests.pool.conftest import pool_processes
+    broken = PersonalPool(local_dir=tmp_path / "broken", config={"JOURNAL_DURABILITY": "bogus"})
+    try:
+        with pytest.raises(htcondor.HTCondorException, match="schedd daemon keeps exiting") as info:
+            broken.start()
+        assert "durability" in str(info.value)
+    finally:
+        broken.stop()
+        broken._config_setter.unset()
+    wait_until(lambda: not pool_processes(tmp_path / "broken"), 30, what="the broken pool to stop")
