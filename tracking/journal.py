@@ -120,7 +120,7 @@ class JournalTracker(Tracker):
     def _select(self, db: sqlite3.Connection, sql: str, args: tuple) -> list:
         try:
             return db.execute(sql, args).fetchall()
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:
             if "no such table" in str(exc):        # a pool still creating its journal
                 return []
             raise TrackerError(f"cannot read the journal: {exc}", str(self.path)) from exc

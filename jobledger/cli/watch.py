@@ -15,7 +15,8 @@ JOB is ``CLUSTER`` or ``CLUSTER.PROC``; only those jobs are shown.
 
 Without ``--exit``, ``--json`` reads what is there now, prints the state of
 each job (one JSON object per line: cluster, proc, JobStatus and the job's
-other known attributes) and exits; the table (one line per batch, with a
+other known attributes; odd things in the logs are counted on stderr) and
+exits; the table (one line per batch, with a
 progress bar) keeps updating until interrupted.  With ``--exit`` both
 follow the jobs until the condition holds (exit status 0) or ``--timeout``
 passes (exit status 2).
@@ -76,10 +77,13 @@ def render(states, anomalies) -> str:
     return "\n".join(lines)
 
 
-def echo_json(states) -> None:
+def echo_json(states, anomalies=None) -> None:
     text = json_lines(states)
     if text:
         click.echo(text)
+    odd = ", ".join(f"{k} {v}" for k, v in sorted((anomalies or {}).items()) if v)
+    if odd:                                   # reported beside the JSON, never inside it
+        click.echo(f"log anomalies: {odd}", err=True)
 
 
 def json_lines(states) -> str:
@@ -137,13 +141,13 @@ def command(jobs, logs, journal, exit_when, as_json, timeout, poll_interval, ref
     if as_json and exit_when is None:
         with tracker:
             drain(tracker)
-            echo_json(selected(tracker.states, wanted))
+            echo_json(selected(tracker.states, wanted), tracker.anomalies)
         return
     condition = EXITS[exit_when]() if exit_when else (lambda states: False)
     met = follow(tracker, lambda s: condition(selected(s, wanted)) and bool(selected(s, wanted)),
                  wanted, timeout, refresh, show_table=not as_json)
     if as_json:
-        echo_json(selected(tracker.states, wanted))
+        echo_json(selected(tracker.states, wanted), tracker.anomalies)
     if exit_when and not met:
         click.echo(f"--exit {exit_when} did not happen within {timeout} s", err=True)
         sys.exit(2)

@@ -121,5 +121,5 @@ def test_watch_command_against_the_pool(pool, tmp_path):
                                        "--timeout", "60"])
     assert result.exit_code == 0, result.output
     got = [(d["cluster"], d["proc"], d["JobStatus"], d["ExitCode"])
-           for d in map(json.loads, result.output.splitlines())]
+           for d in map(json.loads, result.stdout.splitlines())]
     assert got == [(cluster, 0, 4, 2), (cluster, 1, 4, 2)]

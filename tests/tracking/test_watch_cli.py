@@ -54,7 +54,7 @@ def test_json_gives_each_job_the_state_its_events_imply(oracle_dir):
         result = runner.invoke(main, ["watch", "--log", str(log), "--json"])
         assert result.exit_code == 0, (name, result.output)
         got = {}
-        for line in result.output.splitlines():
+        for line in result.stdout.splitlines():
             ad = json.loads(line)
             got[(ad["cluster"], ad["proc"])] = {k: ad[k] for k in
                                                 ("JobStatus", "ExitCode", "ExitSignal", "HoldReasonCode")
@@ -86,7 +86,7 @@ def test_exit_conditions(log):
     failed = runner.invoke(main, ["watch", "5", "--log", str(log), "--exit", "any-failed", "--json",
                                   "--timeout", "10"])
     assert failed.exit_code == 0
-    assert [json.loads(l)["proc"] for l in failed.output.splitlines()] == [0, 1]
+    assert [json.loads(l)["proc"] for l in failed.stdout.splitlines()] == [0, 1]
     never = runner.invoke(main, ["watch", "6.0", "--log", str(log), "--exit", "all-done",
                                  "--timeout", "0.5", "--refresh", "0.1"])
     assert never.exit_code == 2 and "did not happen" in never.output
@@ -96,7 +96,7 @@ def test_job_selection_and_bad_job(log):
     runner = CliRunner()
     one = runner.invoke(main, ["watch", "5.1", "--log", str(log), "--json"])
     assert [(d["cluster"], d["proc"], d["JobStatus"], d["HoldReasonCode"])
-            for d in map(json.loads, one.output.splitlines())] == [(5, 1, 5, 21)]
+            for d in map(json.loads, one.stdout.splitlines())] == [(5, 1, 5, 21)]
     bad = runner.invoke(main, ["watch", "five", "--log", str(log), "--json"])
     assert bad.exit_code == 2 and "CLUSTER.PROC" in bad.output
 
@@ -122,5 +122,14 @@ def test_journal_source(tmp_path):
     store.close()
     result = CliRunner().invoke(main, ["watch", "--journal", str(tmp_path / "pool" / "journal.sqlite"),
                                        "--json"])
-    got = {JobId(d["cluster"], d["proc"]): d["JobStatus"] for d in map(json.loads, result.output.splitlines())}
+    got = {JobId(d["cluster"], d["proc"]): d["JobStatus"] for d in map(json.loads, result.stdout.splitlines())}
     assert got == {j: f.status for j, f in load.finals.items()}
+
+
+def test_anomalies_are_reported_on_stderr(tmp_path):
+    path = tmp_path / "odd.log"
+    path.write_bytes(text(0, 7, 0, T0) + text(0, 7, 0, T0) + text(1, 7, 1, T0 + 1, SlotName="s"))
+    result = CliRunner().invoke(main, ["watch", "--log", str(path), "--json"])
+    assert result.exit_code == 0
+    assert [json.loads(l)["proc"] for l in result.stdout.splitlines()] == [0, 1]
+    assert result.stderr.strip() == "log anomalies: duplicate 1, no_submit 1"
