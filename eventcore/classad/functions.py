@@ -19,6 +19,7 @@ from .strfuncs import STRING_FUNCTIONS
 from .stringlists import STRINGLIST_FUNCTIONS
 from .timefuncs import TIME_FUNCTIONS
 from .convert import CONVERT_FUNCTIONS, to_real, to_str
+from .fnutil import list_values
 from .values import ERROR, UNDEF, EvalFailure, ListValue, to_bytes, wrap64
 
 VALUE_FUNCS: dict = {}
@@ -259,10 +260,6 @@ def _count_matches(nodes, fns, ad, st):
 
 
 # -- lists ----------------------------------------------------------------------
-
-def list_values(lst, st):
-    return [item.fn(lst.scope, st) for item in lst.items]
-
 
 @builtin("size", arity=1)
 def _size(args, ad, st):

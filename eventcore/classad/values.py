@@ -152,27 +152,3 @@ class ListValue:
 
     def __repr__(self) -> str:
         return f"ListValue({self.items!r})"
-
-
-def type_name(v) -> str:
-    """The ClassAd type name of a run-time value (for messages and tests)."""
-    t = type(v)
-    if t is bool:
-        return "bool"
-    if t is int:
-        return "int"
-    if t is float:
-        return "real"
-    if t is str:
-        return "string"
-    if v is UNDEF:
-        return "undefined"
-    if v is ERROR:
-        return "error"
-    if t is ListValue:
-        return "list"
-    if t is AbsTime:
-        return "abstime"
-    if t is RelTime:
-        return "reltime"
-    return "classad"
