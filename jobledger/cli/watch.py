@@ -25,6 +25,7 @@ passes (exit status 2).
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -137,6 +138,9 @@ def drain(tracker) -> None:
 def command(jobs, logs, journal, exit_when, as_json, timeout, poll_interval, refresh):
     """Follow jobs live; a table per batch, or their states as JSON."""
     wanted = parse_jobs(jobs)
+    missing = [log for log in logs if not os.path.exists(log)]
+    if missing and exit_when is None and as_json:     # reading once: a missing log is a typo
+        raise click.ClickException(f"no such user log: {missing[0]}")
     tracker = make_tracker(list(logs), journal, wanted, poll_interval)
     if as_json and exit_when is None:
         with tracker:

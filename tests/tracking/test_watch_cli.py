@@ -133,3 +133,8 @@ def test_anomalies_are_reported_on_stderr(tmp_path):
     assert result.exit_code == 0
     assert [json.loads(l)["proc"] for l in result.stdout.splitlines()] == [0, 1]
     assert result.stderr.strip() == "log anomalies: duplicate 1, no_submit 1"
+
+
+def test_missing_log_is_an_error_when_reading_once(tmp_path):
+    result = CliRunner().invoke(main, ["watch", "--log", str(tmp_path / "nope.log"), "--json"])
+    assert result.exit_code == 1 and "no such user log" in result.output and "nope.log" in result.output
