@@ -79,7 +79,7 @@ class CombinedTracker(UserLogTracker):
             return []                          # catch up with the logs before comparing
         self._last_check = now
         checker = self._checker
-        checker._fold(checker._read())         # the schedd's view, folded into the checker
+        checker._fold(checker._read(), {})         # the schedd's view, folded into the checker
         adopted: list[JobState] = []
         current: dict[JobId, tuple[int | None, int, float]] = {}
         for job, seen in checker.states.items():

@@ -97,6 +97,9 @@ class Tracker:
         """After a batch is folded: items to fold on top (a cross-check's corrections)."""
         return []
 
+    def _rollback(self, batch: Batch) -> None:
+        """A step failed after reading ``batch``: make sure it is read again."""
+
     def _seek(self, positions: Mapping[str, Any]) -> bool:
         """Resume from saved positions; False if they no longer fit the source."""
         return True
@@ -124,18 +127,32 @@ class Tracker:
         self._raise_worker_error()
         with self._step_lock:
             batch = self._read()
-            changes, touched = self._fold(batch)
-            extra = self._reconcile(batch)
-            if extra:
-                more_changes, more_touched = self._fold(Batch(extra))
-                changes += more_changes
-                touched |= more_touched
-            for change in changes:
-                for callback in list(self._callbacks):
-                    callback(change)
-            if self._checkpoint is not None:
-                self._checkpoint.save((self.states[j] for j in touched), batch.positions,
-                                      self.memo, self.anomalies)
+            undo: dict[JobId, JobState | None] = {}
+            anomalies, memo_size = dict(self.anomalies), len(self.memo)
+            try:
+                changes, touched = self._fold(batch, undo)
+                extra = self._reconcile(batch)
+                if extra:
+                    more_changes, more_touched = self._fold(Batch(extra), undo)
+                    changes += more_changes
+                    touched |= more_touched
+                for change in changes:
+                    for callback in list(self._callbacks):
+                        callback(change)
+                if self._checkpoint is not None:
+                    self._checkpoint.save((self.states[j] for j in touched), batch.positions,
+                                          self.memo, self.anomalies)
+            except BaseException:
+                # Nothing of a failed step stays: the same input is read again next time.
+                for job, old in undo.items():
+                    if old is None:
+                        self.states.pop(job, None)
+                    else:
+                        self.states[job] = old
+                self.anomalies = anomalies
+                del self.memo[memo_size:]
+                self._rollback(batch)
+                raise
             self._advance(batch.positions)
         with self._cond:
             for sub in self._subscribers:
@@ -146,7 +163,8 @@ class Tracker:
             self._wake.set()
         return changes
 
-    def _fold(self, batch: Batch) -> tuple[list[Change], set[JobId]]:
+    def _fold(self, batch: Batch, undo: dict) -> tuple[list[Change], set[JobId]]:
+        """Fold a batch into ``states``; ``undo`` collects each touched job's state before."""
         changes: list[Change] = []
         touched: set[JobId] = set()
         states = self.states
@@ -158,6 +176,7 @@ class Tracker:
                     self._count("duplicate")
                     continue
                 if old != state:
+                    undo.setdefault(state.job, old)
                     states[state.job] = state
                     touched.add(state.job)
                     change = compare(old, state)
@@ -170,6 +189,7 @@ class Tracker:
             old = states.get(job)
             step = apply_event(old, item, job)
             if step.state is not old:
+                undo.setdefault(job, old)
                 states[job] = step.state
                 touched.add(job)
             if step.change is not None:

@@ -115,6 +115,10 @@ class PollTracker(Tracker):
         self._since = positions.get("history_since")
         return True
 
+    def _rollback(self, batch: Batch) -> None:
+        self._counts = {}                 # compare every job again on the next round
+        self._last_round = None
+
     def _advance(self, positions: Mapping[str, Any]) -> None:
         self._since = positions.get("history_since", self._since)
 

@@ -110,6 +110,10 @@ class UserLogTracker(Tracker):
                 return False
         return True
 
+    def _rollback(self, batch: Batch) -> None:
+        with self._lock:
+            self._pending.update(batch.positions)
+
     def _advance(self, positions: Mapping[str, Any]) -> None:
         for path, (offset, device, inode) in positions.items():
             cursor = self._cursors[path]

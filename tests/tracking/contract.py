@@ -125,6 +125,31 @@ class TrackerContract:
         with pytest.raises(RuntimeError, match="callback failed"):
             tracker.stop()
 
+    def test_a_failed_step_leaves_nothing_and_is_delivered_again(self, source, load):
+        source.write(None)
+        delivered = []
+        fail = {"on": True}
+
+        def callback(change):
+            if fail["on"] and len(delivered) == 5:
+                raise RuntimeError("not now")
+            delivered.append(note(change))
+
+        with source.tracker() as tracker:
+            tracker.add_callback(callback)
+            with pytest.raises(RuntimeError, match="not now"):
+                tracker.step()
+            assert tracker.states == {}
+            fail["on"] = False
+            delivered.clear()
+            tracker.wait_until(matches(load), timeout=30)
+        if self.incremental_changes:
+            everything = []
+            with source.tracker() as reference:
+                reference.add_callback(lambda c: everything.append(note(c)))
+                reference.wait_until(matches(load), timeout=30)
+            assert sorted(delivered, key=str) == sorted(everything, key=str)
+
     def test_checkpoint_resumes_without_repeating(self, source, load, tmp_path):
         ckpt = tmp_path / "tracker.ckpt"
         total = source.size()
