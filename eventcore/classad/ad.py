@@ -127,7 +127,7 @@ def value_node(v) -> N.Node:
         return N.ListExpr(tuple(item.node for item in v.items))
     if type(v) is ClassAd:
         return N.AdExpr(tuple((v._names[k], e.node) for k, e in v._exprs.items()))
-    return N.Literal(v)
+    return N.value_literal(v)
 
 
 def value_to_node(value) -> N.Node:

@@ -296,7 +296,7 @@ def select_value(base, ln, st):
         out = []
         for item in base.items:
             v = item.fn(base.scope, st)
-            out.append(ExprType._from_node(N.Literal(select_value(v, ln, st) if (
+            out.append(ExprType._from_node(N.value_literal(select_value(v, ln, st) if (
                 type(v) in AD_TYPES or type(v) is ListValue or v is UNDEF) else ERROR)))
         return ListValue(tuple(out), None)
     return ERROR

@@ -20,7 +20,7 @@ def make_list(values) -> ListValue:
     """A list value of already computed values."""
     from . import nodes as N
     from .evaluate import ExprType
-    return ListValue(tuple(ExprType._from_node(N.Literal(v)) for v in values), None)
+    return ListValue(tuple(ExprType._from_node(N.value_literal(v)) for v in values), None)
 
 
 def list_values(lst: ListValue, st) -> list:

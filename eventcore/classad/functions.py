@@ -246,7 +246,7 @@ def _eval_in_each(nodes, fns, ad, st):
     bad, values = _each_context(nodes, fns, ad, st)
     if values is None:
         return bad
-    return ListValue(tuple(E.ExprType._from_node(N.Literal(v)) for v in values), None)
+    return ListValue(tuple(E.ExprType._from_node(N.value_literal(v)) for v in values), None)
 
 
 @raw("countMatches")

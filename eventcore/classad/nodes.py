@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import attrs
 
+from .values import RelTime, c_int32
+
 
 @attrs.frozen(slots=True, eq=True)
 class Node:
@@ -115,6 +117,15 @@ class AdExpr(Node):
 class AdRef(Node):
     """An existing ad used as a value (match contexts; never parsed)."""
     ad: object = attrs.field(eq=False)
+
+
+def value_literal(value) -> Node:
+    """The literal node of a computed value.  As in the reference, a relative
+    time becomes a ``relTime`` literal of its whole seconds -- which then
+    evaluates to a real (the quirk of relTime literals)."""
+    if type(value) is RelTime:
+        return RelTimeLit(float(c_int32(value.secs)))
+    return Literal(value)
 
 
 def children(node: Node):

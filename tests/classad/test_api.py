@@ -155,6 +155,9 @@ EXPRESSIONS = [
     "getDays(relTime(real(\"nan\")))", "absTime(0) + relTime(1e300)", "absTime(0) - relTime(1e300)",
     "interval(relTime(real(\"nan\")))", "splitTime(relTime(real(\"nan\")))", "splitTime(relTime(1e300))",
     "real(relTime(1e300))", "int(relTime(1e300))", "getYear(absTime(0) + relTime(1e18))",
+    # a relative time turned back into a literal (projection, evalInEachContext) reads as a real
+    "{[x = relTime(90.5)]}.x", "isReal({[x = relTime(90.5)]}.x[0])",
+    "evalInEachContext(relTime(-3661.5), {[a = 1]})", "isRelTime(evalInEachContext(relTime(5), {[a = 1]})[0])",
 ]
 
 # Old-format texts read by both engines (parseOne(text, Parser.Old)), compared as repr.
