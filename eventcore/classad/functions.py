@@ -502,17 +502,15 @@ def _quantize(args, ad, st):
             return a
         for v in vals:
             rv = to_real(v)
-            if rv is None or type(v) is str:
+            if rv is None:
                 return ERROR
             if rv >= ra:
                 return v
         b = vals[-1]
-    if type(b) is str:
-        b = to_real(b)
+    if type(b) is not int and type(b) is not float:
+        b = to_real(b)                 # strings, booleans, times: as by real()
         if b is None:
             return ERROR
-    if type(b) is bool:
-        b = float(b)
     if type(b) is int:
         if b == 0:
             return a

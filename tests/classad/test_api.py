@@ -124,7 +124,8 @@ EXPRESSIONS = [
 ] + [
     "join(undefined)", "join(undefined, \"a\")", "join(5)", "member(undefined, 5)", "member({1}, undefined)",
     "interval(4294967296 + 5)", "interval(2147483648)", "interval(-2147483649)", "interval(1e300)",
-    "quantize(-0.5, 1)", "quantize(5, \"2\")", "quantize(true, 2)", "quantize(5, true)", "quantize(9, {true, 7})", "stringListMember(undefined, undefined, undefined)",
+    "quantize(-0.5, 1)", "quantize(5, \"2\")", "quantize(true, 2)", "quantize(5, true)", "quantize(9, {true, 7})",
+    "quantize(-0.0, relTime(-3661.5))", "quantize(5, absTime(3))", "quantize(5, {\"7\"})", "quantize(5, {\"3\", \"9\"})", "stringListMember(undefined, undefined, undefined)",
     "split(\"a, b ,c\")", "split(\",,a\", \", ;\")", "listToArgs({\"a\", \"b c\"})",
     "countMatches(MY.A, {[A = 1], [A = 0]})", "substr(\"abc\", 4294967297)",
     # absTime() reads its seconds and offset as 32-bit ints; Python values come back in UTC
