@@ -209,6 +209,9 @@ def _check_logs(conn, entries, tz, user_fmt, event_fmt, findings, notes) -> None
     states = {p: (pos, off, seq, ctime) for p, pos, off, seq, ctime in conn.execute(
         "SELECT path, position, offset, sequence, ctime FROM log_files")}
     per_file, global_items = _expected_renders(entries, tz, user_fmt, event_fmt)
+    for path, position, error in conn.execute("SELECT path, position, error FROM log_failures"):
+        notes.append(f"user log {path}: not written after position {position} ({error}); "
+                     "the projector retries it")
     for path, items in sorted(per_file.items()):
         state = states.get(path)
         if state is None:

@@ -20,6 +20,12 @@ follows the journal behind the commit:
 
 Imported events are not written back to user logs (they came from one), but
 they do go to the global event log, which describes the whole pool.
+
+A user log that cannot be written (its directory is gone, the path is a
+directory, permissions) does not stop the others: it is recorded in
+``log_failures`` (``failures()``), its events wait, and every later
+``catch_up`` tries it again from where it stopped, in order.  The global
+event log failing stops the projector (``stop()`` re-raises the error).
 """
 
 from __future__ import annotations
@@ -40,6 +46,10 @@ from daemons.userlog_files import (
 __all__ = ["Projector", "local_zone", "CURSOR"]
 
 CURSOR = "logs"
+
+
+def _describe(exc: OSError) -> str:
+    return f"{exc.strerror or exc.__class__.__name__}: {exc.filename or ''}".rstrip(": ")
 
 
 def local_zone() -> datetime.tzinfo:
@@ -96,6 +106,7 @@ class Projector:
         with self._lock:
             targets = self._targets()
             cursor = self._cursor()
+            self._repair(targets, cursor)
             while True:
                 entries = list(self.store.entries(after=cursor, limit=self.chunk))
                 if not entries:
@@ -118,8 +129,16 @@ class Projector:
             if self.event_log:
                 global_items.append((e.position, render(event, self.event_log_format,
                                                         self.tz).encode("utf-8"), e.time))
-        states = [self._users.write(load_state(self._conn, path), items)
-                  for path, items in per_file.items()]
+        failed = self.failures()
+        states, new_failures = [], []
+        for path, items in per_file.items():
+            if path in failed:
+                continue       # waits for _repair, to keep the file's order
+            state = load_state(self._conn, path)
+            try:
+                states.append(self._users.write(state, items))
+            except OSError as exc:
+                new_failures.append((path, state.position, _describe(exc)))
         if global_items:
             states.append(self._events.write(load_state(self._conn, self.event_log),
                                              global_items))
@@ -128,6 +147,7 @@ class Projector:
         conn.execute("BEGIN IMMEDIATE")
         try:
             save_states(conn, states)
+            conn.executemany("INSERT OR REPLACE INTO log_failures VALUES (?,?,?)", new_failures)
             for (cluster, proc), target in targets.changed.items():
                 if target is None:
                     conn.execute("DELETE FROM log_jobs WHERE cluster=? AND proc=?", (cluster, proc))
@@ -141,6 +161,38 @@ class Projector:
             raise
         targets.changed.clear()
         return last
+
+    # ---------------------------------------------------------- failures --
+    def failures(self) -> dict[str, tuple[int, str]]:
+        """User logs that could not be written: path -> (last position written, error)."""
+        return {path: (position, error) for path, position, error in
+                self._conn.execute("SELECT path, position, error FROM log_failures")}
+
+    def _repair(self, targets: LogTargets, cursor: int) -> None:
+        """Try the failed user logs again: their events up to ``cursor``, in order."""
+        for path in self.failures():
+            state = load_state(self._conn, path)
+            items = []
+            for e in self.store.entries(after=state.position):
+                if e.position > cursor:
+                    break
+                if e.type != "event" or e.payload.get("imported"):
+                    continue
+                key = (e.job.cluster, e.job.proc)
+                target = targets.paths.get(key, targets.paths.get((e.job.cluster, -1)))
+                if target is not None and target.path == path:
+                    text = render(e.payload["event"], self.user_log_format, self.tz, target.format)
+                    items.append((e.position, text.encode("utf-8")))
+            try:
+                state = self._users.write(state, items)
+            except OSError as exc:
+                self._conn.execute("UPDATE log_failures SET error=? WHERE path=?",
+                                   (_describe(exc), path))
+                continue
+            self._conn.execute("BEGIN IMMEDIATE")
+            save_states(self._conn, [state])
+            self._conn.execute("DELETE FROM log_failures WHERE path=?", (path,))
+            self._conn.execute("COMMIT")
 
     # ----------------------------------------------------------- waiting --
     def wait_for_position(self, position: int, timeout: float | None = None) -> bool:

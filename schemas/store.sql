@@ -62,3 +62,10 @@ CREATE TABLE IF NOT EXISTS log_jobs (
     format  TEXT NOT NULL DEFAULT 'text',
     PRIMARY KEY (cluster, proc)
 ) WITHOUT ROWID;
+-- user logs that could not be written (path unwritable, a directory, ...):
+-- their events after `position` wait until a later catch-up succeeds
+CREATE TABLE IF NOT EXISTS log_failures (
+    path     TEXT PRIMARY KEY,
+    position INTEGER NOT NULL,            -- last position written before the failure
+    error    TEXT NOT NULL
+);

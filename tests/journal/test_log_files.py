@@ -301,13 +301,42 @@ def test_projector_thread_follows_and_stop_reraises(pool):
     assert p.wait_for_position(position, timeout=10)
     assert open(log).read().count("...\n") == 3
     p.stop()
-    # a log that cannot be written: the thread ends, stop() says why
-    (tmp / "dir.log").mkdir()
-    store.append(submit(2, 1, log=str(tmp / "dir.log")))
-    p.start(interval=0.01)
+    # an event log that cannot be written: the thread ends, stop() says why
+    (tmp / "EventLog").mkdir()
+    q = Projector(store, event_log=str(tmp / "EventLog"), tz=UTC)
+    q.start(interval=0.01)
+    position = store.append([event(JobId(1, 0), 6)])
     with pytest.raises(IsADirectoryError):
-        p.wait_for_position(store.head(), timeout=10)
+        q.wait_for_position(position, timeout=10)
     with pytest.raises(IsADirectoryError):
-        p.stop()
-    p.stop()          # reported once: nothing left to raise
+        q.stop()
+    q.stop()          # reported once: nothing left to raise
+    q.close()
+    p.close()
+
+
+def test_an_unwritable_user_log_waits_without_stopping_the_others(pool):
+    from daemons.audit import audit
+    tmp, store = pool
+    good, bad = str(tmp / "good.log"), tmp / "bad.log"
+    store.append(submit(1, 1, log=good) + submit(2, 1, log=str(bad)))
+    bad.mkdir()                                   # the path is a directory: cannot write
+    p = Projector(store, tz=UTC)
+    store.append(life(JobId(1, 0))[:2] + life(JobId(2, 0))[:2])
+    assert p.catch_up() == store.head()
+    assert open(good).read().count("...\n") == 3
+    [(path, (position, error))] = p.failures().items()
+    assert path == str(bad) and "Is a directory" in error
+    report = audit(store.local_dir, tz=UTC)
+    assert report.ok and any("not written after position" in n for n in report.notes)
+    store.append([event(JobId(2, 0), 9), event(JobId(1, 0), 9)])
+    p.catch_up()                                  # still failing: still waiting
+    assert p.failures() and open(good).read().count("...\n") == 4
+    bad.rmdir()
+    p.catch_up()                                  # fixed: written in order, once
+    assert p.failures() == {}
+    want = "".join(render(e.payload["event"], tz=UTC) for e in store.entries()
+                   if e.type == "event" and e.job.cluster == 2)
+    assert open(bad).read() == want
+    assert audit(store.local_dir, tz=UTC).ok
     p.close()
