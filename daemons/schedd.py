@@ -365,8 +365,9 @@ class Schedd(Daemon):
         if not isinstance(startd, str):
             return
         kind = tuple(finished.get(a) for a in REUSE_ATTRS)
+        # Jobs being started are idle too: fetch just enough to get past them.
         candidates = self.store.query(f"ClusterId == {int(finished['ClusterId'])} && JobStatus == 1",
-                                      MATCH_ATTRS, 8 + len(self.runs.activating_jobs))
+                                      MATCH_ATTRS, 2 + len(self.runs.activating_jobs))
         for ad in candidates:
             if tuple(ad.get(a) for a in REUSE_ATTRS) != kind:
                 continue
