@@ -100,13 +100,11 @@ for _k in ("sum", "avg", "min", "max"):
 def _sl_member_args(args, default):
     x, s = args[0], args[1]
     delims = args[2] if len(args) > 2 and args[2] is not UNDEF else default
-    if x is UNDEF and s is UNDEF:
-        return UNDEF
+    if type(delims) is not str:
+        return ERROR
     for a in (x, s):
         if a is not UNDEF and type(a) is not str:
             return ERROR
-    if type(delims) is not str:
-        return ERROR
     if x is UNDEF and s is UNDEF:
         return UNDEF
     return ("" if x is UNDEF else x), ("" if s is UNDEF else s), delims

@@ -150,6 +150,7 @@ EXPRESSIONS = [
     "formatTime(1e10, \"%Y\")", "string(relTime(2147483648))", "string(relTime(-0.5))",
     "userHome(1, \"/d\")", "userHome(5)", "userHome(\"x\", 5)", "userMap(error, \"a\")",
     "regexpMember(\"\", real(\"inf\"), undefined)", "unresolved(A, 5)",
+    "stringListMember(undefined, undefined, 5)", "stringListSubsetMatch(undefined, undefined, error)",
     "stringListSubsetMatch(\",\", \"a\")", "stringListSubsetMatch(\"\", \"a\")", "listToArgs({\"a b\"}, 1)",
     "listToArgs({\"a\"}, 3)", "argsToList(\"a\", 1.0)",
     # relative-time seconds are read as a C int where an integer is needed
