@@ -8,8 +8,9 @@ Where it reads (first that applies):
 - ``--log FILE`` (repeatable): those user logs (any HTCondor's);
 - ``--journal FILE``: a pool's journal, no user logs needed;
 - otherwise the local pool's schedd: one query finds the jobs' user logs
-  (``UserLog``/``Iwd``) and those are followed; jobs without logs are
-  polled (at most once per ``--poll-interval`` seconds, default 60).
+  (``UserLog``/``Iwd``) and those are followed; if the jobs have no logs,
+  the pool's journal is followed when this machine can read it, else the
+  schedd is polled (at most once per ``--poll-interval`` seconds, default 60).
 
 JOB is ``CLUSTER`` or ``CLUSTER.PROC``; only those jobs are shown.
 
@@ -112,7 +113,21 @@ def make_tracker(logs, journal, jobs, poll_interval):
                                    "(give --log or --journal to watch without a pool)")
     if found:
         return UserLogTracker(found, interval=0.5)
+    local = journal_of_local_pool()
+    if local is not None:
+        return JournalTracker(local, interval=0.5)
     return PollTracker(schedd, constraint, min_interval=poll_interval)
+
+
+def journal_of_local_pool() -> str | None:
+    """The local pool's journal when this machine can read it (no need to poll then)."""
+    import jobledger
+    try:
+        local_dir = jobledger.param["LOCAL_DIR"]
+    except (KeyError, HTCondorException):
+        return None
+    path = os.path.join(local_dir, "journal.sqlite")
+    return path if os.access(path, os.R_OK) else None
 
 
 def drain(tracker) -> None:

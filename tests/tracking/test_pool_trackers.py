@@ -123,3 +123,18 @@ def test_watch_command_against_the_pool(pool, tmp_path):
     got = [(d["cluster"], d["proc"], d["JobStatus"], d["ExitCode"])
            for d in map(json.loads, result.stdout.splitlines())]
     assert got == [(cluster, 0, 4, 2), (cluster, 1, 4, 2)]
+
+
+def test_watch_command_follows_the_journal_for_jobs_without_logs(pool, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from jobledger.cli import main
+    ad = ClassAd({"Cmd": "/bin/sh", "Arguments": "-c 'exit 4'", "Iwd": str(tmp_path)})
+    cluster = pool.schedd.submit(ad, 1)
+    result = CliRunner().invoke(main, ["watch", str(cluster), "--exit", "all-done", "--json",
+                                       "--timeout", "60", "--poll-interval", "3600"])
+    assert result.exit_code == 0, result.output
+    assert [(d["cluster"], d["JobStatus"], d["ExitCode"])
+            for d in map(json.loads, result.stdout.splitlines())] == [(cluster, 4, 4)]
