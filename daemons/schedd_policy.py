@@ -1,11 +1,12 @@
-"""Periodic job policy (schedd.md section 5): PeriodicHold/Release/Remove, TimerRemove.
+"""Periodic job policy (schedd.md section 5): durations, PeriodicVacate/Hold/Release/Remove, TimerRemove.
 
 Every PERIODIC_EXPR_INTERVAL seconds the schedd walks the queue.  Ads whose
 policy attributes are all absent or literally false are skipped without
 evaluating anything, so a big queue of plain jobs costs little; the walk's
 interval stretches (up to MAX_PERIODIC_EXPR_INTERVAL) when it takes more
 than 1% of the time, as HTCondor's does.  The first rule that fires wins:
-TimerRemove, then PeriodicHold (not for held/completed jobs), then
+for running jobs AllowedJobDuration (hold code 46), AllowedExecuteDuration
+(47), PeriodicVacate; then TimerRemove, PeriodicHold (not for held/completed jobs),
 PeriodicRelease (held jobs not held by the user, within
 SYSTEM_MAX_RELEASES), then PeriodicRemove.
 """
@@ -23,7 +24,8 @@ from eventcore.events import EventType
 from eventcore.ids import JobId
 from eventcore.records import ActionRecord, LeaveQueue, SetAttributes
 
-POLICY_ATTRS = ("PeriodicHold", "PeriodicRelease", "PeriodicRemove", "TimerRemove")
+POLICY_ATTRS = ("PeriodicHold", "PeriodicRelease", "PeriodicRemove", "TimerRemove", "PeriodicVacate",
+                "AllowedJobDuration", "AllowedExecuteDuration")
 _QUIET = {None, "false", "FALSE", "False", "0"}
 
 
@@ -39,6 +41,12 @@ def periodic_verdict(ad: dict, now: float, max_releases: int) -> tuple | None:
     status = int(adwire.literal(ad.get("JobStatus", "1")))
     if status == 3:
         return None
+    if status in (2, 7):
+        limits = _duration_verdict(ad, now)
+        if limits is not None:
+            return limits
+        if _fires(ad, "PeriodicVacate"):
+            return ("vacate", "The job attribute PeriodicVacate expression evaluated to TRUE")
     timer = adwire.evaluate(ad, "TimerRemove") if ad.get("TimerRemove") not in _QUIET else None
     if type(timer) in (int, float) and now >= timer:
         return ("remove", "The job attribute TimerRemove expression evaluated to TRUE")
@@ -55,6 +63,24 @@ def periodic_verdict(ad: dict, now: float, max_releases: int) -> tuple | None:
     if _fires(ad, "PeriodicRemove"):
         return ("remove", f"The job attribute PeriodicRemove expression '{ad['PeriodicRemove']}' evaluated to TRUE")
     return None
+
+
+def _duration_verdict(ad: dict, now: float) -> tuple | None:
+    """AllowedJobDuration (code 46) / AllowedExecuteDuration (code 47) of a running job."""
+    started = adwire.evaluate(ad, "JobCurrentStartDate")
+    if not isinstance(started, int):
+        return None
+    for name, code in (("AllowedJobDuration", 46), ("AllowedExecuteDuration", 47)):
+        allowed = adwire.evaluate(ad, name) if name in ad else None
+        if type(allowed) in (int, float) and now - started > allowed:
+            what = "job" if code == 46 else "execute"
+            return ("hold", f"The job exceeded allowed {what} duration of {_duration(allowed)}", 0, code)
+    return None
+
+
+def _duration(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600:d}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 class Policy:
@@ -95,11 +121,15 @@ class Policy:
                 if claim else []
             kind = verdict[0]
             audit = ActionRecord(job, ACTION_NAMES[{"hold": JobAction.Hold, "release": JobAction.Release,
-                                                    "remove": JobAction.Remove}[kind]],
+                                                    "remove": JobAction.Remove,
+                                                    "vacate": JobAction.Vacate}[kind]],
                                  reason=verdict[1], by="schedd")
-            if kind == "hold":
+            if kind == "vacate":
+                records = [ActionRecord(job, "vacate", reason=verdict[1], by="schedd")]
+            elif kind == "hold":
+                code = verdict[3] if len(verdict) > 3 else HOLD_POLICY
                 records = clear + [audit, event(EventType.JOB_HELD, job, now, HoldReason=verdict[1],
-                                                HoldReasonCode=HOLD_POLICY, HoldReasonSubCode=verdict[2])]
+                                                HoldReasonCode=code, HoldReasonSubCode=verdict[2])]
             elif kind == "release":
                 records = [audit, event(EventType.JOB_RELEASED, job, now, Reason=verdict[1])]
             else:
@@ -111,6 +141,6 @@ class Policy:
                 self.schedd.log.info("policy on %s: %s", job, exc)
                 return
         if claim:
-            self.schedd.actions._tell_starter(claim, "kill")
+            self.schedd.actions._tell_starter(claim, "vacate" if kind == "vacate" else "kill")
         if kind == "release":
             self.schedd.poke_negotiator()

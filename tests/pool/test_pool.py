@@ -421,3 +421,20 @@ def test_start_reports_a_daemon_that_keeps_dying(tmp_path):
         broken.stop()
         broken._config_setter.unset()
     wait_until(lambda: not pool_processes(tmp_path / "broken"), 30, what="the broken pool to stop")
+
+
+def test_allowed_job_duration_holds_with_code_46(pool, tmp_path):
+    cluster = pool.schedd.submit(raw_job(tmp_path, Arguments="60", AllowedJobDuration=1), 1)
+    wait_until(lambda: statuses(pool.schedd, cluster) == [5], 30, what="the duration hold")
+    ad = pool.schedd.query(f"ClusterId == {cluster}", ["HoldReasonCode", "HoldReason"])[0]
+    assert ad["HoldReasonCode"] == 46 and "allowed job duration of 0:00:01" in ad["HoldReason"]
+    pool.schedd.act(htcondor.JobAction.Remove, cluster)
+
+
+def test_periodic_vacate_requeues_a_running_job(pool, tmp_path):
+    log = str(tmp_path / "pv.log")
+    cluster = pool.schedd.submit(raw_job(tmp_path, Arguments="60", UserLog=log,
+                                         PeriodicVacate=htcondor.classad.ExprTree("NumJobStarts < 2")), 1)
+    wait_until(lambda: open(log).read().count("001 (") >= 2, 30, what="a vacate and a second start")
+    assert "004 (" in open(log).read()
+    pool.schedd.act(htcondor.JobAction.Remove, cluster)
