@@ -139,8 +139,9 @@ class JobState:
             "ExitCode": self.exit_code, "ExitSignal": self.exit_signal,
             "ExitBySignal": self.exit_by_signal, "HoldReason": self.hold_reason,
             "HoldReasonCode": self.hold_code, "HoldReasonSubCode": self.hold_subcode,
-            "RemoteHost": self.host,
         }
+        running = self.status in (RUNNING, SUSPENDED, TRANSFERRING_OUTPUT)
+        optional["RemoteHost" if running else "LastRemoteHost"] = self.host
         ad.update((k, v) for k, v in optional.items() if v is not None)
         ad["NumJobStarts"] = self.starts
         ad["NumHolds"] = self.holds
