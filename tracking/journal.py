@@ -14,9 +14,9 @@ that row's checksum; a journal that no longer holds that row (another pool,
 a rebuilt file) makes it replay from the start.
 
 Records it uses: ``proc`` (a job is born, IDLE or HELD: submitted on hold
-shows here, not in a user log) and ``event`` (user-log events, folded by
-the one status fold).  ``cluster``, ``set``, ``action`` and ``leave`` do not
-move a job's status.
+shows here, not in a user log; attributes its ``cluster`` record holds for
+all procs count too) and ``event`` (user-log events, folded by the one
+status fold).  ``set``, ``action`` and ``leave`` do not move a job's status.
 """
 
 from __future__ import annotations
@@ -101,6 +101,7 @@ class JournalTracker(Tracker):
         self._db: sqlite3.Connection | None = None
         self._data_version: int | None = None
         self._noticed = 0.0                  # when the directory last changed
+        self._clusters: dict[int, Mapping[str, str]] = {}   # cluster ads, for proc records
         self._watcher = DirectoryWatcher(self._on_change, notify=notify)
         self._watcher.add([self.path, f"{self.path}-wal"])
         super().__init__(checkpoint=checkpoint, interval=interval)
@@ -149,6 +150,18 @@ class JournalTracker(Tracker):
 
     # --- reading ----------------------------------------------------------------
 
+    def _cluster_ad(self, db: sqlite3.Connection, cluster: int) -> Mapping[str, str]:
+        """The attributes a cluster's procs share (its latest ``cluster`` record)."""
+        ad = self._clusters.get(cluster)
+        if ad is None:
+            rows = self._select(db, "SELECT payload, position FROM journal WHERE type = 'cluster'"
+                                " AND cluster = ? ORDER BY position DESC LIMIT 1", (cluster,))
+            ad = decode_payload("cluster", rows[0][0], rows[0][1])["ad"] if rows else {}
+            if len(self._clusters) > 10_000:
+                self._clusters.clear()
+            self._clusters[cluster] = ad
+        return ad
+
     def _on_change(self) -> None:
         self._noticed = time.monotonic()
         self.wake()
@@ -173,8 +186,10 @@ class JournalTracker(Tracker):
                 event = PayloadEvent(decode_payload(kind, payload, position)["event"])
                 if event_number(event) < 100:
                     items.append(event)
+            elif kind == "cluster":
+                self._clusters[cluster] = decode_payload(kind, payload, position)["ad"]
             elif kind == "proc" and proc >= 0:
-                ad = decode_payload(kind, payload, position)["ad"]
+                ad = {**self._cluster_ad(db, cluster), **decode_payload(kind, payload, position)["ad"]}
                 items.append(Seed(born(JobId(cluster, proc), ad, when)))
         last = rows[-1]
         return Batch(items, {"journal": [last[0], last[6]]}, more=len(rows) == self.batch)

@@ -1,7 +1,9 @@
 """The event-based tracker: follows many user logs at once.
 
 Logs are given as paths, or found with ONE schedd query (each job's
-``UserLog``, relative paths taken from its ``Iwd``).  Each log is read from
+``UserLog``, relative paths taken from its ``Iwd``); that query also tells
+which jobs were submitted on hold, which their logs cannot say (only the
+submit event is written).  Each log is read from
 its saved byte offset; the offsets are saved with the job states.
 
 Change notification is per DIRECTORY (``tracking.watch``): a thousand logs
@@ -25,31 +27,45 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tracking.core import Batch, Tracker
+from eventcore.projections.jobstate import JobState, state_from_ad
+from tracking.core import Batch, Seed, Tracker
 from tracking.logcursor import LogCursor, LogReplaced
 from tracking.watch import DirectoryWatcher
 
-__all__ = ["UserLogTracker", "logs_of_jobs"]
+__all__ = ["UserLogTracker", "discover", "logs_of_jobs"]
 
 
 def logs_of_jobs(schedd, constraint: str | None = None) -> list[str]:
-    """The user logs of the jobs matching ``constraint``: one schedd query.
+    """The user logs of the jobs matching ``constraint`` (see ``discover``)."""
+    return discover(schedd, constraint)[0]
+
+
+SUBMITTED_ON_HOLD = (15, 16)      # HoldReasonCode: hold = true, spooling input
+
+
+def discover(schedd, constraint: str | None = None) -> tuple[list[str], list[JobState]]:
+    """The jobs' user logs, and the jobs held since submission: one schedd query.
 
     With a constraint, the history is asked too (jobs that already left the
-    queue still wrote their logs); without one only the queue is asked.
+    queue still wrote their logs); without one only the queue is asked.  A job
+    submitted on hold writes only its submit event, so its log cannot say it
+    is held: those jobs' states are returned to seed the tracker.
     """
     paths = set()
-    projection = ["ClusterId", "ProcId", "UserLog", "Iwd"]
-    ads = list(schedd.query(constraint or "true", projection))
-    if constraint:
-        ads += schedd.history(constraint, projection, -1)
+    projection = ["ClusterId", "ProcId", "UserLog", "Iwd", "JobStatus", "HoldReasonCode",
+                  "HoldReasonSubCode", "HoldReason", "QDate", "EnteredCurrentStatus"]
+    queued = list(schedd.query(constraint or "true", projection))
+    ads = queued + (list(schedd.history(constraint, projection, -1)) if constraint else [])
     for ad in ads:
         log = ad.get("UserLog")
         if not isinstance(log, str) or not log:
             continue
         iwd = ad.get("Iwd")
         paths.add(os.path.normpath(os.path.join(iwd, log) if isinstance(iwd, str) else log))
-    return sorted(paths)
+    held = [state_from_ad(ad) for ad in queued
+            if ad.get("JobStatus") == 5 and ad.get("HoldReasonCode") in SUBMITTED_ON_HOLD
+            and "ClusterId" in ad and "ProcId" in ad]
+    return sorted(paths), held
 
 
 class UserLogTracker(Tracker):
@@ -62,8 +78,10 @@ class UserLogTracker(Tracker):
                  interval: float = 1.0, notify: bool = True, batch: int = 20000,
                  sweep: float = 30.0, clock=time.monotonic):
         paths = [os.path.abspath(os.fspath(p)) for p in logs]
+        self._seeds: list[JobState] = []
         if schedd is not None:
-            paths += logs_of_jobs(schedd, constraint)
+            found, self._seeds = discover(schedd, constraint)
+            paths += found
         self.batch = batch
         self.sweep = sweep
         self.clock = clock
@@ -111,6 +129,7 @@ class UserLogTracker(Tracker):
         return True
 
     def _rollback(self, batch: Batch) -> None:
+        self._seeds += [item.state for item in batch.items if isinstance(item, Seed)]
         with self._lock:
             self._pending.update(batch.positions)
 
@@ -133,7 +152,8 @@ class UserLogTracker(Tracker):
         return due
 
     def _read(self) -> Batch:
-        items: list = []
+        items: list = [Seed(s) for s in self._seeds if s.job not in self.states]
+        self._seeds = []
         positions: dict[str, list[int]] = {}
         more = False
         budget = self.batch

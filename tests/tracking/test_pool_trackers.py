@@ -32,9 +32,9 @@ def pool(tmp_path_factory):
     stop_and_check(running)
 
 
-def submit(schedd, tmp_path, name, command, count=1):
+def submit(schedd, tmp_path, name, command, count=1, **extra):
     ad = ClassAd({"Cmd": "/bin/sh", "Arguments": f"-c '{command}'", "Iwd": str(tmp_path),
-                  "UserLog": f"{name}.log"})
+                  "UserLog": f"{name}.log", **extra})
     return schedd.submit(ad, count)
 
 
@@ -52,7 +52,9 @@ def test_all_trackers_agree_on_a_real_pool(pool, tmp_path):
     bad = submit(schedd, tmp_path, "bad", "exit 3", 2)
     killed = submit(schedd, tmp_path, "killed", "kill -9 $$")
     slow = submit(schedd, tmp_path, "slow", "sleep 60", 2)
-    clusters = [ok, bad, killed, slow]
+    onhold = submit(schedd, tmp_path, "onhold", "exit 0", JobStatus=5, HoldReasonCode=15,
+                    HoldReason="submitted on hold at user's request")
+    clusters = [ok, bad, killed, slow, onhold]
     constraint = " || ".join(f"ClusterId == {c}" for c in clusters)
 
     trackers = {
@@ -75,8 +77,8 @@ def test_all_trackers_agree_on_a_real_pool(pool, tmp_path):
 
         def settled(states):
             mine = {j: s for j, s in states.items() if j.cluster in clusters}
-            return (len(mine) == 8 and all_done(expected=0)({j: s for j, s in mine.items()
-                                                            if str(j) != held})
+            return (len(mine) == 9 and all_done(expected=0)({j: s for j, s in mine.items()
+                                                            if str(j) != held and j.cluster != onhold})
                     and mine.get(htcondor_id(held)) is not None
                     and mine[htcondor_id(held)].status == JobStatus.HELD)
 
@@ -100,6 +102,7 @@ def test_all_trackers_agree_on_a_real_pool(pool, tmp_path):
     expected[(killed, 0)] = (JobStatus.COMPLETED, None, 9, None)
     expected[(slow, 0)] = (JobStatus.HELD, None, None, 1)
     expected[(slow, 1)] = (JobStatus.REMOVED, None, None, None)
+    expected[(onhold, 0)] = (JobStatus.HELD, None, None, 15)      # its log says only "submitted"
     for name, got in finals.items():
         assert {(j.cluster, j.proc): o for j, o in got.items()} == expected, name
     assert trackers["combined"].discrepancies == []
