@@ -6,9 +6,11 @@ evaluating anything, so a big queue of plain jobs costs little; the walk's
 interval stretches (up to MAX_PERIODIC_EXPR_INTERVAL) when it takes more
 than 1% of the time, as HTCondor's does.  The first rule that fires wins:
 for running jobs AllowedJobDuration (hold code 46), AllowedExecuteDuration
-(47), PeriodicVacate; then TimerRemove, PeriodicHold (not for held/completed jobs),
+(47), PeriodicVacate; then TimerRemove, PeriodicHold then SYSTEM_PERIODIC_HOLD
+(code 26; not for held/completed jobs),
 PeriodicRelease (held jobs not held by the user, within
-SYSTEM_MAX_RELEASES), then PeriodicRemove.
+SYSTEM_MAX_RELEASES; then SYSTEM_PERIODIC_RELEASE), then PeriodicRemove, then
+SYSTEM_PERIODIC_REMOVE.
 """
 
 from __future__ import annotations
@@ -36,8 +38,13 @@ def _fires(ad: dict, name: str) -> bool:
     return value is True or (type(value) in (int, float) and value != 0)
 
 
-def periodic_verdict(ad: dict, now: float, max_releases: int) -> tuple | None:
-    """(action, reason) the policy takes on this job now, or None."""
+def periodic_verdict(ad: dict, now: float, max_releases: int, system: dict | None = None) -> tuple | None:
+    """(action, reason[, subcode[, code]]) the policy takes on this job now, or None.
+
+    ``system`` holds the pool's SYSTEM_PERIODIC_HOLD/RELEASE/REMOVE expressions
+    (text), checked after the job's own (hold code 26 for the system hold).
+    """
+    system = system or {}
     status = int(adwire.literal(ad.get("JobStatus", "1")))
     if status == 3:
         return None
@@ -56,13 +63,32 @@ def periodic_verdict(ad: dict, now: float, max_releases: int) -> tuple | None:
             reason = f"The job attribute PeriodicHold expression '{ad['PeriodicHold']}' evaluated to TRUE"
         sub = adwire.evaluate(ad, "PeriodicHoldSubCode")
         return ("hold", reason, sub if isinstance(sub, int) else 0)
-    if status == 5 and ad.get("HoldReasonCode") not in ("1", "16") and _fires(ad, "PeriodicRelease"):
+    if status not in (4, 5) and _system_fires(ad, system, "SYSTEM_PERIODIC_HOLD"):
+        return ("hold", _system_reason(system, "SYSTEM_PERIODIC_HOLD"), 0, 26)
+    if status == 5 and ad.get("HoldReasonCode") not in ("1", "16"):
         holds = int(adwire.evaluate(ad, "NumHolds") or 0)
         if max_releases < 0 or holds < max_releases:
-            return ("release", f"The job attribute PeriodicRelease expression '{ad['PeriodicRelease']}' evaluated to TRUE")
+            if _fires(ad, "PeriodicRelease"):
+                return ("release", f"The job attribute PeriodicRelease expression '{ad['PeriodicRelease']}' evaluated to TRUE")
+            if _system_fires(ad, system, "SYSTEM_PERIODIC_RELEASE"):
+                return ("release", _system_reason(system, "SYSTEM_PERIODIC_RELEASE"))
     if _fires(ad, "PeriodicRemove"):
         return ("remove", f"The job attribute PeriodicRemove expression '{ad['PeriodicRemove']}' evaluated to TRUE")
+    if _system_fires(ad, system, "SYSTEM_PERIODIC_REMOVE"):
+        return ("remove", _system_reason(system, "SYSTEM_PERIODIC_REMOVE"))
     return None
+
+
+def _system_fires(ad: dict, system: dict, name: str) -> bool:
+    text = system.get(name)
+    if not text:
+        return False
+    value = adwire.evaluate_expr(ad, text)
+    return value is True or (type(value) in (int, float) and value != 0)
+
+
+def _system_reason(system: dict, name: str) -> str:
+    return f"The system macro {name} expression '{system[name]}' evaluated to TRUE"
 
 
 def _duration_verdict(ad: dict, now: float) -> tuple | None:
@@ -93,6 +119,9 @@ class Policy:
         self.base = schedd.config_float("PERIODIC_EXPR_INTERVAL", 60)
         self.ceiling = schedd.config_float("MAX_PERIODIC_EXPR_INTERVAL", 1200)
         self.next_walk = 0.0
+        self.system = {name: schedd.config(name, "") for name in
+                       ("SYSTEM_PERIODIC_HOLD", "SYSTEM_PERIODIC_RELEASE", "SYSTEM_PERIODIC_REMOVE")}
+        self.system = {k: v for k, v in self.system.items() if v.strip()}
 
     def run(self) -> None:
         now = time.time()
@@ -100,9 +129,9 @@ class Policy:
             return
         began = time.monotonic()
         for ad in self.store.query(None):
-            if all(ad.get(name) in _QUIET for name in POLICY_ATTRS):
+            if not self.system and all(ad.get(name) in _QUIET for name in POLICY_ATTRS):
                 continue
-            verdict = periodic_verdict(ad, now, self.max_releases)
+            verdict = periodic_verdict(ad, now, self.max_releases, self.system)
             if verdict is not None:
                 self._apply(JobId(int(ad["ClusterId"]), int(ad["ProcId"])), verdict)
         spent = time.monotonic() - began

@@ -438,3 +438,17 @@ def test_periodic_vacate_requeues_a_running_job(pool, tmp_path):
     wait_until(lambda: open(log).read().count("001 (") >= 2, 30, what="a vacate and a second start")
     assert "004 (" in open(log).read()
     pool.schedd.act(htcondor.JobAction.Remove, cluster)
+
+
+def test_system_periodic_hold(tmp_path):
+    from tests.pool.conftest import stop_and_check
+    strict = PersonalPool(local_dir=tmp_path / "strict",
+                          config={"SYSTEM_PERIODIC_HOLD": "JobStatus == 2 && Cmd == \"/bin/sleep\""})
+    strict.start()
+    try:
+        cluster = strict.schedd.submit(raw_job(tmp_path, Arguments="60"), 1)
+        wait_until(lambda: statuses(strict.schedd, cluster) == [5], 30, what="the system hold")
+        ad = strict.schedd.query(f"ClusterId == {cluster}", ["HoldReasonCode", "HoldReason"])[0]
+        assert ad["HoldReasonCode"] == 26 and "SYSTEM_PERIODIC_HOLD" in ad["HoldReason"]
+    finally:
+        stop_and_check(strict)
