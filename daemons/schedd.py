@@ -247,6 +247,9 @@ class Schedd(Daemon):
             except Exception as exc:
                 raise HTCondorException("Parse error in constraint") from exc
         now = str(int(time.time()))
+        if opts & QueryOpt.DefaultMyJobsOnly:
+            mine = f"Owner == {adwire.quote(user_name(peer['uid']))}"
+            constraint = f"({constraint}) && {mine}" if constraint else mine
         if opts == QueryOpt.SummaryOnly:
             return ipc.Streamed([[self._summary(constraint, now)]])
         if opts & QueryOpt.SummaryOnly:

@@ -452,3 +452,12 @@ def test_system_periodic_hold(tmp_path):
         assert ad["HoldReasonCode"] == 26 and "SYSTEM_PERIODIC_HOLD" in ad["HoldReason"]
     finally:
         stop_and_check(strict)
+
+
+def test_my_jobs_only(pool, tmp_path):
+    import pwd
+    me = pwd.getpwuid(os.getuid()).pw_name
+    cluster = pool.schedd.submit(raw_job(tmp_path, JobStatus=5, HoldReasonCode=15), 2)
+    mine = pool.schedd.query(f"ClusterId == {cluster}", ["Owner"], opts=htcondor.QueryOpt.DefaultMyJobsOnly)
+    assert [ad["Owner"] for ad in mine] == [me, me]
+    pool.schedd.act(htcondor.JobAction.Remove, cluster)
