@@ -9,10 +9,11 @@ in classad2.
 import random as _random
 import time as _time
 
-from eventcore.classad import (ClassAd, ClassAdException, ExprTree, Parser, ParserType, Value, configure,
+from eventcore.classad import (ClassAd, ClassAdException, ExprTree, Parser, ParserType, Value,
                                lastError, parseAds, parseNext, parseOne, quote, unquote, version)
+from eventcore.classad import configure as _configure
 
-configure(clock=_time.time, rng=_random.Random())
+_configure(clock=_time.time, rng=_random.Random())
 
 __all__ = [
     "ClassAd", "ClassAdException", "ExprTree", "Parser", "ParserType", "Value", "lastError", "parseAds",
