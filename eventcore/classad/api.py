@@ -85,13 +85,7 @@ def parseAds(input, parser=ParserType.Auto):
 def parseNext(input, parser=ParserType.Auto):
     """The first ad of ``input`` (None when there is none); a seekable file
     is left just after it."""
-    start = _start_of(input)
-    text = _text_of(input)
-    for ad, end in _iter_ads(text, parser):
-        if start is not None:
-            input.seek(start + end)
-        return ad
-    return None
+    return next(parseAds(input, parser), None)
 
 
 def parseOne(input, parser=ParserType.Auto) -> ClassAd:

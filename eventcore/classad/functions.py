@@ -369,17 +369,22 @@ def _numeric_list(args, st):
     return out
 
 
-@builtin("sum", arity=1)
-def _sum(args, ad, st):
-    vals = _numeric_list(args, st)
-    if type(vals) is not list:
-        return vals
+def _total(vals: list):
+    """The list's sum as ClassAd ``+`` adds (0 for an empty list)."""
     if not vals:
         return 0
     acc = vals[0]
     for v in vals[1:]:
         acc = ops.arith("+", acc, v)
     return acc
+
+
+@builtin("sum", arity=1)
+def _sum(args, ad, st):
+    vals = _numeric_list(args, st)
+    if type(vals) is not list:
+        return vals
+    return _total(vals)
 
 
 @builtin("avg", arity=1)
@@ -389,9 +394,7 @@ def _avg(args, ad, st):
         return vals
     if not vals:
         return 0
-    acc = vals[0]
-    for v in vals[1:]:
-        acc = ops.arith("+", acc, v)
+    acc = _total(vals)
     if acc is ERROR:
         return ERROR
     return ops.arith("/", float(acc), float(len(vals)))

@@ -71,23 +71,25 @@ def format_real(x: float) -> str:
     """``%1.15E``; zeros as ``0.0``/``-0.0``; ``real("NaN")``, ``real("INF")``."""
     if x == 0.0:
         return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    return _non_finite(x) or "%.15E" % x
+
+
+def _non_finite(x: float) -> str | None:
+    """How a NaN or an infinity prints (both formats); None for a finite number."""
     if x != x:
         return 'real("NaN")'
     if x == math.inf:
         return 'real("INF")'
     if x == -math.inf:
         return 'real("-INF")'
-    return "%.15E" % x
+    return None
 
 
 def format_real_old(x: float) -> str:
     """``%.16G`` plus ``.0`` when it looks like an integer (old format, JSON)."""
-    if x != x:
-        return 'real("NaN")'
-    if x == math.inf:
-        return 'real("INF")'
-    if x == -math.inf:
-        return 'real("-INF")'
+    special = _non_finite(x)
+    if special is not None:
+        return special
     s = "%.16G" % x
     if "." not in s and "E" not in s and "e" not in s:
         s += ".0"
