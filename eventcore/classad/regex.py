@@ -56,6 +56,33 @@ def compile_regex(pattern: str, opts: str = "", upper_ok: bool = False):
 _FLAG_GROUP = re.compile(r"\(\?([imsx]*(?:-[imsx]*)?)\)")
 
 
+def _escape(p: str, i: int, out: list) -> int:
+    """Translate the escape at ``p[i]`` (a backslash) into ``out``; the index after it."""
+    n = len(p)
+    if i + 1 >= n:
+        raise ValueError("trailing backslash")
+    d = p[i + 1]
+    if d in _UNSUPPORTED:
+        raise ValueError(f"\\{d} is not supported")
+    if d in "pP" and p.startswith("{", i + 2):
+        end = p.find("}", i + 3)
+        prop = _PROPERTIES.get(p[i + 3:end]) if end > 0 else None
+        if prop is None:
+            raise ValueError("unknown character property")
+        out.append(prop if d == "p" else "[^" + prop[1:])
+        return end + 1
+    if d == "c" and i + 2 < n:
+        out.append(re.escape(chr(ord(p[i + 2].upper()) ^ 0x40)))
+        return i + 3
+    if d == "Q":
+        end = p.find("\\E", i + 2)
+        end = n if end < 0 else end
+        out.append(re.escape(p[i + 2:end]))
+        return end + 2
+    out.append(_OUTSIDE.get(d, p[i:i + 2]))
+    return i + 2
+
+
 def translate(p: str) -> str:
     """The Python spelling of PCRE pattern ``p`` (raises ValueError if malformed)."""
     out = []
@@ -64,31 +91,7 @@ def translate(p: str) -> str:
     while i < n:
         c = p[i]
         if c == "\\":
-            if i + 1 >= n:
-                raise ValueError("trailing backslash")
-            d = p[i + 1]
-            if d in _UNSUPPORTED:
-                raise ValueError(f"\\{d} is not supported")
-            if d in "pP" and p.startswith("{", i + 2):
-                end = p.find("}", i + 3)
-                prop = _PROPERTIES.get(p[i + 3:end]) if end > 0 else None
-                if prop is None:
-                    raise ValueError("unknown character property")
-                out.append(prop if d == "p" else "[^" + prop[1:])
-                i = end + 1
-                continue
-            if d == "c" and i + 2 < n:
-                out.append(re.escape(chr(ord(p[i + 2].upper()) ^ 0x40)))
-                i += 3
-                continue
-            if d == "Q":
-                end = p.find("\\E", i + 2)
-                end = n if end < 0 else end
-                out.append(re.escape(p[i + 2:end]))
-                i = end + 2
-                continue
-            out.append(_OUTSIDE.get(d, p[i:i + 2]))
-            i += 2
+            i = _escape(p, i, out)
             continue
         if c == "[":
             i = _bracket(p, i, out)
