@@ -8,9 +8,13 @@ a constraint; better, ask for summaries."  So:
 - each round first asks for per-cluster status counts (``QueryOpt.GroupBy``
   on ``ClusterId, JobStatus``: one small ad per cluster and status); only
   clusters whose counts moved are then queried job by job, with the narrow
-  ``PROJECTION``.  The first round queries every job too and checks that the
-  groups add up; a schedd that cannot group (an error, ads without
-  ``JobCount``, or counts that do not add up) is asked job by job always.
+  ``PROJECTION``.  HTCondor's schedd tests the constraint on each job and
+  again on each group ad, which holds only the grouped attributes, so the
+  grouping also takes every attribute the constraint reads (else a
+  constraint such as ``Owner == "alice"`` leaves no groups at all).  The
+  first round queries every job too and checks that the groups add up; a
+  schedd that cannot group (an error, ads without ``JobCount``, or counts
+  that do not add up) is asked job by job always.
   Counts can stay equal while jobs swap states (one starts as another
   stops); such a swap is seen on the next round that moves the counts;
 - jobs that left the queue: each round asks ``history(constraint,
@@ -31,10 +35,12 @@ whatever happened and unhappened between two rounds.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from eventcore.classad.matching import references
 from eventcore.ids import JobId
 from eventcore.projections.jobstate import JobState, state_from_ad
 from tracking.core import Batch, Tracker
@@ -55,6 +61,20 @@ class ScheddLike(Protocol):  # pragma: no cover - typing only
 
     def history(self, constraint: Any = None, projection: list[str] = ..., match: int = -1,
                 since: Any = None) -> list: ...
+
+
+def _group_by(constraint: str | None) -> list[str]:
+    """The GroupBy projection: ClusterId, JobStatus and the attributes ``constraint`` reads."""
+    keys = ["ClusterId", "JobStatus"]
+    try:
+        read = references(constraint) if constraint else set()
+    except Exception:                       # the schedd will say what is wrong with it
+        read = set()
+    for name in sorted(read - {k.lower() for k in keys}):
+        # as spelt in the constraint: a schedd (or test double) may compare names exactly
+        spelt = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", constraint, re.IGNORECASE)
+        keys.append(spelt.group(0) if spelt else name)
+    return keys
 
 
 def _and(base: str | None, extra: str) -> str:
@@ -140,7 +160,7 @@ class PollTracker(Tracker):
             return None
         try:
             self.queries += 1
-            groups = self.schedd.query(self.constraint or "true", ["ClusterId", "JobStatus"],
+            groups = self.schedd.query(self.constraint or "true", _group_by(self.constraint),
                                        None, -1, GROUP_BY)
         except Exception:                   # a schedd that cannot group: ask job by job
             self.summaries = False
@@ -151,7 +171,8 @@ class PollTracker(Tracker):
                 self.summaries = False
                 return None
             per = counts.setdefault(int(ad["ClusterId"]), {})
-            per[int(ad["JobStatus"])] = int(ad["JobCount"])
+            status = int(ad["JobStatus"])
+            per[status] = per.get(status, 0) + int(ad["JobCount"])
         known = {job.cluster for job, s in self.states.items() if not s.done}
         changed = {c for c in counts.keys() | self._counts.keys() | known
                    if counts.get(c) != self._counts.get(c)}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from daemons.store import Store
 from eventcore.ids import JobId
+from eventcore.classad import ClassAd, ExprTree
 from tests.tracking.schedds import StoreSchedd
 from tests.tracking.workload import journal_records, workload
 from tracking.poll import PROJECTION, PollTracker
@@ -120,5 +121,45 @@ def test_a_job_in_neither_queue_nor_history_is_counted_vanished(tmp_path):
     assert tracker.anomalies.get("vanished", 0) >= 1
     assert set(tracker.states) == known                  # last known states are kept
     assert JobId(1, 0) in known
+    tracker.stop()
+    store.close()
+
+
+class HTCondorGroupSchedd(StoreSchedd):
+    """Groups as HTCondor's schedd does: the constraint selects the jobs and is tested
+    again on each group ad, which holds only the grouped attributes (so a constraint
+    on any other attribute is undefined there and drops the group)."""
+
+    def query(self, constraint="true", projection=(), callback=None, limit=-1, opts=0):
+        ads = super().query(constraint, projection, callback, limit, opts)
+        if not opts:
+            return ads
+        return [ad for ad in ads if _true(constraint, {k: v for k, v in ad.items() if k != "ServerTime"})]
+
+    def history(self, constraint=None, projection=(), match=-1, since=None):
+        ads = [{k: v for k, v in ad.items() if not projection or k in projection}
+               for ad in super().history(None, (), -1, since) if constraint is None or _true(constraint, ad)]
+        return ads if match < 0 else ads[:match]
+
+
+def _true(constraint, ad) -> bool:
+    return ExprTree(str(constraint)).eval(ClassAd(ad)) is True
+
+
+def test_groups_include_what_the_constraint_reads(tmp_path):
+    """With HTCondor's grouping, a constraint on Owner still gets per-cluster counts."""
+    load, store, groups = pool(tmp_path, upto=30)
+    schedd = HTCondorGroupSchedd(store)
+    tracker = PollTracker(schedd, 'Owner == "alice"', min_interval=0)
+    tracker.step()
+    assert tracker.summaries is True
+    grouped = [c for c in schedd.calls if c[0] == "query" and c[2]]
+    assert grouped and all(c[1] == 'Owner == "alice"' for c in grouped)
+    for rest in groups[30:]:
+        store.append(rest)
+    tracker.step()
+    assert tracker.summaries is True
+    assert {j: s.status for j, s in tracker.states.items()} == {
+        j: f.status for j, f in load.finals.items()}
     tracker.stop()
     store.close()
