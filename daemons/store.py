@@ -160,6 +160,7 @@ class Store:
         self._conn = self._connect()
         self._reader = self._connect()
         self._head, self._last_checksum = self._read_head()
+        self._committed = self._head   # _head runs ahead of it while a transaction is open
         self._fold = QueueFold(_TableLoader(self._conn))
         self.readonly = readonly
         self.recovered = "read-only" if readonly else self._catch_up_queue()
@@ -260,12 +261,14 @@ class Store:
                 conn.execute("INSERT OR REPLACE INTO projection VALUES ('queue', ?, ?)",
                              (self._head, self._last_checksum))
             conn.execute("COMMIT")
+            self._committed = self._head
             if len(self._fold.procs) > self.cache_limit:
                 self._fold = QueueFold(_TableLoader(conn))   # a cache: the tables hold it all
         except BaseException as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             self._head, self._last_checksum = self._read_head()
+            self._committed = self._head
             self._fold = QueueFold(_TableLoader(conn))
             if isinstance(exc, sqlite3.IntegrityError):
                 error = JournalError(f"append refused: {exc}")
@@ -458,7 +461,8 @@ class Store:
         """Block until the journal holds ``position`` (or ``timeout`` seconds pass)."""
         deadline = None if timeout is None else _time.monotonic() + timeout
         while True:
-            if self._head >= position or self.head() >= position:
+            # not _head: it counts the records of a transaction still open
+            if self._committed >= position or self.head() >= position:
                 return True
             remaining = None if deadline is None else deadline - _time.monotonic()
             if remaining is not None and remaining <= 0:
