@@ -107,6 +107,8 @@ class QueueFold:
         self.clusters: dict[int, dict | None] = {}
         self.procs: dict[tuple[int, int], Proc | None] = {}
         self.counts: dict[int, int] = {}
+        # clusters the loader holds no procs of: their unseen procs need no look-up
+        self._loader_empty: set[int] = set()
         self.position = 0
         self._loader = loader
         self._undo: dict | None = None
@@ -118,7 +120,10 @@ class QueueFold:
         key = (cluster, proc)
         found = self.procs.get(key, _ABSENT)
         if found is _ABSENT:
-            found = self._loader.proc(cluster, proc) if self._loader else None
+            if self._loader is None or cluster in self._loader_empty:
+                found = None
+            else:
+                found = self._loader.proc(cluster, proc)
             self.procs[key] = found
         return found
 
@@ -133,6 +138,8 @@ class QueueFold:
         found = self.counts.get(cluster)
         if found is None:
             found = self._loader.proc_count(cluster) if self._loader else 0
+            if found == 0:
+                self._loader_empty.add(cluster)
             self.counts[cluster] = found
         return found
 
@@ -214,6 +221,7 @@ class QueueFold:
         return row
 
     def _on_cluster(self, position, time, job, payload):
+        self.count(job.cluster)   # a new cluster's procs then need no look-up each
         ad = dict(self.cluster(job.cluster) or {})
         ad.update(payload["ad"])
         ad.setdefault("ClusterId", str(job.cluster))
