@@ -39,6 +39,15 @@ def matches(load):
     return lambda states: {j: final_of(s) for j, s in states.items()} == load.finals
 
 
+def uninterrupted_changes(source, load) -> list:
+    """The changes (as notes) one fresh tracker reports reading ``source`` to the end."""
+    everything = []
+    with source.tracker() as reference:
+        reference.add_callback(lambda c: everything.append(note(c)))
+        reference.wait_until(matches(load), timeout=30)
+    return everything
+
+
 class TrackerContract:
     """Subclass and define ``make_source(tmp_path, load)``."""
 
@@ -144,10 +153,7 @@ class TrackerContract:
             delivered.clear()
             tracker.wait_until(matches(load), timeout=30)
         if self.incremental_changes:
-            everything = []
-            with source.tracker() as reference:
-                reference.add_callback(lambda c: everything.append(note(c)))
-                reference.wait_until(matches(load), timeout=30)
+            everything = uninterrupted_changes(source, load)
             assert sorted(delivered, key=str) == sorted(everything, key=str)
 
     def test_checkpoint_resumes_without_repeating(self, source, load, tmp_path):
@@ -172,10 +178,7 @@ class TrackerContract:
             finals[(c, p)] = new
         assert finals == {(j.cluster, j.proc): f.status for j, f in load.finals.items()}
         if self.incremental_changes:        # exactly the changes one uninterrupted read sees
-            everything = []
-            with source.tracker() as reference:
-                reference.add_callback(lambda c: everything.append(note(c)))
-                reference.wait_until(matches(load), timeout=30)
+            everything = uninterrupted_changes(source, load)
             assert sorted(memo, key=str) == sorted(everything, key=str)
 
     def test_bad_checkpoint_means_full_replay(self, source, load, tmp_path):

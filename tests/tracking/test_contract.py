@@ -14,7 +14,18 @@ from tracking.poll import PollTracker
 from tracking.userlogs import UserLogTracker
 
 
-class JournalSource:
+class Source:
+    """What every source shares: ``write(k)`` writes its first k pieces, ``size()`` counts them."""
+
+    def write_slowly(self):
+        total = self.size()
+        for k in range(self.written, total + 1, max(1, total // 20)):
+            self.write(k)
+            time.sleep(0.01)
+        self.write(None)
+
+
+class JournalSource(Source):
     """A pool journal (daemons.store.Store) that the workload is appended to."""
 
     def __init__(self, tmp_path, load):
@@ -30,13 +41,6 @@ class JournalSource:
         for group in self.groups[self.written:k]:
             self.store.append(group)
         self.written = max(self.written, k)
-
-    def write_slowly(self):
-        total = self.size()
-        for k in range(self.written, total + 1, max(1, total // 20)):
-            self.write(k)
-            time.sleep(0.01)
-        self.write(None)
 
     def close(self):
         self.store.close()
@@ -64,7 +68,7 @@ class TestPollTracker(TrackerContract):
         return PollTrackerSource(tmp_path, load)
 
 
-class UserLogSource:
+class UserLogSource(Source):
     """One user log per cluster, appended to event by event as a schedd would."""
 
     def __init__(self, tmp_path, load, notify=True):
@@ -84,13 +88,6 @@ class UserLogSource:
             with open(path, "ab") as f:
                 f.write(data)
         self.written = max(self.written, k)
-
-    def write_slowly(self):
-        total = self.size()
-        for k in range(self.written, total + 1, max(1, total // 20)):
-            self.write(k)
-            time.sleep(0.01)
-        self.write(None)
 
     def tracker(self, checkpoint=None):
         return UserLogTracker(self.paths, checkpoint=checkpoint, interval=0.05, notify=self.notify)
