@@ -27,6 +27,18 @@ def pool(tmp_path, n=40, upto=None):
     return load, store, groups
 
 
+def finish(tracker, store, load, rest, summaries=None):
+    """Write the rest of the workload, take one more round: every job's final state is known."""
+    for group in rest:
+        store.append(group)
+    tracker.step()
+    if summaries is not None:
+        assert tracker.summaries is summaries
+    assert {j: s.status for j, s in tracker.states.items()} == {j: f.status for j, f in load.finals.items()}
+    tracker.stop()
+    store.close()
+
+
 def test_at_most_one_round_per_minute_by_default(tmp_path):
     load, store, _ = pool(tmp_path)
     schedd = StoreSchedd(store)
@@ -70,13 +82,7 @@ def test_only_clusters_whose_counts_moved_are_queried_job_by_job(tmp_path):
     per_job = [c[1] for c in schedd.calls if c[0] == "query" and c[2] == 0]
     assert set(per_job) <= {f"ClusterId == {c}" for c in moved}    # never the other clusters
     assert len({j.cluster for j in load.finals}) > len(moved)
-    for rest in groups[61:]:
-        store.append(rest)
-    tracker.step()
-    assert {j: s.status for j, s in tracker.states.items()} == {
-        j: f.status for j, f in load.finals.items()}
-    tracker.stop()
-    store.close()
+    finish(tracker, store, load, groups[61:])
 
 
 def test_projection_is_narrow(tmp_path):
@@ -95,13 +101,7 @@ def test_schedd_whose_groups_do_not_add_up_is_asked_job_by_job(tmp_path):
     tracker = PollTracker(NoGroupSchedd(store), min_interval=0)
     tracker.step()
     assert tracker.summaries is False
-    for rest in groups[30:]:
-        store.append(rest)
-    tracker.step()
-    assert {j: s.status for j, s in tracker.states.items()} == {
-        j: f.status for j, f in load.finals.items()}
-    tracker.stop()
-    store.close()
+    finish(tracker, store, load, groups[30:])
 
 
 def test_a_job_in_neither_queue_nor_history_is_counted_vanished(tmp_path):
@@ -155,11 +155,4 @@ def test_groups_include_what_the_constraint_reads(tmp_path):
     assert tracker.summaries is True
     grouped = [c for c in schedd.calls if c[0] == "query" and c[2]]
     assert grouped and all(c[1] == 'Owner == "alice"' for c in grouped)
-    for rest in groups[30:]:
-        store.append(rest)
-    tracker.step()
-    assert tracker.summaries is True
-    assert {j: s.status for j, s in tracker.states.items()} == {
-        j: f.status for j, f in load.finals.items()}
-    tracker.stop()
-    store.close()
+    finish(tracker, store, load, groups[30:], summaries=True)
