@@ -281,6 +281,8 @@ class QueueFold:
             if not imported:
                 raise
             after = implied_status(number) or before or JobStatus.IDLE
+        if number == SUBMIT and after == before:
+            return  # the SUBMIT of a folded proc ad: event_updates would change nothing
         if number == JOB_RELEASED and row is not None and int_attr(row.ad, "JobStatusOnRelease") == 3:
             after = JobStatus.REMOVED
         if row is None:
