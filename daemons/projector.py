@@ -37,6 +37,7 @@ import time as _time
 from collections import defaultdict
 
 from eventcore.codecs.userlog_text_write import TextFormat
+from eventcore.journal import entry_from_row
 from eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, Target, render
 from daemons.store import Store
 from daemons.userlog_files import (
@@ -108,14 +109,28 @@ class Projector:
             cursor = self._cursor()
             self._repair(targets, cursor)
             while True:
-                entries = list(self.store.entries(after=cursor, limit=self.chunk))
-                if not entries:
+                rows = list(self.store.rows(after=cursor, limit=self.chunk))
+                if not rows:
                     break
-                cursor = self._project(entries, targets)
+                cursor = self._project(self._entries(rows, targets), targets, rows[-1].position)
             self.position = cursor
             return cursor
 
-    def _project(self, entries, targets: LogTargets) -> int:
+    def _entries(self, rows, targets: LogTargets):
+        """The entries of ``rows`` decoded, but for events no file will hold.
+
+        Without an event log, an event of a job with no user log is passed
+        over undecoded (most of a big submit's SUBMIT events).
+        """
+        paths = targets.paths
+        for row in rows:
+            if (row.type == "event" and not self.event_log
+                    and paths.get((row.cluster, row.proc), paths.get((row.cluster, -1))) is None):
+                continue
+            yield entry_from_row(row)
+
+    def _project(self, entries, targets: LogTargets, last: int) -> int:
+        """Write ``entries`` to their files; commit the cursor at ``last``."""
         per_file: dict[str, list] = defaultdict(list)
         global_items = []
         for e in entries:
@@ -142,7 +157,6 @@ class Projector:
         if global_items:
             states.append(self._events.write(load_state(self._conn, self.event_log),
                                              global_items))
-        last = entries[-1].position
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
