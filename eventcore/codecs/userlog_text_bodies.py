@@ -30,14 +30,18 @@ _USAGE_RE = re.compile(r"\s*Usr (-?\d+) (-?\d+):(-?\d+):(-?\d+), Sys (-?\d+) (-?
 _BYTES_RE = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*-\s*(Run|Total)\s*Bytes\s*"
                        r"(Sent|Received)\s*By\s*(\w+)")
 _PAREN_NUM = re.compile(r"\s*\(\s*(" + _INT + r")\)\s*(.*)")
-_RETURN_VALUE = re.compile(r"\(return value (" + _INT + r")")
-_SIGNAL = re.compile(r"\(signal (" + _INT + r")")
-_CODE_SUBCODE = re.compile(r"\s*Code (" + _INT + r") Subcode (" + _INT + r")")
+_NORMAL_LINE = re.compile(r"\s*\(\s*" + _INT + r"\)\s*Normal\s*termination\s*\(return\s*value\s*("
+                          + _INT + r")")
+_ABNORMAL_LINE = re.compile(r"\s*\(\s*" + _INT + r"\)\s*Abnormal\s*termination\s*\(signal\s*("
+                            + _INT + r")")
+# sscanf-style: a blank in the pattern matches any run of blanks, or none.
+_CODE_SUBCODE = re.compile(r"\s*Code\s*(" + _INT + r")(?:\s*Subcode\s*(" + _INT + r"))?")
 _IMAGE_LINE = re.compile(r"\s*(" + _INT + r")\s+-\s+(\w+)")
-_ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
-_MATERIALIZED = re.compile(r"Materialized (" + _INT + r") jobs from (" + _INT + r") items\.")
-_PAUSE_CODE = re.compile(r"PauseCode (" + _INT + r")")
-_HOLD_CODE = re.compile(r"HoldCode (" + _INT + r")")
+_MATERIALIZED = re.compile(r"Materialized\s*(" + _INT + r")(?:\s*jobs\s*from\s*(" + _INT
+                          + r")(\s*items\.)?)?")
+_CODE_LINE = re.compile(r"Code\s*(" + _INT + r")\s*Subcode\s*(" + _INT + r")")
+_PAUSE_CODE = re.compile(r"PauseCode\s*(" + _INT + r")")
+_HOLD_CODE = re.compile(r"HoldCode\s*(" + _INT + r")")
 _ERROR_WORD = re.compile(r"error\s*(" + _INT + r")", re.I)
 
 #: Prefix each event's first-line text must start with (exact bytes).
@@ -46,13 +50,11 @@ FIRST_LINE_PREFIX = {
     4: "Job was evicted.", 5: "Job terminated.", 6: "Image size of job updated:",
     7: "Shadow exception!", 9: "Job was aborted", 10: "Job was suspended.",
     11: "Job was unsuspended.", 12: "Job was held.", 13: "Job was released.",
-    16: "POST Script terminated.", 22: "Job disconnected, attempting to reconnect",
-    23: "Job reconnected to", 24: "Job reconnection failed",
+    16: "POST Script terminated.",
     25: "Grid Resource Back Up", 26: "Detected Down Grid Resource",
     27: "Job submitted to grid resource", 28: "Job ad information event triggered.",
     29: "The job's remote status is unknown", 30: "The job's remote status is known again",
     35: "Cluster submitted from host:", 46: "Dataflow job was skipped.",
-    47: "Common files event: ",
 }
 
 
@@ -73,13 +75,27 @@ def _usage(line: str | None) -> str:
     v = [int(x) for x in m.groups()]
     u = v[0] * 86400 + v[1] * 3600 + v[2] * 60 + v[3]
     s = v[4] * 86400 + v[5] * 3600 + v[6] * 60 + v[7]
-    return "Usr %d %02d:%02d:%02d, Sys %d %02d:%02d:%02d" % (
-        u // 86400, u % 86400 // 3600, u % 3600 // 60, u % 60,
-        s // 86400, s % 86400 // 3600, s % 3600 // 60, s % 60)
+    return "Usr %s, Sys %s" % (_dhms(u), _dhms(s))
 
 
-def _termination(lines, i, attrs, normal_if_nonzero=True, core=True):
-    """Termination (and core) lines at ``lines[i]``; returns the next index."""
+def _dhms(t: int) -> str:
+    """``d hh:mm:ss`` with C's integer division (negative parts stay negative)."""
+    def cdiv(a, b):
+        q = abs(a) // b
+        return q if a >= 0 else -q
+    def crem(a, b):
+        return a - cdiv(a, b) * b
+    return "%d %02d:%02d:%02d" % (cdiv(t, 86400), cdiv(crem(t, 86400), 3600),
+                                  cdiv(crem(t, 3600), 60), crem(t, 60))
+
+
+def _termination(lines, i, attrs, normal_if_nonzero=True, core=True, keep_negative=False):
+    """Termination (and core) lines at ``lines[i]``; returns the next index.
+
+    The number in parentheses says which form the line must have; the words
+    are matched like sscanf does (blanks are flexible, letters exact).  A
+    negative return value or signal is no attribute (015 keeps them).
+    """
     line = lines[i] if i < len(lines) else None
     m = _PAREN_NUM.match(line or "")
     if not m:
@@ -88,15 +104,17 @@ def _termination(lines, i, attrs, normal_if_nonzero=True, core=True):
     normal = n != 0 if normal_if_nonzero else n == 1
     attrs["TerminatedNormally"] = normal
     if normal:
-        rv = _RETURN_VALUE.search(line)
+        rv = _NORMAL_LINE.match(line)
         if not rv:
-            raise BadBody(f"no return value in {line!r}")
-        attrs["ReturnValue"] = int(rv.group(1))
+            raise BadBody(f"expected '(1) Normal termination (return value N)', got {line!r}")
+        if int(rv.group(1)) >= 0 or keep_negative:
+            attrs["ReturnValue"] = int(rv.group(1))
         return i + 1
-    sig = _SIGNAL.search(line)
+    sig = _ABNORMAL_LINE.match(line)
     if not sig:
-        raise BadBody(f"no signal in {line!r}")
-    attrs["TerminatedBySignal"] = int(sig.group(1))
+        raise BadBody(f"expected '(0) Abnormal termination (signal N)', got {line!r}")
+    if int(sig.group(1)) >= 0 or keep_negative:
+        attrs["TerminatedBySignal"] = int(sig.group(1))
     if not core:
         return i + 1
     if i + 1 >= len(lines):
@@ -109,15 +127,19 @@ def _termination(lines, i, attrs, normal_if_nonzero=True, core=True):
     return i + 2
 
 
-def parse_attribute_line(line: str):
-    """``Name = value`` -> (name, value) or None when the line is no assignment."""
+def parse_attribute_line(line: str, whole: bool = False):
+    """``Name = value`` -> (name, value) or None when the line is no assignment.
+
+    ``whole``: the value must be one expression with nothing after it (001's
+    slot properties); otherwise trailing words are ignored as HTCondor does.
+    """
     eq = line.find("=")
     if eq <= 0:
         return None
-    name = line[:eq].strip()
-    if not _ATTR_NAME.match(name):
+    name = line[:eq].strip()          # HTCondor takes any text before '=' as the name
+    if not name:
         return None
-    value = parse_value(line[eq + 1:])
+    value = parse_value(line[eq + 1:], whole=whole)
     if value is NOT_A_VALUE:
         return None
     return name, value
@@ -170,7 +192,7 @@ def _execute(first, lines, node=False):
         colon = first.find(":")
         host = first[colon + 1:].strip() if colon >= 0 else ""
     else:
-        host = first[len("Job executing on host:"):].strip()
+        host = first[len("Job executing on host:"):].lstrip()     # trailing blanks kept
     if host:
         attrs["ExecuteHost"] = host
     props = {}
@@ -181,7 +203,7 @@ def _execute(first, lines, node=False):
                 slot = slot[1:-1]
             attrs["SlotName"] = slot
             continue
-        pair = parse_attribute_line(line)
+        pair = parse_attribute_line(line, whole=True)
         if pair:
             props[pair[0]] = pair[1]
     if props:
@@ -202,9 +224,10 @@ def _checkpointed(first, lines):
              "RunLocalUsage": _usage(lines[1] if len(lines) > 1 else None),
              "SentBytes": 0.0}
     if len(lines) > 2:
-        m = _BYTES_RE.match(lines[2])
-        if m:
-            attrs["SentBytes"] = float(m.group(1))
+        sent = _leading_number(lines[2])
+        if sent is None:
+            raise BadBody(f"expected the checkpoint's byte count, got {lines[2]!r}")
+        attrs["SentBytes"] = sent
     return attrs, {}
 
 
@@ -213,14 +236,24 @@ def _bytes_line(line):
     return m.groups() if m else None
 
 
+_NUMBER = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+
+
+def _leading_number(line: str | None):
+    """The number a ``sscanf("%lf ...")`` reads at the start of the line, or None
+    (HTCondor keeps it whatever words follow: ``0  -  run bytes sent``)."""
+    m = _NUMBER.match(line or "")
+    return float(m.group(1)) if m else None
+
+
 def _evicted(first, lines):
     attrs = {"Checkpointed": False, "TerminatedAndRequeued": False, "TerminatedNormally": False}
     rest = first[len("Job was evicted."):]
     m = _CODE_SUBCODE.match(rest)
-    if m:
+    if m:                                   # sscanf: what matched is kept
         if int(m.group(1)):
             attrs["ReasonCode"] = int(m.group(1))
-        if int(m.group(2)):
+        if m.group(2) is not None and int(m.group(2)):
             attrs["ReasonSubCode"] = int(m.group(2))
     m = _PAREN_NUM.match(lines[0]) if lines else None
     if not m:
@@ -232,12 +265,14 @@ def _evicted(first, lines):
     attrs["RunLocalUsage"] = _usage(lines[2] if len(lines) > 2 else None)
     attrs["SentBytes"] = 0.0
     attrs["ReceivedBytes"] = 0.0
-    sent = _bytes_line(lines[3]) if len(lines) > 3 else None
-    recv = _bytes_line(lines[4]) if len(lines) > 4 else None
-    if not sent or not recv:
+    sent = _leading_number(lines[3]) if len(lines) > 3 else None
+    if sent is None:
         return attrs, {}
-    attrs["SentBytes"] = float(sent[0])
-    attrs["ReceivedBytes"] = float(recv[0])
+    attrs["SentBytes"] = sent
+    recv = _leading_number(lines[4]) if len(lines) > 4 else None
+    if recv is None:
+        return attrs, {}
+    attrs["ReceivedBytes"] = recv
     i = 5
     if requeued:
         i = _termination(lines, i, attrs)
@@ -300,7 +335,7 @@ def _terminated(first, lines, node=False):
         attrs["TerminatedBySignal"] = -1
         if int(m.group(1)) >= 0:
             attrs["Node"] = int(m.group(1))
-    i = _termination(lines, 0, attrs)
+    i = _termination(lines, 0, attrs, keep_negative=node)
     for name in ("RunRemoteUsage", "RunLocalUsage", "TotalRemoteUsage", "TotalLocalUsage"):
         attrs[name] = _usage(lines[i] if i < len(lines) else None)
         i += 1
@@ -348,17 +383,21 @@ def _image_size(first, lines):
                 break
         else:
             break
+    for name in ("MemoryUsage", "ResidentSetSize", "ProportionalSetSize"):
+        if attrs.get(name, 0) < 0:          # HTCondor publishes these only when >= 0
+            del attrs[name]
     return attrs, {}
 
 
 def _shadow_exception(first, lines):
     attrs = {"Message": lines[0].strip() if lines else "", "SentBytes": 0.0,
              "ReceivedBytes": 0.0}
-    if len(lines) > 2:
-        sent, recv = _bytes_line(lines[1]), _bytes_line(lines[2])
-        if sent and recv:
-            attrs["SentBytes"] = float(sent[0])
-            attrs["ReceivedBytes"] = float(recv[0])
+    sent = _leading_number(lines[1]) if len(lines) > 1 else None
+    if sent is not None:
+        attrs["SentBytes"] = sent
+        recv = _leading_number(lines[2]) if len(lines) > 2 else None
+        if recv is not None:
+            attrs["ReceivedBytes"] = recv
     return attrs, {}
 
 
@@ -374,7 +413,8 @@ def _optional_reason(name="Reason"):
 
 
 def _suspended(first, lines):
-    m = re.match(r"\s*Number of processes actually suspended: (" + _INT + ")", lines[0]) if lines else None
+    m = re.match(r"\s*Number\s*of\s*processes\s*actually\s*suspended:\s*(" + _INT + ")",
+                 lines[0]) if lines else None
     if not m:
         raise BadBody("missing 'Number of processes actually suspended' line")
     return {"NumberOfPIDs": int(m.group(1))}, {}
@@ -388,7 +428,7 @@ def _held(first, lines):
             attrs["HoldReason"] = reason
     if len(lines) > 1:
         m = _CODE_SUBCODE.match(lines[1])
-        if m:
+        if m and m.group(2) is not None:    # both numbers, or neither is kept
             attrs["HoldReasonCode"] = int(m.group(1))
             attrs["HoldReasonSubCode"] = int(m.group(2))
     return attrs, {}
@@ -422,17 +462,18 @@ def _remote_error(first, lines):
         attrs["Daemon"] = rest
     if kind in ("Warning", "Message"):     # HTCondor's reader forgets "Message" (its
         attrs["CriticalError"] = 0          # own writer's word): test_deviations.py
-    msg = []
+    msg = ""
     for line in lines:
-        m = _CODE_SUBCODE.match(line)
-        if m and line.strip() == m.group(0).strip():
+        text = line[1:] if line.startswith("\t") else line     # one TAB removed
+        m = _CODE_LINE.match(text)
+        if m:
             if int(m.group(1)):
                 attrs["HoldReasonCode"] = int(m.group(1))
                 attrs["HoldReasonSubCode"] = int(m.group(2))
             break
-        msg.append(line[1:] if line.startswith("\t") else line)
+        msg = msg + "\n" + text if msg else text     # HTCondor's way of joining
     if msg:
-        attrs["ErrorMsg"] = "\n".join(msg)
+        attrs["ErrorMsg"] = msg
     return attrs, {}
 
 
@@ -453,6 +494,8 @@ def _disconnected(first, lines):
     reason = _reason_line(lines, 0)
     rest = _labelled(lines[1] if len(lines) > 1 else None, "    Trying to reconnect to ")
     name, _, addr = rest.partition(" ")
+    if not name:
+        raise BadBody("no startd name in 'Trying to reconnect to' line")
     return {"DisconnectReason": reason, "StartdName": name, "StartdAddr": addr,
             "EventDescription": "Job disconnected, attempting to reconnect"}, {}
 
@@ -467,6 +510,8 @@ def _reconnected(first, lines):
 def _reconnect_failed(first, lines):
     reason = _reason_line(lines, 0)
     rest = _labelled(lines[1] if len(lines) > 1 else None, "    Can not reconnect to ")
+    if not rest.split(",", 1)[0]:
+        raise BadBody("no startd name in 'Can not reconnect to' line")
     return {"Reason": reason, "StartdName": rest.split(",", 1)[0],
             "EventDescription": "Job reconnect impossible: rescheduling job"}, {}
 
@@ -536,9 +581,12 @@ def _cluster_remove(first, lines):
     if ("remove" in first or "Remove" in first) and lines:
         line = lines[0].lstrip()
         m = _MATERIALIZED.match(line)
-        if m:
-            attrs["NextProcId"], attrs["NextRow"] = int(m.group(1)), int(m.group(2))
-            line = line[m.end():].lstrip()
+        if m:                       # sscanf: whatever part matched is kept
+            attrs["NextProcId"] = int(m.group(1))
+            if m.group(2) is not None:
+                attrs["NextRow"] = int(m.group(2))
+            if m.group(3) is not None:
+                line = line[m.end():].lstrip()
         low = line.lower()
         e = _ERROR_WORD.match(line)
         if e:
@@ -584,14 +632,15 @@ def _file_transfer(first, lines):
     if kind is None:
         raise BadBody(f"unknown file transfer text {first!r}")
     attrs = {"Type": kind}
-    for line in lines:
-        if line.startswith("\tSeconds spent in queue: ") and "QueueingDelay" not in attrs:
-            text = line[len("\tSeconds spent in queue: "):]
-            if not re.fullmatch(_INT, text):
-                raise BadBody(f"bad queueing delay {text!r}")
-            attrs["QueueingDelay"] = int(text)
-        elif line.startswith("\tTransferring to host: "):
-            attrs["Host"] = line[len("\tTransferring to host: "):]
+    i = 0                                   # optional lines, in this order only
+    if lines and lines[0].startswith("\tSeconds spent in queue: "):
+        text = lines[0][len("\tSeconds spent in queue: "):]
+        if not re.fullmatch(_INT, text):
+            raise BadBody(f"bad queueing delay {text!r}")
+        attrs["QueueingDelay"] = int(text)
+        i = 1
+    if i < len(lines) and lines[i].startswith("\tTransferring to host: "):
+        attrs["Host"] = lines[i][len("\tTransferring to host: "):]
     return attrs, {}
 
 
@@ -618,7 +667,10 @@ def _fields(*spec):
 
 
 def _common_files(first, lines):
-    return {"Type": first[len("Common files event: "):]}, {}
+    k = first.find("Common files event: ")
+    if k < 0:
+        raise BadBody("expected 'Common files event: <type>'")
+    return {"Type": first[k + len("Common files event: "):]}, {}
 
 
 def _no_body(first, lines):

@@ -98,6 +98,9 @@ def event_time_text(epoch: int, micros: int, zone: Zone) -> str:
 
 def parse_header_time(text: str, zone: Zone = UTC_ZONE, year: int = 1970):
     """Read the timestamp at the start of ``text`` (see the module docstring)."""
+    # The timestamp's text ends at a blank (where the event's text starts), but
+    # HTCondor's ISO reader reads its fixed-width fields from the raw line, so
+    # a blank inside the time ("10: 11:12") is read through, as it does.
     e = text.find(" ")
     if len(text) > 2 and text[2] == "/" and text[:2].isdigit():
         if e != 5:
@@ -105,7 +108,7 @@ def parse_header_time(text: str, zone: Zone = UTC_ZONE, year: int = 1970):
         e2 = text.find(" ", 6)
         if e2 < 0:
             return None
-        _, _, _, h, mi, s, micros, is_utc = iso_fields("0000-00-00T" + text[6:e2])
+        _, _, _, h, mi, s, micros, is_utc = iso_fields("0000-00-00T" + text[6:])
         mo, d = _atoi(text[0:2]), _atoi(text[3:5])
         if mo < 1:
             return None
@@ -114,14 +117,16 @@ def parse_header_time(text: str, zone: Zone = UTC_ZONE, year: int = 1970):
         end = text.find(" ", 11)
         if end < 0:
             return None
-        y, mo, d, h, mi, s, micros, is_utc = iso_fields(text[:10] + "T" + text[11:end])
+        y, mo, d, h, mi, s, micros, is_utc = iso_fields(text[:10] + "T" + text[11:])
     else:
         if e < 0:
             return None
         end = e
-        y, mo, d, h, mi, s, micros, is_utc = iso_fields(text[:e])
+        y, mo, d, h, mi, s, micros, is_utc = iso_fields(text)
     if not (1 <= mo <= 12 and 0 <= d <= 32 and 0 <= h <= 24):
         return None
+    if y < 1900:                 # HTCondor: no such year in a struct tm -> this year
+        y = year
     if is_utc:
         epoch = calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
     else:

@@ -18,7 +18,8 @@ import re
 from eventcore.errors import ClassAdError
 from eventcore.events import ERROR, UNDEFINED, Expr, Special
 
-__all__ = ["unparse", "parse_value", "sorted_ci", "NOT_A_VALUE"]
+__all__ = ["unparse", "parse_value", "sorted_ci", "NOT_A_VALUE", "decode_escapes",
+           "encode_escapes"]
 
 
 class _NotAValue:
@@ -104,12 +105,16 @@ def unparse(value, new_syntax: bool = False) -> str:
 
 
 _INT = re.compile(r"[+-]?\d+\Z")
+_STARTS_OPERAND = re.compile(r"[A-Za-z_0-9\"']")
 _REAL = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z")
 _WORDS = {"true": True, "false": False, "undefined": UNDEFINED, "error": ERROR}
 
 
-def parse_value(text: str, new_syntax: bool = False):
-    """A literal value, a list/nested ad of literals, or an ``Expr``."""
+def parse_value(text: str, new_syntax: bool = False, whole: bool = False):
+    """A literal value, a list/nested ad of literals, or an ``Expr``.
+
+    ``whole``: no trailing words allowed after the expression.
+    """
     s = text.strip()
     if not s:
         return NOT_A_VALUE
@@ -118,11 +123,24 @@ def parse_value(text: str, new_syntax: bool = False):
     value, end = _literal(s, 0, new_syntax)
     if value is not NOT_A_VALUE and end == len(s):
         return value
-    try:
-        _parse_expr(s)
-    except ClassAdError:
-        return NOT_A_VALUE           # not an expression: the line is no attribute
-    return Expr(s)
+    # HTCondor's parser stops at a token that cannot continue the expression
+    # and ignores the rest ('"v" trailing' is "v", '1 + 2 x' is 1 + 2), but an
+    # unfinished expression ('1 +') is no value at all.
+    words = [s] if whole else s.split(" ")
+    for n in range(len(words), 0, -1):
+        if n < len(words) and not _STARTS_OPERAND.match(words[n]):
+            continue
+        text = " ".join(words[:n]).rstrip()
+        if n < len(words):
+            value, end = _literal(text, 0, new_syntax)
+            if value is not NOT_A_VALUE and end == len(text):
+                return value
+        try:
+            _parse_expr(text)
+        except ClassAdError:
+            continue
+        return Expr(text)
+    return NOT_A_VALUE               # not an expression: the line is no attribute
 
 
 def _parse_expr(text: str):
@@ -190,13 +208,16 @@ _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f",
                    "\\": "\\", '"': '"', "'": "'"}
 
 
-def _new_string(s: str, i: int):
-    """A new-syntax string literal: backslash escapes, octal bytes are UTF-8."""
+def _new_string(s: str, i: int, closed: bool = True):
+    """A new-syntax string literal: backslash escapes, octal bytes are UTF-8.
+
+    ``closed=False``: ``s[i + 1:]`` is a string's content, up to the end.
+    """
     out = bytearray()
     j, n = i + 1, len(s)
     while j < n:
         c = s[j]
-        if c == '"':
+        if c == '"' and closed:
             return out.decode("utf-8", "surrogateescape"), j + 1
         if c == "\\" and j + 1 < n:
             nxt = s[j + 1]
@@ -212,7 +233,25 @@ def _new_string(s: str, i: int):
             continue
         out += c.encode("utf-8", "surrogateescape")
         j += 1
+    if not closed:
+        return out.decode("utf-8", "surrogateescape"), n
     return NOT_A_VALUE, i
+
+
+def decode_escapes(text: str) -> str:
+    """A new-syntax string's content with its backslash escapes decoded."""
+    if "\\" not in text:
+        return text
+    value, _ = _new_string(text, -1, closed=False)
+    return value
+
+
+def encode_escapes(text: str) -> str:
+    """The inverse of ``decode_escapes`` (backslashes and control characters)."""
+    out = text.replace("\\", "\\\\")
+    for ch, esc in (("\n", "\\n"), ("\t", "\\t"), ("\r", "\\r")):
+        out = out.replace(ch, esc)
+    return out
 
 
 def _list(s: str, i: int, new: bool = False):

@@ -17,6 +17,7 @@ import re
 from eventcore.codecs.userlog_ads import ad_to_parsed, event_ad
 from eventcore.codecs.userlog_text_read import Garbled, Skipped, ByteOffsets
 from eventcore.codecs.userlog_text_write import TextFormat
+from eventcore.codecs.userlog_values import decode_escapes, encode_escapes
 from eventcore.events import ERROR, UNDEFINED, Event, Expr
 
 __all__ = ["scan_xml", "render_xml", "parse_xml_ad"]
@@ -48,9 +49,9 @@ def _value(s: str, i: int):
     if s.startswith("<r>", i):
         j = s.index("</r>", i)
         return float(s[i + 3:j]), j + 4
-    if s.startswith("<s>", i):
+    if s.startswith("<s>", i):            # HTCondor decodes ClassAd escapes here
         j = s.index("</s>", i)
-        return _unescape(s[i + 3:j]), j + 4
+        return decode_escapes(_unescape(s[i + 3:j])), j + 4
     if s.startswith("<s/>", i):
         return "", i + 4
     if s.startswith('<b v="t"/>', i):
@@ -163,7 +164,7 @@ def _xml_value(value) -> str:
             return "<r>%1.15E</r>" % value
         return f"<e>real(\"{'NaN' if math.isnan(value) else ('INF' if value > 0 else '-INF')}\")</e>"
     if isinstance(value, str):
-        return f"<s>{_escape(value)}</s>"
+        return f"<s>{_escape(encode_escapes(value))}</s>"
     if value is UNDEFINED:
         return "<un/>"
     if value is ERROR:
