@@ -11,7 +11,10 @@ follows the journal behind the commit:
 ``catch_up() -> int``
     Write every event after the ``logs`` cursor to its user log (from the
     job's ``UserLog``) and to the event log; return the position reached.
-    Exactly once per event across crashes (daemons.userlog_files).
+    Exactly once per event across crashes (daemons.userlog_files).  A chunk
+    that writes nothing (events bound for no file) moves the cursor in
+    memory only, saved with the next write or at ``close()`` (at most
+    ``UNSAVED_LIMIT`` positions behind: a restart folds them again).
 ``wait_for_position(position, timeout) -> bool``
     True once the files hold everything up to ``position``.
 ``start()`` / ``stop()``
@@ -47,6 +50,8 @@ from daemons.userlog_files import (
 __all__ = ["Projector", "local_zone", "CURSOR"]
 
 CURSOR = "logs"
+# journal positions the cursor may run ahead of its saved value while nothing is written
+UNSAVED_LIMIT = 10_000
 
 
 def _describe(exc: OSError) -> str:
@@ -82,10 +87,15 @@ class Projector:
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._error: BaseException | None = None
-        self.position = self._cursor()
+        self.position = self._saved = self._cursor()
 
     def close(self) -> None:
         self.stop()
+        with self._lock:
+            if self.position > self._saved:
+                self._conn.execute("INSERT OR REPLACE INTO projection VALUES (?, ?, 0)",
+                                   (CURSOR, self.position))
+                self._saved = self.position
         self._conn.close()
 
     # ------------------------------------------------------------ state --
@@ -106,7 +116,7 @@ class Projector:
         """Write everything the journal holds; return the position reached."""
         with self._lock:
             targets = self._targets()
-            cursor = self._cursor()
+            cursor = max(self._cursor(), self.position)   # position: past chunks that wrote nothing
             self._repair(targets, cursor)
             while True:
                 rows = list(self.store.rows(after=cursor, limit=self.chunk))
@@ -157,6 +167,10 @@ class Projector:
         if global_items:
             states.append(self._events.write(load_state(self._conn, self.event_log),
                                              global_items))
+        if not (states or new_failures or targets.changed) and last - self._saved < UNSAVED_LIMIT:
+            # Nothing written: a crash here only means folding these rows again
+            # (they go to no file), so spare the commit and its fsync.
+            return last
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -174,6 +188,7 @@ class Projector:
             conn.execute("ROLLBACK")
             raise
         targets.changed.clear()
+        self._saved = last
         return last
 
     # ---------------------------------------------------------- failures --
