@@ -307,19 +307,27 @@ class Schedd(Daemon):
         return summary
 
     def _grouped(self, constraint, wanted, opts, now) -> list:
-        keys = wanted if opts & QueryOpt.GroupBy and wanted else list(MATCH_ATTRS[:6])
-        groups: dict[tuple, dict] = {}
-        for ad in self.store.query(constraint):
-            signature = tuple(ad.get(k) for k in keys)
-            group = groups.setdefault(signature, {"ads": [], "first": ad})
-            group["ads"].append(f"{ad['ClusterId']}.{ad['ProcId']}")
+        """AutoCluster/GroupBy ads, as HTCondor's JobAggregationResults builds them.
+
+        GroupBy tests the constraint on each job and again on each group ad;
+        AutoCluster tests it only on the autocluster ads.  Attribute names are
+        case-insensitive, as everywhere in ClassAds.
+        """
+        group_by = bool(opts & QueryOpt.GroupBy)
+        keys = wanted if group_by and wanted else list(MATCH_ATTRS[:6])
+        groups: dict[tuple, list[str]] = {}
+        for ad in self.store.query(constraint if group_by else None):
+            folded = {name.lower(): value for name, value in ad.items()}
+            signature = tuple(folded.get(k.lower()) for k in keys)
+            groups.setdefault(signature, []).append(f"{ad['ClusterId']}.{ad['ProcId']}")
         out = []
-        for number, (signature, group) in enumerate(groups.items(), start=1):
+        for number, (signature, ids) in enumerate(groups.items(), start=1):
             ad = {k: v for k, v in zip(keys, signature) if v is not None}
-            ad.update({"JobCount": str(len(group["ads"])), "JobIds": adwire.quote(" ".join(group["ads"])),
+            ad.update({"JobCount": str(len(ids)), "JobIds": adwire.quote(" ".join(ids)),
                        "ServerTime": now})
-            ad["AutoClusterId" if not opts & QueryOpt.GroupBy else "Id"] = str(number)
-            out.append(ad)
+            ad["Id" if group_by else "AutoClusterId"] = str(number)
+            if adwire.matches(constraint, ad):
+                out.append(ad)
         return out
 
     def _history(self, peer, constraint=None, projection=None, match=-1, since=None):

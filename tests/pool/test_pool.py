@@ -253,11 +253,19 @@ def test_periodic_hold_then_periodic_release(pool, tmp_path):
 def test_grouped_queries(pool, tmp_path):
     schedd = pool.schedd
     cluster = schedd.submit(raw_job(tmp_path, JobStatus=5, HoldReasonCode=15), 3)
-    groups = schedd.query(f"ClusterId == {cluster}", ["Cmd"], opts=htcondor.QueryOpt.GroupBy)
+    groups = schedd.query(f"ClusterId == {cluster}", ["ClusterId", "Cmd"], opts=htcondor.QueryOpt.GroupBy)
     assert len(groups) == 1 and groups[0]["JobCount"] == 3
     assert groups[0]["JobIds"] == f"{cluster}.0 {cluster}.1 {cluster}.2"
-    auto = schedd.query(f"ClusterId == {cluster}", opts=htcondor.QueryOpt.AutoCluster)
-    assert len(auto) == 1 and auto[0]["JobCount"] == 3 and "AutoClusterId" in auto[0]
+    # As HTCondor's schedd: GroupBy tests the constraint on each job and again on each
+    # group ad, which holds only the grouped attributes (names are case-insensitive).
+    assert schedd.query(f"ClusterId == {cluster}", ["Cmd"], opts=htcondor.QueryOpt.GroupBy) == []
+    folded = schedd.query(f"ClusterId == {cluster}", ["clusterid", "cmd"], opts=htcondor.QueryOpt.GroupBy)
+    assert len(folded) == 1 and folded[0]["clusterid"] == cluster and folded[0]["JobCount"] == 3
+    # AutoCluster tests the constraint on the autocluster ads only.
+    auto = schedd.query(f'stringListMember("{cluster}.1", JobIds, " ")', opts=htcondor.QueryOpt.AutoCluster)
+    assert len(auto) == 1 and "AutoClusterId" in auto[0]
+    assert f"{cluster}.0 {cluster}.1 {cluster}.2" in auto[0]["JobIds"]
+    assert schedd.query(f"ClusterId == {cluster}", opts=htcondor.QueryOpt.AutoCluster) == []
     with_cluster = schedd.query(f"ClusterId == {cluster}", ["ClusterId", "ProcId"],
                                 opts=htcondor.QueryOpt.IncludeClusterAd)
     assert len(with_cluster) == 4 and sum("ProcId" not in ad for ad in with_cluster) == 1
