@@ -106,6 +106,14 @@ class Daemon:
     def address_of(self, name: str) -> str:
         return ipc.sinful(str(self.run_dir / f"{name}.sock"))
 
+    def poke_negotiator(self) -> None:
+        """Ask the negotiator for a cycle now; a negotiator that is down is not an error
+        (its timer cycle and the master's restart cover it)."""
+        try:
+            ipc.call(self.address_of("negotiator"), "reschedule", timeout=5)
+        except HTCondorException:
+            pass
+
     @property
     def collector_address(self) -> str:
         return self.config("COLLECTOR_HOST")

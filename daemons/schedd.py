@@ -138,10 +138,7 @@ class Schedd(Daemon):
             self._negotiator_poke.wait(1.0)
         if self._negotiator_poke.is_set():
             self._negotiator_poke.clear()
-            try:
-                ipc.call(self.address_of("negotiator"), "reschedule", timeout=5)
-            except HTCondorException:
-                pass
+            self.poke_negotiator()
 
     # -- commands ------------------------------------------------------------------------
     def handlers(self) -> dict:

@@ -261,13 +261,7 @@ class Startd(Daemon):
 
     def _slot_freed(self) -> None:
         self._changed.set()
-        threading.Thread(target=self._poke_negotiator, name="poke", daemon=True).start()
-
-    def _poke_negotiator(self) -> None:
-        try:
-            ipc.call(self.address_of("negotiator"), "reschedule", timeout=5)
-        except HTCondorException:
-            pass
+        threading.Thread(target=self.poke_negotiator, name="poke", daemon=True).start()
 
     # -- commands ------------------------------------------------------------------
     def handlers(self) -> dict:
