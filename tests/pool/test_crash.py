@@ -60,6 +60,9 @@ def _schedd_answers(pool) -> bool:
 
 
 def check_exactly_once(pool, log, clusters):
+    # The user log is a projection written after the journal commit that empties the
+    # queue: give the projector time to write the last events before reading.
+    wait_until(lambda: terminated_count(log) >= JOBS, 30, what="the user log to catch up")
     events = list(JobEventLog(log).events(0))
     terminated = collections.Counter((e.cluster, e.proc) for e in events if int(e.type) == 5)
     expected = {(c, p) for c in clusters for p in range(JOBS // 4)}

@@ -160,9 +160,12 @@ def test_edit(pool, tmp_path):
 
 def test_history_match_and_since(pool, tmp_path):
     schedd = pool.schedd
-    clusters = [schedd.submit(raw_job(tmp_path), 1) for _ in range(3)]
-    for cluster in clusters:
-        wait_gone(schedd, cluster)
+    clusters = []
+    for _ in range(3):
+        # One at a time: history is newest-first by when a job left the queue, and
+        # jobs running side by side on two slots may finish in either order.
+        clusters.append(schedd.submit(raw_job(tmp_path), 1))
+        wait_gone(schedd, clusters[-1])
     newest = schedd.history(None, ["ClusterId"], match=2)
     assert [ad["ClusterId"] for ad in newest] == [clusters[2], clusters[1]]
     since = schedd.history(None, ["ClusterId"], since=clusters[0])
