@@ -35,7 +35,7 @@ from eventcore.errors import InvalidTransition, JournalCorrupt, JournalError
 from eventcore.journal import entry_from_row
 from eventcore.projections.queue import QueueFold
 from eventcore.projections.userlog import (
-    EVENT_LOG_FORMAT, LogTargets, render, render_header,
+    EVENT_LOG_FORMAT, LogTargets, planned_writes, render_header,
 )
 from eventcore.status import next_status
 from daemons.adrow import decode_ad
@@ -190,19 +190,10 @@ def _check_queue(conn, fold: QueueFold, head: int, findings, notes) -> None:
 
 
 def _expected_renders(entries, tz, user_fmt, event_fmt):
-    targets = LogTargets()
-    per_file = defaultdict(list)
-    global_items = []
-    for e in entries:
-        target = targets.apply(e.position, e.job, e.type, e.payload)
-        if e.type != "event":
-            continue
-        event = e.payload["event"]
-        if target:
-            text = render(event, user_fmt, tz, target.format)
-            per_file[target.path].append((e.position, str(e.job), text.encode()))
-        global_items.append((e.position, str(e.job), render(event, event_fmt, tz).encode()))
-    return per_file, global_items
+    per_file, global_items = planned_writes(entries, LogTargets(), tz, user_fmt, event_fmt)
+    return ({path: [(e.position, str(e.job), data) for e, data in items]
+             for path, items in per_file.items()},
+            [(e.position, str(e.job), data) for e, data in global_items])
 
 
 def _check_logs(conn, entries, tz, user_fmt, event_fmt, findings, notes) -> None:

@@ -37,11 +37,10 @@ import datetime
 import sqlite3
 import threading
 import time as _time
-from collections import defaultdict
 
 from eventcore.codecs.userlog_text_write import TextFormat
 from eventcore.journal import entry_from_row
-from eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, Target, render
+from eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, Target, planned_writes, render
 from daemons.store import Store
 from daemons.userlog_files import (
     EventLogWriter, FileState, UserLogWriter, load_state, save_states,
@@ -141,19 +140,11 @@ class Projector:
 
     def _project(self, entries, targets: LogTargets, last: int) -> int:
         """Write ``entries`` to their files; commit the cursor at ``last``."""
-        per_file: dict[str, list] = defaultdict(list)
-        global_items = []
-        for e in entries:
-            target = targets.apply(e.position, e.job, e.type, e.payload)
-            if e.type != "event":
-                continue
-            event = e.payload["event"]
-            if target:
-                text = render(event, self.user_log_format, self.tz, target.format)
-                per_file[target.path].append((e.position, text.encode("utf-8")))
-            if self.event_log:
-                global_items.append((e.position, render(event, self.event_log_format,
-                                                        self.tz).encode("utf-8"), e.time))
+        planned, planned_global = planned_writes(
+            entries, targets, self.tz, self.user_log_format,
+            self.event_log_format if self.event_log else None)
+        per_file = {path: [(e.position, data) for e, data in items] for path, items in planned.items()}
+        global_items = [(e.position, data, e.time) for e, data in planned_global]
         failed = self.failures()
         states, new_failures = [], []
         for path, items in per_file.items():

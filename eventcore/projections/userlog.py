@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import datetime
 import posixpath
-from typing import Mapping, NamedTuple
+from collections import defaultdict
+from typing import Iterable, Mapping, NamedTuple
 
 from eventcore.codecs.userlog import render as render_record
 from eventcore.codecs.userlog_text_write import TextFormat, render_text
 from eventcore.events import event_from_dict, make_event
 
-__all__ = ["LogTargets", "Target", "log_format", "render", "header_text", "render_header", "rotation_names",
+__all__ = ["LogTargets", "Target", "log_format", "render", "planned_writes", "header_text", "render_header", "rotation_names",
            "HEADER_WIDTH", "unquote", "EVENT_LOG_FORMAT"]
 
 HEADER_WIDTH = 256
@@ -111,6 +112,30 @@ def render(event_payload: Mapping, fmt: TextFormat = TextFormat(),
     if log_format == "text":
         return render_text(event, fmt, tz)
     return render_record(event, log_format, fmt, tz)
+
+
+def planned_writes(entries: Iterable, targets: LogTargets, tz: datetime.tzinfo,
+                   user_fmt: TextFormat, event_fmt: TextFormat | None = None):
+    """What a run of journal entries writes, in journal order.
+
+    Returns ``(per_file, global_items)``: for each user log path, its
+    ``(entry, bytes)`` pairs; and the global event log's ``(entry, bytes)``
+    pairs (none when ``event_fmt`` is None: no event log).  ``targets`` is
+    folded along, so an edit of ``UserLog`` routes the events after it.
+    The projector writes exactly this; audit compares the files with it.
+    """
+    per_file: dict[str, list] = defaultdict(list)
+    global_items: list = []
+    for e in entries:
+        target = targets.apply(e.position, e.job, e.type, e.payload)
+        if e.type != "event":
+            continue
+        event = e.payload["event"]
+        if target:
+            per_file[target.path].append((e, render(event, user_fmt, tz, target.format).encode("utf-8")))
+        if event_fmt is not None:
+            global_items.append((e, render(event, event_fmt, tz).encode("utf-8")))
+    return per_file, global_items
 
 
 def header_text(ctime: int, sequence: int, size: int = 0, events: int = 0,
