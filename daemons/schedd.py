@@ -131,14 +131,17 @@ class Schedd(Daemon):
         return ipc.call(self.address_of("startd"), cmd, timeout=10, **args)
 
     def poke_negotiator(self) -> None:
+        """Ask for a negotiation cycle without waiting: the poke thread sends it."""
         self._negotiator_poke.set()
 
     def _poke_loop(self) -> None:
-        if not self._negotiator_poke.is_set():
-            self._negotiator_poke.wait(1.0)
-        if self._negotiator_poke.is_set():
-            self._negotiator_poke.clear()
-            self.poke_negotiator()
+        """Block until poked, then send one reschedule to the negotiator (pokes that
+        arrive meanwhile fold into the next one). The call goes to the base class:
+        calling our own override here would set the event we just cleared and spin."""
+        if not self._negotiator_poke.wait(1.0):
+            return
+        self._negotiator_poke.clear()
+        Daemon.poke_negotiator(self)
 
     # -- commands ------------------------------------------------------------------------
     def handlers(self) -> dict:
