@@ -13,6 +13,7 @@ data (where, what), not just a message.
     │   └── ClassAdEvalError         evaluation *failed* (not the ERROR value)
     ├── SubmitError (ValueError)     submit description; file/line/text
     │   └── MacroError (KeyError)    a macro function that fails ($CHOICE index, $INT of text)
+    ├── DagError (ValueError)        a DAG input file (or rescue DAG); file/line
     ├── UserLogError                 a user log that cannot be read; file/offset
     │   ├── UserLogReadError (HTCondorException)   a garbled event (ULOG_RD_ERROR)
     │   └── UserLogFileChanged       the file was truncated or replaced under the reader
@@ -119,6 +120,26 @@ class MacroError(SubmitError, KeyError):
 
     def __str__(self) -> str:
         return SubmitError.__str__(self)
+
+
+class DagError(JobledgerError, ValueError):
+    """A DAG input file DAGMan cannot run: a bad command, an unknown node, a cycle.
+
+    ``source`` and ``line`` name the place (the file the command is in, even
+    when it came through INCLUDE or SPLICE)."""
+
+    def __init__(self, message: str, source: str = "<dag>", line: int | None = None):
+        self.message = message
+        self.source = source
+        self.line = line
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        return f"{where}: {self.message}"
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.source, self.line))
 
 
 class UserLogError(JobledgerError):

@@ -1,0 +1,286 @@
+"""The DAG commands that do not make nodes: one function per keyword.
+
+Each takes the scope (its nodes, splices and directory) and one line, and
+changes the DAG; an argument DAGMan would refuse is a ``DagError`` at the
+line.  ``ALL_NODES`` stands for every node of the scope but the FINAL one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from eventcore.errors import DagError
+
+from .model import SCRIPT_KINDS, Script
+
+_VAR_RE = re.compile(r'\s*([+]?[A-Za-z_][A-Za-z0-9_.]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+_INT_RE = re.compile(r"[+-]?\d+\Z")
+SPLICE_PINS = ("CONNECT", "PIN_IN", "PIN_OUT")
+
+
+def apply(scope, line) -> None:
+    keyword = line.words[0].upper()
+    handler = HANDLERS.get(keyword)
+    if handler is None:
+        if keyword in SPLICE_PINS:
+            _fail(line, f"{keyword} (splice pins) is not supported")
+        _fail(line, f"unknown DAG command {line.words[0]!r}")
+    handler(scope, line)
+
+
+def _fail(line, message: str):
+    raise DagError(message, line.where.source, line.where.line)
+
+
+def _int(line, text: str, what: str, low: int | None = None, high: int | None = None) -> int:
+    if not _INT_RE.match(text):
+        _fail(line, f"{what} must be an integer, not {text!r}")
+    value = int(text)
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"{low if low is not None else '-inf'}..{high if high is not None else 'inf'}"
+        _fail(line, f"{what} must be in {bounds}, not {value}")
+    return value
+
+
+def _arity(line, low: int, high: int, usage: str) -> None:
+    if not low <= len(line.words) <= high:
+        _fail(line, f"expected {usage}")
+
+
+def parent_child(scope, line) -> None:
+    words = [w.upper() for w in line.words]
+    if "CHILD" not in words:
+        _fail(line, "PARENT without CHILD")
+    split = words.index("CHILD")
+    parents, children = line.words[1:split], line.words[split + 1:]
+    if not parents or not children:
+        _fail(line, "expected PARENT node ... CHILD node ...")
+    ups = [n for name in parents for n in _edge_ends(scope, name, line, terminal=True)]
+    downs = [n for name in children for n in _edge_ends(scope, name, line, terminal=False)]
+    for up in ups:
+        for down in downs:
+            if up.name == down.name:
+                _fail(line, f"node {up.name!r} cannot be its own parent")
+            if (up.name, down.name) not in scope.edges:
+                scope.edges[(up.name, down.name)] = line.where
+                up.children.append(down.name)
+                down.parents.append(up.name)
+
+
+def _edge_ends(scope, name: str, line, terminal: bool) -> list:
+    if name in scope.splices:
+        initial, last = scope.splices[name]
+        return [scope.dag.nodes[n] for n in (last if terminal else initial)]
+    node = scope.node(name, line.where)
+    if node.is_special:
+        _fail(line, f"{node.kind} node {name!r} cannot be in PARENT/CHILD")
+    return [node]
+
+
+def retry(scope, line) -> None:
+    usage = "RETRY node count [UNLESS-EXIT value]"
+    if len(line.words) not in (3, 5):
+        _fail(line, f"expected {usage}")
+    count = _int(line, line.words[2], "the retry count", low=0)
+    unless = None
+    if len(line.words) == 5:
+        if line.words[3].upper() != "UNLESS-EXIT":
+            _fail(line, f"expected {usage}")
+        unless = _int(line, line.words[4], "the UNLESS-EXIT value")
+    for node in scope.targets(line.words[1], line.where):
+        node.retry, node.retry_unless_exit = count, unless
+
+
+def script(scope, line) -> None:
+    words, index = line.words, 1
+    defer_status, defer_time, debug_file, debug_type = None, 0, None, None
+    while index < len(words) and words[index].upper() in ("DEFER", "DEBUG"):
+        if index + 2 >= len(words):
+            _fail(line, f"{words[index]} needs two values")
+        if words[index].upper() == "DEFER":
+            defer_status = _int(line, words[index + 1], "the DEFER status")
+            defer_time = _int(line, words[index + 2], "the DEFER time", low=0)
+        else:
+            debug_file, debug_type = words[index + 1], words[index + 2].upper()
+            if debug_type not in ("STDOUT", "STDERR", "ALL"):
+                _fail(line, f"DEBUG type must be STDOUT, STDERR or ALL, not {words[index + 2]!r}")
+        index += 3
+    if len(words) < index + 3 or words[index].upper() not in SCRIPT_KINDS:
+        _fail(line, "expected SCRIPT [DEFER status time] [DEBUG file type] PRE|POST|HOLD node "
+                    "executable [arguments]")
+    kind = words[index].upper()
+    made = Script(kind, words[index + 2], tuple(words[index + 3:]), defer_status, defer_time,
+                  debug_file, debug_type)
+    for node in scope.targets(words[index + 1], line.where):
+        node.scripts[kind] = made
+
+
+def pre_skip(scope, line) -> None:
+    _arity(line, 3, 3, "PRE_SKIP node exit-code")
+    code = _int(line, line.words[2], "the PRE_SKIP exit code", low=1, high=255)
+    for node in scope.targets(line.words[1], line.where):
+        node.pre_skip = code
+
+
+def variables(scope, line) -> None:
+    if len(line.words) < 3:
+        _fail(line, 'expected VARS node [PREPEND|APPEND] name="value" ...')
+    rest = line.text.split(None, 2)[2]
+    prepend = False
+    head = rest.split(None, 1)
+    if head[0].upper() in ("PREPEND", "APPEND"):
+        prepend = head[0].upper() == "PREPEND"
+        rest = head[1] if len(head) > 1 else ""
+    pairs, pos = [], 0
+    while pos < len(rest):
+        if rest[pos:].strip() == "":
+            break
+        match = _VAR_RE.match(rest, pos)
+        if match is None:
+            _fail(line, f'expected name="value" at {rest[pos:].strip()[:40]!r}')
+        name = match.group(1)
+        if name.lower().startswith("queue"):
+            _fail(line, f"VARS name {name!r} may not begin with 'queue'")
+        pairs.append((name, re.sub(r"\\(.)", r"\1", match.group(2)), prepend))
+        pos = match.end()
+    if not pairs:
+        _fail(line, 'expected at least one name="value"')
+    for node in scope.targets(line.words[1], line.where):
+        node.vars = [v for v in node.vars if v[0] not in {p[0] for p in pairs}] + pairs
+
+
+def priority(scope, line) -> None:
+    _arity(line, 3, 3, "PRIORITY node value")
+    value = _int(line, line.words[2], "the priority")
+    for node in scope.targets(line.words[1], line.where):
+        node.priority = value
+
+
+def category(scope, line) -> None:
+    _arity(line, 3, 3, "CATEGORY node category")
+    name = line.words[2]
+    full = name if name.startswith("+") else scope.prefix + name
+    for node in scope.targets(line.words[1], line.where):
+        node.category = full
+
+
+def max_jobs(scope, line) -> None:
+    _arity(line, 3, 3, "MAXJOBS category limit")
+    name = line.words[1]
+    full = name if name.startswith("+") else scope.prefix + name
+    scope.dag.max_jobs[full] = _int(line, line.words[2], "the MAXJOBS limit", low=0)
+
+
+def abort_dag_on(scope, line) -> None:
+    usage = "ABORT-DAG-ON node exit-value [RETURN dag-return-value]"
+    if len(line.words) not in (3, 5):
+        _fail(line, f"expected {usage}")
+    value = _int(line, line.words[2], "the abort exit value")
+    returned = None
+    if len(line.words) == 5:
+        if line.words[3].upper() != "RETURN":
+            _fail(line, f"expected {usage}")
+        returned = _int(line, line.words[4], "the RETURN value", low=0, high=255)
+    for node in scope.targets(line.words[1], line.where):
+        node.abort_on = (value, returned)
+
+
+def done(scope, line) -> None:
+    _arity(line, 2, 2, "DONE node")
+    scope.node(line.words[1], line.where).done = True
+
+
+def _one_file(scope, line, attribute: str) -> None:
+    """CONFIG / JOBSTATE_LOG: one file per DAG (the same one named again is fine)."""
+    _arity(line, 2, 2, f"{line.words[0].upper()} file")
+    path, first = scope.path(line.words[1]), getattr(scope.dag, attribute)
+    if first not in (None, path):
+        _fail(line, f"a second {line.words[0].upper()} file {path!r} (the first is {first!r})")
+    setattr(scope.dag, attribute, path)
+
+
+def config(scope, line) -> None:
+    _one_file(scope, line, "config")
+
+
+def set_job_attr(scope, line) -> None:
+    text = line.text.split(None, 1)[1] if len(line.words) > 1 else ""
+    name, equals, value = text.partition("=")
+    name = name.strip()
+    if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) or not value.strip():
+        _fail(line, "expected SET_JOB_ATTR name = value")
+    scope.dag.set_job_attrs[name] = value.strip()
+
+
+def env(scope, line) -> None:
+    if len(line.words) < 3 or line.words[1].upper() not in ("GET", "SET"):
+        _fail(line, "expected ENV GET name ... or ENV SET name=value;...")
+    if line.words[1].upper() == "GET":
+        scope.dag.env_get += [w for word in line.words[2:] for w in word.split(",") if w]
+        return
+    rest = line.text.split(None, 2)[2]
+    for item in re.split(r"[;\s]+", rest):
+        if not item:
+            continue
+        key, equals, value = item.partition("=")
+        if not equals or not key:
+            _fail(line, f"ENV SET expects name=value, not {item!r}")
+        scope.dag.env_set.append((key, value))
+
+
+def dot(scope, line) -> None:
+    if len(line.words) < 2:
+        _fail(line, "expected DOT file [UPDATE|DONT-UPDATE] [OVERWRITE|DONT-OVERWRITE] [INCLUDE file]")
+    spec = {"file": scope.path(line.words[1]), "update": False, "overwrite": True, "include": None}
+    words, index = line.words, 2
+    while index < len(words):
+        word = words[index].upper()
+        if word in ("UPDATE", "DONT-UPDATE"):
+            spec["update"] = word == "UPDATE"
+        elif word in ("OVERWRITE", "DONT-OVERWRITE"):
+            spec["overwrite"] = word == "OVERWRITE"
+        elif word == "INCLUDE" and index + 1 < len(words):
+            spec["include"] = scope.path(words[index + 1])
+            index += 1
+        else:
+            _fail(line, f"unexpected {words[index]!r} in DOT")
+        index += 1
+    scope.dag.dot = spec
+
+
+def node_status_file(scope, line) -> None:
+    _arity(line, 2, 4, "NODE_STATUS_FILE file [min-update-seconds] [ALWAYS-UPDATE]")
+    spec = {"file": scope.path(line.words[1]), "min_update": 60, "always_update": False}
+    for word in line.words[2:]:
+        if word.upper() == "ALWAYS-UPDATE":
+            spec["always_update"] = True
+        else:
+            spec["min_update"] = _int(line, word, "the minimum update time", low=0)
+    scope.dag.node_status_file = spec
+
+
+def jobstate_log(scope, line) -> None:
+    _one_file(scope, line, "jobstate_log")
+
+
+def save_point_file(scope, line) -> None:
+    _arity(line, 2, 3, "SAVE_POINT_FILE node [file]")
+    node = scope.node(line.words[1], line.where)
+    if node.is_special:
+        _fail(line, f"a save point cannot be on the {node.kind} node")
+    default = f"{line.words[1]}-{scope.dag.source.rsplit('/', 1)[-1]}.save"
+    node.save_point = line.words[2] if len(line.words) == 3 else default
+
+
+def reject(scope, line) -> None:
+    _arity(line, 1, 1, "REJECT")
+    scope.dag.reject = line.where
+
+
+HANDLERS = {
+    "PARENT": parent_child, "RETRY": retry, "SCRIPT": script, "PRE_SKIP": pre_skip,
+    "VARS": variables, "PRIORITY": priority, "CATEGORY": category, "MAXJOBS": max_jobs,
+    "ABORT-DAG-ON": abort_dag_on, "DONE": done, "CONFIG": config, "SET_JOB_ATTR": set_job_attr,
+    "ENV": env, "DOT": dot, "NODE_STATUS_FILE": node_status_file, "JOBSTATE_LOG": jobstate_log,
+    "SAVE_POINT_FILE": save_point_file, "REJECT": reject,
+}

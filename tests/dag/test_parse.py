@@ -1,0 +1,194 @@
+"""The DAG language: one test per command, and errors that name file:line."""
+
+from __future__ import annotations
+
+import pytest
+
+from eventcore.dag import parse_dag
+from eventcore.dag.graph import check_acyclic
+from eventcore.errors import DagError
+
+
+def parse(text: str, **others: str):
+    files = {"top.dag": text, **{name.replace("_", "."): body for name, body in others.items()}}
+
+    def read(path: str) -> bytes:
+        if path not in files:
+            raise FileNotFoundError(2, "No such file or directory", path)
+        value = files[path]
+        return value if isinstance(value, bytes) else value.encode()
+    return parse_dag("top.dag", read)
+
+
+def error_of(text: str, **others: str) -> DagError:
+    with pytest.raises(DagError) as caught:
+        parse(text, **others)
+    return caught.value
+
+
+def test_job_and_node_with_dir_noop_done():
+    dag = parse("# comment\n\nJOB A a.sub DIR work NOOP\nnode B b.sub DONE\nJob C c.sub\n")
+    a, b, c = dag.nodes["A"], dag.nodes["B"], dag.nodes["C"]
+    assert (a.submit, a.directory, a.noop, a.done) == ("a.sub", "work", True, False)
+    assert (b.kind, b.done, c.kind) == ("JOB", True, "JOB")
+    assert a.where.line == 3 and str(b.where) == "top.dag:4"
+
+
+def test_inline_submit_description_by_job_and_by_name():
+    dag = parse("SUBMIT-DESCRIPTION common {\n executable = /bin/true\n queue\n}\n"
+                "JOB A common\nJOB B {\nexecutable = /bin/echo\n}\nJOB C c.sub\n")
+    assert dag.nodes["A"].inline and dag.nodes["A"].submit == "common"
+    assert dag.descriptions["common"] == " executable = /bin/true\n queue\n"
+    assert dag.nodes["B"].inline and dag.descriptions["B"] == "executable = /bin/echo\n"
+    assert not dag.nodes["C"].inline
+
+
+def test_parent_child_many_to_many_and_forward_references():
+    dag = parse("PARENT A B CHILD C D\nJOB A x\nJOB B x\nJOB C x\nJOB D x\nPARENT A child C\n")
+    assert dag.nodes["A"].children == ["C", "D"] and dag.nodes["D"].parents == ["A", "B"]
+
+
+def test_retry_with_unless_exit():
+    dag = parse("JOB A x\nJOB B x\nRETRY A 3\nRETRY B 2 UNLESS-EXIT 42\n")
+    assert (dag.nodes["A"].retry, dag.nodes["A"].retry_unless_exit) == (3, None)
+    assert (dag.nodes["B"].retry, dag.nodes["B"].retry_unless_exit) == (2, 42)
+
+
+def test_scripts_pre_post_hold_with_defer_and_debug():
+    dag = parse("JOB A x\nSCRIPT PRE A pre.sh $JOB $RETRY\n"
+                "SCRIPT DEFER 4 30 DEBUG post.log ALL POST A post.sh $RETURN\n"
+                "SCRIPT HOLD A hold.sh\n")
+    scripts = dag.nodes["A"].scripts
+    assert scripts["PRE"].arguments == ("$JOB", "$RETRY")
+    post = scripts["POST"]
+    assert (post.defer_status, post.defer_time, post.debug_file, post.debug_type) == (4, 30, "post.log", "ALL")
+    assert scripts["HOLD"].executable == "hold.sh"
+
+
+def test_pre_skip_priority_category_maxjobs_abort():
+    dag = parse("JOB A x\nPRE_SKIP A 3\nPRIORITY A -5\nCATEGORY A big\nMAXJOBS big 2\n"
+                "ABORT-DAG-ON A 7 RETURN 9\n")
+    a = dag.nodes["A"]
+    assert (a.pre_skip, a.priority, a.category, a.abort_on) == (3, -5, "big", (7, 9))
+    assert dag.max_jobs == {"big": 2}
+
+
+def test_vars_quoting_prepend_and_last_wins():
+    dag = parse('JOB A x\nVARS A a="1" b = "say \\"hi\\" \\\\ there"\nVARS A PREPEND c="3"\n'
+                'VARS A a="again"\n')
+    assert dag.nodes["A"].vars == [("b", 'say "hi" \\ there', False), ("c", "3", True),
+                                   ("a", "again", False)]
+
+
+def test_all_nodes_skips_final_and_last_command_wins():
+    dag = parse('JOB A x\nJOB B x\nFINAL F f\nVARS A name="A"\nVARS ALL_NODES name="X"\n'
+                'VARS B name="B"\nRETRY all_nodes 2\n')
+    assert dag.nodes["A"].vars == [("name", "X", False)]
+    assert dag.nodes["B"].vars == [("name", "B", False)]
+    assert dag.nodes["F"].vars == [] and dag.nodes["F"].retry == 0
+    assert dag.nodes["A"].retry == 2
+
+
+def test_final_provisioner_service_subdag():
+    dag = parse("JOB A x\nFINAL F f.sub DIR fin\nPROVISIONER P p.sub\nSERVICE S s.sub\n"
+                "SUBDAG EXTERNAL D inner.dag DIR sub NOOP\n")
+    assert dag.final.name == "F" and dag.final.directory == "fin"
+    assert [n.name for n in dag.of_kind("PROVISIONER", "SERVICE")] == ["P", "S"]
+    assert (dag.nodes["D"].kind, dag.nodes["D"].submit, dag.nodes["D"].noop) == ("SUBDAG", "inner.dag", True)
+
+
+def test_splice_names_and_edges_to_its_ends():
+    dag = parse("JOB A x\nJOB Z x\nSPLICE S s.dag DIR sd\nPARENT A CHILD S\nPARENT S CHILD Z\n",
+                **{"sd/s_dag": "JOB X x.sub\nJOB Y y.sub\nJOB W w.sub\nPARENT X CHILD Y W\nSPLICE T t.dag\n"
+                   "PARENT Y CHILD T\n",
+                   "sd/t_dag": "JOB Q q.sub\n"})
+    assert set(dag.nodes) == {"A", "Z", "S+X", "S+Y", "S+W", "S+T+Q"}
+    assert dag.nodes["A"].children == ["S+X"]
+    assert sorted(dag.nodes["Z"].parents) == ["S+T+Q", "S+W"]
+    assert dag.nodes["S+X"].directory == "sd"
+
+
+def test_done_config_set_job_attr_env():
+    dag = parse("JOB A x\nDONE A\nCONFIG my.config\nCONFIG my.config\nSET_JOB_ATTR Foo = \"bar\"\n"
+                "ENV GET PATH,HOME USER\nENV SET A=1;B=two\n")
+    assert dag.nodes["A"].done and dag.config == "my.config"
+    assert dag.set_job_attrs == {"Foo": '"bar"'}
+    assert dag.env_get == ["PATH", "HOME", "USER"] and dag.env_set == [("A", "1"), ("B", "two")]
+
+
+def test_include_is_inline_and_errors_name_the_included_file():
+    dag = parse("JOB A x\nINCLUDE more.dag\nPARENT A CHILD B\n", more_dag="JOB B x\n")
+    assert dag.nodes["B"].where.source == "more.dag"
+    err = error_of("JOB A x\nINCLUDE more.dag\n", more_dag="JOB B x\nRETRY Q 1\n")
+    assert (err.source, err.line) == ("more.dag", 2)
+
+
+def test_dot_node_status_jobstate_save_point_reject():
+    dag = parse("JOB A x\nDOT d.dot UPDATE DONT-OVERWRITE INCLUDE h.dot\nNODE_STATUS_FILE st 5 ALWAYS-UPDATE\n"
+                "JOBSTATE_LOG js.log\nSAVE_POINT_FILE A\nREJECT\n")
+    assert dag.dot == {"file": "d.dot", "update": True, "overwrite": False, "include": "h.dot"}
+    assert dag.node_status_file == {"file": "st", "min_update": 5, "always_update": True}
+    assert dag.jobstate_log == "js.log" and dag.nodes["A"].save_point == "A-top.dag.save"
+    assert dag.reject.line == 6
+
+
+@pytest.mark.parametrize("text,line,words", [
+    ("JOB A x\nPARENT A CHILD B\n", 2, "unknown node 'B'"),
+    ("JOB A x\nFROB A\n", 2, "unknown DAG command 'FROB'"),
+    ("JOB A x\nJOB B x\nPARENT A CHILD B\nPARENT B CHILD A\n", 3, "cycle in the DAG"),
+    ("JOB A x\nJOB A y\n", 2, "defined twice"),
+    ("JOB A x\nRETRY A many\n", 2, "integer"),
+    ("JOB A x\nRETRY A 1 UNLESS 3\n", 2, "expected RETRY"),
+    ("JOB A x\nVARS A x=unquoted\n", 2, 'name="value"'),
+    ("JOB A x\nVARS A queue_x=\"1\"\n", 2, "may not begin with 'queue'"),
+    ("JOB A x\nSCRIPT MIDDLE A s\n", 2, "expected SCRIPT"),
+    ("JOB A x\nABORT-DAG-ON A 1 RETURN 300\n", 2, "0..255"),
+    ("JOB A x\nFINAL F f\nFINAL G g\n", 3, "only one FINAL"),
+    ("JOB A x\nFINAL F f\nPARENT A CHILD F\n", 3, "FINAL node 'F' cannot be in PARENT/CHILD"),
+    ("JOB A x\nPARENT A\n", 2, "PARENT without CHILD"),
+    ("JOB A {\nexecutable = x\n", 1, "no closing"),
+    ("JOB A x\nCONFIG a\nCONFIG b\n", 3, "second CONFIG"),
+    ("JOB A x\nPARENT A CHILD A\n", 2, "its own parent"),
+    ("JOB A x BOGUS\n", 1, "unexpected 'BOGUS'"),
+    ("JOB A+B x\n", 1, "not a valid node name"),
+    ("JOB A x\nPRE_SKIP A 0\n", 2, "1..255"),
+    ("JOB A x\nCONNECT S1 S2\n", 2, "not supported"),
+])
+def test_errors_name_file_and_line(text, line, words):
+    err = error_of(text)
+    assert (err.source, err.line) == ("top.dag", line)
+    assert words in err.message
+    assert str(err).startswith(f"top.dag:{line}: ")
+
+
+def test_cycle_through_three_nodes_is_named():
+    err = error_of("JOB A x\nJOB B x\nJOB C x\nJOB D x\nPARENT D CHILD A\nPARENT A CHILD B\n"
+                   "PARENT B CHILD C\nPARENT C CHILD A\n")
+    assert "A -> B -> C -> A" in err.message and err.line == 6
+
+
+def test_missing_include_and_non_utf8():
+    err = error_of("JOB A x\nINCLUDE gone.dag\n")
+    assert (err.source, err.line) == ("top.dag", 2) and "gone.dag" in err.message
+    err = error_of(b"JOB A x\nJOB \xff y\n")
+    assert err.source == "top.dag" and "UTF-8" in err.message
+
+
+def test_include_loop_is_bounded():
+    err = error_of("INCLUDE top.dag\n")
+    assert "nested deeper" in err.message
+
+
+def test_rescue_dag_applies_done_and_retry():
+    files = {"top.dag": b"JOB A x\nJOB B x\nRETRY B 5\nPARENT A CHILD B\n",
+             "top.dag.rescue001": b"# Rescue DAG\nDONE A\nRETRY B 2\n"}
+    dag = parse_dag("top.dag", files.__getitem__, rescue="top.dag.rescue001")
+    assert dag.nodes["A"].done and dag.nodes["B"].retry == 2
+    files["bad.rescue"] = b"JOB C x\n"
+    with pytest.raises(DagError, match="bad.rescue:1: a rescue DAG holds only DONE and RETRY"):
+        parse_dag("top.dag", files.__getitem__, rescue="bad.rescue")
+
+
+def test_topological_order_covers_every_node():
+    dag = parse("JOB A x\nJOB B x\nJOB C x\nPARENT C CHILD B\nPARENT B CHILD A\n")
+    assert check_acyclic(dag, {}) == ["C", "B", "A"]
