@@ -29,6 +29,7 @@ from pathlib import Path
 
 from daemons import adwire, ipc
 from daemons.config_files import config_value, read_pool_config
+from daemons.selfmonitor import DEFAULT_WINDOW, SelfMonitor
 from eventcore import classad
 from eventcore.errors import HTCondorException
 
@@ -81,6 +82,9 @@ class Daemon:
         self.execute_dir = Path(self.config("EXECUTE"))
         self.host = hostname()
         self.start_time = int(time.time())
+        self.monitor = SelfMonitor(time.time(), self.config_float("DCSTATISTICS_WINDOW_SECONDS",
+                                                                  DEFAULT_WINDOW))
+        self._ad_sequence = 0
         self.stopping = threading.Event()
         self.failure: BaseException | None = None
         self.log = self._open_log()
@@ -193,8 +197,15 @@ class Daemon:
             "CondorVersion": VERSION,
             "CondorPlatform": PLATFORM,
             "DaemonStartTime": self.start_time,
+            "DaemonLastReconfigTime": self.start_time,
             "MyPid": os.getpid(),
+            "UpdateSequenceNumber": self._next_sequence(),
+            **self.monitor.attrs(),
         }
+
+    def _next_sequence(self) -> int:
+        self._ad_sequence += 1
+        return self._ad_sequence
 
     def run(self) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):

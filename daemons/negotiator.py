@@ -21,6 +21,7 @@ import threading
 import time
 
 from daemons import adwire, ipc
+from daemons.accounting import Accountant
 from daemons.daemon import Daemon, main_for
 from eventcore.enums import AdType
 from eventcore.errors import HTCondorException
@@ -96,6 +97,8 @@ class Negotiator(Daemon):
         self._wake = threading.Event()
         self._where: dict = {}
         self.cycles = 0
+        self.accountant = Accountant(f"{self.host}", self.config_float("DEFAULT_PRIO_FACTOR", 1000.0),
+                                     self.config_float("PRIORITY_HALFLIFE", 86400.0))
 
     def handlers(self) -> dict:
         handlers = super().handlers()
@@ -111,7 +114,16 @@ class Negotiator(Daemon):
     def ads(self) -> list[dict]:
         ad = self.common_ad("Negotiator")
         ad["NegotiatorIpAddr"] = ad["MyAddress"]
-        return [ad]
+        try:
+            submitters = ipc.call(self.collector_address, "query", timeout=5,
+                                  ad_type=int(AdType.Submitter),
+                                  projection=["Name", "RunningJobs", "WeightedRunningJobs"])
+        except HTCondorException:
+            submitters = None
+        if submitters is not None:
+            self.accountant.update([{k: adwire.evaluate(s, k) for k in s}
+                                    for s in submitters], time.time())
+        return [ad] + self.accountant.ads()
 
     def _located(self, ad_type: AdType) -> list[dict]:
         """Daemons of a type, from the collector; remembered for LOCATE_CACHE seconds."""

@@ -32,6 +32,7 @@ from daemons.schedd_act import Actions
 from daemons.schedd_policy import Policy
 from daemons.schedd_runs import RUN_ATTRS, Runs, event, starter_job
 from daemons.store import Store
+from daemons.submit_notes import has_notes, submit_notes
 from eventcore.enums import QueryOpt
 from eventcore.errors import HTCondorException, InvalidTransition
 from eventcore.events import EventType
@@ -110,7 +111,34 @@ class Schedd(Daemon):
         for key, value in counts.items():
             ad[f"Total{key}Jobs"] = value
         ad["TotalJobAds"] = sum(counts.values())
-        return [ad]
+        submitters = self.submitter_ads(ad)
+        ad["NumUsers"] = len(submitters)
+        ad["MaxJobsRunning"] = self.config_int("MAX_JOBS_RUNNING", 10000)
+        return [ad] + submitters
+
+    def submitter_ads(self, schedd_ad: dict) -> list[dict]:
+        """One Submitter ad per owner with jobs in the queue (what the negotiator and
+        condor_status -submitters read): their idle, running and held jobs."""
+        per_owner: dict[str, dict] = {}
+        if self.store is None:
+            return []
+        for (owner, status), number in self.store.owner_status_counts().items():
+            key = SUMMARY_KEYS.get(int(status))
+            if owner and key in ("Idle", "Running", "Held"):
+                counts = per_owner.setdefault(owner, {"Idle": 0, "Running": 0, "Held": 0})
+                counts[key] += number
+        ads = []
+        for owner, counts in sorted(per_owner.items()):
+            ads.append({
+                "MyType": "Submitter", "TargetType": "", "Name": f"{owner}@{self.host}",
+                "Owner": owner, "User": f"{owner}@{self.host}", "ScheddName": self.schedd_name,
+                "Machine": self.host, "MyAddress": schedd_ad["MyAddress"],
+                "ScheddIpAddr": schedd_ad["MyAddress"], "CondorVersion": schedd_ad["CondorVersion"],
+                "IdleJobs": counts["Idle"], "RunningJobs": counts["Running"],
+                "HeldJobs": counts["Held"], "WeightedIdleJobs": counts["Idle"],
+                "WeightedRunningJobs": counts["Running"], "MyCurrentTime": schedd_ad["MyCurrentTime"],
+            })
+        return ads
 
     def _kill_unknown_claims(self) -> None:
         """Starters whose run the journal never recorded (we died while starting them)."""
@@ -213,6 +241,7 @@ class Schedd(Daemon):
             "User": adwire.quote(f"{owner}@{self.host}"), "OsUser": adwire.quote(owner),
         })
         shared.setdefault("QDate", str(now))
+        shared["TotalSubmitProcs"] = str(len(proc_ads))  # set at commit, as HTCondor's schedd does
         shared.setdefault("MyType", '"Job"')
         shared.setdefault("TargetType", '"Machine"')
         for attr in RUN_ATTRS:
@@ -223,6 +252,8 @@ class Schedd(Daemon):
                          SubmitHost=self.address_of("schedd")).event
         refused = set(RUN_ATTRS) | {"Owner", "User", "OsUser", "ClusterId"}
         default_status = shared.get("JobStatus", "1")
+        if has_notes(shared):
+            template = dict(template, attrs=dict(template["attrs"], **submit_notes(shared)))
         for index, own in enumerate(proc_ads):
             proc = int(own.get("ProcId", index))
             ad = {k: v for k, v in own.items() if k not in refused}
@@ -235,7 +266,10 @@ class Schedd(Daemon):
             ad.setdefault("GlobalJobId", f'"{self.schedd_name}#{cluster}.{proc}#{now}"')
             job = JobId(cluster, proc)
             records.append(ProcAd(job, ad))
-            records.append(EventRecord(job, dict(template, proc=proc)))
+            payload = dict(template, proc=proc)
+            if has_notes(own):  # notes of this proc's own (e.g. one DAG node per proc)
+                payload["attrs"] = dict(template["attrs"], **submit_notes(dict(shared, **ad)))
+            records.append(EventRecord(job, payload))
         return shared, records
 
     def _query(self, peer, constraint=None, projection=None, limit=-1, opts=0):

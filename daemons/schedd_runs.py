@@ -123,16 +123,38 @@ def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
 
 
 def usage_attrs(ad: dict, outcome: dict, now: float) -> dict:
-    """CPU, wall clock and memory attributes a finished run adds to the job ad."""
+    """CPU, wall clock and memory attributes a finished run adds to the job ad.
+
+    As HTCondor's shadow does at the end of a run: every run adds to the
+    cumulative times (``CumulativeSlotTime`` = wall time x the slot's cores);
+    a run that ended with the job's exit is *committed* (``CommittedTime``,
+    ``CommittedSlotTime``), an evicted one is not -- goodput is
+    CommittedTime / RemoteWallClockTime.
+    """
     usage = outcome.get("usage") or {}
     wall = max(0.0, float(outcome.get("end", now)) - float(outcome.get("start", now)))
+    cpus = adwire.evaluate(ad, "RequestCpus")
+    cpus = cpus if isinstance(cpus, (int, float)) and not isinstance(cpus, bool) and cpus > 0 else 1
+    user, system = float(usage.get("user", 0.0)), float(usage.get("sys", 0.0))
+
+    def total(name: str, more: float) -> str:
+        before = adwire.evaluate(ad, name)
+        before = before if isinstance(before, (int, float)) and not isinstance(before, bool) else 0
+        return adwire.literal_text(float(before) + more)
+
     attrs = {
-        "RemoteUserCpu": adwire.literal_text(float(usage.get("user", 0.0))),
-        "RemoteSysCpu": adwire.literal_text(float(usage.get("sys", 0.0))),
-        "RemoteWallClockTime": adwire.literal_text(
-            float(adwire.evaluate(ad, "RemoteWallClockTime") or 0.0) + wall),
+        "RemoteUserCpu": adwire.literal_text(user),
+        "RemoteSysCpu": adwire.literal_text(system),
+        "CumulativeRemoteUserCpu": total("CumulativeRemoteUserCpu", user),
+        "CumulativeRemoteSysCpu": total("CumulativeRemoteSysCpu", system),
+        "RemoteWallClockTime": total("RemoteWallClockTime", wall),
         "LastRemoteWallClockTime": adwire.literal_text(wall),
+        "CumulativeSlotTime": total("CumulativeSlotTime", wall * cpus),
     }
+    if outcome.get("kind") == "exit":
+        attrs["CommittedTime"] = str(int(float(total("CommittedTime", wall))))
+        attrs["CommittedSlotTime"] = total("CommittedSlotTime", wall * cpus)
+        attrs["CommittedSuspensionTime"] = str(int(adwire.evaluate(ad, "CommittedSuspensionTime") or 0))
     if usage.get("maxrss_kb"):
         attrs["ResidentSetSize"] = str(int(usage["maxrss_kb"]))
         attrs["ImageSize"] = str(max(int(usage["maxrss_kb"]), int(adwire.evaluate(ad, "ImageSize") or 0)))

@@ -29,6 +29,7 @@ import time
 
 from daemons import ipc
 from daemons.daemon import Daemon, alive, main_for, process_start_time
+from daemons.machine_facts import machine_facts
 from daemons.starter import SIGNALS, Starter
 from eventcore.errors import HTCondorException
 
@@ -189,6 +190,7 @@ class Startd(Daemon):
         self._numbers = itertools.count(1)
         self._changed = threading.Event()
         self.launcher: Launcher | None = None
+        self.job_starts = 0
 
     def setup(self) -> None:
         self._adopt_previous()
@@ -300,6 +302,7 @@ class Startd(Daemon):
             slot = {"name": name, "resources": wanted, "job": f"{job.get('ClusterId')}.{job.get('ProcId')}",
                     "owner": job.get("Owner"), "pid": 0, "start": None, "since": int(time.time())}
             self.claims[claim] = slot
+            self.job_starts += 1
         try:
             launched = self.launcher.launch(job, claim)
         except Exception:
@@ -331,9 +334,10 @@ class Startd(Daemon):
             free = self.free()
             claims = list(self.claims.values())
         base = self.common_ad("Machine", self.slot_name)
+        base.update(machine_facts(sum(slot["resources"].get("Cpus", 0) for slot in claims)))
         base.update({
-            "TargetType": "Job", "StartdIpAddr": base["MyAddress"], "OpSys": "LINUX",
-            "Arch": "X86_64", "SlotID": 1, "SlotTypeID": 1, "UidDomain": self.host,
+            "TargetType": "Job", "StartdIpAddr": base["MyAddress"],
+            "SlotID": 1, "SlotTypeID": 1, "UidDomain": self.host,
             "FileSystemDomain": self.host, "HasFileTransfer": True,
             "DetectedCpus": self.total["Cpus"], "DetectedMemory": self.total["Memory"],
             "TotalCpus": self.total["Cpus"], "TotalMemory": self.total["Memory"],
@@ -344,11 +348,21 @@ class Startd(Daemon):
                                              "MY.Memory > 0 && TARGET.RequestMemory <= MY.Memory && "
                                              "MY.Disk > 0 && TARGET.RequestDisk <= MY.Disk)"},
             "Requirements": {"expr": "START && (WithinResourceLimits)"},
-            "Rank": 0.0, "CurrentRank": 0.0,
+            "Rank": 0.0, "CurrentRank": 0.0, "TotalSlots": 1 + len(claims),
+            "SlotWeight": {"expr": "Cpus"}, "MachineResources": "Cpus Memory Disk Swap",
+            "CpuBusy": {"expr": "((LoadAvg - CondorLoadAvg) >= 0.5)"},
+            "KeyboardIdle": int(time.time()) - self.start_time,
+            "ConsoleIdle": int(time.time()) - self.start_time,
+            "JobStarts": self.job_starts, "HasReconnect": True,
         })
         pslot = dict(base, SlotType="Partitionable", PartitionableSlot=True, State="Unclaimed",
                      Activity="Idle", NumDynamicSlots=len(claims), Cpus=free["Cpus"],
-                     Memory=free["Memory"], Disk=free["Disk"])
+                     Memory=free["Memory"], Disk=free["Disk"],
+                     EnteredCurrentState=self.start_time, EnteredCurrentActivity=self.start_time,
+                     ChildName=[slot["name"] for slot in claims],
+                     ChildState=["Claimed"] * len(claims), ChildActivity=["Busy"] * len(claims),
+                     ChildCpus=[slot["resources"]["Cpus"] for slot in claims],
+                     ChildRemoteOwner=[slot.get("owner") or "" for slot in claims])
         ads = [pslot]
         for slot in claims:
             resources = slot["resources"]
@@ -357,7 +371,8 @@ class Startd(Daemon):
                             Cpus=resources["Cpus"], Memory=resources["Memory"],
                             Disk=resources["Disk"], JobId=slot["job"],
                             RemoteOwner=slot.get("owner") or "", RemoteUser=slot.get("owner") or "",
-                            EnteredCurrentState=slot["since"]))
+                            EnteredCurrentState=slot["since"], EnteredCurrentActivity=slot["since"],
+                            TotalSlots=1 + len(claims)))
         return ads
 
     def ads(self) -> list[dict]:

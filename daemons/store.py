@@ -519,6 +519,11 @@ class Store:
         """JobStatus -> number of jobs in the queue (from the status index)."""
         return dict(self._read("SELECT status, count(*) FROM queue_jobs GROUP BY status"))
 
+    def owner_status_counts(self) -> dict[tuple[str, int], int]:
+        """(Owner, JobStatus) -> number of jobs in the queue (for the Submitter ads)."""
+        return {(owner or "", status): n for owner, status, n in self._read(
+            "SELECT owner, status, count(*) FROM queue_jobs GROUP BY owner, status")}
+
     def job_count(self) -> int:
         """Number of jobs (proc ads) in the queue."""
         return self._read("SELECT count(*) FROM queue_jobs")[0][0]
