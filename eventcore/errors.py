@@ -22,6 +22,12 @@ data (where, what), not just a message.
     │   ├── JournalCorrupt           checksum/continuity failure; position
     │   └── PositionConflict         expected-position check failed on append
     ├── ConfigError (ValueError)     pool configuration; file/line
+    ├── DAGsException                htcondor.dags' errors: building, writing, rescuing DAGs
+    │   ├── DuplicateNodeName, OneToOneEdgeNeedsSameNumberOfVars, IncompatibleGrouper,
+    │   │   UnrecognizedWalkOrder, LayerNameContainsSeparator, CannotInvertFormat,
+    │   │   InvalidDAG (all ValueError)       the caller's DAG; names the node/layer
+    │   ├── DAGFileError (ValueError)     a rescue or node status file; file/line
+    │   └── NoRescueFileFound (FileNotFoundError)
     ├── TrackerError                 a job tracker cannot follow its source
     │   └── TrackerTimeout (TimeoutError)  wait_until's condition did not hold in time
     └── HTCondorException            htcondor2.HTCondorException's twin (daemons, IPC)
@@ -210,8 +216,10 @@ class PositionConflict(JournalError):
         return (type(self), (self.expected, self.actual))
 
 
-class ConfigError(JobledgerError, ValueError):
-    """A configuration file line that cannot be read."""
+class _FileLineError(JobledgerError):
+    """An error in a file, at a line when known: ``path:line: message``."""
+
+    unnamed_file = "<file>"
 
     def __init__(self, message: str, path: str | None = None, line: int | None = None):
         self.message = message
@@ -220,13 +228,61 @@ class ConfigError(JobledgerError, ValueError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        where = self.path or "<config>"
+        where = self.path or self.unnamed_file
         if self.line is not None:
             where += f":{self.line}"
         return f"{where}: {self.message}"
 
     def __reduce__(self):
         return (type(self), (self.message, self.path, self.line))
+
+
+class ConfigError(_FileLineError, ValueError):
+    """A configuration file line that cannot be read."""
+
+    unnamed_file = "<config>"
+
+
+class DAGsException(JobledgerError):
+    """A DAG that cannot be built, written or rescued (``htcondor.dags.exceptions``)."""
+
+
+class DuplicateNodeName(DAGsException, ValueError):
+    """A second node with a name the DAG already has."""
+
+
+class OneToOneEdgeNeedsSameNumberOfVars(DAGsException, ValueError):
+    """A OneToOne edge between layers of different sizes."""
+
+
+class IncompatibleGrouper(DAGsException, ValueError):
+    """A Grouper edge whose chunk sizes do not divide its layers into the same number of chunks."""
+
+
+class UnrecognizedWalkOrder(DAGsException, ValueError):
+    """A walk order that is neither depth-first nor breadth-first."""
+
+
+class LayerNameContainsSeparator(DAGsException, ValueError):
+    """A layer name that holds the node name formatter's separator."""
+
+
+class CannotInvertFormat(DAGsException, ValueError):
+    """A node name the formatter cannot turn back into (layer, index)."""
+
+
+class InvalidDAG(DAGsException, ValueError):
+    """A DAG that DAGMan would reject: a bad name, a cycle, an edge to the FINAL node."""
+
+
+class NoRescueFileFound(DAGsException, FileNotFoundError):
+    """No ``<dag file>.rescueNNN`` in the DAG directory."""
+
+
+class DAGFileError(_FileLineError, DAGsException, ValueError):
+    """A rescue file or node status file that cannot be read; names the file and line."""
+
+    unnamed_file = "<dag file>"
 
 
 class TrackerError(JobledgerError):

@@ -1,0 +1,234 @@
+"""A DAG as DAGMan's description language, and the files that go with it.
+
+``DAGRenderer(dag, formatter, cwd).files()`` is everything ``write_dag``
+puts in the DAG directory, as {file name: text}, in the order to write it
+(the DAG file last); nothing here touches the disk.  The text is what
+htcondor.dags writes for the same DAG, line for line, but for one fix:
+category throttles are ``MAXJOBS category N`` (DAGMan reads ``CATEGORY``
+as "put node X in category Y").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import PurePath
+
+from eventcore.errors import InvalidDAG
+from eventcore.submit.description import Submit
+
+from . import nodes as _nodes
+from .edges import JoinFactory, JoinNode
+from .formatter import NodeNameFormatter, SimpleFormatter
+from .walk_order import WalkOrder
+
+DEFAULT_DAG_FILE_NAME = "dagfile.dag"
+CONFIG_FILE_NAME = "dagman.config"
+JOIN_LAYER_NAME = "__JOIN__"
+NOOP_SUBMIT_FILE_NAME = f"{JOIN_LAYER_NAME}.sub"
+
+
+def _no_newline(text: str, what: str) -> str:
+    if "\n" in text or "\r" in text:
+        raise InvalidDAG(f"{what} {text!r} has a line break; a DAG file command is one line")
+    return text
+
+
+class DAGRenderer:
+    """Renders one DAG; ``cwd`` makes submit-file paths absolute."""
+
+    def __init__(self, dag, node_name_formatter: NodeNameFormatter | None = None, cwd=PurePath("/")):
+        self.dag = dag
+        self.node_name_formatter = node_name_formatter or SimpleFormatter()
+        self.cwd = PurePath(cwd)
+        self.join_factory = JoinFactory()
+
+    # -- the files ----------------------------------------------------------------
+    def files(self, dag_file_name: str = DEFAULT_DAG_FILE_NAME) -> dict[str, str]:
+        """{name in the DAG directory: text}, the DAG file last."""
+        dag_text = "".join(line + "\n" for line in self.yield_dag_file_lines())
+        files = {}
+        for node in self._described_nodes():
+            if isinstance(node.submit_description, Submit):
+                files[f"{node.name}.sub"] = str(node.submit_description)
+        if self.join_factory.joins:
+            files[NOOP_SUBMIT_FILE_NAME] = ""
+        if self.dag.dagman_config:
+            files[CONFIG_FILE_NAME] = "\n".join(f"{k} = {v}" for k, v in self.dag.dagman_config.items())
+        if dag_file_name in files:
+            raise InvalidDAG(f"the DAG file name {dag_file_name!r} is also the name of a file the DAG needs")
+        files[dag_file_name] = dag_text
+        return files
+
+    def _described_nodes(self) -> Iterator[_nodes.BaseNode]:
+        yield from (n for n in self.dag._nodes.values() if isinstance(n, _nodes.NodeLayer))
+        if self.dag._final_node is not None:
+            yield self.dag._final_node
+
+    # -- the DAG file -------------------------------------------------------------
+    def yield_dag_file_lines(self) -> Iterator[str]:
+        """The DAG description, one line at a time (join nodes numbered from 0)."""
+        self.join_factory = JoinFactory()
+        cycle = self.dag.cycle()
+        if cycle:
+            names = " -> ".join(n.name for n in cycle + cycle[:1])
+            raise InvalidDAG(f"the DAG has a cycle: {names}")
+        yield "# BEGIN META"
+        yield from self.yield_dag_meta_lines()
+        yield "# END META"
+        yield "# BEGIN NODES AND EDGES"
+        for node in self.dag.walk(WalkOrder.BREADTH_FIRST):
+            yield from self.yield_node_lines(node)
+            yield from self.yield_edge_lines(node)
+        yield from self.yield_join_node_lines()
+        yield "# END NODES AND EDGES"
+        if self.dag._final_node is not None:
+            yield "# FINAL NODE"
+            yield from self.yield_node_lines(self.dag._final_node)
+            yield "# END FINAL NODE"
+
+    def yield_dag_meta_lines(self) -> Iterator[str]:
+        dag = self.dag
+        if dag.dagman_config:
+            yield f"CONFIG {CONFIG_FILE_NAME}"
+        if dag.jobstate_log is not None:
+            yield f"JOBSTATE_LOG {dag.jobstate_log.as_posix()}"
+        if dag.node_status_file is not None:
+            status = dag.node_status_file
+            parts = ["NODE_STATUS_FILE", status.path.as_posix()]
+            if status.update_time is not None:
+                parts.append(str(status.update_time))
+            if status.always_update:
+                parts.append("ALWAYS-UPDATE")
+            yield " ".join(parts)
+        if dag.dot_config is not None:
+            dot = dag.dot_config
+            parts = ["DOT", dot.path.as_posix(), "UPDATE" if dot.update else "DONT-UPDATE",
+                     "OVERWRITE" if dot.overwrite else "DONT-OVERWRITE"]
+            if dot.include_file is not None:
+                parts += ["INCLUDE", dot.include_file.as_posix()]
+            yield " ".join(parts)
+        for key, value in dag.dagman_job_attrs.items():
+            yield _no_newline(f"SET_JOB_ATTR {key} = {value}", "the job attribute")
+        for category, limit in dag.max_jobs_per_category.items():
+            yield f"MAXJOBS {category} {limit}"
+
+    def yield_node_lines(self, node) -> Iterator[str]:
+        if isinstance(node, _nodes.NodeLayer):
+            yield from self.yield_layer_lines(node)
+        elif isinstance(node, _nodes.SubDAG):
+            yield from self.yield_subdag_lines(node)
+        elif isinstance(node, _nodes.FinalNode):
+            yield from self.yield_final_node_lines(node)
+        else:
+            raise TypeError(f"unknown node type {type(node).__name__} for node {node!r}")
+
+    def submit_file(self, node) -> str:
+        """The JOB/FINAL line's submit file: ``<name>.sub`` or the given file, absolute."""
+        description = node.submit_description
+        if isinstance(description, Submit):
+            return f"{node.name}.sub"
+        return (self.cwd / os.fspath(description)).as_posix()
+
+    def yield_layer_lines(self, layer) -> Iterator[str]:
+        if layer.name == JOIN_LAYER_NAME:
+            raise InvalidDAG(f"the layer name {JOIN_LAYER_NAME!r} is the writer's own (join nodes)")
+        submit_file = self.submit_file(layer)
+        for index, vars in enumerate(layer.vars):
+            name = self.get_node_name(layer, index)
+            yield " ".join([f"JOB {name} {submit_file}", *self.get_node_meta_parts(layer, index)])
+            if vars:
+                yield f"VARS {name} {self.vars_text(layer, vars)}"
+            yield from self.yield_node_meta_lines(layer, name)
+
+    @staticmethod
+    def vars_text(layer, vars) -> str:
+        """``key="value" ...`` with backslashes and quotes escaped."""
+        parts = []
+        for key, value in vars.items():
+            if not isinstance(key, str) or not key or set(key) & set(' \t\r\n="'):
+                raise InvalidDAG(f"layer {layer.name!r}: {key!r} cannot be a VARS macro name")
+            text = _no_newline(str(value), f"layer {layer.name!r}: VARS value of {key}:")
+            parts.append('{}="{}"'.format(key, text.replace("\\", "\\\\").replace('"', '\\"')))
+        return " ".join(parts)
+
+    def yield_subdag_lines(self, subdag) -> Iterator[str]:
+        name = self.get_node_name(subdag, 0)
+        yield " ".join([f"SUBDAG EXTERNAL {name} {subdag.dag_file}", *self.get_node_meta_parts(subdag, 0)])
+        yield from self.yield_node_meta_lines(subdag, name)
+
+    def yield_final_node_lines(self, final) -> Iterator[str]:
+        parts = [f"FINAL {final.name} {self.submit_file(final)}"]
+        if final.dir is not None:
+            parts += ["DIR", str(final.dir)]
+        if final.noop.get(0, False):
+            parts.append("NOOP")
+        yield " ".join(parts)
+        yield from self.yield_node_meta_lines(final, final.name)
+
+    def get_node_meta_parts(self, node, index: int) -> list[str]:
+        """The JOB line's ``DIR d``, ``NOOP``, ``DONE``."""
+        parts = []
+        if node.dir is not None:
+            parts += ["DIR", str(node.dir)]
+        if node.noop.get(index, False):
+            parts.append("NOOP")
+        if node.done.get(index, False):
+            parts.append("DONE")
+        return parts
+
+    def yield_node_meta_lines(self, node, name: str) -> Iterator[str]:
+        """RETRY, SCRIPT PRE/POST, PRE_SKIP, PRIORITY, CATEGORY, ABORT-DAG-ON for one DAGMan node."""
+        if node.retries is not None:
+            unless = f" UNLESS-EXIT {node.retry_unless_exit}" if node.retry_unless_exit is not None else ""
+            yield f"RETRY {name} {node.retries}{unless}"
+        if node.pre is not None:
+            yield self.script_line(name, node.pre, "PRE")
+        if node.post is not None:
+            yield self.script_line(name, node.post, "POST")
+        if node.pre_skip_exit_code is not None:
+            yield f"PRE_SKIP {name} {node.pre_skip_exit_code}"
+        if node.priority != 0:
+            yield f"PRIORITY {name} {node.priority}"
+        if node.category is not None:
+            yield f"CATEGORY {name} {node.category}"
+        if node.abort is not None:
+            back = f" RETURN {node.abort.dag_return_value}" if node.abort.dag_return_value is not None else ""
+            yield f"ABORT-DAG-ON {name} {node.abort.node_exit_value}{back}"
+
+    @staticmethod
+    def script_line(name: str, script, which: str) -> str:
+        parts = ["SCRIPT"]
+        if script.retry:
+            parts += ["DEFER", str(script.retry_status), str(script.retry_delay)]
+        parts += [which, name, str(script.executable), *script.arguments]
+        return _no_newline(" ".join(parts), f"the {which} script of {name}:")
+
+    # -- names and edges ----------------------------------------------------------
+    def get_node_name(self, node, index: int) -> str:
+        return self.node_name_formatter.generate(node.name, index)
+
+    def join_node_name(self, join: JoinNode) -> str:
+        return self.node_name_formatter.generate(JOIN_LAYER_NAME, join.id)
+
+    def yield_join_node_lines(self) -> Iterator[str]:
+        for join in self.join_factory.joins:
+            yield f"JOB {self.join_node_name(join)} {NOOP_SUBMIT_FILE_NAME} NOOP"
+
+    def _side(self, node, side) -> list[str]:
+        if isinstance(side, JoinNode):
+            return [self.join_node_name(side)]
+        count = len(node)
+        for index in side:
+            if not 0 <= index < count:
+                raise InvalidDAG(f"an edge names node index {index} of {node.name!r}, which has {count} nodes")
+        return [self.get_node_name(node, index) for index in side]
+
+    def yield_edge_lines(self, parent) -> Iterator[str]:
+        """``PARENT ... CHILD ...`` for the edges from ``parent`` to each of its children."""
+        for child in self.dag._edges.children(parent):
+            edge = self.dag._edges.get(parent, child)
+            for parents, children in edge.get_edges(parent, child, self.join_factory):
+                parent_names, child_names = self._side(parent, parents), self._side(child, children)
+                if parent_names and child_names:
+                    yield f"PARENT {' '.join(parent_names)} CHILD {' '.join(child_names)}"
