@@ -108,6 +108,14 @@ def print_json(ad: ClassAd) -> str:
     return "{\n" + ",\n".join("  " + json_string(k) + ": " + _json_attr(e) for k, e in pairs) + "\n}"
 
 
+def print_json_pairs(pairs) -> str:
+    """One ad's JSON text with its (name, ExprTree) pairs in the order given
+    (condor_q -json sorts the names; ``print_json`` keeps HTCondor's hash order)."""
+    if not pairs:
+        return "{\n}"
+    return "{\n" + ",\n".join("  " + json_string(k) + ": " + _json_attr(e) for k, e in pairs) + "\n}"
+
+
 def _json_attr(e) -> str:
     """A top-level attribute's JSON text; expressions reuse the ExprTree's cached repr."""
     node = e.node

@@ -1,0 +1,283 @@
+"""How condor_q, condor_history and condor_status print ads.
+
+* ``AutoFormat``: ``-af[:jlhVrTY,tng] attr...`` (HTCondor's print mask: a
+  column prefix before every column but the first, a suffix after every
+  column but the last, a newline ending each row; values as ``%v``: strings
+  bare, other values as the old ClassAd syntax writes them, ``undefined``
+  when the attribute is missing).
+* ``Formats``: ``-format FMT attr`` pairs, printf(3) conversions.
+* ``ListWriter``: ``-long``, ``-json`` and ``-xml`` lists of whole ads, with
+  HTCondor's separators and footer.
+
+Attributes may be expressions (``-af 'ClusterId * 10'``); ``references``
+tells the caller which attributes to fetch.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from eventcore.classad import ClassAd, ExprTree
+from eventcore.classad import evaluate as E
+from eventcore.classad.ad import value_node
+from eventcore.classad.formats import print_json_pairs
+from eventcore.classad.unparse import quote_string_old, unparse_old
+from eventcore.classad.values import ERROR, UNDEF
+from eventcore.errors import ClassAdError
+
+from jobledger.condor_cli.args import Usage
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+def compile_attr(text: str, prog: str) -> ExprTree:
+    """An attribute name or expression of -af/-format (a usage error when it is not one)."""
+    try:
+        return ExprTree(text)
+    except (ClassAdError, ValueError):
+        raise Usage(f"{prog}: attribute or expression is not valid: {text}", show_usage=False) from None
+
+
+def references(exprs) -> list[str] | None:
+    """Attribute names the expressions read (None: fetch whole ads)."""
+    names: list[str] = []
+    scratch = ClassAd()
+    for expr in exprs:
+        try:
+            refs = scratch.externalRefs(expr)
+        except Exception:  # an expression we cannot analyse: fetch everything
+            return None
+        for ref in refs:
+            if ref not in names:
+                names.append(ref)
+    return names
+
+
+def evaluate(expr: ExprTree, ad: ClassAd):
+    """The run-time value of ``expr`` in ``ad`` (UNDEF/ERROR are values here)."""
+    return E.evaluate(expr, ad, None)
+
+
+def value_text(value, quoted: bool = False) -> str:
+    """``%v`` (strings bare) or ``%V`` (strings quoted) text of a run-time value."""
+    if type(value) is str:
+        return quote_string_old(value) if quoted else value
+    if value is UNDEF:
+        return "undefined"
+    if value is ERROR:
+        return "error"
+    return unparse_old(value_node(value))
+
+
+def raw_text(ad: ClassAd, expr: ExprTree) -> str:
+    """``%r``: the unevaluated expression (an attribute's own text)."""
+    if _NAME.match(str(expr)):
+        return ad.lookup(str(expr)).old_text() if str(expr) in ad else "undefined"
+    return expr.old_text()
+
+
+def _elapsed(value) -> str:
+    seconds = int(value) if type(value) in (int, float) else 0
+    return f"{seconds // 86400}+{seconds % 86400 // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _date(value) -> str:
+    return time.strftime("%m/%d/%y %H:%M:%S", time.localtime(value)) if type(value) in (int, float) else ""
+
+
+class AutoFormat:
+    """``-af[:opts] attr...`` rows (see the module docstring)."""
+
+    def __init__(self, attrs: list[str], options: str | None, prog: str):
+        opts = options or ""
+        if "l" in opts and "h" in opts:
+            raise Usage(f"{prog}: -af options l and h cannot be used together", show_usage=False)
+        self.labels = "l" in opts
+        self.headings = "h" in opts
+        self.job_id = "j" in opts
+        self.kind = next((k for k in "rVTY" if k in opts or (k == "r" and "o" in opts)), "v")
+        self.row_prefix = "\n" if "g" in opts else ""
+        self.col_prefix = "\t" if "t" in opts else ("" if "g" in opts else " ")
+        self.col_suffix = "\n" if "n" in opts else ("," if "," in opts else "")
+        self.names = attrs
+        self.exprs = [compile_attr(a, prog) for a in attrs]
+        self.printed_heading = False
+
+    def projection(self) -> list[str] | None:
+        names = references(self.exprs)
+        if names is not None and self.job_id:
+            names = ["ClusterId", "ProcId"] + [n for n in names if n not in ("ClusterId", "ProcId")]
+        return names
+
+    def _cell(self, ad: ClassAd, expr: ExprTree) -> str:
+        if self.kind == "r":
+            return raw_text(ad, expr)
+        value = evaluate(expr, ad)
+        if self.kind == "T":
+            return _elapsed(value)
+        if self.kind == "Y":
+            return _date(value)
+        return value_text(value, self.kind == "V")
+
+    def row(self, ad: ClassAd) -> str:
+        cells = []
+        labels = []
+        if self.job_id:
+            cells.append(f"{ad.get('ClusterId', '')}.{ad.get('ProcId', '')}")
+            labels.append("ID")
+        for name, expr in zip(self.names, self.exprs):
+            cells.append(self._cell(ad, expr))
+            labels.append(name)
+        if self.labels:
+            cells = [f"{label} = {cell}" for label, cell in zip(labels, cells)]
+        return self._join(cells)
+
+    def _join(self, cells: list[str]) -> str:
+        out = [self.row_prefix]
+        last = len(cells) - 1
+        for i, cell in enumerate(cells):
+            if i:
+                out.append(self.col_prefix)
+            out.append(cell)
+            if i < last:
+                out.append(self.col_suffix)
+        out.append("\n")
+        return "".join(out)
+
+    def heading(self) -> str:
+        if not self.headings or self.printed_heading:
+            return ""
+        self.printed_heading = True
+        names = (["ID"] if self.job_id else []) + list(self.names)
+        return self._join(names)
+
+
+_CONVERSION = re.compile(r"%([-+ #0]*\d*(?:\.\d+)?)(l{0,2}|h{0,2})([diouxXeEfFgGsvVrcTY%])")
+_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "r": "\r", "a": "\a"}
+
+
+def c_escapes(text: str) -> str:
+    """``\\n``-style escapes of a -format string, as HTCondor collapses them."""
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), text)
+
+
+class Formats:
+    """``-format FMT attr`` pairs: each prints its text with the value converted."""
+
+    def __init__(self, prog: str):
+        self.prog = prog
+        self.items: list[tuple[str, ExprTree]] = []
+
+    def add(self, fmt: str, attr: str) -> None:
+        self.items.append((c_escapes(fmt), compile_attr(attr, self.prog)))
+
+    def projection(self) -> list[str] | None:
+        return references([e for _, e in self.items])
+
+    def render(self, ad: ClassAd) -> str:
+        out = []
+        for fmt, expr in self.items:
+            value = evaluate(expr, ad)
+            if value is not UNDEF:  # HTCondor prints nothing for an undefined item
+                out.append(_printf(fmt, value, ad, expr))
+        return "".join(out)
+
+
+def _printf(fmt: str, value, ad: ClassAd, expr: ExprTree) -> str:
+    def one(match: re.Match) -> str:
+        flags, _, letter = match.groups()
+        if letter == "%":
+            return "%"
+        if letter in "diouxXc":
+            number = value if type(value) in (int, bool) else (int(value) if type(value) is float else 0)
+            if letter == "c":
+                return chr(number)
+            return ("%" + flags + ("d" if letter in "iu" else letter)) % number
+        if letter in "eEfFgG":
+            number = float(value) if type(value) in (int, float, bool) else 0.0
+            return ("%" + flags + letter) % number
+        if letter == "r":
+            text = raw_text(ad, expr)
+        elif letter == "T":
+            text = _elapsed(value)
+        elif letter == "Y":
+            text = _date(value)
+        else:
+            text = value_text(value, letter == "V")
+        return ("%" + flags + "s") % text
+    return _CONVERSION.sub(one, fmt)
+
+
+class ListWriter:
+    """-long / -json / -xml lists of whole ads (HTCondor's ClassAd list writer)."""
+
+    XML_HEAD = '<?xml version="1.0"?>\n<!DOCTYPE classads SYSTEM "classads.dtd">\n<classads>\n'
+
+    def __init__(self, form: str, attributes: list[str] | None = None):
+        self.form = form
+        self.attributes = attributes
+        self.count = 0
+
+    def _pairs(self, ad: ClassAd):
+        if self.attributes:
+            wanted = {a.lower() for a in self.attributes}
+            names = [k for k in ad.keys() if k.lower() in wanted]
+        else:
+            names = list(ad.keys())
+        return sorted(((name, ad.lookup(name)) for name in names), key=lambda p: p[0].lower())
+
+    def ad(self, ad: ClassAd) -> str:
+        pairs = self._pairs(ad)
+        if not pairs:
+            return ""
+        first = self.count == 0
+        self.count += 1
+        if self.form == "long":
+            return "".join(f"{name} = {expr.old_text()}\n" for name, expr in pairs) + "\n"
+        if self.form == "json":
+            return ("[\n" if first else ",\n") + print_json_pairs(pairs) + "\n"
+        return (self.XML_HEAD if first else "") + _xml_ad(pairs)
+
+    def footer(self, always: bool = False) -> str:
+        if self.form == "json":
+            return "]\n" if self.count else ""
+        if self.form == "xml":
+            if self.count:
+                return "</classads>\n"
+            return self.XML_HEAD + "</classads>\n" if always else ""
+        return ""
+
+
+def _xml_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;") \
+        .replace("'", "&apos;")
+
+
+def _xml_value(node) -> str:
+    from eventcore.classad import nodes as N
+    if type(node) is N.Literal:
+        v = node.value
+        if type(v) is bool:
+            return f'<b v="{"t" if v else "f"}"/>'
+        if type(v) is int:
+            return f"<i>{v}</i>"
+        if type(v) is float:
+            return f"<r>{v:.15E}</r>"
+        if type(v) is str:
+            return f"<s>{_xml_escape(v)}</s>"
+        if v is UNDEF:
+            return "<un/>"
+        if v is ERROR:
+            return "<er/>"
+    if type(node) is N.ListExpr:
+        return "<l>" + "".join(_xml_value(i) for i in node.items) + "</l>"
+    return f"<e>{_xml_escape(unparse_old(node))}</e>"
+
+
+def _xml_ad(pairs) -> str:
+    lines = ["<c>\n"]
+    for name, expr in pairs:
+        lines.append(f'    <a n="{_xml_escape(name)}">{_xml_value(expr.node)}</a>\n')
+    lines.append("</c>\n")
+    return "".join(lines)

@@ -1,0 +1,100 @@
+"""The pool a condor_* command talks to, found as HTCondor finds it.
+
+``$CONDOR_CONFIG`` names the configuration (and through ``COLLECTOR_HOST``
+the collector that locates the schedd); without it, the personal pool the
+``jobledger`` CLI uses by default (``~/.condor/personal``) when one is there.
+Job ids and owner names on a command line become one constraint here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from daemons.config_files import param, reload_config
+from eventcore.classad import quote
+from eventcore.enums import DaemonType
+from eventcore.errors import HTCondorException
+
+from jobledger.condor_cli.args import Failed
+
+_PROC_ID = re.compile(r"^(\d+)(?:\.(\d+))?$")
+
+
+def load_config() -> None:
+    """Point ``param`` at $CONDOR_CONFIG, else at the default personal pool."""
+    if not os.environ.get("CONDOR_CONFIG"):
+        from jobledger.cli.pool import DEFAULT_DIR
+        default = DEFAULT_DIR / "condor_config"
+        if default.is_file():
+            os.environ["CONDOR_CONFIG"] = str(default)
+    reload_config()
+
+
+def collector():
+    from daemons.clients import Collector
+    load_config()
+    return Collector()
+
+
+def schedd_ad(name: str | None = None):
+    """The schedd's location ad; ``Failed`` with HTCondor's wording when there is none."""
+    try:
+        ad = collector().locate(DaemonType.Schedd, name)
+    except HTCondorException as exc:
+        where = f"schedd {name}" if name else "local schedd"
+        raise Failed(f"ERROR: Can't find address of {where} ({_why(exc)})") from None
+    if ad is None:
+        raise Failed(f"ERROR: Can't find address of schedd {name}")
+    return ad
+
+
+def schedd(name: str | None = None):
+    from daemons.clients import Schedd
+    return Schedd(schedd_ad(name))
+
+
+def _why(exc: Exception) -> str:
+    return " ".join(str(exc).split())
+
+
+def config_path() -> str | None:
+    value = os.environ.get("CONDOR_CONFIG")
+    return value if value and Path(value).is_file() else None
+
+
+def parse_proc_id(text: str) -> tuple[int, int | None] | None:
+    """``(cluster, proc)`` of ``C`` or ``C.P`` (proc None for a whole cluster); None otherwise."""
+    match = _PROC_ID.match(text)
+    if not match:
+        return None
+    return int(match.group(1)), (int(match.group(2)) if match.group(2) is not None else None)
+
+
+def id_clause(cluster: int, proc: int | None) -> str:
+    if proc is None:
+        return f"ClusterId == {cluster}"
+    return f"(ClusterId == {cluster} && ProcId == {proc})"
+
+
+def owner_clause(owner: str) -> str:
+    return f"Owner == {quote(owner)}"
+
+
+def join_any(clauses: list[str]) -> str | None:
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else " || ".join(f"({c})" if "||" in c else c for c in clauses)
+
+
+def join_all(clauses: list[str | None]) -> str | None:
+    parts = [c for c in clauses if c]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else " && ".join(f"({c})" for c in parts)
+
+
+def user_name() -> str:
+    from daemons.clients import _user
+    return _user()

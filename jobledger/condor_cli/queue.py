@@ -1,0 +1,307 @@
+"""condor_q: the jobs in the schedd's queue, as HTCondor's condor_q prints them.
+
+Without output options one line per batch (owner and batch name, or the
+cluster), then the totals lines; ``-nobatch``/``-run``/``-hold``/``-idle``
+one line per job; ``-af``/``-format``/``-long``/``-json``/``-xml`` as the
+scripts that parse condor_q expect (``adprint``).  Only the caller's jobs
+unless ids, owners or ``-allusers`` are given.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from eventcore.enums import QueryOpt
+
+from jobledger.condor_cli import pool, table
+from jobledger.condor_cli.adprint import AutoFormat, Formats, ListWriter
+from jobledger.condor_cli.args import Args, Failed, Usage, entry
+
+PROG = "condor_q"
+
+USAGE = f"""\
+Usage: {PROG} [general-opts] [restriction-list] [output-opts]
+
+    [general-opts] are
+\t-name <name>\t\t Name of the schedd
+\t-pool <host>\t\t Use host as the central manager to query
+\t-allusers\t\t Consider jobs of all users, not only yours
+
+    [restriction-list] each restriction may be one of
+\t<cluster>\t\t Jobs of this cluster
+\t<cluster>.<proc>\t This job
+\t<owner>\t\t\t Jobs of this owner
+\t-constraint <expr>\t Jobs matching <expr>
+
+    [output-opts] are
+\t-limit <num>\t\t At most <num> jobs
+\t-totals\t\t\t Only the totals
+\t-batch\t\t\t One line per batch of jobs (the default)
+\t-nobatch\t\t One line per job
+\t-run\t\t\t Running jobs, with the host they run on
+\t-hold\t\t\t Held jobs, with why
+\t-idle\t\t\t Idle jobs
+\t-wide\t\t\t Do not cut lines at 80 columns
+\t-long\t\t\t Whole job ClassAds
+\t-xml\t\t\t Whole job ClassAds as XML
+\t-json\t\t\t Whole job ClassAds as JSON
+\t-attributes X,Y,...\t Only these attributes with -long, -xml, -json
+\t-format <fmt> <attr>\t Print <attr> with printf format <fmt>
+\t-autoformat[:jlhVr,tng] <attr> [<attr2> ...]
+\t-af[:jlhVr,tng] <attr> [<attr2> ...]
+\t\t\t\t Print the attributes (or expressions) in a default format
+"""
+
+STATUS_FILTER = {"run": "JobStatus == 2", "hold": "JobStatus == 5", "idle": "JobStatus == 1"}
+
+
+class Options:
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.owners: list[str] = []
+        self.constraints: list[str] = []
+        self.allusers = False
+        self.mode = "batch"          # batch, nobatch, run, hold, idle
+        self.totals = False
+        self.wide = False
+        self.limit = -1
+        self.autoformat: AutoFormat | None = None
+        self.formats: Formats | None = None
+        self.listing: str | None = None  # long, json, xml
+        self.attributes: list[str] | None = None
+        self.name: str | None = None
+        self.pool: str | None = None
+
+
+def parse(argv: list[str], prog: str = PROG) -> Options:
+    opts = Options()
+    args = Args(argv, prog)
+    for arg in args:
+        if not args.is_flag():
+            _restriction(opts, arg)
+        elif args.flag("constraint", 2):
+            opts.constraints.append(args.value())
+        elif args.flag("autoformat", 5) or args.flag("af", 2):
+            qual = args.qualifier
+            names = args.words()
+            if not names:
+                raise Usage(f"Error: {arg} requires at least one attribute", show_usage=False)
+            opts.autoformat = AutoFormat(names, qual, prog)
+        elif args.flag("format", 2):
+            fmt = args.value()
+            attr = args.value()
+            opts.formats = opts.formats or Formats(prog)
+            opts.formats.add(fmt, attr)
+        elif args.flag("long", 1):
+            opts.listing = "long"
+        elif args.flag("json", 2):
+            opts.listing = _one_listing(opts, "json")
+        elif args.flag("xml", 2):
+            opts.listing = _one_listing(opts, "xml")
+        elif args.flag("attributes", 2):
+            opts.attributes = [a.strip() for a in args.value().split(",") if a.strip()]
+        elif args.flag("totals", 3):
+            opts.totals = True
+        elif args.flag("nobatch", 3):
+            opts.mode = "nobatch"
+        elif args.flag("batch", 2):
+            opts.mode = "batch"
+        elif args.flag("run", 1) or args.flag("hold", 2) or args.flag("idle", 2):
+            opts.mode = next(m for m in ("run", "hold", "idle") if args.flag(m, 1))
+        elif args.flag("wide", 1):
+            opts.wide = True
+        elif args.flag("limit", 3):
+            opts.limit = args.int_value()
+            if opts.limit < 1:
+                raise Usage(f"Error: {opts.limit} is not a valid for -limit.", show_usage=False)
+        elif args.flag("allusers", 2):
+            opts.allusers = True
+        elif args.flag("submitter", 1):
+            opts.owners.append(args.value())
+        elif args.flag("name", 1):
+            opts.name = args.value()
+        elif args.flag("pool", 1):
+            opts.pool = args.value()
+        elif args.flag("global", 1) or args.flag("dag", 2) or args.flag("currentrun", 2) \
+                or args.flag("cumulative-time", 2) or args.flag("stream-results", 2) \
+                or args.flag("expert", 2):
+            pass  # one schedd, no DAG nesting to show: these change nothing here
+        elif args.flag("version", 1):
+            from daemons.clients import platform, version
+            print(f"{version()}\n{platform()}")
+            raise Failed(status=0)
+        elif args.flag("help", 1):
+            print(USAGE, end="")
+            raise Failed(status=0)
+        else:
+            raise Usage(f"Error: unrecognized argument {arg}")
+    return opts
+
+
+def _one_listing(opts: Options, form: str) -> str:
+    if opts.listing in ("json", "xml") and opts.listing != form:
+        raise Usage("Error: Cannot print as both XML and JSON", show_usage=False)
+    return form
+
+
+def _restriction(opts: Options, arg: str) -> None:
+    if pool.parse_proc_id(arg) is not None:
+        opts.ids.append(arg)
+    elif arg[:1].isdigit():
+        raise Usage(f"Error: Argument ({arg}) must be a jobid or user", show_usage=False)
+    else:
+        opts.owners.append(arg)
+
+
+def constraint_of(opts: Options, me: str) -> str | None:
+    """The query's constraint: restrictions, -constraint, the status filter, my jobs."""
+    picks = []
+    for text in opts.ids:
+        cluster, proc = pool.parse_proc_id(text)
+        picks.append(pool.id_clause(cluster, proc))
+    picks += [pool.owner_clause(o) for o in opts.owners]
+    mine = None if (opts.allusers or opts.ids or opts.owners) else pool.owner_clause(me)
+    return pool.join_all([pool.join_any(picks), *opts.constraints, STATUS_FILTER.get(opts.mode), mine])
+
+
+def run(argv: list[str]) -> int:
+    opts = parse(argv)
+    me = pool.user_name()
+    location = pool.schedd_ad(opts.name)
+    from daemons.clients import Schedd
+    schedd = Schedd(location)
+    constraint = constraint_of(opts, me)
+    out = sys.stdout
+    if opts.autoformat or opts.formats:
+        show = opts.autoformat or opts.formats
+        ads = schedd.query(constraint, show.projection() or [], limit=opts.limit)
+        write_formatted(out, show, ads)
+        return 0
+    if opts.listing:
+        writer = ListWriter(opts.listing, opts.attributes)
+        for ad in schedd.query(constraint, opts.attributes or [], limit=opts.limit):
+            out.write(writer.ad(ad))
+        out.write(writer.footer(always=True))
+        return 0
+    ads = schedd.query(constraint, table.ATTRS_DEFAULT, limit=opts.limit)
+    if not opts.totals:
+        out.write(banner(location))
+        out.write(job_table(opts, ads))
+    if opts.mode != "run":
+        out.write(totals(opts, schedd, constraint, ads, me))
+    return 0
+
+
+def write_formatted(out, show, ads) -> None:
+    heading = getattr(show, "heading", None)
+    if heading is not None:
+        out.write(show.heading())
+    render = show.row if isinstance(show, AutoFormat) else show.render
+    out.write("".join(render(ad) for ad in ads))
+
+
+def banner(location) -> str:
+    address = str(location.get("MyAddress", ""))
+    if "?" in address:
+        address = address[:address.index("?")] + "?..."
+    stamp = time.strftime("%m/%d/%y %H:%M:%S", time.localtime())
+    return f"\n\n-- Schedd: {location.get('Name', '')} : {address} @ {stamp}\n"
+
+
+def job_table(opts: Options, ads: list) -> str:
+    if opts.mode == "batch":
+        return batch_table(ads)
+    columns = {"run": table.JOB_RUN, "hold": table.JOB_HOLD}.get(opts.mode, table.JOB_DEFAULT)
+    width = 0 if opts.wide else 80
+    return table.heading_line(columns) + "".join(table.row_line(columns, ad, width) for ad in ads)
+
+
+def _batch_key(ad) -> tuple[str, str]:
+    owner = table.owner(ad)
+    name = ad.get("JobBatchName")
+    if isinstance(name, str) and name:
+        return owner, name
+    dag = ad.get("DAGManJobId")
+    if isinstance(dag, int):
+        return owner, f"DAG: {dag}"
+    return owner, f"ID: {ad.get('ClusterId')}"
+
+
+def _job_ids(members: list) -> str:
+    ids = [(m.get("ClusterId"), m.get("ProcId")) for m in members]
+    (c0, p0), (c1, p1) = ids[0], ids[-1]
+    if len(ids) == 1:
+        return f"{c0}.{p0}"
+    if c0 == c1:
+        return f"{c0}.{p0}-{p1}"
+    return f"{c0}.{p0} ... {c1}.{p1}"
+
+
+def batch_table(ads: list) -> str:
+    """One line per batch: OWNER BATCH_NAME SUBMITTED DONE RUN IDLE [HOLD] TOTAL JOB_IDS."""
+    batches: dict[tuple[str, str], list] = {}
+    for ad in ads:
+        batches.setdefault(_batch_key(ad), []).append(ad)
+    held = not ads or any(ad.get("JobStatus") == 5 for ad in ads)
+    width = max([5] + [len(owner) for owner, _ in batches])
+    counts = ["  DONE", "  RUN ", "  IDLE"] + (["  HOLD"] if held else []) + [" TOTAL"]
+    lines = [f"{'OWNER'.ljust(width)} {'BATCH_NAME'.ljust(11)} {'  SUBMITTED'} {' '.join(counts)} JOB_IDS\n"]
+    for (owner, name), members in batches.items():
+        status = [m.get("JobStatus") for m in members]
+        total = _batch_total(members)
+        done = status.count(4) + max(0, total - len(members))
+        cells = [done, status.count(2), status.count(1)] + ([status.count(5)] if held else []) + [total]
+        numbers = " ".join(f"{n:6d}" if n else "     _" for n in cells)
+        lines.append(f"{owner.ljust(width)} {name.ljust(11)} {table.qdate(members[0].get('QDate')):>11} "
+                     f"{numbers} {_job_ids(members)}\n")
+    return "".join(lines)
+
+
+def _batch_total(members: list) -> int:
+    total = 0
+    seen = set()
+    for m in members:
+        cluster = m.get("ClusterId")
+        if cluster in seen:
+            continue
+        seen.add(cluster)
+        procs = m.get("TotalSubmitProcs")
+        total += procs if isinstance(procs, int) else sum(1 for x in members if x.get("ClusterId") == cluster)
+    return total
+
+
+_TOTAL_KEYS = [(4, "completed"), (3, "removed"), (1, "idle"), (2, "running"), (5, "held"), (7, "suspended")]
+
+
+def total_line(label: str, statuses: dict[int, int]) -> str:
+    jobs = sum(statuses.values())
+    return f"Total for {label}: {jobs} jobs; " + ", ".join(f"{statuses.get(s, 0)} {w}" for s, w in _TOTAL_KEYS)
+
+
+def _counts(ads) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for ad in ads:
+        status = ad.get("JobStatus")
+        out[status] = out.get(status, 0) + 1
+    return out
+
+
+def _summary_counts(schedd, constraint: str | None, prefix: str) -> dict[int, int]:
+    words = {"Completed": 4, "Removed": 3, "Idle": 1, "Running": 2, "Held": 5, "Suspended": 7}
+    summary = schedd.query(constraint, [], opts=QueryOpt.SummaryOnly)
+    ad = summary[0] if summary else {}
+    return {status: int(ad.get(prefix + word, 0)) for word, status in words.items()}
+
+
+def totals(opts: Options, schedd, constraint: str | None, ads: list, me: str) -> str:
+    """The totals lines: the query's, the caller's (when only theirs were asked for), everyone's."""
+    lines = [total_line("query", _counts(ads))]
+    mine_only = not (opts.allusers or opts.ids or opts.owners)
+    if mine_only:
+        lines.append(total_line(me, _summary_counts(schedd, pool.owner_clause(me), "")))
+    lines.append(total_line("all users", _summary_counts(schedd, None, "Allusers")))
+    return ("" if opts.totals else "\n") + " \n".join(lines) + "\n\n"
+
+
+main = entry(PROG, run, USAGE)

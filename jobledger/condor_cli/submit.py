@@ -1,0 +1,203 @@
+"""condor_submit: the jobs of a submit description into the pool's schedd.
+
+    condor_submit [options] [name=value ...] [- | FILE]
+
+Prints "Submitting job(s)" and a dot per job, then "N job(s) submitted to
+cluster C." (``-terse``: "C.0 - C.N"); a description read from ``-`` prints
+each proc's ad instead (as HTCondor's implied ``-verbose``).  A submit that
+fails submits nothing and exits 1 with "ERROR: ..." on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from eventcore.errors import SubmitError
+
+from jobledger.condor_cli import pool
+from jobledger.condor_cli.args import Args, Failed, Usage, entry
+
+PROG = "condor_submit"
+
+USAGE = f"""\
+Usage: {PROG} [options] [<attrib>=<value>] [- | <submit-file>]
+    [options] are
+\t-file <submit-file>\tthe submit description to read
+\t-terse\t\t\tprint only the job id range of each cluster
+\t-verbose\t\tprint each job's ClassAd
+\t-append <line>\t\ta submit command added before the queue statement (repeatable)
+\t-queue <queue-opts>\tthe queue statement to use
+\t-batch-name <name>\tthe batch name of the jobs
+\t-dry-run <filename>\twrite the job ClassAds to <filename> (- for stdout); submit nothing
+\t-spool\t\t\tspool the input files to the schedd
+\t-name <name>\t\tsubmit to the schedd of this name
+\t-disable\t\tskip file permission checks
+\t<attrib>=<value>\tset a macro before reading the submit file
+"""
+
+_VALID_NAME = __import__("re").compile(r"^\+?[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+class Options:
+    def __init__(self) -> None:
+        self.file: str | None = None
+        self.terse = False
+        self.verbose = False
+        self.appends: list[str] = []
+        self.macros: list[str] = []
+        self.queue: str | None = None
+        self.batch_name: str | None = None
+        self.dry_run: str | None = None
+        self.spool = False
+        self.name: str | None = None
+
+
+def parse(argv: list[str]) -> Options:
+    opts = Options()
+    args = Args(argv, PROG)
+    for arg in args:
+        if arg == "-":
+            opts.file = "-"
+        elif not args.is_flag():
+            if "=" in arg:
+                name, _, value = arg.partition("=")
+                name = name.strip()
+                if not _VALID_NAME.match(name):
+                    raise Usage(f"{PROG}: invalid attribute name '{name}' for attrib=value assigment",
+                                show_usage=False)
+                opts.macros.append(f"{name} = {value.strip()}")
+            else:
+                opts.file = arg
+        elif args.flag("verbose", 1):
+            opts.verbose, opts.terse = True, False
+        elif args.flag("terse", 3):
+            opts.terse, opts.verbose = True, False
+        elif args.flag("disable", 3) or args.flag("unused", 1) or args.flag("allow-crlf-script", 8):
+            pass
+        elif args.flag("dry-run", 3):
+            if args.index + 1 >= len(args.argv) or (args.argv[args.index + 1].startswith("-")
+                                                    and args.argv[args.index + 1] != "-"):
+                raise Usage(f"{PROG}: -dry-run requires another argument", show_usage=False)
+            opts.dry_run = args.value()
+        elif args.flag("spool", 1):
+            opts.spool = True
+        elif args.flag("file", 2):
+            opts.file = args.value()
+        elif args.flag("name", 1):
+            opts.name = args.value()
+        elif args.flag("append", 1):
+            line = args.value()
+            if line.strip().lower().split(" ")[0] == "queue":
+                _one_queue(opts, line)
+            else:
+                opts.appends.append(line)
+        elif args.flag("batch-name", 1):
+            opts.batch_name = args.value()
+        elif args.flag("queue", 1):
+            if args.index + 1 >= len(args.argv) or args.argv[args.index + 1].startswith("-"):
+                raise Usage(f"{PROG}: {arg} requires at least one argument", show_usage=False)
+            _one_queue(opts, " ".join(args.words()))
+        elif args.flag("help", 1):
+            raise Usage(status=0)
+        else:
+            raise Usage()
+    return opts
+
+
+def _one_queue(opts: Options, line: str) -> None:
+    if opts.queue is not None:
+        raise Usage(f"{PROG}: only one -queue command allowed", show_usage=False)
+    words = line.strip()
+    opts.queue = words[5:].strip() if words.lower().startswith("queue") else words
+
+
+def description(opts: Options):
+    """The ``Submit`` the options describe (file or stdin, macros, appends, batch name)."""
+    from daemons.submit_env import Submit
+    if opts.file in (None, "-"):
+        text = sys.stdin.read()
+        where = "(stdin)"
+    else:
+        try:
+            with open(opts.file, encoding="utf-8") as fh:
+                text = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            raise Failed(f"\nERROR: Failed to open command file ({opts.file}) ({why})") from None
+        where = opts.file
+    head = "".join(line + "\n" for line in opts.macros)
+    try:
+        sub = Submit(head + text)
+        for line in opts.appends + ([f"batch_name = {opts.batch_name}"] if opts.batch_name else []):
+            for key, value in Submit(line).items():
+                sub[key] = value
+    except SubmitError as exc:
+        raise Failed(f"\nERROR: {_submit_error(exc, where)}") from None
+    if opts.queue is None and not _has_queue(text + "\n" + "\n".join(opts.appends)):
+        raise Failed(f'\nERROR: "{where}" doesn\'t contain any "queue" commands -- no jobs queued')
+    return sub
+
+
+def _has_queue(text: str) -> bool:
+    return any(line.strip().lower().split(" ")[0].split("\t")[0] == "queue" for line in text.splitlines())
+
+
+def _submit_error(exc: SubmitError, where: str) -> str:
+    source = exc.source if exc.source not in ("<submit>", None) else where
+    return str(SubmitError(exc.message, exc.line, exc.text, source))
+
+
+def run(argv: list[str]) -> int:
+    opts = parse(argv)
+    if opts.file is None and opts.dry_run and opts.queue is None:
+        raise Failed(f"\nERROR: No submit filename was provided, and '{opts.dry_run}'\n"
+                     "  was given as the output filename for -dry-run.")
+    from_stdin = opts.file == "-"
+    verbose = opts.verbose or (from_stdin and not opts.terse)
+    sub = description(opts)
+    if opts.dry_run:
+        return _dry_run(sub, opts)
+    target = pool.schedd(opts.name)
+    if not opts.terse and not from_stdin:
+        print("Submitting job(s)", end="", flush=True)
+    try:
+        result = target.submit(sub, queue=opts.queue, spool=opts.spool) if opts.queue else \
+            target.submit(sub, spool=opts.spool)
+    except SubmitError as exc:
+        raise Failed(f"\nERROR: {_submit_error(exc, opts.file or '(stdin)')}") from None
+    if opts.spool:
+        target.spool(result)
+    cluster, first, count = result.cluster(), result.first_proc(), result.num_procs()
+    if verbose:
+        for ad in target.query(f"ClusterId == {cluster}"):
+            print(f"\n** Proc {cluster}.{ad['ProcId']}:\n{ad.printOld()}", end="")
+    elif not opts.terse:
+        print("." * count)
+    if opts.terse:
+        print(f"{cluster}.{first} - {cluster}.{first + count - 1}")
+    elif not verbose:
+        print(f"{count} job(s) submitted to cluster {cluster}.")
+    return 0
+
+
+def _dry_run(sub, opts: Options) -> int:
+    try:
+        plan = sub.cluster(clusterid=1, queue=opts.queue, owner=pool.user_name(), spool=opts.spool)
+        ads = list(plan.ads())
+    except SubmitError as exc:
+        raise Failed(f"\nERROR: {_submit_error(exc, opts.file or '(stdin)')}") from None
+    text = "".join(ad.printOld() + "\n" for ad in ads)
+    if opts.dry_run == "-":
+        sys.stdout.write(text)
+    else:
+        with open(opts.dry_run, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    if not opts.terse:
+        print("Dry-Run job(s)" + "." * len(ads))
+        print(f"{len(ads)} job(s) dry-run to cluster 1.")
+    else:
+        print(f"1.0 - 1.{len(ads) - 1}")
+    return 0
+
+
+main = entry(PROG, run, USAGE)

@@ -1,0 +1,120 @@
+"""condor_q's output forms against the examples in HTCondor's condor_q man page (no pool needed)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from eventcore.classad import ClassAd
+from jobledger.condor_cli import table
+from jobledger.condor_cli.adprint import AutoFormat, Formats, ListWriter
+from jobledger.condor_cli.args import Usage, dash_prefix
+from jobledger.condor_cli.queue import _job_ids, batch_table, total_line
+
+
+def job(cluster, proc, **attrs) -> ClassAd:
+    qdate = int(time.mktime((2016, 9, 13, 16, 5, 0, 0, 0, -1)))
+    base = {"ClusterId": cluster, "ProcId": proc, "Owner": "wenger", "QDate": qdate, "JobStatus": 2,
+            "JobPrio": 0, "ImageSize": 0, "RemoteWallClockTime": 13}
+    base.update(attrs)
+    return ClassAd(base)
+
+
+def test_nobatch_lines_match_the_man_page_example():
+    # condor_q -nobatch, from the man page's nested-DAG example
+    ads = [job(591, 0, ImageSize=2458, Cmd="/usr/bin/condor_dagman", Arguments="-p 0"),
+           job(592, 1, Cmd="/bin/sleep", Arguments="300")]
+    text = table.heading_line(table.JOB_DEFAULT) + "".join(table.row_line(table.JOB_DEFAULT, ad, 80)
+                                                           for ad in ads)
+    assert text == (" ID      OWNER            SUBMITTED     RUN_TIME ST PRI SIZE CMD\n"
+                    " 591.0   wenger          9/13 16:05   0+00:00:13 R  0    2.4 condor_dagman -p 0\n"
+                    " 592.1   wenger          9/13 16:05   0+00:00:13 R  0    0.0 sleep 300\n")
+
+
+def test_nobatch_cuts_the_command_at_80_columns_unless_wide():
+    ad = job(1, 0, Cmd="/bin/echo", Arguments="x" * 100)
+    assert len(table.row_line(table.JOB_DEFAULT, ad, 80)) == 81
+    assert table.row_line(table.JOB_DEFAULT, ad, 0).endswith("x" * 100 + "\n")
+
+
+def test_format_prints_job_ids_as_the_man_page_example():
+    # condor_q -format "%d." ClusterId -format "%d\n" ProcId  ->  27.0 27.1 ...
+    formats = Formats("condor_q")
+    formats.add("%d.", "ClusterId")
+    formats.add(r"%d\n", "ProcId")
+    assert "".join(formats.render(job(27, p)) for p in (0, 1, 7)) == "27.0\n27.1\n27.7\n"
+
+
+def test_format_of_an_undefined_attribute_prints_nothing():
+    formats = Formats("condor_q")
+    formats.add("%s|", "NoSuchAttr")
+    formats.add("%-6s|", "Owner")
+    formats.add("%5.1f|", "ImageSize")
+    assert formats.render(job(1, 0)) == "wenger|  0.0|"
+
+
+@pytest.mark.parametrize("options,expected", [
+    (None, "591 wenger undefined 1182\n"),
+    ("j", "591.0 591 wenger undefined 1182\n"),
+    (",", "591, wenger, undefined, 1182\n"),
+    ("t", "591\twenger\tundefined\t1182\n"),
+    ("V", '591 "wenger" undefined 1182\n'),
+    ("l", "ClusterId = 591 Owner = wenger Nope = undefined ClusterId * 2 = 1182\n"),
+    ("lrng", "\nClusterId = 591\nOwner = \"wenger\"\nNope = undefined\nClusterId * 2 = ClusterId * 2\n"),
+])
+def test_autoformat_options(options, expected):
+    af = AutoFormat(["ClusterId", "Owner", "Nope", "ClusterId * 2"], options, "condor_q")
+    assert af.row(job(591, 0)) == expected
+
+
+def test_autoformat_headings_once():
+    af = AutoFormat(["ClusterId", "Owner"], "h", "condor_q")
+    assert af.heading() == "ClusterId Owner\n" and af.heading() == ""
+
+
+def test_autoformat_rejects_l_with_h_and_bad_expressions():
+    with pytest.raises(Usage):
+        AutoFormat(["ClusterId"], "lh", "condor_q")
+    with pytest.raises(Usage):
+        AutoFormat(["a b"], None, "condor_q")
+
+
+def test_json_and_xml_lists_have_htcondors_separators():
+    ads = [job(1, 0), job(1, 1)]
+    writer = ListWriter("json", ["ProcId", "ClusterId"])
+    text = "".join(writer.ad(ad) for ad in ads) + writer.footer()
+    assert text == ('[\n{\n  "ClusterId": 1,\n  "ProcId": 0\n}\n,\n'
+                    '{\n  "ClusterId": 1,\n  "ProcId": 1\n}\n]\n')
+    writer = ListWriter("xml", ["Owner"])
+    text = writer.ad(ads[0]) + writer.footer()
+    assert text == ('<?xml version="1.0"?>\n<!DOCTYPE classads SYSTEM "classads.dtd">\n<classads>\n'
+                    '<c>\n    <a n="Owner"><s>wenger</s></a>\n</c>\n</classads>\n')
+    assert ListWriter("json").footer() == ""
+    long = ListWriter("long", ["Owner", "ClusterId"])
+    assert long.ad(ads[0]) == 'ClusterId = 1\nOwner = "wenger"\n\n'
+
+
+def test_batch_lines_and_job_id_ranges():
+    ads = [job(599, p, Cmd="/bin/sleep", JobStatus=5 if p == 3 else 2) for p in range(4)]
+    lines = batch_table(ads).splitlines()
+    # the HOLD column appears only when a job is held (man page, "Output")
+    assert lines[0] == "OWNER  BATCH_NAME    SUBMITTED   DONE   RUN    IDLE   HOLD  TOTAL JOB_IDS"
+    assert lines[1] == "wenger ID: 599      9/13 16:05      _      3      _      1      4 599.0-3"
+    assert "HOLD" not in batch_table([job(1, 0)]).splitlines()[0]
+    assert _job_ids([job(3698, 0), job(3707, 0)]) == "3698.0 ... 3707.0"
+
+
+def test_totals_line():
+    assert total_line("query", {2: 13, 1: 1}) == \
+        "Total for query: 14 jobs; 0 completed, 0 removed, 1 idle, 13 running, 0 held, 0 suspended"
+
+
+@pytest.mark.parametrize("arg,name,least,expected", [
+    ("-constraint", "constraint", 2, (True, None)), ("-const", "constraint", 2, (True, None)),
+    ("--constraint", "constraint", 2, (True, None)), ("-c", "constraint", 2, (False, None)),
+    ("-af:jh", "af", 2, (True, "jh")), ("-constraints", "constraint", 2, (False, None)),
+    ("-", "af", 1, (False, None)), ("x", "af", 1, (False, None)),
+])
+def test_dash_prefix(arg, name, least, expected):
+    assert dash_prefix(arg, name, least) == expected
