@@ -21,13 +21,13 @@ from .walk_order import WalkOrder
 _BAD_NAME_CHARS = frozenset(' \t\r\n\v\f"/\x00')
 
 
-def check_node_name(name) -> str:
+def check_node_name(name, what: str = "node name") -> str:
     """``name`` if DAGMan can use it as a node name (and a file name stem)."""
     if not isinstance(name, str) or not name:
-        raise InvalidDAG(f"a node name must be a non-empty string, not {name!r}")
+        raise InvalidDAG(f"a {what} must be a non-empty string, not {name!r}")
     bad = sorted(set(name) & _BAD_NAME_CHARS)
     if bad:
-        raise InvalidDAG(f"node name {name!r} contains {''.join(bad)!r} (no whitespace, quotes or '/')")
+        raise InvalidDAG(f"{what} {name!r} contains {''.join(bad)!r} (no whitespace, quotes or '/')")
     return name
 
 

@@ -11,6 +11,7 @@ as "put node X in category Y").
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import PurePath
 
@@ -26,6 +27,21 @@ DEFAULT_DAG_FILE_NAME = "dagfile.dag"
 CONFIG_FILE_NAME = "dagman.config"
 JOIN_LAYER_NAME = "__JOIN__"
 NOOP_SUBMIT_FILE_NAME = f"{JOIN_LAYER_NAME}.sub"
+
+
+_MACRO_NAME = re.compile(r"[+]?[A-Za-z_][A-Za-z0-9_.]*")
+_ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+RESERVED_NODE_NAMES = frozenset({"PARENT", "CHILD", "ALL_NODES"})
+
+
+def _integer(value, what: str, low: int | None = None, high: int | None = None) -> int:
+    """``value`` if it is an int within [low, high]; else InvalidDAG naming ``what``."""
+    if not isinstance(value, int) or isinstance(value, bool) or (low is not None and value < low) \
+            or (high is not None and value > high):
+        bounds = f" from {low}" if low is not None else ""
+        bounds += f" to {high}" if high is not None else ""
+        raise InvalidDAG(f"{what} must be an integer{bounds}, not {value!r}")
+    return value
 
 
 def _no_newline(text: str, what: str) -> str:
@@ -109,9 +125,12 @@ class DAGRenderer:
                 parts += ["INCLUDE", dot.include_file.as_posix()]
             yield " ".join(parts)
         for key, value in dag.dagman_job_attrs.items():
+            if not isinstance(key, str) or not _ATTRIBUTE_NAME.fullmatch(key) or not str(value).strip():
+                raise InvalidDAG(f"SET_JOB_ATTR needs an attribute name and a value, not {key!r} = {value!r}")
             yield _no_newline(f"SET_JOB_ATTR {key} = {value}", "the job attribute")
         for category, limit in dag.max_jobs_per_category.items():
-            yield f"MAXJOBS {category} {limit}"
+            _nodes.check_node_name(category, "category name")
+            yield f"MAXJOBS {category} {_integer(limit, f'the MAXJOBS limit of {category}', low=0)}"
 
     def yield_node_lines(self, node) -> Iterator[str]:
         if isinstance(node, _nodes.NodeLayer):
@@ -146,7 +165,7 @@ class DAGRenderer:
         """``key="value" ...`` with backslashes and quotes escaped."""
         parts = []
         for key, value in vars.items():
-            if not isinstance(key, str) or not key or set(key) & set(' \t\r\n="'):
+            if not isinstance(key, str) or not _MACRO_NAME.fullmatch(key) or key.lower().startswith("queue"):
                 raise InvalidDAG(f"layer {layer.name!r}: {key!r} cannot be a VARS macro name")
             text = _no_newline(str(value), f"layer {layer.name!r}: VARS value of {key}:")
             parts.append('{}="{}"'.format(key, text.replace("\\", "\\\\").replace('"', '\\"')))
@@ -158,7 +177,7 @@ class DAGRenderer:
         yield from self.yield_node_meta_lines(subdag, name)
 
     def yield_final_node_lines(self, final) -> Iterator[str]:
-        parts = [f"FINAL {final.name} {self.submit_file(final)}"]
+        parts = [f"FINAL {self._checked(final.name)} {self.submit_file(final)}"]
         if final.dir is not None:
             parts += ["DIR", str(final.dir)]
         if final.noop.get(0, False):
@@ -179,6 +198,7 @@ class DAGRenderer:
 
     def yield_node_meta_lines(self, node, name: str) -> Iterator[str]:
         """RETRY, SCRIPT PRE/POST, PRE_SKIP, PRIORITY, CATEGORY, ABORT-DAG-ON for one DAGMan node."""
+        self.check_settings(node, name)
         if node.retries is not None:
             unless = f" UNLESS-EXIT {node.retry_unless_exit}" if node.retry_unless_exit is not None else ""
             yield f"RETRY {name} {node.retries}{unless}"
@@ -197,6 +217,27 @@ class DAGRenderer:
             yield f"ABORT-DAG-ON {name} {node.abort.node_exit_value}{back}"
 
     @staticmethod
+    def check_settings(node, name: str) -> None:
+        """The numbers DAGMan would refuse, refused here first."""
+        if node.retries is not None:
+            _integer(node.retries, f"RETRY of {name}", low=0)
+        if node.retry_unless_exit is not None:
+            _integer(node.retry_unless_exit, f"UNLESS-EXIT of {name}")
+        if node.pre_skip_exit_code is not None:
+            _integer(node.pre_skip_exit_code, f"PRE_SKIP of {name}", low=1, high=255)
+        _integer(node.priority, f"PRIORITY of {name}")
+        if node.category is not None:
+            _nodes.check_node_name(node.category, "category name")
+        if node.abort is not None:
+            _integer(node.abort.node_exit_value, f"ABORT-DAG-ON exit value of {name}")
+            if node.abort.dag_return_value is not None:
+                _integer(node.abort.dag_return_value, f"ABORT-DAG-ON RETURN of {name}", low=0, high=255)
+        for script in (node.pre, node.post):
+            if script is not None and script.retry:
+                _integer(script.retry_status, f"DEFER status of {name}")
+                _integer(script.retry_delay, f"DEFER time of {name}", low=0)
+
+    @staticmethod
     def script_line(name: str, script, which: str) -> str:
         parts = ["SCRIPT"]
         if script.retry:
@@ -206,7 +247,15 @@ class DAGRenderer:
 
     # -- names and edges ----------------------------------------------------------
     def get_node_name(self, node, index: int) -> str:
-        return self.node_name_formatter.generate(node.name, index)
+        return self._checked(self.node_name_formatter.generate(node.name, index))
+
+    @staticmethod
+    def _checked(name: str) -> str:
+        """A generated DAGMan node name: usable, and not one of DAGMan's words."""
+        _nodes.check_node_name(name)
+        if name.upper() in RESERVED_NODE_NAMES or "+" in name:
+            raise InvalidDAG(f"{name!r} cannot be a DAGMan node name (reserved word, or '+' of splices)")
+        return name
 
     def join_node_name(self, join: JoinNode) -> str:
         return self.node_name_formatter.generate(JOIN_LAYER_NAME, join.id)

@@ -164,3 +164,41 @@ def test_layer_names_may_not_hold_the_separator():
     dag.layer(name="a:b")
     with pytest.raises(exceptions.LayerNameContainsSeparator):
         lines(dag)
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"retries": -1}, "RETRY"),
+    ({"retries": "3"}, "RETRY"),
+    ({"pre_skip_exit_code": 0}, "PRE_SKIP"),
+    ({"priority": 1.5}, "PRIORITY"),
+    ({"abort": dags.DAGAbortCondition(1, 256)}, "RETURN"),
+    ({"category": "two words"}, "category name"),
+    ({"pre": dags.Script("/bin/x", retry=True, retry_delay=-1)}, "DEFER time"),
+    ({"vars": [{"queue_me": 1}]}, "VARS macro name"),
+])
+def test_numbers_and_names_dagman_would_refuse(settings, message):
+    dag = dags.DAG()
+    dag.layer(name="n", **settings)
+    with pytest.raises(exceptions.InvalidDAG, match=message):
+        lines(dag)
+
+
+@pytest.mark.parametrize("dag_settings, message", [
+    ({"dagman_job_attributes": {"bad name": 1}}, "SET_JOB_ATTR"),
+    ({"dagman_job_attributes": {"Empty": ""}}, "SET_JOB_ATTR"),
+    ({"max_jobs_by_category": {"c": -1}}, "MAXJOBS"),
+])
+def test_dag_settings_dagman_would_refuse(dag_settings, message):
+    with pytest.raises(exceptions.InvalidDAG, match=message):
+        lines(dags.DAG(**dag_settings))
+
+
+def test_generated_names_that_are_dagman_words_are_refused():
+    dag = dags.DAG()
+    dag.final(name="PARENT")
+    with pytest.raises(exceptions.InvalidDAG, match="reserved"):
+        lines(dag)
+    plus = dags.DAG()
+    plus.layer(name="a+b")
+    with pytest.raises(exceptions.InvalidDAG, match="splices"):
+        lines(plus)
