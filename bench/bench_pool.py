@@ -129,7 +129,8 @@ def main() -> None:
     print(f"| {'measure':<58} | {'ours':>20} | {'CPU':>9} | {'target':<12} |")
     print(f"|{'-' * 60}|{'-' * 22}|{'-' * 11}|{'-' * 14}|")
     with tempfile.TemporaryDirectory(prefix="bench-pool-") as where:
-        with PersonalPool(local_dir=Path(where) / "a") as pool:
+        # one 100,000-proc cluster: above HTCondor's default MAX_JOBS_PER_SUBMISSION
+        with PersonalPool(local_dir=Path(where) / "a", config={"MAX_JOBS_PER_SUBMISSION": "200000"}) as pool:
             bench_submit_and_query(pool)
         with PersonalPool(local_dir=Path(where) / "b") as pool:
             bench_latency(pool)

@@ -18,6 +18,7 @@ from daemons.config_files import param
 from eventcore.classad import ClassAd, ExprTree, parse_expr
 from eventcore.enums import AdType, DaemonType, JobAction, QueryOpt, TransactionFlag
 from eventcore.errors import ClassAdError, HTCondorException
+from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
 
 _ID = re.compile(r"^\s*\d+\.\d+\s*$")
 _CLUSTER = re.compile(r"^\s*\d+\s*$")
@@ -165,9 +166,11 @@ class Schedd:
             raise TypeError("description must be a Submit")
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise TypeError("count must be a non-negative int")
+        limit = self.location.get("MaxJobsPerSubmission", MAX_JOBS_PER_SUBMISSION)
         cluster = self._call("new_cluster")
         cluster_ad, proc_ads, warned = build_cluster(description, cluster, count, itemdata, queue,
-                                                     spool, cwd=os.getcwd(), owner=_user())
+                                                     spool, cwd=os.getcwd(), owner=_user(),
+                                                     max_jobs=limit if isinstance(limit, int) else None)
         for message in warned:
             warnings.warn(message, UserWarning, stacklevel=3)
         return cluster, cluster_ad, proc_ads

@@ -39,6 +39,7 @@ from eventcore.events import EventType
 from eventcore.ids import JobId
 from eventcore.records import ClusterAd, EventRecord, ProcAd, SetAttributes
 from eventcore.status import JobStatus
+from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
 
 MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "JobPrio",
                "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize")
@@ -73,6 +74,7 @@ class Schedd(Daemon):
         self._negotiator_poke = threading.Event()
         self._claim_lock = threading.Lock()
         self.reuse_claims = self.config("CLAIM_WORKLIFE", "1200").strip() != "0"
+        self.max_jobs_per_submission = self.config_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION)
 
     # -- life ------------------------------------------------------------------------
     def setup(self) -> None:
@@ -105,6 +107,7 @@ class Schedd(Daemon):
     def ads(self) -> list[dict]:
         ad = self.common_ad("Scheduler", self.schedd_name)
         ad["ScheddIpAddr"] = ad["MyAddress"]
+        ad["MaxJobsPerSubmission"] = self.max_jobs_per_submission
         counts = dict.fromkeys(("Idle", "Running", "Held", "Removed", "Completed", "Suspended"), 0)
         for key, number in self._status_counts().items():
             counts[key] += number
@@ -213,6 +216,9 @@ class Schedd(Daemon):
         for item in clusters:
             if self.reserved.pop(item["cluster"], None) != peer["uid"]:
                 raise HTCondorException(f"cluster {item['cluster']} was not reserved by this submitter")
+        total = sum(len(item["proc_ads"]) for item in clusters)
+        if total > self.max_jobs_per_submission:
+            raise HTCondorException(too_many_jobs(self.max_jobs_per_submission))
         records, replies, logged = [], [], False
         for item in clusters:
             shared, more = self._cluster_records(user_name(peer["uid"]), item["cluster"],

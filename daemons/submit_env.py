@@ -9,15 +9,18 @@ the cluster ad and proc ads it sends to the schedd.
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import random
 import socket
+import stat
 import time
 from collections.abc import Mapping
 
 from eventcore.submit import description as _description
 from eventcore.submit import jobs as _jobs
+from eventcore.submit.text import CHUNK_BYTES, decode_chunks
 
 
 class OsSubmitEnvironment:
@@ -33,8 +36,9 @@ class OsSubmitEnvironment:
         return os.path.join(self.cwd, os.path.expanduser(path))
 
     def read_file(self, path: str) -> str:
-        with open(self._path(path), encoding="utf-8", errors="surrogateescape") as fh:
-            return fh.read()
+        """UTF-8 text of ``path``; ``SubmitError`` for bytes that are not
+        (``eventcore.submit.text``), ``OSError`` for a FIFO, socket or directory."""
+        return read_submit_file(self._path(path), path)
 
     def glob(self, pattern: str) -> list[tuple[str, bool]]:
         matches = glob.glob(pattern, root_dir=self.cwd)
@@ -62,6 +66,18 @@ class OsSubmitEnvironment:
         return self._rng.randint(low, high)
 
 
+def read_submit_file(path: str, shown: str | None = None) -> str:
+    """Text of a submit, include or item file, read a chunk at a time within
+    the limits of ``eventcore.submit.text`` (``/dev/zero`` fails at once).
+    Opened non-blocking, so a FIFO nobody writes is refused, not waited on."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return decode_chunks(iter(lambda: fh.read(CHUNK_BYTES), b""), shown or path)
+
+
 class Submit(_description.Submit):
     """``htcondor2.Submit`` for the submitting process (files relative to the
     current directory at construction)."""
@@ -71,7 +87,7 @@ class Submit(_description.Submit):
 
 def build_cluster(description, cluster: int, count: int = 0, itemdata=None, queue: str | None = None,
                   spool: bool = False, cwd: str | None = None, owner: str = "",
-                  qdate: int | None = None):
+                  qdate: int | None = None, max_jobs: int | None = None):
     """``Schedd.submit``'s half of a submit: ``(cluster_ad, proc_ads, warnings)``.
 
     ``cluster_ad`` maps attribute names to ClassAd expression text common to
@@ -80,6 +96,24 @@ def build_cluster(description, cluster: int, count: int = 0, itemdata=None, queu
     """
     env = OsSubmitEnvironment(cwd)
     plan = _jobs.plan_cluster(description, env, cluster_id=cluster, count=count, itemdata=itemdata,
-                              queue=queue, spool=spool, owner=owner,
+                              queue=queue, spool=spool, owner=owner, max_jobs=max_jobs,
                               qdate=env.now() if qdate is None else qdate)
+    check_user_logs(description, plan)
     return plan.cluster_attrs, plan.proc_attrs, list(plan.warnings)
+
+
+def check_user_logs(description, plan) -> None:
+    """condor_submit's check before a submit: every user log can be opened
+    for appending (created if new); ``SubmitError`` naming the ``log`` line otherwise."""
+    from eventcore.classad.api import unquote
+    from eventcore.errors import SubmitError
+    texts = {plan.cluster_attrs.get("UserLog")} | {proc["UserLog"] for proc in plan.proc_attrs
+                                                    if "UserLog" in proc}
+    for text in sorted(t for t in texts if t):
+        path = unquote(text)
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o664))
+        except OSError as exc:
+            line, source = description._lines.get("log", (None, "<submit>"))
+            raise SubmitError(f'Invalid log file: "{path}" ({exc.strerror})', line,
+                              f"log = {description.get('log', '')}", source) from None

@@ -72,6 +72,7 @@ class Submit(MutableMapping):
         self._lines: dict[str, tuple[int, str]] = {}
         self._queue = QueueLine()
         self._submit_method = 2
+        self._unclosed_if: SubmitError | None = None
         if isinstance(input, str):
             self._parse(input)
         elif isinstance(input, dict):
@@ -96,6 +97,7 @@ class Submit(MutableMapping):
         self._lines = parser.lines
         if parser.queue is not None:
             self._queue = parser.queue
+        self._unclosed_if = parser.unclosed_if
 
     # -- mapping ------------------------------------------------------------
     def __getitem__(self, key: str) -> str:
@@ -170,8 +172,16 @@ class Submit(MutableMapping):
             args = args[6:]
         self._queue = QueueLine(args.strip(), self._queue.number, self._queue.source)
 
-    def queue_spec(self, qargs: str | None = None):
-        """The parsed queue statement (macros in it expanded)."""
+    def check_complete(self) -> None:
+        """condor_submit's checks of the whole text that htcondor2.Submit skips:
+        an ``if`` the text never closes."""
+        if self._unclosed_if is not None:
+            raise self._unclosed_if
+
+    def queue_spec(self, qargs: str | None = None, strict: bool = False):
+        """The parsed queue statement (macros in it expanded); ``strict``
+        (building jobs, as condor_submit): an item list opened with ``(``
+        at the end of the line must be closed."""
         line = self._queue
         if qargs is not None:
             if qargs[:6].lower() == "queue " or qargs.lower() == "queue":
@@ -187,6 +197,8 @@ class Submit(MutableMapping):
             block, closed = None, False
         else:
             closed = line.block_closed
+        if strict and args.endswith("(") and not closed:
+            raise SubmitError("invalid Queue statement: no ')' closes the item list", *where)
         return parse_queue(args, block, closed, where), where
 
     def itemdata(self, qargs: str | None = None) -> Iterator[dict] | None:
@@ -197,12 +209,14 @@ class Submit(MutableMapping):
 
     # -- job ads ------------------------------------------------------------
     def cluster(self, clusterid: int = 1, count: int = 0, itemdata=None, queue: str | None = None,
-                qdate: int | None = None, owner: str = "", spool: bool = False, procid: int = 0):
+                qdate: int | None = None, owner: str = "", spool: bool = False, procid: int = 0,
+                max_jobs: int | None = None):
         """The cluster's job ads as a ``ClusterPlan`` (common attributes once,
-        per-proc differences), ClassAd expression text throughout."""
+        per-proc differences), ClassAd expression text throughout; at most
+        ``max_jobs`` jobs (``SubmitError`` beyond)."""
         from .jobs import plan_cluster
         return plan_cluster(self, self.environment, cluster_id=clusterid, count=count, itemdata=itemdata,
-                            queue=queue, spool=spool, owner=owner,
+                            queue=queue, spool=spool, owner=owner, max_jobs=max_jobs,
                             qdate=self.environment.now() if qdate is None else qdate, first_proc=procid)
 
     def jobs(self, count: int = 0, itemdata=None, clusterid: int = 1, procid: int = 0, qdate: int = 0,

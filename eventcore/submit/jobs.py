@@ -27,6 +27,7 @@ from eventcore.errors import SubmitError
 from . import translate as T
 from .macros import Expander, MacroError, compile_template, format_number
 from .queue import load_rows
+from .text import too_many_jobs
 from .requirements import ARCH, OPSYS
 
 PER_JOB = ("procid", "process", "step", "row", "itemindex", "jobid", "node")
@@ -109,17 +110,25 @@ def _itemdata_rows(itemdata) -> tuple[tuple[str, ...], list[dict]]:
 
 
 def job_list(sub, env, count: int = 0, itemdata=None, queue: str | None = None,
-             first_proc: int = 0) -> list[_Job]:
-    """The (proc, step, row, item values) of every job the statement makes."""
+             first_proc: int = 0, max_jobs: int | None = None) -> list[_Job]:
+    """The (proc, step, row, item values) of every job the statement makes;
+    ``SubmitError`` (condor_submit's words) when that is more than ``max_jobs``."""
     if queue is not None and (count or itemdata is not None):
         raise ValueError("queue= cannot be combined with count= or itemdata=")
-    spec, where = sub.queue_spec(queue)
+    if queue is None:
+        sub.check_complete()
+    spec, where = sub.queue_spec(queue, strict=True)
+    n = count if count else spec.count
+    if max_jobs is not None and n > max_jobs:
+        raise SubmitError(too_many_jobs(max_jobs), *where)
     if itemdata is not None:
         _, rows = _itemdata_rows(itemdata)
         spec = attrs.evolve(spec, selection=None)
     else:
-        rows = load_rows(spec, env, where)
-    n = count if count else spec.count
+        bound = None if spec.selection is not None else max_jobs
+        rows = load_rows(spec, env, where, bound, n)
+    if max_jobs is not None and rows is not None and n * len(spec.selected(len(rows))) > max_jobs:
+        raise SubmitError(too_many_jobs(max_jobs), *where)
     jobs: list[_Job] = []
     if rows is None:
         if spec.mode is not None and itemdata is None:
@@ -191,12 +200,14 @@ class _Planner:
 
 def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None,
                  queue: str | None = None, spool: bool = False, owner: str = "",
-                 qdate: int = 0, first_proc: int = 0, fast: bool = True) -> ClusterPlan:
+                 qdate: int = 0, first_proc: int = 0, fast: bool = True,
+                 max_jobs: int | None = None) -> ClusterPlan:
     """All proc ads of one cluster (see the module docstring).
 
     ``fast=False`` expands every command in full for every job and runs
-    every rule per job (the reference the fast path is tested against)."""
-    jobs = job_list(sub, env, count, itemdata, queue, first_proc)
+    every rule per job (the reference the fast path is tested against).
+    ``max_jobs``: refuse a statement making more jobs (MAX_JOBS_PER_SUBMISSION)."""
+    jobs = job_list(sub, env, count, itemdata, queue, first_proc, max_jobs)
     planner = _Planner(sub, env, cluster_id, owner, spool, qdate)
     var_names = {name.lower(): name for job in jobs[:1] for name in job.items}
     slots = {name: i for i, name in enumerate(PER_JOB + tuple(var_names))}

@@ -48,6 +48,7 @@ _IDCHAR_BODY = frozenset({NORMAL, "ENV"})   # bodies limited to identifier chara
 
 # `$NAME(` in capitals that is no function: condor_submit-style code says so
 # (htcondor2's expand() leaves it as text; the lenient mode does the same).
+_UNCLOSED = re.compile(r"\$[A-Za-z_]*\((?![^)]*\))")   # "$(Foo" with no ")" after it
 _UNKNOWN_FUNCTION = re.compile(r"(?<!\$)\$(?!(?:ENV|RANDOM_CHOICE|RANDOM_INTEGER|CHOICE|SUBSTR|INT|REAL|STRING|"
                                r"EVAL|BASENAME|DIRNAME|F[pnxdqabfwuPNXDQABFWU]*)\()([A-Z][A-Z0-9_]+)\(")
 
@@ -342,6 +343,9 @@ class Expander:
             unknown = _UNKNOWN_FUNCTION.search(text)
             if unknown:
                 raise MacroError(f"unknown macro function ${unknown.group(1)}()")
+            unclosed = _UNCLOSED.search(text)
+            if unclosed:
+                raise MacroError(f"unclosed macro reference: no ')' after '{text[unclosed.start():][:40]}'")
         if dollar:
             pos = 0
             while True:

@@ -100,6 +100,10 @@ class Parser:
         self.lines: dict[str, tuple[int, str]] = {}   # lower-case name -> (line, source)
         self._where = (0, "<submit>")
         self._after = 0         # physical line index after the current logical line
+        self._queue_end = 0     # physical line index after the queue statement (and its block)
+        # condor_submit reads on after the queue statement; an if it leaves open is an
+        # error there (htcondor2.Submit accepts it): kept for building jobs to raise.
+        self.unclosed_if: SubmitError | None = None
 
     # -- macro table ------------------------------------------------------
     def assign(self, name: str, value: str) -> None:
@@ -135,6 +139,9 @@ class Parser:
         while True:
             jump = self._line(line, number, source, physical, conditions, depth)
             if self.queue is not None:
+                if conditions and not _endifs_close(physical[self._queue_end:], len(conditions)):
+                    self.unclosed_if = SubmitError("endif(s) not found before end-of-file",
+                                                   number, line.strip(), source)
                 return
             try:
                 number, line, self._after = lines.send(jump) if jump is not None else next(lines)
@@ -219,6 +226,7 @@ class Parser:
         args = rest.strip()
         if not args.endswith("("):
             self.queue = QueueLine(args, number, source)
+            self._queue_end = self._after
             return len(physical)
         block = []
         i = self._after
@@ -227,9 +235,11 @@ class Parser:
             i += 1
             if raw.lstrip(" \t").startswith(")"):
                 self.queue = QueueLine(args, number, source, tuple(block), True)
+                self._queue_end = i
                 return len(physical)
             block.append(raw)
         self.queue = QueueLine(args, number, source, tuple(block), False)
+        self._queue_end = i
         return len(physical)
 
     def _expand(self, text: str, number: int, stripped: str, source: str) -> str:
@@ -288,6 +298,17 @@ class Parser:
                 raise SubmitError(f"'{text}' is not a valid if condition (complex conditionals are "
                                   "not supported)", number, stripped, source) from None
         return result != negate
+
+
+def _endifs_close(physical: list[str], open_ifs: int) -> bool:
+    """Whether the lines after a queue statement close ``open_ifs`` open ifs."""
+    for raw in physical:
+        m = _DIRECTIVE_RE.match(raw.lstrip(" \t\r\f\v"))
+        word = m.group(1).lower() if m and m.group(1) else ""
+        open_ifs += 1 if word == "if" else -1 if word == "endif" else 0
+        if open_ifs == 0:
+            return True
+    return False
 
 
 def _heredoc_body(physical, start: int, tag: str):

@@ -14,6 +14,8 @@ import attrs
 
 from eventcore.errors import SubmitError
 
+from .text import too_many_jobs
+
 _KEYWORD_RE = re.compile(r"(?:^|(?<=[\s,]))(in|from|matching)(?=[\s(\[]|\Z)", re.IGNORECASE)
 _VAR_RE = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*\Z")
 _SEPARATORS = re.compile(r"[\s,]+")
@@ -201,14 +203,23 @@ def split_rows(texts: list[str], names: tuple[str, ...]) -> list[dict[str, str]]
     return [split_row(t, names) for t in texts]
 
 
-def load_rows(spec: QueueSpec, env, where) -> list[dict[str, str]] | None:
-    """Every row of the (unsliced) item list; None when there are no items."""
+def load_rows(spec: QueueSpec, env, where, max_jobs: int | None = None,
+              per_row: int = 1) -> list[dict[str, str]] | None:
+    """Every row of the (unsliced) item list; None when there are no items.
+    With ``max_jobs``: ``SubmitError`` as soon as the rows (``per_row``
+    jobs each) would make more jobs than that, before they are all split."""
     if spec.mode is None:
         return None
     names = spec.variables
+    limit = None if max_jobs is None else max_jobs // max(per_row, 1)
+
+    def check(n: int) -> None:
+        if limit is not None and n > limit:
+            raise _fail(too_many_jobs(max_jobs), where)
     if spec.mode == "in":
         lines = _block_lines(spec) if spec.block is not None else [spec.items or ""]
         tokens = [t for line in lines for t in _SEPARATORS.split(line) if t]
+        check(len(tokens))
         rows = [_first_only(t, names) for t in tokens]
     elif spec.mode == "from":
         if spec.block is not None:
@@ -216,7 +227,8 @@ def load_rows(spec: QueueSpec, env, where) -> list[dict[str, str]] | None:
         elif spec.inline:
             texts = [spec.items.strip(" \t")]
         else:
-            texts = _read_rows(spec.items, env, where)
+            texts = _read_rows(spec.items, env, where, check)
+        check(len(texts))
         for i, text in enumerate(texts):
             if not text.strip(" \t"):
                 raise _fail(f"invalid Queue statement: item row {i + 1} is empty", where)
@@ -224,7 +236,9 @@ def load_rows(spec: QueueSpec, env, where) -> list[dict[str, str]] | None:
     else:
         lines = _block_lines(spec) if spec.block is not None else [spec.items or ""]
         patterns = [t for line in lines for t in line.split() if t]
-        rows = [_first_only(p, names) for p in _glob(patterns, spec.qualifier, env)]
+        found = _glob(patterns, spec.qualifier, env)
+        check(len(found))
+        rows = [_first_only(p, names) for p in found]
     return rows or None
 
 
@@ -238,7 +252,7 @@ def _first_only(token: str, names: tuple[str, ...]) -> dict[str, str]:
     return row
 
 
-def _read_rows(name: str, env, where) -> list[str]:
+def _read_rows(name: str, env, where, check) -> list[str]:
     if name.endswith("|"):
         raise _fail("invalid Queue statement: 'from command |' is not supported", where)
     try:
@@ -246,6 +260,7 @@ def _read_rows(name: str, env, where) -> list[str]:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise _fail(f"can't open file {name}: {reason}", where) from None
+    check(text.count("\n") + (0 if text.endswith("\n") else 1))
     return [line.rstrip("\r") for line in text.split("\n")][:-1] if text.endswith("\n") \
         else [line.rstrip("\r") for line in text.split("\n")] if text else []
 

@@ -12,7 +12,26 @@ import click
 from jobledger import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Main(click.Group):
+    """The group: an error of ours (or the OS's) that a command did not turn
+    into a ``ClickException`` still ends as one line naming what failed,
+    never a traceback (``params.one_line``)."""
+
+    def invoke(self, ctx):
+        from eventcore.errors import JobledgerError
+        from jobledger.cli.params import one_line
+        try:
+            return super().invoke(ctx)
+        except JobledgerError as exc:
+            raise click.ClickException(one_line(exc)) from None
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise click.ClickException(f"{where}{exc.strerror or one_line(exc)}") from None
+        except MemoryError:
+            raise click.ClickException("out of memory") from None
+
+
+@click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="jobledger")
 def main() -> None:
     """jobledger: an event-sourced, HTCondor-compatible job engine."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from eventcore.enums import JobAction
+from jobledger.cli.params import CONSTRAINT, check_job_id
 from jobledger.cli.pool import local_dir_option, schedd_of
 
 VERBS = {JobAction.Remove: "marked for removal", JobAction.Hold: "held", JobAction.Release: "released"}
@@ -18,9 +19,7 @@ def _spec(jobs, constraint):
     if not jobs:
         raise click.UsageError("give at least one job id (cluster or cluster.proc) or -constraint")
     for job in jobs:
-        cluster, _, proc = job.partition(".")
-        if not cluster.isdigit() or (proc and not proc.isdigit()):
-            raise click.BadParameter(f"{job!r} is not a job id", param_hint="JOB")
+        check_job_id(job)
     return list(jobs) if all("." in j for j in jobs) else \
         " || ".join(f"(ClusterId == {j.split('.')[0]}" + (f" && ProcId == {j.split('.')[1]})" if "." in j else ")")
                     for j in jobs)
@@ -29,11 +28,13 @@ def _spec(jobs, constraint):
 def _command(action: JobAction, name: str):
     @click.command(name=name, help=f"{name.capitalize()} jobs: by id (cluster or cluster.proc) or -constraint.")
     @local_dir_option
-    @click.option("-constraint", "--constraint", "constraint", default=None, help="A ClassAd constraint.")
+    @click.option("-constraint", "--constraint", "constraint", default=None, type=CONSTRAINT,
+                  help="A ClassAd constraint.")
     @click.option("-reason", "--reason", "reason", default=None, help="Why (kept in the job ad).")
     @click.argument("jobs", nargs=-1)
     def command(local_dir, constraint, reason, jobs):
-        result = schedd_of(local_dir).act(action, _spec(jobs, constraint), reason)
+        spec = _spec(jobs, constraint)
+        result = schedd_of(local_dir).act(action, spec, reason)
         done = result["TotalSuccess"]
         if not done:
             problems = [k[5:] for k in ("TotalNotFound", "TotalBadStatus", "TotalAlreadyDone",

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import click
 
+from jobledger.cli.params import CONSTRAINT
 from jobledger.cli.pool import local_dir_option, schedd_of
 from jobledger.cli.q import STATUS_LETTER, _when
 
 
 @click.command()
 @local_dir_option
-@click.option("-constraint", "--constraint", "constraint", default=None, help="A ClassAd constraint.")
+@click.option("-constraint", "--constraint", "constraint", default=None, type=CONSTRAINT,
+              help="A ClassAd constraint.")
 @click.option("-match", "--match", "match", type=int, default=-1, help="At most this many jobs.")
 @click.option("-af", "--af", "autoformat", is_flag=True,
               help="Print only the attributes named as arguments (condor_history -af).")

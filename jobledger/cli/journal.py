@@ -16,6 +16,7 @@ import click
 
 from daemons.store import DB_NAME, Store
 from eventcore.errors import JobledgerError
+from jobledger.cli.params import MOMENT, POSITION
 
 __all__ = ["journal", "replay", "audit"]
 
@@ -96,7 +97,7 @@ def export(local_dir, fmt, utc):
 
 @journal.command("queue-log")
 @local_dir_option
-@click.option("--position", type=int, default=None, help="The queue at this journal position.")
+@click.option("--position", type=POSITION, default=None, help="The queue at this journal position.")
 def queue_log(local_dir, position):
     """Write the queue as HTCondor's compacted job_queue.log text (for diffing)."""
     from eventcore.projections.queuelog import queue_log_text
@@ -121,20 +122,6 @@ def status_diagram():
     click.echo(state_diagram())
 
 
-def _parse_time(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.datetime.fromisoformat(text)
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is neither Unix seconds nor an ISO-8601 time") from None
-    if moment.tzinfo is None:
-        moment = moment.astimezone()
-    return moment.timestamp()
-
-
 def _when(value) -> str:
     if not value or value < 0:
         return "-"
@@ -143,15 +130,15 @@ def _when(value) -> str:
 
 @click.command()
 @local_dir_option
-@click.option("--as-of", "as_of", default=None, help="A moment (Unix seconds or ISO-8601).")
-@click.option("--position", type=int, default=None, help="A journal position.")
+@click.option("--as-of", "as_of", default=None, type=MOMENT, help="A moment (Unix seconds or ISO-8601).")
+@click.option("--position", type=POSITION, default=None, help="A journal position.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per job.")
 def replay(local_dir, as_of, position, as_json):
     """The queue as it stood at a position or a moment (default: now)."""
     from eventcore.projections.replay import STATUS_LETTER, replay as fold, summary
     if as_of is not None and position is not None:
         raise click.UsageError("give --as-of or --position, not both")
-    moment = _parse_time(as_of) if as_of is not None else None
+    moment = as_of
     store = _open_store(local_dir)
     try:
         queue = fold(store.entries(), position=position, as_of=moment)

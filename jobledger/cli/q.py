@@ -7,6 +7,7 @@ import time
 
 import click
 
+from jobledger.cli.params import CONSTRAINT, check_job_id
 from jobledger.cli.pool import local_dir_option, schedd_of
 
 STATUS_LETTER = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
@@ -32,7 +33,8 @@ def _plain(ad) -> dict:
 
 @click.command()
 @local_dir_option
-@click.option("-constraint", "--constraint", "constraint", default=None, help="A ClassAd constraint.")
+@click.option("-constraint", "--constraint", "constraint", default=None, type=CONSTRAINT,
+              help="A ClassAd constraint.")
 @click.option("-nobatch", "--nobatch", "nobatch", is_flag=True, help="One line per job.")
 @click.option("-af", "--af", "autoformat", is_flag=True,
               help="Print the attributes named as arguments, one job per line (condor_q -af).")
@@ -49,17 +51,15 @@ def q(local_dir, constraint, nobatch, autoformat, long_, as_json, jobs):
         names, jobs = list(jobs), ()
         if not names:
             raise click.UsageError("-af needs attribute names")
-    schedd = schedd_of(local_dir)
     parts = [f"({constraint})"] if constraint else []
     if jobs:
         ids = []
         for job in jobs:
-            cluster, _, proc = job.partition(".")
-            if not cluster.isdigit() or (proc and not proc.isdigit()):
-                raise click.BadParameter(f"{job!r} is not a job id", param_hint="JOBS")
+            cluster, _, proc = check_job_id(job, "JOBS").partition(".")
             ids.append(f"(ClusterId == {cluster}" + (f" && ProcId == {proc})" if proc else ")"))
         parts.append("(" + " || ".join(ids) + ")")
     text = " && ".join(parts) or None
+    schedd = schedd_of(local_dir)
     if autoformat:
         for ad in schedd.query(text, names):
             click.echo(" ".join(str(ad.eval(n)) if n in ad else "undefined" for n in names))

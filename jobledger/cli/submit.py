@@ -24,19 +24,21 @@ import sys
 import click
 
 from eventcore.errors import SubmitError
+from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
 from jobledger.cli.pool import local_dir_option as pool_local_dir_option
 
 
 def load_description(path: str, appends: tuple[str, ...]):
     """The ``Submit`` for FILE (``-`` = stdin) with ``-a`` commands added
     before its queue statement."""
+    from daemons.submit_env import read_submit_file
+    from eventcore.submit.text import CHUNK_BYTES, decode_chunks
     from jobledger import Submit
     if path == "-":
-        text = sys.stdin.read()
+        text = decode_chunks(iter(lambda: sys.stdin.buffer.read(CHUNK_BYTES), b""), "<stdin>")
     else:
         try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            text = read_submit_file(path)
         except OSError as exc:
             raise click.ClickException(f"cannot read {path}: {exc.strerror or exc}") from None
     sub = Submit(text)
@@ -45,6 +47,12 @@ def load_description(path: str, appends: tuple[str, ...]):
         for key, value in extra.items():
             sub[key] = value
     return sub
+
+
+def max_jobs_per_submission() -> int:
+    """MAX_JOBS_PER_SUBMISSION of the configuration this process loaded."""
+    from jobledger import param
+    return int(param.get("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION))
 
 
 def submit_to_pool(sub, queue: str | None, local_dir: str) -> str:
@@ -81,7 +89,8 @@ def submit(file: str, dry_run: bool, as_json: bool, appends: tuple[str, ...], qu
         if not dry_run:
             click.echo(submit_to_pool(sub, queue, local_dir))
             return
-        plan = sub.cluster(clusterid=cluster, queue=queue, owner=getpass.getuser())
+        plan = sub.cluster(clusterid=cluster, queue=queue, owner=getpass.getuser(),
+                           max_jobs=max_jobs_per_submission())
         ads = list(plan.ads())
     except SubmitError as exc:
         where = exc.source if exc.source != "<submit>" or file == "-" else file

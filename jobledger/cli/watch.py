@@ -33,6 +33,7 @@ import click
 
 from eventcore.errors import HTCondorException, TrackerTimeout
 from eventcore.ids import JobId
+from jobledger.cli.params import SECONDS, check_job_id
 from eventcore.status import JobStatus
 from tracking import conditions
 from tracking.journal import JournalTracker
@@ -48,6 +49,7 @@ STATUS_NAMES = {s: s.name for s in JobStatus}
 def parse_jobs(specs) -> list[JobId]:
     jobs = []
     for spec in specs:
+        check_job_id(spec)
         try:
             jobs.append(JobId.parse(spec))
         except ValueError:
@@ -145,10 +147,10 @@ def drain(tracker) -> None:
 @click.option("--exit", "exit_when", type=click.Choice(sorted(EXITS)),
               help="Stop following once this holds for the selected jobs.")
 @click.option("--json", "as_json", is_flag=True, help="Print each job's state as a JSON line.")
-@click.option("--timeout", type=float, default=None, help="Give up --exit after this many seconds.")
-@click.option("--poll-interval", type=float, default=60.0, show_default=True,
+@click.option("--timeout", type=SECONDS, default=None, help="Give up --exit after this many seconds.")
+@click.option("--poll-interval", type=SECONDS, default=60.0, show_default=True,
               help="Seconds between schedd queries when polling.")
-@click.option("--refresh", type=float, default=1.0, show_default=True,
+@click.option("--refresh", type=SECONDS, default=1.0, show_default=True,
               help="Seconds between table redraws.")
 def command(jobs, logs, journal, exit_when, as_json, timeout, poll_interval, refresh):
     """Follow jobs live; a table per batch, or their states as JSON."""
