@@ -31,11 +31,11 @@ def check_node_name(name, what: str = "node name") -> str:
     return name
 
 
-def _per_index(flag) -> dict[int, bool]:
-    """A ``noop``/``done`` argument as {index: bool}; True means every node
-    (the layer fills in its indices), False means none."""
+def _per_index(flag, count: int) -> dict[int, bool]:
+    """A ``noop``/``done`` argument as {index: bool}; True means every one of
+    the ``count`` underlying nodes, False none."""
     if isinstance(flag, bool):
-        return {}
+        return dict.fromkeys(range(count), True) if flag else {}
     if not isinstance(flag, Mapping):
         raise TypeError(f"noop/done must be a bool or a mapping of node index to bool, not {flag!r}")
     return dict(flag)
@@ -80,9 +80,8 @@ class BaseNode:
         self._dag = dag
         self.name = check_node_name(name)
         self.dir = PurePath(dir) if dir is not None else None
-        self.noop = _per_index(noop)
-        self.done = _per_index(done)
-        self._all_noop, self._all_done = noop is True, done is True
+        self.noop = _per_index(noop, len(self))
+        self.done = _per_index(done, len(self))
         self.retries = retries
         self.retry_unless_exit = retry_unless_exit
         self.pre = pre
@@ -91,15 +90,6 @@ class BaseNode:
         self.priority = priority
         self.category = category
         self.abort = abort
-        self._fill_flags()
-
-    def _fill_flags(self) -> None:
-        """``noop=True``/``done=True`` mark every underlying node."""
-        for index in range(len(self)):
-            if self._all_noop:
-                self.noop.setdefault(index, True)
-            if self._all_done:
-                self.done.setdefault(index, True)
 
     def __len__(self) -> int:
         return 1

@@ -44,6 +44,9 @@ def _integer(value, what: str, low: int | None = None, high: int | None = None) 
     return value
 
 
+_BAD_GENERATED = re.compile(r'[\s"/\x00+]')
+
+
 def _no_newline(text: str, what: str) -> str:
     if "\n" in text or "\r" in text:
         raise InvalidDAG(f"{what} {text!r} has a line break; a DAG file command is one line")
@@ -58,6 +61,7 @@ class DAGRenderer:
         self.node_name_formatter = node_name_formatter or SimpleFormatter()
         self.cwd = PurePath(cwd)
         self.join_factory = JoinFactory()
+        self._names: dict = {}
 
     # -- the files ----------------------------------------------------------------
     def files(self, dag_file_name: str = DEFAULT_DAG_FILE_NAME) -> dict[str, str]:
@@ -85,6 +89,7 @@ class DAGRenderer:
     def yield_dag_file_lines(self) -> Iterator[str]:
         """The DAG description, one line at a time (join nodes numbered from 0)."""
         self.join_factory = JoinFactory()
+        self._names: dict = {}
         cycle = self.dag.cycle()
         if cycle:
             names = " -> ".join(n.name for n in cycle + cycle[:1])
@@ -153,30 +158,35 @@ class DAGRenderer:
         if layer.name == JOIN_LAYER_NAME:
             raise InvalidDAG(f"the layer name {JOIN_LAYER_NAME!r} is the writer's own (join nodes)")
         submit_file = self.submit_file(layer)
-        for index, vars in enumerate(layer.vars):
-            name = self.get_node_name(layer, index)
+        self.check_settings(layer, layer.name)
+        checked_keys: set = set()
+        for index, (name, vars) in enumerate(zip(self.node_names(layer), layer.vars)):
             yield " ".join([f"JOB {name} {submit_file}", *self.get_node_meta_parts(layer, index)])
             if vars:
-                yield f"VARS {name} {self.vars_text(layer, vars)}"
+                yield f"VARS {name} {self.vars_text(layer, vars, checked_keys)}"
             yield from self.yield_node_meta_lines(layer, name)
 
     @staticmethod
-    def vars_text(layer, vars) -> str:
-        """``key="value" ...`` with backslashes and quotes escaped."""
+    def vars_text(layer, vars, checked_keys: set) -> str:
+        """``key="value" ...`` with backslashes and quotes escaped (``checked_keys``: names known good)."""
         parts = []
         for key, value in vars.items():
-            if not isinstance(key, str) or not _MACRO_NAME.fullmatch(key) or key.lower().startswith("queue"):
-                raise InvalidDAG(f"layer {layer.name!r}: {key!r} cannot be a VARS macro name")
+            if key not in checked_keys:
+                if not isinstance(key, str) or not _MACRO_NAME.fullmatch(key) or key.lower().startswith("queue"):
+                    raise InvalidDAG(f"layer {layer.name!r}: {key!r} cannot be a VARS macro name")
+                checked_keys.add(key)
             text = _no_newline(str(value), f"layer {layer.name!r}: VARS value of {key}:")
             parts.append('{}="{}"'.format(key, text.replace("\\", "\\\\").replace('"', '\\"')))
         return " ".join(parts)
 
     def yield_subdag_lines(self, subdag) -> Iterator[str]:
         name = self.get_node_name(subdag, 0)
+        self.check_settings(subdag, name)
         yield " ".join([f"SUBDAG EXTERNAL {name} {subdag.dag_file}", *self.get_node_meta_parts(subdag, 0)])
         yield from self.yield_node_meta_lines(subdag, name)
 
     def yield_final_node_lines(self, final) -> Iterator[str]:
+        self.check_settings(final, final.name)
         parts = [f"FINAL {self._checked(final.name)} {self.submit_file(final)}"]
         if final.dir is not None:
             parts += ["DIR", str(final.dir)]
@@ -198,7 +208,6 @@ class DAGRenderer:
 
     def yield_node_meta_lines(self, node, name: str) -> Iterator[str]:
         """RETRY, SCRIPT PRE/POST, PRE_SKIP, PRIORITY, CATEGORY, ABORT-DAG-ON for one DAGMan node."""
-        self.check_settings(node, name)
         if node.retries is not None:
             unless = f" UNLESS-EXIT {node.retry_unless_exit}" if node.retry_unless_exit is not None else ""
             yield f"RETRY {name} {node.retries}{unless}"
@@ -249,12 +258,19 @@ class DAGRenderer:
     def get_node_name(self, node, index: int) -> str:
         return self._checked(self.node_name_formatter.generate(node.name, index))
 
+    def node_names(self, node) -> list[str]:
+        """The DAGMan names of ``node``'s underlying nodes (made once per rendering)."""
+        names = self._names.get(node)
+        if names is None:
+            names = self._names[node] = [self.get_node_name(node, index) for index in range(len(node))]
+        return names
+
     @staticmethod
     def _checked(name: str) -> str:
         """A generated DAGMan node name: usable, and not one of DAGMan's words."""
-        _nodes.check_node_name(name)
-        if name.upper() in RESERVED_NODE_NAMES or "+" in name:
-            raise InvalidDAG(f"{name!r} cannot be a DAGMan node name (reserved word, or '+' of splices)")
+        if not isinstance(name, str) or not name or _BAD_GENERATED.search(name) \
+                or name.upper() in RESERVED_NODE_NAMES:
+            raise InvalidDAG(f"{name!r} cannot be a DAGMan node name (no whitespace, quotes, '/', '+' of splices; not PARENT, CHILD, ALL_NODES: reserved)")
         return name
 
     def join_node_name(self, join: JoinNode) -> str:
@@ -267,11 +283,10 @@ class DAGRenderer:
     def _side(self, node, side) -> list[str]:
         if isinstance(side, JoinNode):
             return [self.join_node_name(side)]
-        count = len(node)
-        for index in side:
-            if not 0 <= index < count:
-                raise InvalidDAG(f"an edge names node index {index} of {node.name!r}, which has {count} nodes")
-        return [self.get_node_name(node, index) for index in side]
+        names = self.node_names(node)
+        if not all(isinstance(i, int) and 0 <= i < len(names) for i in side):
+            raise InvalidDAG(f"an edge names node indices {side!r} of {node.name!r}, which has {len(names)} nodes")
+        return [names[index] for index in side]
 
     def yield_edge_lines(self, parent) -> Iterator[str]:
         """``PARENT ... CHILD ...`` for the edges from ``parent`` to each of its children."""

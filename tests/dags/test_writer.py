@@ -202,3 +202,14 @@ def test_generated_names_that_are_dagman_words_are_refused():
     plus.layer(name="a+b")
     with pytest.raises(exceptions.InvalidDAG, match="splices"):
         lines(plus)
+
+
+def test_a_custom_edge_naming_missing_nodes_is_refused():
+    class Wrong(dags.BaseEdge):
+        def get_edges(self, parent, child, join_factory):
+            yield (0, 5), (0,)
+
+    dag = dags.DAG()
+    dag.layer(name="p", vars=[{}] * 2).child_layer(name="c", edge=Wrong())
+    with pytest.raises(exceptions.InvalidDAG, match=r"indices \(0, 5\) of 'p', which has 2 nodes"):
+        lines(dag)

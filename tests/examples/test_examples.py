@@ -60,3 +60,32 @@ def test_demo(tmp_path):
     assert "audit: OK" in out
     assert out.count("terminated (exit code 0)") == 8
     assert "evicted (requeued)" in out             # the flaky job's first try
+
+
+def test_dag_creation_tutorial(tmp_path):
+    out = run_example("dag_creation_tutorial.py", tmp_path)
+    dag_dir = tmp_path / "mandelbrot-dag"
+    assert f"DAG description file: {dag_dir / 'dagfile.dag'}" in out
+    assert sorted(p.name for p in dag_dir.iterdir()) == ["dagfile.dag", "montage.sub", "tile.sub"]
+    assert "PARENT tile:0 tile:1 tile:2 tile:3 CHILD montage:0" in out
+    assert 'VARS tile:3 w="1.5" x="0.75" y="-0.75" tile_x="00001" tile_y="00001"' in out
+    assert "executable = goatbrot" in (dag_dir / "tile.sub").read_text()
+
+
+@pytest.mark.oracle
+def test_dag_creation_tutorial_writes_what_htcondor2_writes(tmp_path):
+    pytest.importorskip("htcondor2")
+    source = (EXAMPLES / "dag_creation_tutorial.py").read_text()
+    theirs = source.replace("import jobledger as htcondor", "import htcondor2 as htcondor").replace(
+        "from jobledger import dags", "from htcondor2 import dags")
+    assert theirs != source
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "theirs").mkdir()
+    (tmp_path / "theirs.py").write_text(theirs)
+    run_example("dag_creation_tutorial.py", tmp_path / "ours")
+    done = subprocess.run([sys.executable, str(tmp_path / "theirs.py")], cwd=tmp_path / "theirs",
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for name in ("dagfile.dag", "montage.sub", "tile.sub"):
+        ours_text = (tmp_path / "ours" / "mandelbrot-dag" / name).read_text()
+        assert ours_text == (tmp_path / "theirs" / "mandelbrot-dag" / name).read_text(), name
