@@ -61,6 +61,8 @@ class DAGStatusReport:
 
 def _status(value, source: str, what: str) -> NodeStatus:
     try:
+        if isinstance(value, bool):
+            raise TypeError(value)
         return NodeStatus(value)
     except (ValueError, TypeError):
         raise DAGFileError(f"{what}: {value!r} is not a node status (0-7)", source) from None
