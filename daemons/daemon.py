@@ -16,6 +16,7 @@ re-raise.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import random
@@ -40,6 +41,13 @@ PLATFORM = "$CondorPlatform: X86_64-Linux jobledger $"
 
 def hostname() -> str:
     return socket.gethostname()
+
+
+@functools.cache
+def filesystem_domain() -> str:
+    """This machine's FileSystemDomain (HTCondor's default: the full host name);
+    submit and execute sides must say the same."""
+    return socket.getfqdn()
 
 
 def process_start_time(pid: int) -> int | None:

@@ -24,7 +24,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-from daemons import adwire, ipc
+from daemons import adwire, ipc, spool
 from daemons.daemon import Daemon, main_for
 from daemons.negotiator import request_of
 from daemons.projector import Projector
@@ -40,6 +40,7 @@ from eventcore.ids import JobId
 from eventcore.records import ClusterAd, EventRecord, ProcAd, SetAttributes
 from eventcore.status import JobStatus
 from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
+from eventcore.transfer import output_on_evict
 
 MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "JobPrio",
                "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize")
@@ -83,7 +84,7 @@ class Schedd(Daemon):
         self._next_cluster = max(self.store.next_cluster_id(), 1)
         self.projector = Projector(self.store, event_log=self.config("EVENT_LOG", "") or None)
         self.projector.catch_up()
-        self.runs = Runs(self.store, self.log, self._startd_call)
+        self.runs = Runs(self.store, self.log, self._startd_call, self.spool_dir)
         self.actions = Actions(self)
         self.policy = Policy(self)
         # Before the socket opens: settle what happened while we were away.
@@ -192,6 +193,8 @@ class Schedd(Daemon):
             "starter_outcome": self._starter_outcome,
             "starter_update": lambda peer, claim, job, image_size_kb, rss_kb:
                 self.runs.record_size(JobId.parse(job), claim, image_size_kb, rss_kb),
+            "starter_transfer": lambda peer, claim, job, events, input_bytes:
+                self.runs.record_input(JobId.parse(job), claim, events, input_bytes),
             "head": lambda peer: self.store.head(),
             "wait_logs": lambda peer, position, timeout=10.0:
                 self.projector.wait_for_position(position, timeout),
@@ -443,7 +446,7 @@ class Schedd(Daemon):
         if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
             return
         address = match["startd"]
-        started = ipc.call(address, "activate", timeout=10, claim=claim, job=starter_job(ad),
+        started = ipc.call(address, "activate", timeout=10, claim=claim, job=self._starter_job(job, ad),
                            request=match["request"], reuse=match.get("reuse"))
         now = time.time()
         records = [SetAttributes(job, set={
@@ -456,6 +459,13 @@ class Schedd(Daemon):
             self.store.append(records)
         except InvalidTransition:
             ipc.call(address, "signal", timeout=5, claim=claim, what="kill")
+
+    def _starter_job(self, job: JobId, ad: dict) -> dict:
+        """What the starter gets: the job's values, and where ON_EXIT_OR_EVICT keeps files."""
+        values = starter_job(ad)
+        if output_on_evict(values):
+            values["_EvictedFiles"] = str(spool.job_spool(self.spool_dir, job) / "evicted")
+        return values
 
     # -- starters ---------------------------------------------------------------------------
     def _starter_outcome(self, peer, claim: str, job: str, outcome: dict) -> str:

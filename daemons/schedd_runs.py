@@ -27,18 +27,24 @@ import time
 
 from daemons import adwire
 from daemons.daemon import alive
+from daemons.spool import job_spool
 from daemons.starter import read_outcome
 from eventcore.errors import InvalidTransition
 from eventcore.events import EventType, event_to_dict, make_event
 from eventcore.ids import JobId
 from eventcore.records import EventRecord, LeaveQueue, SetAttributes
 from eventcore.status import JobStatus
+from eventcore.transfer import size_mb
 
 RUN_ATTRS = ("ClaimId", "StarterPid", "StarterStart", "ScratchDir", "RemoteSlot")
 # Hold codes of schedd.md 2.1 used here.
 HOLD_POLICY, HOLD_SPAWN = 3, 6  # schedd.md 2.1 (the starter names the other start failures)
 STARTER_JOB_ATTRS = ("ClusterId", "ProcId", "Cmd", "Arguments", "Args", "Environment", "Env", "Iwd",
-                     "In", "Out", "Err", "Owner", "GetEnv", "StreamOut", "JobUniverse")
+                     "In", "Out", "Err", "Owner", "GetEnv", "StreamOut", "JobUniverse",
+                     "ShouldTransferFiles", "WhenToTransferOutput", "TransferInput", "TransferOutput",
+                     "TransferOutputRemaps", "TransferExecutable", "TransferIn", "TransferOut",
+                     "TransferErr", "FileSystemDomain", "RequestDisk")
+TRANSFER_FAILURES = {12: "Transfer output files failure", 13: "Transfer input files failure"}
 
 
 def event(number: int, job: JobId, now: float, **attrs) -> EventRecord:
@@ -78,16 +84,16 @@ def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
     usage = outcome.get("usage") or {}
     clear = tuple(a for a in RUN_ATTRS if a in ad)
     common = usage_attrs(ad, outcome, now)
-    if kind == "spawn_failed":
+    transfers = transfer_events(job, ad, outcome)
+    if kind in ("spawn_failed", "transfer_failed"):
         setattrs = SetAttributes(job, set=common, delete=clear, by="schedd")
-        message = outcome.get("message", "cannot start the job")
-        return [setattrs, event(EventType.JOB_HELD, job, now,
-                                HoldReason=f"Error from starter: {message}",
-                                HoldReasonCode=int(outcome.get("hold_code", HOLD_SPAWN)),
-                                HoldReasonSubCode=int(outcome.get("errno", 0)))]
+        return [setattrs, *transfers, event(EventType.JOB_HELD, job, now,
+                                            HoldReason=hold_reason(ad, outcome),
+                                            HoldReasonCode=int(outcome.get("hold_code", HOLD_SPAWN)),
+                                            HoldReasonSubCode=int(outcome.get("errno", 0)))]
     if kind != "exit":
         setattrs = SetAttributes(job, set=common, delete=clear, by="schedd")
-        return [setattrs, event(EventType.JOB_EVICTED, job, now, Checkpointed=False,
+        return [setattrs, *transfers, event(EventType.JOB_EVICTED, job, now, Checkpointed=False,
                                 RunRemoteUsage=usage_text(usage.get("user", 0), usage.get("sys", 0)),
                                 Reason=_evict_reason(outcome.get("reason")))]
     by_signal = bool(outcome.get("by_signal"))
@@ -105,21 +111,46 @@ def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
         term.update(TerminatedBySignal=int(outcome.get("signal", 0)), CoreFile=None)
     else:
         term["ReturnValue"] = int(outcome.get("code", 0))
-    sets = SetAttributes(job, set={k: v for k, v in exit_attrs.items() if k != "NumJobCompletions"},
-                         delete=clear, by="schedd")
+    sets = [SetAttributes(job, set={k: v for k, v in exit_attrs.items() if k != "NumJobCompletions"},
+                          delete=clear, by="schedd"), *transfers]
     verdict = exit_verdict(after)
     if verdict[0] == "hold":
-        return [sets, event(EventType.JOB_HELD, job, now, HoldReason=verdict[1],
+        return [*sets, event(EventType.JOB_HELD, job, now, HoldReason=verdict[1],
                             HoldReasonCode=HOLD_POLICY, HoldReasonSubCode=verdict[2])]
     if verdict[0] == "requeue":
-        return [sets, event(EventType.JOB_EVICTED, job, now, TerminatedAndRequeued=True,
+        return [*sets, event(EventType.JOB_EVICTED, job, now, TerminatedAndRequeued=True,
                             Checkpointed=False, RunRemoteUsage=run_usage, **{
                                 k: v for k, v in term.items()
                                 if k in ("TerminatedNormally", "ReturnValue", "TerminatedBySignal")})]
-    records = [sets, event(EventType.JOB_TERMINATED, job, now, **term)]
+    records = [*sets, event(EventType.JOB_TERMINATED, job, now, **term)]
     if not adwire.evaluate(after, "LeaveJobInQueue"):
         records.append(LeaveQueue(job))
     return records
+
+
+def hold_reason(ad: dict, outcome: dict) -> str:
+    """HoldReason of a run that could not start or whose files could not be transferred."""
+    message = outcome.get("message", "cannot start the job")
+    slot = adwire.evaluate(ad, "RemoteSlot") or "the execution point"
+    failure = TRANSFER_FAILURES.get(int(outcome.get("hold_code", 0)))
+    if outcome.get("kind") == "transfer_failed" and failure:
+        return f"{failure} at execution point {slot}. Details: {message}"
+    return f"Error from {slot if outcome.get('kind') == 'transfer_failed' else 'starter'}: {message}"
+
+
+def transfer_events(job: JobId, ad: dict, outcome: dict) -> list:
+    """FILE_TRANSFER events the starter timed (output transfer), in order."""
+    return file_transfer_events(job, ad, outcome.get("transfers") or [])
+
+
+def file_transfer_events(job: JobId, ad: dict, timed: list) -> list:
+    """FILE_TRANSFER (040) records of ``[[Type, time], ...]`` as HTCondor writes them:
+    the execution point's address, and the queueing delay on output start."""
+    host = adwire.evaluate(ad, "RemoteHost")
+    host = host if isinstance(host, str) else None
+    return [event(EventType.FILE_TRANSFER, job, when, Type=int(kind), Host=host,
+                  QueueingDelay=0 if int(kind) == 5 else None)
+            for kind, when in timed]
 
 
 def usage_attrs(ad: dict, outcome: dict, now: float) -> dict:
@@ -155,6 +186,8 @@ def usage_attrs(ad: dict, outcome: dict, now: float) -> dict:
         attrs["CommittedTime"] = str(int(float(total("CommittedTime", wall))))
         attrs["CommittedSlotTime"] = total("CommittedSlotTime", wall * cpus)
         attrs["CommittedSuspensionTime"] = str(int(adwire.evaluate(ad, "CommittedSuspensionTime") or 0))
+    if isinstance(outcome.get("disk_usage_kb"), int):
+        attrs["DiskUsage"] = attrs["DiskUsage_RAW"] = str(max(1, outcome["disk_usage_kb"]))
     if usage.get("maxrss_kb"):
         attrs["ResidentSetSize"] = str(int(usage["maxrss_kb"]))
         attrs["ImageSize"] = str(max(int(usage["maxrss_kb"]), int(adwire.evaluate(ad, "ImageSize") or 0)))
@@ -193,7 +226,8 @@ def _fires(ad: dict, name: str) -> bool:
 class Runs:
     """Claims and outcomes of the schedd (thread-safe; one lock orders outcomes)."""
 
-    def __init__(self, store, log, startd_call):
+    def __init__(self, store, log, startd_call, spool_dir=None):
+        self.spool_dir = spool_dir
         self.store = store
         self.log = log
         self.startd_call = startd_call
@@ -216,6 +250,22 @@ class Runs:
             except InvalidTransition:
                 return "stale"
             self._remove_scratch(ad)
+            if outcome.get("kind") == "exit" and self.spool_dir is not None:
+                shutil.rmtree(job_spool(self.spool_dir, job) / "evicted", ignore_errors=True)
+            return "recorded"
+
+    def record_input(self, job: JobId, claim: str, events: list, input_bytes: int) -> str:
+        """The starter copied the inputs: FILE_TRANSFER events and TransferInputSizeMB."""
+        pending = self.activating.get(claim)
+        if pending is not None:
+            pending.wait(10.0)  # the run is being recorded right now
+        with self.lock:
+            ad = self.store.job_ad(job)
+            if ad is None or not self._is_current(ad, claim):
+                return "stale"
+            self._append(job, [
+                SetAttributes(job, set={"TransferInputSizeMB": str(size_mb(int(input_bytes)))}, by="schedd"),
+                *file_transfer_events(job, ad, events)])
             return "recorded"
 
     def record_size(self, job: JobId, claim: str, image_size_kb: int, rss_kb: int) -> str:
@@ -298,6 +348,7 @@ class Runs:
                 lost = event(EventType.SHADOW_EXCEPTION, job, now,
                              Message="the starter exited without an outcome")
             self._append(job, [SetAttributes(job, delete=clear, by="schedd"), lost])
+            self._remove_scratch(current)
         self.log.info("job %s: starter gone without an outcome; requeued", job)
         return 1
 

@@ -28,7 +28,7 @@ import threading
 import time
 
 from daemons import ipc
-from daemons.daemon import Daemon, alive, main_for, process_start_time
+from daemons.daemon import Daemon, alive, filesystem_domain, main_for, process_start_time
 from daemons.machine_facts import machine_facts
 from daemons.starter import SIGNALS, Starter
 from eventcore.errors import HTCondorException
@@ -194,6 +194,7 @@ class Startd(Daemon):
 
     def setup(self) -> None:
         self._adopt_previous()
+        filesystem_domain()  # looked up once here, inherited by every starter
         # Fork the launcher now: no thread of ours exists yet.
         self.launcher = Launcher(str(self.execute_dir), self.address_of("schedd"),
                                  self.config_float("SCHEDD_RECONNECT_TIMEOUT", 60),
@@ -338,7 +339,8 @@ class Startd(Daemon):
         base.update({
             "TargetType": "Job", "StartdIpAddr": base["MyAddress"],
             "SlotID": 1, "SlotTypeID": 1, "UidDomain": self.host,
-            "FileSystemDomain": self.host, "HasFileTransfer": True,
+            "FileSystemDomain": filesystem_domain(), "HasFileTransfer": True,
+            "HasFileTransferPluginMethods": "file",  # the only URL scheme the starter copies
             "DetectedCpus": self.total["Cpus"], "DetectedMemory": self.total["Memory"],
             "TotalCpus": self.total["Cpus"], "TotalMemory": self.total["Memory"],
             "TotalDisk": self.total["Disk"], "TotalSlotCpus": self.total["Cpus"],

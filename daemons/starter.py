@@ -34,9 +34,10 @@ import signal
 import subprocess
 import time
 
-from daemons import ipc
-from daemons.daemon import process_start_time
-from eventcore.errors import HTCondorException
+from daemons import ipc, transfer
+from daemons.daemon import filesystem_domain, process_start_time
+from eventcore import transfer as plan
+from eventcore.errors import HTCondorException, TransferError
 
 OUTCOME = "outcome.json"
 STARTER_RECORD = "starter.json"
@@ -168,6 +169,9 @@ class Starter:
         self.reported_size: tuple | None = None
         self.kill_timeout = kill_timeout
         self.scratch = os.path.join(execute_dir, f"dir_{os.getpid()}")
+        self.sandboxed = plan.wants_sandbox(job, filesystem_domain())
+        self.inputs: plan.InputPlan | None = None
+        self.before: dict = {}
         self.child: subprocess.Popen | None = None
         self.pending: list[str] = []
         self.suspended_at: float | None = None
@@ -180,14 +184,18 @@ class Starter:
         for name, sig in SIGNALS.items():
             signal.signal(sig, lambda _s, _f, name=name: self.pending.append(name))
         start = time.time()
-        try:
-            self.child = self._spawn()
-        except SpawnFailed as failed:
-            exc = failed.error
-            outcome = {"kind": "spawn_failed", "hold_code": failed.code, "errno": exc.errno or 0,
-                       "message": str(exc), "start": start, "end": time.time()}
-        else:
-            outcome = self._wait(start)
+        outcome = self._stage_input(start) if self.sandboxed else None
+        if outcome is None:
+            try:
+                self.child = self._spawn()
+            except SpawnFailed as failed:
+                exc = failed.error
+                outcome = {"kind": "spawn_failed", "hold_code": failed.code, "errno": exc.errno or 0,
+                           "message": str(exc), "start": start, "end": time.time()}
+            else:
+                outcome = self._wait(start)
+                if self.sandboxed:
+                    self._send_output(outcome)
         outcome.update(claim=self.claim, job=self.job_id)
         if "shutdown" in self.pending:
             self.reconnect_timeout = 1.0  # the pool is stopping: one short try, then leave
@@ -203,18 +211,21 @@ class Starter:
     def _spawn(self) -> subprocess.Popen:
         """Start the job; ``SpawnFailed`` says which step failed (HTCondor's hold code)."""
         job = self.job
-        iwd = str(job.get("Iwd") or self.scratch)
+        if self.sandboxed:
+            iwd, cmd, streams = self.scratch, self.inputs.command, self._sandbox_streams()
+        else:
+            iwd = str(job.get("Iwd") or self.scratch)
+            cmd, streams = str(job.get("Cmd", "")), (job.get("In"), job.get("Out"), job.get("Err"))
         if not os.path.isdir(iwd):
             raise SpawnFailed(HOLD_IWD, FileNotFoundError(2, "initial directory not accessible", iwd))
-        cmd = str(job.get("Cmd", ""))
         if not os.path.isabs(cmd):
             cmd = os.path.join(iwd, cmd)
         opened = []
         try:
-            stdin = _stage(HOLD_INPUT, opened, job.get("In"), iwd, "rb")
-            stdout = _stage(HOLD_OUTPUT, opened, job.get("Out"), iwd, "ab" if job.get("StreamOut") else "wb")
-            stderr = stdout if job.get("Err") == job.get("Out") else \
-                _stage(HOLD_OUTPUT, opened, job.get("Err"), iwd, "wb")
+            stdin = _stage(HOLD_INPUT, opened, streams[0], iwd, "rb")
+            stdout = _stage(HOLD_OUTPUT, opened, streams[1], iwd, "ab" if job.get("StreamOut") else "wb")
+            stderr = stdout if streams[2] == streams[1] else \
+                _stage(HOLD_OUTPUT, opened, streams[2], iwd, "wb")
             try:
                 return subprocess.Popen([cmd, *job_arguments(job)], cwd=iwd, stdin=stdin, stdout=stdout,
                                         stderr=stderr, env=job_environment(job, self.scratch),
@@ -224,6 +235,64 @@ class Starter:
         finally:
             for handle in opened:
                 handle.close()
+
+    def _sandbox_streams(self) -> tuple:
+        """stdin/stdout/stderr of a sandboxed job: files in the sandbox (or /dev/null)."""
+        job = self.job
+        out = plan.STDOUT if _named(job.get("Out")) else None
+        err = plan.STDERR if _named(job.get("Err")) else None
+        if err and job.get("Err") == job.get("Out"):
+            err = out
+        return self.inputs.stdin, out, err
+
+    # -- transfer -------------------------------------------------------------------
+    def _stage_input(self, start: float) -> dict | None:
+        """Copy the inputs into the sandbox; the outcome of a failed transfer, or None."""
+        began = time.time()
+        try:
+            self.inputs = plan.input_plan(self.job)
+            spooled = self.job.get("_EvictedFiles")
+            if isinstance(spooled, str) and os.path.isdir(spooled):
+                self.inputs = plan.InputPlan(self.inputs.sources + (plan.Source(spooled, "", True),),
+                                             self.inputs.command, self.inputs.stdin)
+            size = transfer.stage_input(self.inputs, self.scratch, self.job.get("RequestDisk"))
+        except TransferError as failed:
+            return _transfer_failed(failed, start)
+        self.before = transfer.snapshot(self.scratch)
+        self._tell("starter_transfer", events=[[plan.IN_STARTED, began], [plan.IN_FINISHED, time.time()]],
+                   input_bytes=size)
+        return None
+
+    def _send_output(self, outcome: dict) -> None:
+        """Bring the outputs back (after an exit; after an eviction only for
+        ON_EXIT_OR_EVICT, and then into the job's spool for its next run)."""
+        evicted = outcome.get("kind") != "exit"
+        if evicted and not (plan.output_on_evict(self.job) and self.job.get("_EvictedFiles")):
+            return
+        began = time.time()
+        outcome["disk_usage_kb"] = transfer.disk_usage_kb(self.scratch)
+        outcome["transfers"] = [[plan.OUT_STARTED, began]]
+        try:
+            changed = plan.changed_files(self.before, transfer.snapshot(self.scratch))
+            if evicted:
+                items = plan.evicted_plan(self.job, changed, str(self.job["_EvictedFiles"]))
+                items = [item for item in items if os.path.lexists(os.path.join(self.scratch, item.name))]
+                for item in items:
+                    os.makedirs(os.path.dirname(item.dest), exist_ok=True)
+            else:
+                items = plan.output_plan(self.job, changed)
+            transfer.send_output(self.job, items, self.scratch, self.job_id)
+        except TransferError as failed:
+            outcome.update(_transfer_failed(failed, outcome.get("start", began)), end=outcome.get("end"))
+            return
+        outcome["transfers"].append([plan.OUT_FINISHED, time.time()])
+
+    def _tell(self, cmd: str, **args) -> None:
+        """Best effort: a report the schedd may miss (it is informational)."""
+        try:
+            ipc.call(self.schedd_address, cmd, timeout=10, claim=self.claim, job=self.job_id, **args)
+        except HTCondorException:
+            pass
 
     def _run_as(self):
         owner = self.job.get("Owner")
@@ -336,6 +405,15 @@ class Starter:
                     return False  # the schedd reads outcome.json when it comes back
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
+
+
+def _named(path) -> bool:
+    return isinstance(path, str) and path not in ("", "/dev/null")
+
+
+def _transfer_failed(failed: TransferError, start: float) -> dict:
+    return {"kind": "transfer_failed", "hold_code": failed.code, "errno": failed.subcode,
+            "message": failed.message, "start": start, "end": time.time()}
 
 
 def job_memory(pid: int) -> tuple[int, int] | None:

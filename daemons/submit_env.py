@@ -13,11 +13,11 @@ import errno
 import glob
 import os
 import random
-import socket
 import stat
 import time
 from collections.abc import Mapping
 
+from daemons.daemon import filesystem_domain
 from eventcore.submit import description as _description
 from eventcore.submit import jobs as _jobs
 from eventcore.submit.text import CHUNK_BYTES, decode_chunks
@@ -30,7 +30,7 @@ class OsSubmitEnvironment:
     def __init__(self, cwd: str | None = None, rng: random.Random | None = None):
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self._rng = rng or random.Random()
-        self.domain = socket.getfqdn()
+        self.domain = filesystem_domain()
 
     def _path(self, path: str) -> str:
         return os.path.join(self.cwd, os.path.expanduser(path))

@@ -28,6 +28,7 @@ data (where, what), not just a message.
     │   │   InvalidDAG (all ValueError)       the caller's DAG; names the node/layer
     │   ├── DAGFileError (ValueError)     a rescue or node status file; file/line
     │   └── NoRescueFileFound (FileNotFoundError)
+    ├── TransferError                a job's files cannot be transferred; hold code, subcode (errno)
     ├── TrackerError                 a job tracker cannot follow its source
     │   └── TrackerTimeout (TimeoutError)  wait_until's condition did not hold in time
     └── HTCondorException            htcondor2.HTCondorException's twin (daemons, IPC)
@@ -283,6 +284,17 @@ class DAGFileError(_FileLineError, DAGsException, ValueError):
     """A rescue file or node status file that cannot be read; names the file and line."""
 
     unnamed_file = "<dag file>"
+
+
+class TransferError(JobledgerError):
+    """A job's input or output cannot be transferred: the job is held with
+    ``code`` (12 output, 13 input, 34 resources), ``subcode`` (an errno) and ``message``."""
+
+    def __init__(self, code: int, subcode: int, message: str):
+        super().__init__(message)
+        self.code = code
+        self.subcode = subcode
+        self.message = message
 
 
 class TrackerError(JobledgerError):

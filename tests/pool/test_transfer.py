@@ -1,0 +1,238 @@
+"""File transfer against a real pool: sandboxes, inputs, outputs, remaps, holds.
+
+Every job here has its Iwd in a directory of its own (not the test's cwd)
+and runs in its scratch directory; what it sees of Iwd comes through
+transfer only (``test_nothing_is_read_from_iwd_but_through_transfer``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jobledger as htcondor
+from tests.pool.conftest import wait_until
+from tracking.jobeventlog import JobEventLog
+
+SCRIPT_HEAD = "#!/bin/sh\nset -e\n"
+
+
+def write(path: Path, text: str, mode: int = 0o644) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(mode)
+    return path
+
+
+def submit(pool, iwd: Path, script: str, mode: int = 0o644, **commands) -> int:
+    """One sandboxed job running ``script`` (a file in iwd, mode 0644: the
+    transfer must make it executable)."""
+    write(iwd / "job.sh", SCRIPT_HEAD + script, mode)
+    description = {"executable": "job.sh", "initialdir": str(iwd), "should_transfer_files": "YES",
+                   "log": str(iwd / "job.log"), "output": "out.txt", "error": "err.txt"}
+    description.update(commands)
+    return pool.schedd.submit(htcondor.Submit(description)).cluster()
+
+
+def finished(pool, cluster: int, timeout: float = 60):
+    """The job's ad once it completed (history) or is held (queue)."""
+    def done():
+        held = pool.schedd.query(f"ClusterId == {cluster} && JobStatus == 5")
+        if held:
+            return held[0]
+        gone = pool.schedd.history(f"ClusterId == {cluster}")
+        return gone[0] if gone else None
+    return wait_until(done, timeout, what=f"job {cluster}.0 to finish")
+
+
+def events_of(iwd: Path) -> list:
+    return list(JobEventLog(str(iwd / "job.log")).events(0))
+
+
+def wait_event(iwd: Path, kind: int, transfer_type: int | None = None, timeout: float = 30):
+    def found():
+        return any(int(e.type) == kind and (transfer_type is None or e.get("Type") == transfer_type)
+                   for e in events_of(iwd))
+    wait_until(found, timeout, what=f"event {kind} in {iwd}/job.log")
+
+
+def test_nothing_is_read_from_iwd_but_through_transfer(pool, tmp_path):
+    """While the job runs, its Iwd is moved away: it still reads its inputs
+    (from the sandbox), cannot reach Iwd by path, and its outputs come back."""
+    iwd = tmp_path / "submitdir"
+    write(iwd / "in.txt", "input data\n")
+    write(iwd / "secret.txt", "not transferred\n")
+    script = ("while [ ! -e go ]; do sleep 0.05; done\n"
+              "pwd > where.txt; echo \"$_CONDOR_SCRATCH_DIR\" >> where.txt\n"
+              "names=$(ls -A | sort); echo \"$names\" > listing.txt\n"
+              "cat in.txt > copy.txt\n"
+              "if cat \"$_CONDOR_JOB_IWD/secret.txt\" 2>/dev/null; then echo LEAK > leak.txt; fi\n"
+              "[ -x job.sh ] && stat -c %a job.sh > mode.txt\n"
+              "echo to stdout; echo to stderr >&2\n"
+              "touch done\n"
+              "while [ ! -e go2 ]; do sleep 0.05; done\n"
+              "rm go go2 done\n")
+    cluster = submit(pool, iwd, script, transfer_input_files="in.txt")
+    wait_event(iwd, 40, 3)  # inputs are in the sandbox
+    scratch = Path(pool.schedd.query(f"ClusterId == {cluster}", ["ScratchDir"])[0]["ScratchDir"])
+    away = tmp_path / "moved-away"
+    iwd.rename(away)
+    (scratch / "go").touch()
+    wait_until(lambda: (scratch / "done").exists(), 30, what="the job's work")
+    away.rename(iwd)
+    (scratch / "go2").touch()
+    ad = finished(pool, cluster)
+    assert ad["JobStatus"] == 4, ad.get("HoldReason")
+    where = (iwd / "where.txt").read_text().split()
+    assert where[0] == where[1] == str(scratch) and where[0] != str(iwd)
+    assert (iwd / "listing.txt").read_text().split() == [
+        "_condor_stderr", "_condor_stdout", "go", "in.txt", "job.sh", "where.txt"]
+    assert (iwd / "copy.txt").read_text() == "input data\n"
+    assert not (iwd / "leak.txt").exists()
+    assert (iwd / "mode.txt").read_text().strip() == "755"
+    assert (iwd / "out.txt").read_text() == "to stdout\n"
+    assert (iwd / "err.txt").read_text() == "to stderr\n"
+    wait_until(lambda: not scratch.exists(), 10, what="the sandbox to be removed")
+    assert ad["TransferInputSizeMB"] == 1 and ad["DiskUsage"] >= 1
+    kinds = [(int(e.type), e.get("Type")) for e in events_of(iwd)]
+    wait_until(lambda: (5, None) in [(int(e.type), e.get("Type")) for e in events_of(iwd)], 10,
+               what="the terminated event")
+    kinds = [(int(e.type), e.get("Type")) for e in events_of(iwd)]
+    assert kinds == [(0, None), (1, None), (40, 2), (40, 3), (40, 5), (40, 6), (5, None)]
+    started = [e for e in events_of(iwd) if int(e.type) == 40 and e["Type"] == 5][0]
+    assert started["Host"].startswith("<") and started["QueueingDelay"] == 0
+
+
+def test_input_files_directories_urls_and_stdin(pool, tmp_path):
+    iwd = tmp_path / "iwd"
+    elsewhere = tmp_path / "elsewhere"
+    write(iwd / "a.txt", "a\n")
+    write(iwd / "d1" / "x.txt", "x\n")
+    write(iwd / "d2" / "y.txt", "y\n")
+    write(iwd / "sub" / "b.txt", "b\n")
+    write(iwd / "stdin.txt", "from stdin\n")
+    write(elsewhere / "u.txt", "u\n")
+    script = ("tree=$(find . -path ./_condor_std\\* -prune -o -print | sort); echo \"$tree\" > tree.txt\n"
+              "cat > stdin-copy.txt\n"
+              "echo changed >> a.txt\n"
+              "mkdir newdir; echo n > newdir/n.txt\n")
+    cluster = submit(pool, iwd, script, input="stdin.txt",
+                     transfer_input_files=f"a.txt, d1, d2/, sub/b.txt, file://{elsewhere}/u.txt")
+    ad = finished(pool, cluster)
+    assert ad["JobStatus"] == 4, ad.get("HoldReason")
+    assert (iwd / "tree.txt").read_text().split() == [
+        ".", "./a.txt", "./b.txt", "./d1", "./d1/x.txt", "./job.sh", "./stdin.txt", "./u.txt", "./y.txt"]
+    assert (iwd / "stdin-copy.txt").read_text() == "from stdin\n"
+    # default output: new or changed top-level files; unchanged inputs and new directories stay
+    assert (iwd / "a.txt").read_text() == "a\nchanged\n"
+    assert not (iwd / "newdir").exists() and not (iwd / "b.txt").exists() and not (iwd / "u.txt").exists()
+
+
+def test_output_files_remaps_and_directories(pool, tmp_path):
+    iwd = tmp_path / "iwd"
+    target = tmp_path / "results"
+    target.mkdir()
+    script = ("echo r1 > r1.txt; echo ignored > ignored.txt\n"
+              "mkdir -p outdir/inner flat sub; echo o > outdir/inner/o.txt; echo f > flat/f.txt\n"
+              "echo deep > sub/deep.txt\n")
+    cluster = submit(pool, iwd, script, transfer_output_files="r1.txt, outdir, flat/, sub/deep.txt",
+                     transfer_output_remaps=f'"r1.txt = renamed.txt; deep.txt = {target}/deep.txt"')
+    ad = finished(pool, cluster)
+    assert ad["JobStatus"] == 4, ad.get("HoldReason")
+    assert (iwd / "renamed.txt").read_text() == "r1\n" and not (iwd / "r1.txt").exists()
+    assert (iwd / "outdir" / "inner" / "o.txt").read_text() == "o\n"
+    assert (iwd / "f.txt").read_text() == "f\n" and not (iwd / "flat").exists()
+    assert (target / "deep.txt").read_text() == "deep\n"
+    assert not (iwd / "ignored.txt").exists()
+    leftovers = [p.name for p in iwd.rglob("*") if ".transfer-" in p.name]
+    assert leftovers == []
+
+
+def held(pool, cluster):
+    ad = finished(pool, cluster)
+    assert ad["JobStatus"] == 5
+    return ad
+
+
+def test_missing_input_holds_with_code_13_naming_the_file(pool, tmp_path):
+    iwd = tmp_path / "iwd"
+    cluster = submit(pool, iwd, "true\n", transfer_input_files="there-is-no-such-file.dat")
+    ad = held(pool, cluster)
+    assert ad["HoldReasonCode"] == 13 and ad["HoldReasonSubCode"] == 2
+    assert f"{iwd}/there-is-no-such-file.dat" in ad["HoldReason"]
+    assert ad["HoldReason"].startswith("Transfer input files failure")
+    wait_event(iwd, 12)
+
+
+def test_unwritable_or_missing_output_holds_with_code_12(pool, tmp_path):
+    iwd = tmp_path / "iwd"
+    nowhere = submit(pool, iwd, "echo x > x.txt\n",
+                     transfer_output_remaps=f'"x.txt = {tmp_path}/no/such/dir/x.txt"')
+    missing = submit(pool, tmp_path / "iwd2", "true\n", transfer_output_files="never-made.txt")
+    ad = held(pool, nowhere)
+    assert ad["HoldReasonCode"] == 12 and f"{tmp_path}/no/such/dir/x.txt" in ad["HoldReason"]
+    ad = held(pool, missing)
+    assert ad["HoldReasonCode"] == 12 and "never-made.txt" in ad["HoldReason"]
+    assert ad["HoldReason"].startswith("Transfer output files failure")
+
+
+def test_paths_and_links_that_leave_the_sandbox_are_refused(pool, tmp_path):
+    victim = write(tmp_path / "victim.txt", "keep me\n")
+    cases = {
+        "dotdot": submit(pool, tmp_path / "a", "true\n", transfer_output_files="../x.txt"),
+        "absolute": submit(pool, tmp_path / "b", "true\n", transfer_output_files="/etc/hostname"),
+        "remap": submit(pool, tmp_path / "c", "echo y > y\n", transfer_output_remaps='"../y = y2"'),
+        "listed link": submit(pool, tmp_path / "d", "ln -s /etc/hostname leak\n",
+                              transfer_output_files="leak"),
+        "new link": submit(pool, tmp_path / "e", "ln -s /etc/hostname leak\n"),
+    }
+    reasons = {name: held(pool, cluster) for name, cluster in cases.items()}
+    for name, ad in reasons.items():
+        assert ad["HoldReasonCode"] == 12, (name, ad["HoldReason"])
+    assert "leaves the job's scratch directory" in reasons["dotdot"]["HoldReason"]
+    assert "absolute path" in reasons["absolute"]["HoldReason"]
+    assert "outside the job's scratch directory" in reasons["listed link"]["HoldReason"]
+    assert "outside the job's scratch directory" in reasons["new link"]["HoldReason"]
+    assert not (tmp_path / "d" / "leak").exists()
+    # a symlink planted at an output's destination is replaced, never written through
+    iwd = tmp_path / "f"
+    iwd.mkdir()
+    os.symlink(victim, iwd / "out.txt")
+    ad = finished(pool, submit(pool, iwd, "echo mine\n"))
+    assert ad["JobStatus"] == 4
+    assert victim.read_text() == "keep me\n"
+    assert not (iwd / "out.txt").is_symlink() and (iwd / "out.txt").read_text() == "mine\n"
+
+
+def test_request_disk_smaller_than_the_input_holds(pool, tmp_path):
+    iwd = tmp_path / "iwd"
+    write(iwd / "big.dat", "x" * 300_000)
+    ad = held(pool, submit(pool, iwd, "true\n", transfer_input_files="big.dat", request_disk="100K"))
+    assert (ad["HoldReasonCode"], ad["HoldReasonSubCode"]) == (34, 104)
+    assert "request_disk (100 KB)" in ad["HoldReason"]
+
+
+def test_if_needed_sandboxes_only_outside_the_file_system_domain(pool, tmp_path):
+    shared = tmp_path / "shared"
+    ad = finished(pool, submit(pool, shared, "pwd\n", 0o755, should_transfer_files="IF_NEEDED"))
+    assert ad["JobStatus"] == 4 and (shared / "out.txt").read_text().strip() == str(shared)
+    other = tmp_path / "other"
+    ad = finished(pool, submit(pool, other, "pwd\n", should_transfer_files="IF_NEEDED",
+                               **{"My.FileSystemDomain": '"far.away.example"'}))
+    assert ad["JobStatus"] == 4 and "/dir_" in (other / "out.txt").read_text()
+
+
+def test_on_exit_or_evict_brings_files_back_to_the_next_run(pool, tmp_path):
+    iwd = tmp_path / "iwd"
+    script = ("if [ -e ckpt ]; then cat ckpt > resumed.txt; exit 0; fi\n"
+              "echo step1 > ckpt\n"
+              "while true; do sleep 0.05; done\n")
+    cluster = submit(pool, iwd, script, when_to_transfer_output="ON_EXIT_OR_EVICT")
+    def scratch_has_ckpt():
+        ads = pool.schedd.query(f"ClusterId == {cluster} && JobStatus == 2", ["ScratchDir"])
+        return ads and Path(ads[0]["ScratchDir"], "ckpt").exists()
+    wait_until(scratch_has_ckpt, 30, what="the first run's checkpoint")
+    pool.schedd.act(htcondor.JobAction.Vacate, f"{cluster}.0")
+    ad = finished(pool, cluster)
+    assert ad["JobStatus"] == 4 and (iwd / "resumed.txt").read_text() == "step1\n"
+    assert not (Path(pool.get_config_val("SPOOL")) / str(cluster) / "0" / "evicted").exists()
