@@ -141,3 +141,20 @@ def test_qedit_sets_attributes_of_matching_jobs(subfile):
     ran = run(act.qedit_main, str(cluster), "Broken", "(((")
     assert ran.status == 1 and run(queue.main, str(cluster), "-af", "Broken").out == "undefined\n" * 3
     assert run(act.reschedule_main).out == 'Sent "Reschedule" command to local schedd\n'
+
+
+def test_history_lists_removed_jobs_newest_first(subfile):
+    from jobledger.condor_cli import history
+    first = submitted(run(submit.main, subfile(SLEEP + "queue 2\n")))
+    second = submitted(run(submit.main, subfile(SLEEP + "queue 1\n")))
+    assert run(act.rm, str(first), str(second)).status == 0
+    from tests.pool.conftest import wait_until
+    wait_until(lambda: len(run(history.main, "-af", "ClusterId", "-constraint",
+                               f"ClusterId >= {first}").out.split()) == 3, what="history rows")
+    ran = run(history.main, "-af:j", "JobStatus", "-constraint", f"ClusterId >= {first}")
+    assert ran.out == f"{second}.0 3\n{first}.1 3\n{first}.0 3\n"
+    assert run(history.main, "-limit", "1", "-af", "ClusterId").out == f"{second}\n"
+    table = run(history.main, str(first)).out.splitlines()
+    assert table[0] == " ID          OWNER            SUBMITTED   RUN_TIME   ST   COMPLETED CMD"
+    assert table[1].startswith(f" {first}.1") or table[1].startswith(f"{first}.1")
+    assert run(history.main, "-bogus").status == 1

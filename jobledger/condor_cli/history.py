@@ -1,0 +1,125 @@
+"""condor_history: jobs that left the queue, newest first.
+
+Takes condor_q's restrictions (ids, owners, ``-constraint``) and output
+options (``-af``, ``-format``, ``-long``, ``-json``, ``-xml``,
+``-attributes``), plus ``-limit``/``-match`` N and ``-since`` (a job id or an
+expression: stop at the first job it names or matches).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from jobledger.condor_cli import pool, table
+from jobledger.condor_cli.adprint import AutoFormat, Formats, ListWriter
+from jobledger.condor_cli.args import Args, Failed, Usage, entry
+from jobledger.condor_cli.queue import write_formatted
+
+PROG = "condor_history"
+
+USAGE = f"""\
+Usage: {PROG} [options]
+    where [options] are
+\t-help\t\t\tThis message
+\t-name <schedd>\t\tThe schedd whose history to read
+\t-constraint <expr>\tJobs matching <expr>
+\t-limit <num>\t\tAt most <num> jobs (also -match)
+\t-since <jobid>|<expr>\tStop at this job, or at the first job matching <expr>
+\t-long\t\t\tWhole job ClassAds
+\t-xml\t\t\tWhole job ClassAds as XML
+\t-json\t\t\tWhole job ClassAds as JSON
+\t-attributes X,Y,...\tOnly these attributes with -long, -xml, -json
+\t-format <fmt> <attr>\tPrint <attr> with printf format <fmt>
+\t-af[:jlhVr,tng] <attr> [<attr2> ...]\tPrint the attributes in a default format
+\t<cluster> | <cluster>.<proc> | <owner>\tThese jobs only
+"""
+
+HISTORY_DEFAULT = [
+    table.Column(" ID", -12, lambda ad: f"{ad.get('ClusterId')}.{ad.get('ProcId')}"),
+    table.Column("OWNER", -14, table.owner),
+    table.Column("  SUBMITTED", 11, lambda ad: table.qdate(ad.get("QDate"))),
+    table.Column("  RUN_TIME", 12, lambda ad: table.duration(ad.get("RemoteWallClockTime", 0))),
+    table.Column("ST", -2, lambda ad: table.STATUS_LETTER.get(ad.get("JobStatus"), "?")),
+    table.Column("  COMPLETED", 11, lambda ad: table.qdate(ad.get("CompletionDate"))
+                 if ad.get("CompletionDate") else "???"),
+    table.Column("CMD", 0, table.job_description),
+]
+
+
+def run(argv: list[str]) -> int:
+    args = Args(argv, PROG)
+    picks: list[str] = []
+    constraints: list[str] = []
+    limit = -1
+    since = None
+    show = None
+    listing = None
+    attributes = None
+    name = None
+    for arg in args:
+        if not args.is_flag():
+            parsed = pool.parse_proc_id(arg)
+            if parsed is None and arg[:1].isdigit():
+                raise Usage(f"Error: Argument ({arg}) must be a jobid or user", show_usage=False)
+            picks.append(pool.id_clause(*parsed) if parsed else pool.owner_clause(arg))
+        elif args.flag("constraint", 2):
+            constraints.append(args.value())
+        elif args.flag("limit", 3) or args.flag("match", 1):
+            limit = args.int_value()
+        elif args.flag("since", 3):
+            since = args.value()
+        elif args.flag("autoformat", 5) or args.flag("af", 2):
+            qual, names = args.qualifier, args.words()
+            if not names:
+                raise Usage(f"Error: {arg} requires at least one attribute", show_usage=False)
+            show = AutoFormat(names, qual, PROG)
+        elif args.flag("format", 2):
+            show = show if isinstance(show, Formats) else Formats(PROG)
+            fmt = args.value()
+            show.add(fmt, args.value())
+        elif args.flag("long", 1) or args.flag("json", 2) or args.flag("xml", 2):
+            listing = "long" if args.flag("long", 1) else ("json" if args.flag("json", 2) else "xml")
+        elif args.flag("attributes", 2):
+            attributes = [a.strip() for a in args.value().split(",") if a.strip()]
+        elif args.flag("name", 1):
+            name = args.value()
+        elif args.flag("forwards", 3) or args.flag("backwards", 3) or args.flag("wide", 1):
+            pass
+        elif args.flag("help", 1):
+            print(USAGE, end="")
+            raise Failed(status=0)
+        else:
+            raise Usage(f"Error: unrecognized argument {arg}")
+    schedd = pool.schedd(name)
+    constraint = pool.join_all([pool.join_any(picks), *constraints])
+    projection = (show.projection() or []) if show else (attributes or [] if listing else table.ATTRS_DEFAULT)
+    ads = schedd.history(constraint, projection, limit, _since(since))
+    out = sys.stdout
+    if show:
+        write_formatted(out, show, ads)
+    elif listing:
+        writer = ListWriter(listing, attributes)
+        for ad in ads:
+            out.write(writer.ad(ad))
+        out.write(writer.footer(always=True))
+    else:
+        out.write(table.heading_line(HISTORY_DEFAULT))
+        out.write("".join(table.row_line(HISTORY_DEFAULT, ad, 80) for ad in ads))
+    return 0
+
+
+def _since(text: str | None):
+    """-since: a job id (``C`` or ``C.P``) or a ClassAd expression."""
+    if text is None:
+        return None
+    parsed = pool.parse_proc_id(text)
+    if parsed is not None:
+        return f"{parsed[0]}.{parsed[1] or 0}"
+    from eventcore.classad import ExprTree
+    try:
+        return ExprTree(text)
+    except ValueError:
+        raise Usage(f"Error: -since {text} is neither a job id nor an expression", show_usage=False) from None
+
+
+main = entry(PROG, run, USAGE)
