@@ -1,9 +1,10 @@
 """``import jobledger.dags`` stands in for ``import htcondor2.dags``: build a
 DAGMan workflow in Python and write its files.
 
-Re-exports only: the DAG model is eventcore/dags/, writing is
-daemons/dagfiles.py, reading rescue and node status files is
-tracking/dagfiles.py.  Beyond htcondor2.dags: ``NodeStatus``, ``NodeState``,
+Re-exports only, here and in the submodules named as htcondor2.dags' (dag,
+node, edges, formatter, walk_order, writer, rescue, exceptions): the DAG
+model is eventcore/dags/, writing is daemons/dagfiles.py, reading rescue
+and node status files is tracking/dagfiles.py.  Beyond htcondor2.dags: ``NodeStatus``, ``NodeState``,
 ``DAGStatusReport`` and ``read_node_status`` for DAGMan's node status file.
 tests/dags/test_facade.py pins the names.
 """
