@@ -74,7 +74,8 @@ class DAGRenderer:
         if self.join_factory.joins:
             files[NOOP_SUBMIT_FILE_NAME] = ""
         if self.dag.dagman_config:
-            files[CONFIG_FILE_NAME] = "\n".join(f"{k} = {v}" for k, v in self.dag.dagman_config.items())
+            files[CONFIG_FILE_NAME] = "\n".join(_no_newline(f"{k} = {v}", "the DAGMan configuration line")
+                                                for k, v in self.dag.dagman_config.items())
         if dag_file_name in files:
             raise InvalidDAG(f"the DAG file name {dag_file_name!r} is also the name of a file the DAG needs")
         files[dag_file_name] = dag_text
@@ -89,7 +90,7 @@ class DAGRenderer:
     def yield_dag_file_lines(self) -> Iterator[str]:
         """The DAG description, one line at a time (join nodes numbered from 0)."""
         self.join_factory = JoinFactory()
-        self._names: dict = {}
+        self._names = {}
         cycle = self.dag.cycle()
         if cycle:
             names = " -> ".join(n.name for n in cycle + cycle[:1])
@@ -118,7 +119,7 @@ class DAGRenderer:
             status = dag.node_status_file
             parts = ["NODE_STATUS_FILE", status.path.as_posix()]
             if status.update_time is not None:
-                parts.append(str(status.update_time))
+                parts.append(str(_integer(status.update_time, "the node status file's update time", low=0)))
             if status.always_update:
                 parts.append("ALWAYS-UPDATE")
             yield " ".join(parts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import jobledger
+from eventcore.submit.description import Submit as PureSubmit
 from jobledger import dags
 from jobledger.dags import exceptions
 
@@ -31,8 +32,10 @@ def test_a_layer_is_one_node_per_vars_entry(dag):
 
 def test_a_layer_without_description_gets_an_empty_submit(dag):
     layer = dag.layer(name="a")
-    assert isinstance(layer.submit_description, jobledger.Submit.__mro__[1])
+    assert isinstance(layer.submit_description, PureSubmit)
     assert str(layer.submit_description) == "queue\n"
+    given = jobledger.Submit({"executable": "/bin/true"})
+    assert dag.layer(name="b", submit_description=given).submit_description is given
 
 
 def test_submit_description_must_be_a_submit_or_a_path(dag):

@@ -213,3 +213,10 @@ def test_a_custom_edge_naming_missing_nodes_is_refused():
     dag.layer(name="p", vars=[{}] * 2).child_layer(name="c", edge=Wrong())
     with pytest.raises(exceptions.InvalidDAG, match=r"indices \(0, 5\) of 'p', which has 2 nodes"):
         lines(dag)
+
+
+def test_config_lines_and_status_update_time_are_checked():
+    with pytest.raises(exceptions.InvalidDAG, match="configuration line"):
+        DAGWriter(dags.DAG(dagman_config={"A": "1\nB = 2"})).files()
+    with pytest.raises(exceptions.InvalidDAG, match="update time"):
+        lines(dags.DAG(node_status_file=dags.NodeStatusFile("s", update_time=-5)))
