@@ -17,7 +17,8 @@ from daemons import adwire, ipc
 from daemons.config_files import param
 from eventcore.classad import ClassAd, ExprTree, parse_expr
 from eventcore.enums import AdType, DaemonType, JobAction, QueryOpt, TransactionFlag
-from eventcore.errors import ClassAdError, HTCondorException
+from eventcore.errors import (ClassAdError, HTCondorException, HTCondorIOError, HTCondorLocateError,
+                              HTCondorReplyError, HTCondorValueError)
 from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
 
 _ID = re.compile(r"^\s*\d+\.\d+\s*$")
@@ -50,13 +51,13 @@ def parse_job_spec(spec) -> dict:
         try:
             parse_expr(spec)
         except ClassAdError:
-            raise ValueError("The job_spec string must be a clusterID[.procID] or the string form "
+            raise HTCondorValueError("The job_spec string must be a clusterID[.procID] or the string form "
                              "of an ExprTree.") from None
         return {"constraint": spec}
     if isinstance(spec, (list, tuple)):
         items = [s.strip() if isinstance(s, str) else s for s in spec]
         if not all(isinstance(s, str) and (_ID.match(s) or _CLUSTER.match(s)) for s in items):
-            raise ValueError("job_spec list must hold clusterID or clusterID.procID strings")
+            raise HTCondorValueError("job_spec list must hold clusterID or clusterID.procID strings")
         if all(_ID.match(s) for s in items):
             return {"ids": list(items)}
         parts = []
@@ -206,9 +207,12 @@ class Schedd:
                            limit=int(limit), opts=int(opts))
         return _with_callback((to_ad(item) for item in items), callback)
 
-    def xquery(self, constraint="true", projection=[], limit=-1, opts=QueryOpt.Default, name=None):
-        """v1: an iterator over ``query``."""
-        return iter(self.query(constraint, projection, None, limit, opts))
+    def xquery(self, requirements="true", projection=[], limit=-1, opts=QueryOpt.Default, name=None,
+               constraint=None):
+        """v1: an iterator over ``query`` (v1's keywords: requirements, projection,
+        limit, opts, name; ``constraint`` as query names it)."""
+        chosen = requirements if constraint is None else constraint
+        return iter(self.query(chosen, projection, None, limit, opts))
 
     def history(self, constraint=None, projection=[], match: int = -1, since=None) -> list:
         text = _constraint_text(constraint)
@@ -234,7 +238,7 @@ class Schedd:
         try:
             result = self._call("act", action=int(action), reason=reason, subcode=subcode, **spec)
         except HTCondorException as exc:
-            raise HTCondorException(f"Error when performing action on the schedd. {exc}") from exc
+            raise HTCondorReplyError(f"Error when performing action on the schedd. {exc}") from exc
         return ClassAd({k: int(v) for k, v in result.items()})
 
     def edit(self, job_spec, attr: str, value, flags=TransactionFlag.Default) -> int:
@@ -247,7 +251,7 @@ class Schedd:
         if "ids" in spec:
             for one in spec["ids"]:
                 if not _ID.match(one):
-                    raise ValueError("Invalid ID")
+                    raise HTCondorValueError("Invalid ID")
         return int(self._call("edit", attr=attr, value=text, flags=int(flags), **spec))
 
     def reschedule(self) -> None:
@@ -338,7 +342,7 @@ class Collector:
             self._default = False
         if isinstance(pool, ClassAd):
             if "MyAddress" not in pool:
-                raise ValueError("the collector ad has no MyAddress")
+                raise HTCondorValueError("the collector ad has no MyAddress")
             pool = pool["MyAddress"]
         elif isinstance(pool, (list, tuple)):
             pool = ",".join(str(p) for p in pool)
@@ -351,7 +355,7 @@ class Collector:
 
     def _call(self, cmd: str, **args):
         if not self._address:
-            raise HTCondorException("no collector: COLLECTOR_HOST is not configured")
+            raise HTCondorLocateError("no collector: COLLECTOR_HOST is not configured")
         return ipc.call(self._address.split(",")[0], cmd, timeout=60, **args)
 
     def query(self, ad_type=AdType.Any, constraint=None, projection=None, statistics=None) -> list:
@@ -368,12 +372,12 @@ class Collector:
             ads = self._call("locate", daemon_type=int(daemon_type), name=name)
         except HTCondorException as exc:
             if name is None and self._default:
-                raise HTCondorException(f"Unable to locate local daemon. ({exc})") from exc
+                raise HTCondorLocateError(f"Unable to locate local daemon. ({exc})") from exc
             raise
         if ads:
             return to_ad(ads[0])
         if name is None:
-            raise HTCondorException("Unable to locate local daemon.")
+            raise HTCondorLocateError("Unable to locate local daemon.")
         return None
 
     def locateAll(self, daemon_type) -> list:
@@ -391,12 +395,12 @@ class Collector:
     def directQuery(self, daemon_type, name=None, projection=None, statistics=None) -> ClassAd:
         located = self.locate(daemon_type, name)
         if located is None:
-            raise HTCondorException("Unable to locate daemon.")
+            raise HTCondorLocateError("Unable to locate daemon.")
         mytype = located.get("MyType")
         ads = self.query(AdType.from_MyType(mytype) or AdType.Any,
                          f"Name == {adwire.quote(located['Name'])}", projection)
         if not ads:
-            raise HTCondorException("Unable to query daemon.")
+            raise HTCondorIOError("Unable to query daemon.")
         return ads[0]
 
 
@@ -415,18 +419,20 @@ def platform() -> str:
 def send_command(ad: ClassAd, dc, target: str | None = None) -> None:
     """htcondor2.send_command: deliver a DaemonCommand to the daemon the ad locates.
 
-    The pool's master acts on DaemonsOff/Off* (stop the pool), Restart (restart
-    its daemons), Reconfig, and DaemonOff/DaemonOn with a ``target`` daemon.
+    Any daemon takes Off* (it shuts down; the master starts it again unless it
+    was turned off through the master), Restart and Reconfig; the master also
+    takes DaemonsOff* (stop the pool), Restart (restart its daemons) and
+    DaemonOff/DaemonOn with a ``target`` daemon.
     """
     from eventcore.enums import DaemonCommand
     if not isinstance(ad, ClassAd):
         raise TypeError("ad must be a ClassAd")
     if not isinstance(dc, DaemonCommand):
         raise TypeError("dc must be a DaemonCommand")
-    if "MyAddress" not in ad or "MyType" not in ad:
-        raise ValueError("the ad needs MyAddress and MyType")
-    if ad["MyType"] != "DaemonMaster":
-        if dc == DaemonCommand.Reconfig:
-            return
-        raise HTCondorException(f"{ad['MyType']} daemons of this pool take commands through their master")
+    if ad.get("MyAddress") is None:
+        raise HTCondorValueError("Address not available in location ClassAd.")
+    if ad.get("MyType") is None:
+        raise HTCondorValueError("Daemon type not available in location ClassAd.")
+    if AdType.from_MyType(ad["MyType"]) is None:
+        raise HTCondorValueError("Unknown daemon type.")
     ipc.call(ad["MyAddress"], "command", timeout=30, command=int(dc), target=target)

@@ -61,13 +61,17 @@ class AdStore:
         self._lock = threading.Lock()
 
     def update(self, ads: list[dict], now: float, peer_uid: int, generic: bool = False) -> int:
-        """Keep ``ads`` (replacing same MyType+Name); ``generic``: sent as UPDATE_AD_GENERIC."""
+        """Keep ``ads`` (replacing same MyType+Name; an ad without a Name is dropped);
+        ``generic``: sent as UPDATE_AD_GENERIC.  Returns how many were kept."""
+        kept = 0
         with self._lock:
             for ad in ads:
                 if not isinstance(ad, dict):
                     raise TypeError("an ad must be a ClassAd")
                 if not all(isinstance(k, str) and isinstance(v, str) for k, v in ad.items()):
                     raise TypeError("an ad maps attribute names to expression text")
+                if not text_of(ad, "Name"):
+                    continue  # no key to keep it under: HTCondor's collector drops it too
                 stored = dict(ad)
                 stored["LastHeardFrom"] = str(int(now))
                 stored.setdefault("AuthenticatedIdentity", adwire.quote(f"uid{peer_uid}@localhost"))
@@ -82,7 +86,8 @@ class AdStore:
                     self._generic.add(key)
                 else:
                     self._generic.discard(key)
-        return len(ads)
+                kept += 1
+        return kept
 
     def invalidate(self, mytype: str | None, constraint: str | None) -> int:
         with self._lock:

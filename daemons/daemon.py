@@ -35,6 +35,10 @@ from eventcore import classad
 from eventcore.errors import HTCondorException
 
 LIFELINE_ENV = "JOBLEDGER_LIFELINE_FD"
+# DaemonCommand values every daemon acts on (the master takes more).
+DC_OFF = {60005, 60006, 60015, 60042}   # OffGraceful, OffFast, OffPeaceful, OffForce
+DC_RESTART = {453, 485}                  # Restart, RestartPeaceful
+DC_RECONFIG = 60004
 VERSION = "$CondorVersion: 25.14.1 2026-09-24 BuildID: jobledger $"
 PLATFORM = "$CondorPlatform: X86_64-Linux jobledger $"
 
@@ -148,7 +152,21 @@ class Daemon:
     # -- the daemon's life ---------------------------------------------------------
     def handlers(self) -> dict:
         """IPC commands this daemon answers (subclasses extend)."""
-        return {"ping": lambda peer: {"name": self.name, "pid": os.getpid()}}
+        return {"ping": lambda peer: {"name": self.name, "pid": os.getpid()},
+                "command": self.daemon_command}
+
+    def daemon_command(self, peer, command: int, target: str | None = None) -> bool:
+        """``htcondor.send_command`` to this daemon (DaemonCore's own commands): Off*
+        and Restart shut it down (the master starts it again), Reconfig re-reads
+        the configuration."""
+        if command in DC_OFF or command in DC_RESTART:
+            self.log.info("command %d: shutting down", command)
+            self.stopping.set()
+            return True
+        if command == DC_RECONFIG:
+            self.table = read_pool_config(self.config_file)
+            return True
+        raise HTCondorException(f"the {self.name} does not handle command {command}")
 
     def setup(self) -> None:
         """Work before the socket opens (subclasses)."""

@@ -28,7 +28,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
-from eventcore.errors import HTCondorException
+from eventcore.errors import HTCondorException, HTCondorIOError
 
 _HEADER = struct.Struct(">I")
 MAX_MESSAGE = 1 << 30
@@ -122,7 +122,7 @@ def connect(address: str, timeout: float | None = DEFAULT_TIMEOUT) -> socket.soc
             sock.connect(short)
     except OSError as exc:
         sock.close()
-        raise HTCondorException(f"cannot reach daemon at {address}: {exc.strerror or exc}") from exc
+        raise HTCondorIOError(f"cannot reach daemon at {address}: {exc.strerror or exc}") from exc
     return sock
 
 
@@ -133,7 +133,7 @@ def call(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **args
         send_message(sock, {"cmd": cmd, "args": args})
         reply = recv_message(sock)
     except (OSError, ValueError) as exc:
-        raise HTCondorException(f"failed talking to daemon at {address}: {exc}") from exc
+        raise HTCondorIOError(f"failed talking to daemon at {address}: {exc}") from exc
     finally:
         sock.close()
     if "err" in reply:
@@ -150,7 +150,7 @@ def stream(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **ar
             try:
                 reply = recv_message(sock)
             except (OSError, ValueError) as exc:
-                raise HTCondorException(f"failed talking to daemon at {address}: {exc}") from exc
+                raise HTCondorIOError(f"failed talking to daemon at {address}: {exc}") from exc
             if "items" in reply:
                 yield from reply["items"]
             elif "err" in reply:

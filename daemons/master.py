@@ -21,15 +21,14 @@ import sys
 import threading
 import time
 
-from daemons.daemon import Daemon, main_for
+from daemons.daemon import DC_OFF, DC_RECONFIG, DC_RESTART, Daemon, main_for
 from eventcore.errors import HTCondorException
 
 START_ORDER = ["collector", "negotiator", "schedd", "startd"]
 STOP_ORDER = ["startd", "negotiator", "schedd", "collector"]
 # DaemonCommand values (eventcore.enums) the master acts on.
-OFF_COMMANDS = {454, 461, 484, 60005, 60006, 60015, 60042}   # DaemonsOff*, Off*
-RESTART_COMMANDS = {453, 485}                                 # Restart, RestartPeaceful
-RECONFIG, DAEMON_OFF, DAEMON_ON = 60004, 467, 469
+OFF_COMMANDS = {454, 461, 484} | DC_OFF   # DaemonsOff*, Off*
+DAEMON_OFF, DAEMON_ON = 467, 469
 LAYOUT = ["execute", "lock", "log", "run", "spool", "passwords.d", "tokens.d", "system_tokens.d"]
 
 
@@ -117,14 +116,14 @@ class Master(Daemon):
         """``htcondor.send_command`` to the master (DaemonCommand values)."""
         if command in OFF_COMMANDS:
             return self._off(peer)
-        if command in RESTART_COMMANDS:
+        if command in DC_RESTART:
             with self._lock:
                 for name, child in self.children.items():
                     if child.poll() is None:
                         child.send_signal(signal.SIGTERM)  # the supervisor starts it again
             return True
-        if command == RECONFIG:
-            return True  # daemons read the configuration when they (re)start
+        if command == DC_RECONFIG:
+            return super().daemon_command(peer, command, target)
         if command in (DAEMON_OFF, DAEMON_ON) and target:
             name = target.lower()
             if name not in self.children:

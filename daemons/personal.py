@@ -231,7 +231,10 @@ class PersonalPool:
         pool._config_setter.set()
         pool._wait_ready(5.0)
         pool._state = PersonalPoolState.READY
-        pool._detached = True
+        # As htcondor2's: an attached pool is not detached -- stop() (or losing the
+        # object) stops it; call detach() to leave it running.
+        pool._finalizer = weakref.finalize(pool, _finalize, pid, pool._master_start,
+                                           pool.local_dir / "run", False)
         return pool
 
     def __enter__(self) -> "PersonalPool":

@@ -51,6 +51,31 @@ def _value_text(value) -> str:
     raise TypeError("value must be a string")
 
 
+def split_qargs(text: str) -> tuple[str, tuple[str, ...] | None]:
+    """Queue arguments as ``setQArgs``/``itemdata(qargs)`` take them: the first line is
+    the statement (a leading ``queue`` dropped); when it ends an open ``(``, the
+    following lines up to a line ``)`` are the item rows, as in a submit file
+    (htcondor2's reading: a blank line among them is an error, text after the
+    ``)`` line is ignored).  Returns (arguments, rows or None)."""
+    lines = text.split("\n")
+    first = lines[0]
+    if first[:6].lower() == "queue " or first.lower() == "queue":
+        first = first[6:]
+    first = first.strip()
+    if len(lines) == 1 or not first.endswith("("):
+        if len(lines) > 1 and any(line.strip() for line in lines[1:]):
+            raise SubmitError("invalid qargs", source="<qargs>")
+        return first, None
+    block = []
+    for line in lines[1:]:
+        if line.strip() == ")":
+            return first, tuple(block)
+        if not line.strip():
+            raise SubmitError("invalid qargs", source="<qargs>")
+        block.append(line)
+    raise SubmitError("Reached end of qargs without finding closing brace ')' for Queue command")
+
+
 class Submit(MutableMapping):
     """``Submit(input: dict | str | None = None, queue: str = None, **kwargs)``."""
 
@@ -168,9 +193,12 @@ class Submit(MutableMapping):
     def setQArgs(self, args: str) -> None:
         if not isinstance(args, str):
             raise TypeError("args must be a string")
-        if args[:6].lower() == "queue " or args.lower() == "queue":
-            args = args[6:]
-        self._queue = QueueLine(args.strip(), self._queue.number, self._queue.source)
+        try:
+            first, block = split_qargs(args)
+        except SubmitError:  # as htcondor2, a broken item list fails when it is read
+            first, block = args.split("\n", 1)[0].strip(), None
+        self._queue = QueueLine(first, self._queue.number, self._queue.source, block,
+                                block is not None)
 
     def check_complete(self) -> None:
         """condor_submit's checks of the whole text that htcondor2.Submit skips:
@@ -184,19 +212,14 @@ class Submit(MutableMapping):
         at the end of the line must be closed."""
         line = self._queue
         if qargs is not None:
-            if qargs[:6].lower() == "queue " or qargs.lower() == "queue":
-                qargs = qargs[6:]
-            line = QueueLine(qargs.strip(), 0, "<qargs>")
+            first, block = split_qargs(qargs)
+            line = QueueLine(first, 0, "<qargs>", block, block is not None)
         where = (line.number or None, f"queue {line.args}".strip(), line.source)
         try:
             args = Expander(self.lookup, self.environment).expand(line.args)
         except MacroError as exc:
             raise SubmitError(exc.message, *where) from None
-        block = line.block
-        if qargs is not None and args.endswith("("):
-            block, closed = None, False
-        else:
-            closed = line.block_closed
+        block, closed = line.block, line.block_closed
         if strict and args.endswith("(") and not closed:
             raise SubmitError("invalid Queue statement: no ')' closes the item list", *where)
         return parse_queue(args, block, closed, where), where

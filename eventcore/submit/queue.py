@@ -35,6 +35,7 @@ class QueueSpec:
     items: str | None = None                # same-line text: items, file name or globs
     block: tuple[str, ...] | None = None    # multi-line ( ... ) lines
     inline: bool = False                    # items came in parentheses
+    table: bool = False                     # "from table": the first row names the columns
 
     def selected(self, n_rows: int) -> range | list[int]:
         """Indexes of the rows that make jobs (the slice applied)."""
@@ -106,8 +107,12 @@ def parse_queue(args: str, block: tuple[str, ...] | None, block_closed: bool, wh
         if m:
             qualifier = m.group(1).lower()
             rest = rest[m.end():].lstrip()
-    elif mode == "from" and re.match(r"table(?=[\s(\[]|\Z)", rest, re.IGNORECASE):
-        raise _fail("invalid Queue statement: 'from table' is not supported", where)
+    table = False
+    if mode == "from":
+        m = re.match(r"table(?=[\s(\[]|\Z)", rest, re.IGNORECASE)
+        if m:
+            table = True
+            rest = rest[m.end():].lstrip()
     selection = None
     if rest.startswith("["):
         close = rest.find("]")
@@ -119,17 +124,17 @@ def parse_queue(args: str, block: tuple[str, ...] | None, block_closed: bool, wh
     if rest == "(":
         if block is None or not block_closed:
             raise _fail("invalid Queue statement: no ')' closes the item list", where)
-        return QueueSpec(count, names, mode, qualifier, selection, None, block, True)
+        return QueueSpec(count, names, mode, qualifier, selection, None, block, True, table)
     if rest.startswith("("):
         close = rest.rfind(")")
         if close < 0:
             raise _fail("invalid Queue statement: no ')' closes the item list", where)
         if rest[close + 1:].strip():
             raise _fail("invalid Queue statement: text after the closing ')'", where)
-        return QueueSpec(count, names, mode, qualifier, selection, rest[1:close], None, True)
+        return QueueSpec(count, names, mode, qualifier, selection, rest[1:close], None, True, table)
     if not rest.strip():
         raise _fail(f"invalid Queue statement: no items after '{mode}'", where)
-    return QueueSpec(count, names, mode, qualifier, selection, rest.strip(), None, False)
+    return QueueSpec(count, names, mode, qualifier, selection, rest.strip(), None, False, table)
 
 
 def _parse_slice(text: str, where) -> slice | int | None:
@@ -203,6 +208,24 @@ def split_rows(texts: list[str], names: tuple[str, ...]) -> list[dict[str, str]]
     return [split_row(t, names) for t in texts]
 
 
+def table_rows(texts: list[str], where) -> list[dict[str, str]]:
+    """``from table``: the first row names the columns (comma separated; the
+    statement's own variable names are ignored), each further row is split at
+    commas, the last column taking the rest; missing columns are empty."""
+    if not texts:
+        return []
+    header = [name.strip(" \t") for name in texts[0].split(",")]
+    bad = [name for name in header if not _VAR_RE.match(name) or name[0].isdigit()]
+    if bad:
+        raise _fail(f"Columns {len(bad)} have names that are not allowed : {' '.join(bad)}", where)
+    rows = []
+    for text in texts[1:]:
+        parts = [p.strip(" \t") for p in text.split(",", len(header) - 1)]
+        parts += [""] * (len(header) - len(parts))
+        rows.append(dict(zip(header, parts)))
+    return rows
+
+
 def load_rows(spec: QueueSpec, env, where, max_jobs: int | None = None,
               per_row: int = 1) -> list[dict[str, str]] | None:
     """Every row of the (unsliced) item list; None when there are no items.
@@ -232,7 +255,7 @@ def load_rows(spec: QueueSpec, env, where, max_jobs: int | None = None,
         for i, text in enumerate(texts):
             if not text.strip(" \t"):
                 raise _fail(f"invalid Queue statement: item row {i + 1} is empty", where)
-        rows = split_rows(texts, names)
+        rows = table_rows(texts, where) if spec.table else split_rows(texts, names)
     else:
         lines = _block_lines(spec) if spec.block is not None else [spec.items or ""]
         patterns = [t for line in lines for t in line.split() if t]

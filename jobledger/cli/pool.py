@@ -60,7 +60,7 @@ def start(local_dir):
     """Start a personal pool in LOCAL_DIR (returns once it is ready)."""
     from daemons.personal import PersonalPool
     try:
-        running = PersonalPool.attach(Path(local_dir))
+        running = PersonalPool.attach(Path(local_dir)).detach()
     except Exception:
         running = None
     if running is not None:
@@ -79,7 +79,6 @@ def stop(local_dir):
         running = PersonalPool.attach(Path(local_dir))
     except Exception:
         raise click.ClickException(f"no pool is running at {local_dir}") from None
-    running._detached = False
     running.stop()
     click.echo(repr(running))
 

@@ -51,16 +51,6 @@ def test_circular_reference_raises_instead_of_hanging():
         list(sub.jobs())
 
 
-def test_from_table_is_refused():
-    """htcondor2 treats `queue x from table (a)` as "no items" (None); the
-    table form is not implemented here, so we say so instead of silently
-    submitting nothing."""
-    text = "a = 1\nqueue x from table (a)\n"
-    assert htcondor2.Submit(text).itemdata() is None
-    with pytest.raises(SubmitError, match="from table"):
-        Submit(text).itemdata()
-
-
 def test_commands_in_include_and_queue_from_are_refused():
     """`include : cmd |` and `queue x from cmd |` run programs in HTCondor;
     a submit description should not run programs here, so both are errors."""
