@@ -114,6 +114,10 @@ class Param(MutableMapping):
     def raw(self, name: str) -> str | None:
         return self._ensure().raw(name)
 
+    def table(self) -> ConfigTable:
+        """Every setting as read, with where it was read (condor_config_val -v)."""
+        return self._ensure()
+
     def expanded(self, name: str) -> str:
         """The macro-expanded string value; ``KeyError`` when not defined."""
         table = self._ensure()

@@ -281,3 +281,66 @@ def _xml_ad(pairs) -> str:
         lines.append(f'    <a n="{_xml_escape(name)}">{_xml_value(expr.node)}</a>\n')
     lines.append("</c>\n")
     return "".join(lines)
+
+
+class Output:
+    """The output options condor_q, condor_history and condor_status share:
+    ``-af``/``-autoformat``, ``-format``, ``-long``/``-json``/``-xml`` and ``-attributes``.
+
+    ``take(args)`` consumes one of them (False when the current argument is
+    something else); ``projection(default)`` is what to fetch; ``write``
+    prints the ads if one of these forms was asked for (True) or leaves the
+    command's own table to it (False)."""
+
+    def __init__(self, prog: str):
+        self.prog = prog
+        self.show: AutoFormat | Formats | None = None
+        self.listing: str | None = None
+        self.attributes: list[str] | None = None
+
+    def take(self, args) -> bool:
+        arg = args.current
+        if args.flag("autoformat", 5) or args.flag("af", 2):
+            qual, names = args.qualifier, args.words()
+            if not names:
+                raise Usage(f"Error: {arg} requires at least one attribute", show_usage=False)
+            self.show = AutoFormat(names, qual, self.prog)
+        elif args.flag("format", 2):
+            self.show = self.show if isinstance(self.show, Formats) else Formats(self.prog)
+            fmt = args.value()
+            self.show.add(fmt, args.value())
+        elif args.flag("long", 1):
+            self.listing = "long"
+        elif args.flag("json", 2) or args.flag("xml", 2):
+            form = "json" if args.flag("json", 2) else "xml"
+            if self.listing in ("json", "xml") and self.listing != form:
+                raise Usage("Error: Cannot print as both XML and JSON", show_usage=False)
+            self.listing = form
+        elif args.flag("attributes", 2):
+            self.attributes = [a.strip() for a in args.value().split(",") if a.strip()]
+        else:
+            return False
+        return True
+
+    def projection(self, default: list[str]) -> list[str]:
+        if self.show:
+            return self.show.projection() or []
+        if self.listing:
+            return self.attributes or []
+        return default
+
+    def write(self, out, ads) -> bool:
+        if self.show:
+            if isinstance(self.show, AutoFormat):
+                out.write(self.show.heading())
+                out.write("".join(self.show.row(ad) for ad in ads))
+            else:
+                out.write("".join(self.show.render(ad) for ad in ads))
+            return True
+        if self.listing:
+            writer = ListWriter(self.listing, self.attributes)
+            for ad in ads:
+                out.write(writer.ad(ad))
+            out.write(writer.footer(always=True))
+            return True
+        return False

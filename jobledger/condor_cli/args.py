@@ -114,6 +114,8 @@ def entry(prog: str, run: Callable[[list[str]], int | None], usage_text: str) ->
             if exc.show_usage:
                 print(usage_text, end="", file=sys.stderr)
             status = exc.status
+        except BrokenPipeError:
+            status = 0
         except Failed as exc:
             if exc.message:
                 print(exc.message, file=sys.stderr)
@@ -123,8 +125,6 @@ def entry(prog: str, run: Callable[[list[str]], int | None], usage_text: str) ->
             status = 1
         except KeyboardInterrupt:
             status = 130
-        except BrokenPipeError:
-            status = 0
         try:
             sys.stdout.flush()
         except BrokenPipeError:

@@ -11,9 +11,8 @@ from __future__ import annotations
 import sys
 
 from jobledger.condor_cli import pool, table
-from jobledger.condor_cli.adprint import AutoFormat, Formats, ListWriter
+from jobledger.condor_cli.adprint import Output
 from jobledger.condor_cli.args import Args, Failed, Usage, entry
-from jobledger.condor_cli.queue import write_formatted
 
 PROG = "condor_history"
 
@@ -52,9 +51,7 @@ def run(argv: list[str]) -> int:
     constraints: list[str] = []
     limit = -1
     since = None
-    show = None
-    listing = None
-    attributes = None
+    output = Output(PROG)
     name = None
     for arg in args:
         if not args.is_flag():
@@ -68,19 +65,8 @@ def run(argv: list[str]) -> int:
             limit = args.int_value()
         elif args.flag("since", 3):
             since = args.value()
-        elif args.flag("autoformat", 5) or args.flag("af", 2):
-            qual, names = args.qualifier, args.words()
-            if not names:
-                raise Usage(f"Error: {arg} requires at least one attribute", show_usage=False)
-            show = AutoFormat(names, qual, PROG)
-        elif args.flag("format", 2):
-            show = show if isinstance(show, Formats) else Formats(PROG)
-            fmt = args.value()
-            show.add(fmt, args.value())
-        elif args.flag("long", 1) or args.flag("json", 2) or args.flag("xml", 2):
-            listing = "long" if args.flag("long", 1) else ("json" if args.flag("json", 2) else "xml")
-        elif args.flag("attributes", 2):
-            attributes = [a.strip() for a in args.value().split(",") if a.strip()]
+        elif output.take(args):
+            pass
         elif args.flag("name", 1):
             name = args.value()
         elif args.flag("forwards", 3) or args.flag("backwards", 3) or args.flag("wide", 1):
@@ -92,17 +78,9 @@ def run(argv: list[str]) -> int:
             raise Usage(f"Error: unrecognized argument {arg}")
     schedd = pool.schedd(name)
     constraint = pool.join_all([pool.join_any(picks), *constraints])
-    projection = (show.projection() or []) if show else (attributes or [] if listing else table.ATTRS_DEFAULT)
-    ads = schedd.history(constraint, projection, limit, _since(since))
+    ads = schedd.history(constraint, output.projection(table.ATTRS_DEFAULT), limit, _since(since))
     out = sys.stdout
-    if show:
-        write_formatted(out, show, ads)
-    elif listing:
-        writer = ListWriter(listing, attributes)
-        for ad in ads:
-            out.write(writer.ad(ad))
-        out.write(writer.footer(always=True))
-    else:
+    if not output.write(out, ads):
         out.write(table.heading_line(HISTORY_DEFAULT))
         out.write("".join(table.row_line(HISTORY_DEFAULT, ad, 80) for ad in ads))
     return 0

@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from daemons.config_files import param, reload_config
+from daemons.config_files import reload_config
 from eventcore.classad import quote
 from eventcore.enums import DaemonType
 from eventcore.errors import HTCondorException

@@ -15,7 +15,7 @@ import time
 from eventcore.enums import QueryOpt
 
 from jobledger.condor_cli import pool, table
-from jobledger.condor_cli.adprint import AutoFormat, Formats, ListWriter
+from jobledger.condor_cli.adprint import Output
 from jobledger.condor_cli.args import Args, Failed, Usage, entry
 
 PROG = "condor_q"
@@ -66,10 +66,7 @@ class Options:
         self.totals = False
         self.wide = False
         self.limit = -1
-        self.autoformat: AutoFormat | None = None
-        self.formats: Formats | None = None
-        self.listing: str | None = None  # long, json, xml
-        self.attributes: list[str] | None = None
+        self.output = Output(PROG)
         self.name: str | None = None
         self.pool: str | None = None
 
@@ -82,25 +79,8 @@ def parse(argv: list[str], prog: str = PROG) -> Options:
             _restriction(opts, arg)
         elif args.flag("constraint", 2):
             opts.constraints.append(args.value())
-        elif args.flag("autoformat", 5) or args.flag("af", 2):
-            qual = args.qualifier
-            names = args.words()
-            if not names:
-                raise Usage(f"Error: {arg} requires at least one attribute", show_usage=False)
-            opts.autoformat = AutoFormat(names, qual, prog)
-        elif args.flag("format", 2):
-            fmt = args.value()
-            attr = args.value()
-            opts.formats = opts.formats or Formats(prog)
-            opts.formats.add(fmt, attr)
-        elif args.flag("long", 1):
-            opts.listing = "long"
-        elif args.flag("json", 2):
-            opts.listing = _one_listing(opts, "json")
-        elif args.flag("xml", 2):
-            opts.listing = _one_listing(opts, "xml")
-        elif args.flag("attributes", 2):
-            opts.attributes = [a.strip() for a in args.value().split(",") if a.strip()]
+        elif opts.output.take(args):
+            pass
         elif args.flag("totals", 3):
             opts.totals = True
         elif args.flag("nobatch", 3):
@@ -139,12 +119,6 @@ def parse(argv: list[str], prog: str = PROG) -> Options:
     return opts
 
 
-def _one_listing(opts: Options, form: str) -> str:
-    if opts.listing in ("json", "xml") and opts.listing != form:
-        raise Usage("Error: Cannot print as both XML and JSON", show_usage=False)
-    return form
-
-
 def _restriction(opts: Options, arg: str) -> None:
     if pool.parse_proc_id(arg) is not None:
         opts.ids.append(arg)
@@ -173,32 +147,15 @@ def run(argv: list[str]) -> int:
     schedd = Schedd(location)
     constraint = constraint_of(opts, me)
     out = sys.stdout
-    if opts.autoformat or opts.formats:
-        show = opts.autoformat or opts.formats
-        ads = schedd.query(constraint, show.projection() or [], limit=opts.limit)
-        write_formatted(out, show, ads)
+    ads = schedd.query(constraint, opts.output.projection(table.ATTRS_DEFAULT), limit=opts.limit)
+    if opts.output.write(out, ads):
         return 0
-    if opts.listing:
-        writer = ListWriter(opts.listing, opts.attributes)
-        for ad in schedd.query(constraint, opts.attributes or [], limit=opts.limit):
-            out.write(writer.ad(ad))
-        out.write(writer.footer(always=True))
-        return 0
-    ads = schedd.query(constraint, table.ATTRS_DEFAULT, limit=opts.limit)
     if not opts.totals:
         out.write(banner(location))
         out.write(job_table(opts, ads))
     if opts.mode != "run":
         out.write(totals(opts, schedd, constraint, ads, me))
     return 0
-
-
-def write_formatted(out, show, ads) -> None:
-    heading = getattr(show, "heading", None)
-    if heading is not None:
-        out.write(show.heading())
-    render = show.row if isinstance(show, AutoFormat) else show.render
-    out.write("".join(render(ad) for ad in ads))
 
 
 def banner(location) -> str:

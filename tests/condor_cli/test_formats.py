@@ -118,3 +118,27 @@ def test_totals_line():
 ])
 def test_dash_prefix(arg, name, least, expected):
     assert dash_prefix(arg, name, least) == expected
+
+
+def test_status_slot_line_and_summary_match_the_man_page_example():
+    # condor_status, the man page's -compact example (its normal output)
+    from jobledger.condor_cli.status import SLOT_COLUMNS, slot_summary
+    now = 1_700_000_000
+    slot = ClassAd({"Name": "slot1@vulture.cs.wisc.edu", "OpSys": "LINUX", "Arch": "X86_64",
+                    "State": "Unclaimed", "Activity": "Idle", "CondorLoadAvg": 0.0, "Memory": 679,
+                    "EnteredCurrentActivity": now - (86400 + 3 * 3600 + 18 * 60 + 58), "MyCurrentTime": now})
+    busy = [ClassAd({"Name": f"slot1_{i}@vulture.cs.wisc.edu", "OpSys": "LINUX", "Arch": "X86_64",
+                     "State": "Claimed", "Activity": "Busy", "CondorLoadAvg": 1.16, "Memory": 1152,
+                     "EnteredCurrentActivity": now, "MyCurrentTime": now}) for i in range(1, 5)]
+    assert table.heading_line(SLOT_COLUMNS) == \
+        "Name               OpSys      Arch   State     Activity LoadAv Mem   ActvtyTime\n"
+    assert table.row_line(SLOT_COLUMNS, slot) == \
+        "slot1@vulture.cs.w LINUX      X86_64 Unclaimed Idle      0.000  679  1+03:18:58\n"
+    assert table.row_line(SLOT_COLUMNS, busy[0]) == \
+        "slot1_1@vulture.cs LINUX      X86_64 Claimed   Busy      1.160 1152  0+00:00:00\n"
+    assert slot_summary([slot] + busy).splitlines() == [
+        "                         Machines Owner Claimed Unclaimed Matched Preempting  Drain",
+        "",
+        "            X86_64/LINUX        5     0       4         1       0          0      0",
+        "",
+        "                   Total        5     0       4         1       0          0      0"]

@@ -1,0 +1,147 @@
+"""condor_config_val and condor_version: the pool's configuration and version.
+
+``condor_config_val NAME...`` prints each expanded value on a line ("Not
+defined: NAME" on stderr and exit 1 for one that is not); ``-v`` adds where
+it was set, ``-raw`` prints it unexpanded, ``-dump [pattern]`` lists
+``NAME = value`` of every setting whose name contains the pattern,
+``-config`` the files read.  ``-name``/``-schedd``/``-master``/... are
+accepted: every daemon of a personal pool reads the same files.
+"""
+
+from __future__ import annotations
+
+import socket
+
+from daemons.config_files import param
+
+from jobledger.condor_cli import pool
+from jobledger.condor_cli.args import Args, Failed, Usage, entry
+
+CONFIG_VAL_USAGE = """\
+Usage: condor_config_val [options] variable [variable] ...
+   or: condor_config_val [options] -dump [pattern]
+   or: condor_config_val -config
+    [options] are
+\t-v / -verbose\t\tshow where each variable was set
+\t-raw\t\t\tshow values as written, not expanded
+\t-expand\t\t\tshow expanded values (the default)
+\t-default\t\tshow the built-in default for undefined variables
+\t-name <name>\t\tthe daemon to ask (this pool's daemons share one configuration)
+\t-master | -schedd | -startd | -collector | -negotiator\tthe kind of daemon to ask
+"""
+
+DAEMON_FLAGS = ("master", "schedd", "startd", "collector", "negotiator", "shadow", "starter")
+
+
+def config_val(argv: list[str]) -> int:
+    args = Args(argv, "condor_config_val")
+    names: list[str] = []
+    verbose = raw = dump = sources = default = False
+    for arg in args:
+        if not args.is_flag():
+            names.append(arg)
+        elif args.flag("verbose", 1):
+            verbose = True
+        elif args.flag("raw", 2):
+            raw = True
+        elif args.flag("expand", 2) or args.flag("evaluate", 2):
+            raw = False
+        elif args.flag("dump", 1):
+            dump = True
+        elif args.flag("config", 3):
+            sources = True
+        elif args.flag("default", 3):
+            default = True
+        elif args.flag("name", 1) or args.flag("pool", 1) or args.flag("address", 2):
+            args.value()
+        elif any(args.flag(word, 3) for word in DAEMON_FLAGS) or args.flag("debug", 3):
+            pass
+        elif args.flag("help", 1):
+            print(CONFIG_VAL_USAGE, end="")
+            raise Failed(status=0)
+        else:
+            raise Usage(f"condor_config_val: unknown option {arg}")
+    pool.load_config()
+    table = param.table()
+    if sources:
+        found = pool.config_path()
+        print("Configuration source:\n\t" + (found or "(none)"))
+        return 0
+    if dump:
+        return _dump(table, names, verbose)
+    if not names:
+        raise Usage()
+    return _show(table, names, verbose, raw, default)
+
+
+def _show(table, names: list[str], verbose: bool, raw: bool, default: bool) -> int:
+    import sys
+    missing = 0
+    from daemons.config_files import load_config
+    defaults = load_config(None, {}) if default else None
+    for name in names:
+        setting = table.settings.get(name.upper())
+        text = None
+        if setting is not None:
+            text = setting.value if raw else param.expanded(name)
+        elif defaults is not None and defaults.raw(name) is not None:
+            text = defaults.raw(name)
+        if text is None:
+            print(f"Not defined: {name.upper()}", file=sys.stderr)
+            missing += 1
+            continue
+        if not verbose:
+            print(text)
+            continue
+        print(f"{setting.name if setting else name.upper()} = {text}")
+        if setting is not None:
+            print(f" # at: {_where(setting)}")
+            if not raw and setting.value != text:
+                print(f" # raw: {setting.value}")
+        print()
+    return 1 if missing else 0
+
+
+def _where(setting) -> str:
+    return f"{setting.source}, line {setting.line}" if setting.line > 0 else setting.source
+
+
+def _dump(table, patterns: list[str], verbose: bool) -> int:
+    print(f"# Configuration from machine: {socket.gethostname()}")
+    chosen = [s for s in table.settings.values()
+              if not patterns or any(p.upper() in s.name.upper() for p in patterns)]
+    for setting in sorted(chosen, key=lambda s: s.name.upper()):
+        print(f"{setting.name} = {setting.value}")
+        if verbose:
+            print(f" # at: {_where(setting)}")
+            expanded = param.expanded(setting.name)
+            if setting.value and expanded != setting.value:
+                print(f" # expanded: {expanded}")
+    return 0
+
+
+config_val_main = entry("condor_config_val", config_val, CONFIG_VAL_USAGE)
+
+
+VERSION_USAGE = "Usage: condor_version [-syscall] [-arch] [-opsys]\n"
+
+
+def version(argv: list[str]) -> int:
+    from daemons.clients import platform, version as version_text
+    args = Args(argv, "condor_version")
+    for arg in args:
+        if args.flag("arch", 1):
+            print(platform().split()[1].split("-")[0])
+            return 0
+        if args.flag("opsys", 1):
+            print(platform().split()[1].split("-", 1)[1].upper())
+            return 0
+        if args.flag("syscall", 1):
+            continue
+        raise Usage()
+    print(version_text())
+    print(platform())
+    return 0
+
+
+version_main = entry("condor_version", version, VERSION_USAGE)
