@@ -20,6 +20,7 @@ from eventcore.enums import AdType, DaemonType, JobAction, QueryOpt, Transaction
 from eventcore.errors import (ClassAdError, HTCondorException, HTCondorIOError, HTCondorLocateError,
                               HTCondorReplyError, HTCondorValueError)
 from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
+from eventcore.submit.translate import SPOOLED_LEAVE_IN_QUEUE
 
 _ID = re.compile(r"^\s*\d+\.\d+\s*$")
 _CLUSTER = re.compile(r"^\s*\d+\s*$")
@@ -153,7 +154,7 @@ class Schedd:
         cluster, cluster_ad, proc_ads = self._prepare(description, count, itemdata, queue, spool)
         reply = self._call("submit", cluster=cluster, cluster_ad=cluster_ad, proc_ads=proc_ads)
         return SubmitResult(reply["cluster"], reply["first_proc"], reply["num_procs"],
-                            to_ad(reply["cluster_ad"]))
+                            to_ad(reply["cluster_ad"]), proc_ads if spool else None)
 
     def transaction(self, flags=TransactionFlag.Default, continue_txn: bool = False) -> "Transaction":
         """v1: ``with schedd.transaction() as txn: sub.queue(txn, count)``; the clusters
@@ -186,6 +187,7 @@ class Schedd:
         exprs.setdefault("Requirements", "true")
         if spool:
             exprs.update(JobStatus="5", HoldReasonCode="16", HoldReason='"Spooling input data files"')
+            exprs.setdefault("LeaveJobInQueue", SPOOLED_LEAVE_IN_QUEUE)
         cluster = self._call("new_cluster")
         reply = self._call("submit", cluster=cluster, cluster_ad=exprs,
                            proc_ads=[{"ProcId": str(p)} for p in range(count)])
@@ -258,19 +260,20 @@ class Schedd:
         self._call("reschedule")
 
     def spool(self, result) -> None:
-        """Release jobs submitted with ``spool=True``.  A personal pool shares the
-        submitter's file system, so the input files need no upload."""
-        if isinstance(result, SubmitResult):
+        """Copy the input files of jobs submitted with ``spool=True`` into the
+        schedd's spool; the jobs then run from there."""
+        if isinstance(result, SubmitResult) and result._spooled is not None:
             ids = [f"{result.cluster()}.{result.first_proc() + i}" for i in range(result.num_procs())]
         elif isinstance(result, list) and all(isinstance(ad, ClassAd) for ad in result):
             ids = [f"{ad['ClusterId']}.{ad['ProcId']}" for ad in result]  # v1: ad_results
         else:
-            raise ValueError("spool() takes the SubmitResult of a spool=True submit")
+            raise ValueError("result must have come from submit() with spool set")
         self._call("spooled", ids=ids)
 
     def retrieve(self, job_spec) -> None:
-        """Output needs no download: jobs write straight into their directories here."""
-        parse_job_spec(job_spec)
+        """Copy the spooled output of completed jobs into their submit directories
+        (the jobs then leave the queue)."""
+        self._call("retrieve", **parse_job_spec(job_spec))
 
 
 class Transaction:
@@ -289,7 +292,7 @@ class Transaction:
     def submit(self, description, count: int = 1, itemdata=None, spool: bool = False) -> SubmitResult:
         cluster, cluster_ad, proc_ads = self.schedd._prepare(description, count, itemdata, None, spool)
         self.pending.append({"cluster": cluster, "cluster_ad": cluster_ad, "proc_ads": proc_ads})
-        return SubmitResult(cluster, 0, len(proc_ads), to_ad(cluster_ad))
+        return SubmitResult(cluster, 0, len(proc_ads), to_ad(cluster_ad), proc_ads if spool else None)
 
     def commit(self) -> None:
         pending, self.pending = self.pending, []

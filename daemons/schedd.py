@@ -96,6 +96,7 @@ class Schedd(Daemon):
         self.projector.start()
         self.every(1.0, lambda: self.runs.reconcile(), name="reconcile")
         self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self.policy.run, name="policy")
+        self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self._sweep_spool, name="spool")
         self.every(0.0, self._poke_loop, name="poke-negotiator")
         self.poke_negotiator()
 
@@ -188,6 +189,7 @@ class Schedd(Daemon):
             "edit": lambda peer, **a: self.actions.edit(user_name(peer["uid"]), **a),
             "reschedule": lambda peer: self.poke_negotiator(),
             "spooled": lambda peer, ids: self.actions.spooled(user_name(peer["uid"]), ids),
+            "retrieve": lambda peer, **spec: self.actions.retrieve(user_name(peer["uid"]), **spec),
             "idle_jobs": self._idle_jobs,
             "matches": self._matches,
             "starter_outcome": self._starter_outcome,
@@ -459,6 +461,10 @@ class Schedd(Daemon):
             self.store.append(records)
         except InvalidTransition:
             ipc.call(address, "signal", timeout=5, claim=claim, what="kill")
+
+    def _sweep_spool(self) -> None:
+        """Spooled files of jobs that have left the queue go too."""
+        spool.sweep(self.spool_dir, lambda job: self.store.job_status(job) is not None)
 
     def _starter_job(self, job: JobId, ad: dict) -> dict:
         """What the starter gets: the job's values, and where ON_EXIT_OR_EVICT keeps files."""

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 import time
 
-from daemons import adwire
-from daemons.schedd_runs import RUN_ATTRS, event
+from daemons import adwire, spool
+from daemons.schedd_runs import RUN_ATTRS, event, starter_job
 from eventcore.enums import JobAction, TransactionFlag
-from eventcore.errors import HTCondorException
+from eventcore.errors import HTCondorException, TransferError
 from eventcore.events import EventType
 from eventcore.ids import JobId
 from eventcore.records import ActionRecord, LeaveQueue, SetAttributes
@@ -164,22 +164,57 @@ class Actions:
         raise HTCondorException(f"action {action!r} is not supported")
 
     def spooled(self, user: str, ids: list) -> int:
-        """``Schedd.spool``: the pool shares this file system, so there is nothing to
-        upload; jobs held for spooling (code 16) are released."""
+        """``Schedd.spool``: copy the inputs of jobs held for spooling (code 16) into
+        the spool, point them there and release them.  A job whose input cannot be
+        read is held with code 13 instead."""
+        staged = {}
+        for job in parse_ids(ids):
+            ad = self.store.job_ad(job)
+            if ad is None or _status(ad) != H or ad.get("HoldReasonCode") != "16":
+                continue
+            try:
+                staged[job] = spool.spool_inputs(self.schedd.spool_dir, job, ad, starter_job(ad))
+            except TransferError as failed:
+                staged[job] = failed
         with self.schedd.runs.lock:
             now = time.time()
             records = []
-            for job in parse_ids(ids):
-                ad = self.store.job_ad(job)
-                if ad is None or _status(ad) != H or ad.get("HoldReasonCode") != "16":
+            for job, changes in staged.items():
+                if isinstance(changes, TransferError):
+                    records += [SetAttributes(job, set={"HoldReasonCode": str(changes.code),
+                                                        "HoldReasonSubCode": str(changes.subcode),
+                                                        "HoldReason": adwire.quote(
+                                                            f"Spooling input files failed: {changes.message}")},
+                                              by=user)]
                     continue
-                records += [ActionRecord(job, "release", reason="Data files spooled", by=user),
+                records += [SetAttributes(job, set=changes, by=user),
+                            ActionRecord(job, "release", reason="Data files spooled", by=user),
                             event(EventType.JOB_RELEASED, job, now, Reason="Data files spooled")]
             if records:
                 self.store.append(records)
         if records:
             self.schedd.poke_negotiator()
-        return len(records) // 2
+        return sum(1 for changes in staged.values() if isinstance(changes, dict))
+
+    def retrieve(self, user: str, ids: list | None = None, constraint: str | None = None) -> int:
+        """``Schedd.retrieve``: bring the spooled outputs of completed jobs back into
+        their submitters' directories.  As in HTCondor the jobs stay (LeaveJobInQueue
+        keeps them ten days) until removed; their spool goes once they have left."""
+        if ids is not None:
+            ads = [(job, self.store.job_ad(job)) for job in parse_ids(ids)]
+        else:
+            ads = [(JobId(int(ad["ClusterId"]), int(ad["ProcId"])), ad)
+                   for ad in self.store.query(constraint or None)]
+        done = 0
+        for job, ad in ads:
+            if ad is None or _status(ad) != C or "SUBMIT_Iwd" not in ad:
+                continue
+            try:
+                spool.retrieve_outputs(self.schedd.spool_dir, job, ad)
+            except TransferError as failed:
+                raise HTCondorException(f"retrieving the output of job {job} failed: {failed.message}") from failed
+            done += 1
+        return done
 
     def _tell_starter(self, claim, what: str) -> None:
         if not isinstance(claim, str):

@@ -123,7 +123,7 @@ def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
                                 k: v for k, v in term.items()
                                 if k in ("TerminatedNormally", "ReturnValue", "TerminatedBySignal")})]
     records = [*sets, event(EventType.JOB_TERMINATED, job, now, **term)]
-    if not adwire.evaluate(after, "LeaveJobInQueue"):
+    if not adwire.evaluate({**after, "JobStatus": str(int(JobStatus.COMPLETED))}, "LeaveJobInQueue"):
         records.append(LeaveQueue(job))
     return records
 

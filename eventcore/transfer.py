@@ -69,7 +69,8 @@ class Output:
     contents: bool = False
 
 
-def _bool(job: dict, name: str, default: bool) -> bool:
+def flag(job: dict, name: str, default: bool) -> bool:
+    """A boolean job attribute (true/false, yes/no, 1/0), ``default`` when absent."""
     value = job.get(name)
     if isinstance(value, bool):
         return value
@@ -127,7 +128,7 @@ def input_plan(job: dict) -> InputPlan:
     iwd = str(job.get("Iwd") or "/")
     sources: list[Source] = []
     cmd = str(job.get("Cmd") or "")
-    if cmd and _bool(job, "TransferExecutable", True):
+    if cmd and flag(job, "TransferExecutable", True):
         path = _local_path(cmd, iwd)
         name = posixpath.basename(path)
         sources.append(Source(path, name, executable=True))
@@ -137,7 +138,7 @@ def input_plan(job: dict) -> InputPlan:
     stdin = job.get("In")
     if not isinstance(stdin, str) or stdin in ("", "/dev/null"):
         stdin = None
-    elif _bool(job, "TransferIn", True):
+    elif flag(job, "TransferIn", True):
         source = _source(stdin, iwd)
         sources.append(source)
         stdin = source.name
@@ -197,9 +198,9 @@ def stream_outputs(job: dict) -> list[Output]:
     """stdout/stderr of a sandboxed job and where they go."""
     iwd = str(job.get("Iwd") or "/")
     out = []
-    for attr, name, flag in (("Out", STDOUT, "TransferOut"), ("Err", STDERR, "TransferErr")):
+    for attr, name, wanted in (("Out", STDOUT, "TransferOut"), ("Err", STDERR, "TransferErr")):
         path = job.get(attr)
-        if isinstance(path, str) and path not in ("", "/dev/null") and _bool(job, flag, True):
+        if isinstance(path, str) and path not in ("", "/dev/null") and flag(job, wanted, True):
             out.append(Output(name, posixpath.join(iwd, path)))
     return out
 

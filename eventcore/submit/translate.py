@@ -502,12 +502,20 @@ def _transfer_files(job: Job) -> dict[str, str]:
     return out
 
 
-@rule("hold")
+# condor_submit -spool: a completed job waits (ten days at most) for its output to be retrieved.
+SPOOLED_LEAVE_IN_QUEUE = ("JobStatus == 4 && (CompletionDate =?= UNDEFINED || CompletionDate == 0 || "
+                          "((time() - CompletionDate) < 864000))")
+
+
+@rule("hold", "leave_in_queue")
 def _hold(job: Job) -> dict[str, str]:
     text = job.get("hold")
     if job.spool:
-        return {"JobStatus": "5", "HoldReasonCode": "16", "HoldReasonSubCode": "0",
-                "HoldReason": quote("Spooling input data files")}
+        out = {"JobStatus": "5", "HoldReasonCode": "16", "HoldReasonSubCode": "0",
+               "HoldReason": quote("Spooling input data files")}
+        if job.get("leave_in_queue") is None:
+            out["LeaveJobInQueue"] = SPOOLED_LEAVE_IN_QUEUE
+        return out
     if text is not None and boolean(text, "hold"):
         return {"JobStatus": "5", "HoldReasonCode": "15", "HoldReasonSubCode": "0",
                 "HoldReason": quote("submitted on hold at user's request")}

@@ -288,9 +288,15 @@ def test_v1_spool_flow_of_the_slides(pool, tmp_path):
     ad = schedd.query(f"ClusterID =?= {cluster}", ["ClusterID", "ProcID", "JobStatus", "HoldReasonCode"])[0]
     assert (ad["JobStatus"], ad["HoldReasonCode"]) == (5, 16)
     schedd.spool(ad_results)
-    wait_gone(schedd, cluster)
+    # LeaveJobInQueue: the completed job waits in the queue for its output to be retrieved
+    wait_until(lambda: statuses(schedd, cluster) == [4], 30, what="the job to complete")
+    assert not (tmp_path / "test.out").exists()
     schedd.retrieve(f"ClusterId =?= {cluster}")
     assert (tmp_path / "test.out").read_text() == "Hello world\n"
+    assert statuses(schedd, cluster) == [4]   # still there, as the slides show
+    result = schedd.act(htcondor.JobAction.Remove, [f"{cluster}.0"])
+    assert (result["TotalSuccess"], result["TotalNotFound"]) == (1, 0)
+    wait_gone(schedd, cluster)
 
 
 def test_launcher_death_restarts_the_startd(fresh_pool, tmp_path):

@@ -236,3 +236,37 @@ def test_on_exit_or_evict_brings_files_back_to_the_next_run(pool, tmp_path):
     ad = finished(pool, cluster)
     assert ad["JobStatus"] == 4 and (iwd / "resumed.txt").read_text() == "step1\n"
     assert not (Path(pool.get_config_val("SPOOL")) / str(cluster) / "0" / "evicted").exists()
+
+
+def test_spool_runs_the_job_from_the_spool_and_retrieve_brings_the_output(pool, tmp_path):
+    iwd = tmp_path / "iwd"
+    write(iwd / "job.sh", SCRIPT_HEAD + "cat data.txt; cat data.txt > result.txt; pwd > where.txt\n")
+    write(iwd / "data.txt", "spooled input\n")
+    sub = htcondor.Submit({"executable": "job.sh", "initialdir": str(iwd), "output": "out.txt",
+                           "transfer_input_files": "data.txt", "log": str(iwd / "job.log"),
+                           "transfer_output_remaps": '"result.txt = renamed.txt"'})
+    not_spooled = pool.schedd.submit(htcondor.Submit({"executable": "/bin/true", "hold": "true"}))
+    try:
+        pool.schedd.spool(not_spooled)
+    except ValueError as exc:
+        assert "spool" in str(exc)
+    else:
+        raise AssertionError("spool() of a result submitted without spool must raise ValueError")
+    pool.schedd.act(htcondor.JobAction.Remove, not_spooled.cluster())
+    result = pool.schedd.submit(sub, spool=True)
+    cluster = result.cluster()
+    ad = pool.schedd.query(f"ClusterId == {cluster}", ["JobStatus", "HoldReasonCode", "LeaveJobInQueue"])[0]
+    assert (ad["JobStatus"], ad["HoldReasonCode"]) == (5, 16)
+    pool.schedd.spool(result)
+    (iwd / "data.txt").write_text("changed after spooling\n")   # the job runs from the spool
+    wait_until(lambda: [a["JobStatus"] for a in pool.schedd.query(f"ClusterId == {cluster}", ["JobStatus"])]
+               == [4], 30, what="the spooled job to complete and stay")
+    assert not (iwd / "out.txt").exists() and not (iwd / "renamed.txt").exists()
+    pool.schedd.retrieve(f"ClusterId == {cluster}")
+    assert (iwd / "out.txt").read_text() == "spooled input\n"
+    assert (iwd / "renamed.txt").read_text() == "spooled input\n"
+    assert "/dir_" in (iwd / "where.txt").read_text()
+    pool.schedd.retrieve(f"ClusterId == {cluster}")   # again: the spool is kept while the job is
+    assert [a["JobStatus"] for a in pool.schedd.query(f"ClusterId == {cluster}", ["JobStatus"])] == [4]
+    assert pool.schedd.act(htcondor.JobAction.Remove, cluster)["TotalSuccess"] == 1
+    wait_until(lambda: not pool.schedd.query(f"ClusterId == {cluster}"), 10, what="the job to leave")

@@ -88,3 +88,14 @@ def test_a_sandbox_name_never_escapes(parts):
 def test_changed_files_and_sizes():
     assert changed_files({"a": (1, 2), "b": (1, 1)}, {"a": (1, 2), "b": (2, 1), "c": (1, 1)}) == ["b", "c"]
     assert (size_mb(0), size_mb(1), size_mb(1 << 20), size_mb((1 << 20) + 1)) == (0, 1, 1, 2)
+
+
+def test_spool_sweep_keeps_only_jobs_in_the_queue(tmp_path):
+    from daemons.spool import job_spool, sweep
+    from eventcore.ids import JobId
+    for job in (JobId(1, 0), JobId(1, 1), JobId(2, 0)):
+        (job_spool(tmp_path, job) / "out").mkdir(parents=True)
+    (tmp_path / "history").write_text("not a job\n")
+    assert sweep(tmp_path, lambda job: job == JobId(1, 1)) == 2
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.iterdir()) == ["1", "history"]
+    assert [p.name for p in (tmp_path / "1").iterdir()] == ["1"]
