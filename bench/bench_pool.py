@@ -4,6 +4,8 @@
   journal's group commit fsyncs before the schedd answers);
 - query latency with those 100,000 jobs queued: one job by id, a 10-job
   cluster, the whole 100,000-job cluster (projection of 3 attributes);
+- idle CPU: the share of one core all the pool's processes use over 5 s
+  with nothing to do;
 - submit -> execute latency on an idle pool (from the client's submit call
   to the EXECUTE record in the journal);
 - end to end: 2,000 /bin/true jobs, from submit until all left the queue,
@@ -101,6 +103,32 @@ def bench_submit_and_query(pool) -> None:
     _row("remove all 100,000+ jobs (one act)", (time.perf_counter() - began) * 1000, "ms", "")
 
 
+def _pool_cpu(local_dir: Path) -> float:
+    """CPU seconds so far of the live processes started for the pool at ``local_dir``."""
+    marker, total = str(local_dir).encode(), 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if marker not in f.read():
+                    continue
+            with open(f"/proc/{entry}/stat") as f:
+                total += sum(int(x) for x in f.read().rsplit(")", 1)[1].split()[11:13])
+        except OSError:
+            continue   # ended meanwhile, or not ours to read
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def bench_idle(pool, seconds: float = 5.0) -> None:
+    time.sleep(1.0)   # let start-up work settle
+    began, cpu = time.perf_counter(), _pool_cpu(pool.local_dir)
+    time.sleep(seconds)
+    cpu = _pool_cpu(pool.local_dir) - cpu
+    _row(f"idle pool, share of one core over {seconds:.0f} s", 100 * cpu / (time.perf_counter() - began),
+         "%", "~0-2 %", cpu)
+
+
 def bench_latency(pool) -> None:
     schedd = pool.schedd
     job = htcondor.Submit({"executable": "/bin/true"})
@@ -133,6 +161,7 @@ def main() -> None:
         with PersonalPool(local_dir=Path(where) / "a", config={"MAX_JOBS_PER_SUBMISSION": "200000"}) as pool:
             bench_submit_and_query(pool)
         with PersonalPool(local_dir=Path(where) / "b") as pool:
+            bench_idle(pool)
             bench_latency(pool)
             cores = pool.collector.query(htcondor.AdType.Startd, "PartitionableSlot", ["TotalCpus"])
             bench_end_to_end(pool, f"{cores[0]['TotalCpus']} slots = cores")
