@@ -6,7 +6,15 @@ is one of
 
     {"ok": result}                       request/reply
     {"items": [...]} ... {"end": result} streaming (query, history, watch)
-    {"err": [kind, message]}             failure; kind is an exception name
+    {"err": [kind, message, detail]}     failure (below)
+
+A failure names the exception's class: ours (every ``JobledgerError`` of
+eventcore/errors.py and the daemons) or one of a few built-ins.  ``detail``
+holds its classes' names, most specific first, and its data attributes, so
+the client re-raises the same class carrying the same data (a
+``SubmitError`` with its line, an ``InvalidTransition`` with its status),
+or the nearest class it knows.  Anything else is an unexpected failure:
+the server logs it and the client gets an ``HTCondorException``.
 
 Security: sockets live in LOCAL_DIR/run (mode 0700) and every accepted
 connection is checked with SO_PEERCRED: a peer with another uid is refused
@@ -28,7 +36,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
-from eventcore.errors import HTCondorException, HTCondorIOError
+from eventcore.errors import HTCondorException, HTCondorIOError, JobledgerError
 
 _HEADER = struct.Struct(">I")
 MAX_MESSAGE = 1 << 30
@@ -102,14 +110,31 @@ def peer_credentials(sock: socket.socket) -> tuple[int, int, int]:
 
 # -- client side -------------------------------------------------------------
 
-_ERRORS: dict[str, type[Exception]] = {
+_BUILTINS: dict[str, type[Exception]] = {
     "ValueError": ValueError, "TypeError": TypeError, "KeyError": KeyError,
     "NotImplementedError": NotImplementedError,
 }
 
 
-def _raise_remote(kind: str, message: str):
-    raise _ERRORS.get(kind, HTCondorException)(message)
+def _our_classes() -> dict[str, type[Exception]]:
+    """Every loaded subclass of ``JobledgerError`` (and the root), by class name."""
+    found, todo = {}, [JobledgerError]
+    while todo:
+        cls = todo.pop()
+        found.setdefault(cls.__name__, cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def _raise_remote(kind: str, message: str, detail: dict | None = None):
+    known = {**_BUILTINS, **_our_classes()}
+    names = (detail or {}).get("classes") or [kind]
+    cls = next((known[name] for name in names if name in known), HTCondorException)
+    exc = cls.__new__(cls)
+    exc.args = (message,)
+    if issubclass(cls, JobledgerError):
+        exc.__dict__.update((detail or {}).get("attrs", {}))
+    raise exc
 
 
 def connect(address: str, timeout: float | None = DEFAULT_TIMEOUT) -> socket.socket:
@@ -259,21 +284,31 @@ class Server:
                 send_message(conn, {"end": None})
             else:
                 send_message(conn, {"ok": result})
-        except OSError:
-            raise
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the client
+            if isinstance(exc, OSError) and not isinstance(exc, JobledgerError):
+                raise  # the connection failed (ours that are OSErrors, e.g. TrackerTimeout, go back)
             kind = _kind_of(exc)
             if kind is None and self.unexpected is not None:
                 self.unexpected(exc)
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            send_message(conn, {"err": [kind or "HTCondorException", str(message)]})
+            send_message(conn, {"err": [kind or "HTCondorException", str(message), _detail(exc, kind)]})
 
 
 def _kind_of(exc: BaseException) -> str | None:
-    """The name the client re-raises ``exc`` as; None for an unexpected failure."""
-    if isinstance(exc, HTCondorException):
-        return "HTCondorException"
-    for kind in ("KeyError", "TypeError", "NotImplementedError", "ValueError"):
-        if isinstance(exc, _ERRORS[kind]):
+    """The class name the client re-raises ``exc`` as; None for an unexpected failure."""
+    if isinstance(exc, JobledgerError):
+        return type(exc).__name__
+    for kind, cls in _BUILTINS.items():
+        if isinstance(exc, cls):
             return kind
     return None
+
+
+def _detail(exc: BaseException, kind: str | None) -> dict:
+    """What the client needs to rebuild ``exc``: its classes' names and its data."""
+    if not isinstance(exc, JobledgerError):
+        return {"classes": [kind or "HTCondorException"]}
+    classes = [cls.__name__ for cls in type(exc).__mro__ if issubclass(cls, JobledgerError)]
+    attrs = {name: (value if value is None or isinstance(value, (str, int, float, bool)) else str(value))
+             for name, value in vars(exc).items()}
+    return {"classes": classes, "attrs": attrs}

@@ -10,16 +10,23 @@ Stop (SIGTERM, or the ``off`` command): startd first (it vacates its jobs),
 then negotiator, schedd, collector; each gets SIGTERM, then SIGKILL after
 ``SHUTDOWN_GRACEFUL_TIMEOUT``.  The master owns LOCAL_DIR's layout and writes
 ``$(RUN)/master.pid``.
+
+One pool per LOCAL_DIR: the master holds an exclusive ``flock`` on the
+directory for its whole life (the kernel drops it when the master dies, even
+by SIGKILL).  A second master there says so on stderr and exits 1 before it
+writes anything.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from daemons.daemon import DC_OFF, DC_RECONFIG, DC_RESTART, Daemon, main_for
 from eventcore.errors import HTCondorException
@@ -41,6 +48,34 @@ def make_layout(local_dir) -> None:
         os.chmod(local_dir / sub, 0o700)
 
 
+def lock_local_dir(local_dir) -> int | None:
+    """Take LOCAL_DIR's exclusive lock: the descriptor holding it (kept open for as
+    long as the lock is wanted), or None when another process holds it."""
+    fd = os.open(local_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def pool_running_in(local_dir) -> str | None:
+    """Why LOCAL_DIR cannot take another pool (a master holds it), or None when it can."""
+    try:
+        fd = lock_local_dir(local_dir)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if fd is not None:
+        os.close(fd)
+        return None
+    try:
+        pid = (Path(local_dir) / "run" / "master.pid").read_text().strip()
+    except OSError:
+        pid = "unknown"
+    return f"a pool is already running in {local_dir} (its master holds the directory's lock; pid {pid})"
+
+
 class Master(Daemon):
     name = "master"
     log_name = "MasterLog"
@@ -54,6 +89,15 @@ class Master(Daemon):
         self.disabled: set[str] = set()   # turned off by DaemonOff: not restarted
         self._lock = threading.Lock()
         self._lifeline_r, self._lifeline_w = os.pipe()
+
+    def run(self) -> int:
+        self.local_dir.mkdir(parents=True, exist_ok=True)
+        self._dir_lock = lock_local_dir(self.local_dir)
+        if self._dir_lock is None:
+            print(f"jobledger master: {pool_running_in(self.local_dir) or 'LOCAL_DIR is locked'}; "
+                  "not starting", file=sys.stderr, flush=True)
+            return 1
+        return super().run()
 
     def setup(self) -> None:
         make_layout(self.local_dir)

@@ -24,7 +24,7 @@ from pathlib import Path
 from daemons import ipc
 from daemons.config_files import config_value, pool_config_text, read_pool_config, reload_config
 from daemons.daemon import process_start_time
-from daemons.master import make_layout
+from daemons.master import make_layout, pool_running_in
 from eventcore.enums import DaemonType
 from eventcore.errors import HTCondorException
 
@@ -130,6 +130,9 @@ class PersonalPool:
         return f"PersonalPool(local_dir={_short_path(self.local_dir)}, state={self._state})"
 
     def initialize(self, overwrite_config: bool = True) -> "PersonalPool":
+        busy = pool_running_in(self.local_dir)
+        if busy:
+            raise HTCondorException(f"{busy}; nothing was changed")
         if not overwrite_config and self.config_file.exists():
             raise FileExistsError(
                 f"Found existing config file; refusing to write config because overwrite={overwrite_config}.")

@@ -2,7 +2,10 @@
 
 Each sub-command lives in a module of this package named for what it does
 and is registered below.  Expected failures are ``click.ClickException``s
-with a clear message naming the place (file, line, column).
+with a clear message naming the place (file, line, column).  Any of our
+errors (``JobledgerError``) that a command lets through -- a request the
+pool refused, a log that cannot be read -- becomes one line on stderr and
+exit status 1, never a traceback.
 """
 
 from __future__ import annotations

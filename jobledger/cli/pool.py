@@ -57,15 +57,14 @@ def pool() -> None:
 @pool.command()
 @local_dir_option
 def start(local_dir):
-    """Start a personal pool in LOCAL_DIR (returns once it is ready)."""
+    """Start a personal pool in LOCAL_DIR (returns once it is ready).
+
+    A pool already running there is left alone: the command says so and exits 1."""
+    from daemons.master import pool_running_in
     from daemons.personal import PersonalPool
-    try:
-        running = PersonalPool.attach(Path(local_dir)).detach()
-    except Exception:
-        running = None
-    if running is not None:
-        click.echo(f"already running: {running!r}")
-        return
+    busy = pool_running_in(local_dir)
+    if busy:
+        raise click.ClickException(busy)
     started = PersonalPool(local_dir=Path(local_dir)).start().detach()
     click.echo(repr(started))
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
 from click.testing import CliRunner
 
 import jobledger as htcondor
+from daemons import ipc
 from daemons.config_files import reload_config
+from daemons.personal import PersonalPool
 from jobledger.cli import main
 from tests.pool.conftest import pool_processes, wait_until
 
@@ -62,7 +66,8 @@ def test_pool_start_status_stop(tmp_path):
     where = ["--local-dir", str(tmp_path / "clipool")]
     try:
         assert "READY" in run("pool", "start", *where).output
-        assert "already running" in run("pool", "start", *where).output
+        again = run("pool", "start", *where, ok=False)
+        assert again.exit_code == 1 and "already running" in again.stderr
         out = run("pool", "status", *where).output
         assert "schedd" in out and "running" in out
     finally:
@@ -87,3 +92,70 @@ def test_submit_file(pool, tmp_path):
     bad.write_text("executable = /bin/echo\nqueue 0 x y z\n")
     failed = run("submit", str(bad), *where, ok=False)
     assert failed.exit_code != 0 and "bad.sub" in failed.output
+
+
+def refused(*args, reported: int = 0):
+    """Run a command that must be refused: exit 1 and one line on stderr, no traceback
+    (after the ``reported`` lines of a command that names each bad input as it goes)."""
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == 1, (args, result.output)
+    lines = result.stderr.splitlines()
+    assert len(lines) == reported + 1 and lines[-1].startswith("Error: "), (args, result.stderr)
+    assert "Traceback" not in result.output
+    return lines[-1]
+
+
+def test_every_command_refused_says_one_line_and_exits_1(pool, tmp_path):
+    where = ["--local-dir", pool.local_dir]
+    nowhere = ["--local-dir", tmp_path / "no-pool"]
+    down = tmp_path / "down"   # a pool whose daemons are gone: its collector refuses the connection
+    down.mkdir()
+    (down / "condor_config").write_text(f"LOCAL_DIR = {down}\n"
+                                        f"COLLECTOR_HOST = {ipc.sinful(str(down / 'collector.sock'))}\n")
+    held = pool.schedd.submit(htcondor.Submit({"executable": "/bin/true", "hold": "true",
+                                               "log": str(tmp_path / "held.log")})).cluster()
+    wait_until(lambda: (tmp_path / "held.log").exists(), what="the held job's user log")
+    (tmp_path / "bad.sub").write_text("executable = /bin/true\nqueue 0 x y z\n")
+    (tmp_path / "garbled.log").write_bytes(b"\xff\xfe not a log\n...\n" * 3)
+    for args in (["q", "--local-dir", down],
+                 ["history", "--local-dir", down],
+                 ["rm", *where, "999999"],          # no such job: nothing done
+                 ["hold", *where, "999999.0"],
+                 ["release", *where, "-constraint", f"ClusterId == {held} && false"],
+                 ["submit", tmp_path / "bad.sub", *where],
+                 ["watch", "--json", "--journal", tmp_path / "garbled.log"],   # not a journal
+                 ["log", tmp_path / "missing.log"],
+                 ["audit", *nowhere],
+                 ["replay", *nowhere],
+                 ["journal", "export", *nowhere],
+                 ["journal", "queue-log", *nowhere],
+                 ["pool", "status", *nowhere],
+                 ["pool", "stop", *nowhere],
+                 ["pool", "start", *where]):
+        refused(*args)
+    refused("journal", "import", tmp_path / "garbled.log", *nowhere, reported=1)   # this file: ...
+    pool.schedd.act(htcondor.JobAction.Remove, f"ClusterId == {held}")
+
+
+def test_a_second_pool_start_in_one_local_dir_touches_nothing(pool):
+    local = pool.local_dir
+    watched = [local / "condor_config", local / "run" / "master.pid", local / "log" / "MasterLog",
+               local / "log" / "master.stderr"]
+
+    def state():
+        return [(p.stat().st_mtime_ns, p.read_bytes()) if p.exists() else None for p in watched]
+
+    master = ipc.sinful(str(local / "run" / "master.sock"))
+    before, daemons = state(), ipc.call(master, "status")
+    line = refused("pool", "start", "--local-dir", local)
+    assert "already running" in line and str(local) in line
+    # the master itself refuses too, before writing a byte
+    second = subprocess.run([sys.executable, "-m", "daemons.master"], capture_output=True, text=True,
+                            env=dict(os.environ, CONDOR_CONFIG=str(local / "condor_config")),
+                            cwd=str(local), timeout=60)
+    assert second.returncode == 1 and "already running" in second.stderr
+    with pytest.raises(htcondor.HTCondorException, match="already running"):
+        PersonalPool(local_dir=local)
+    assert state() == before
+    assert ipc.call(master, "status") == daemons       # same pids, no restarts
+    assert pool.schedd.query("false") == []

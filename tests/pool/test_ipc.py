@@ -7,7 +7,9 @@ import os
 import pytest
 
 from daemons import ipc
-from eventcore.errors import HTCondorException
+from eventcore.errors import (ClassAdParseError, HTCondorException, InvalidTransition, MacroError,
+                              SubmitError, TrackerTimeout)
+from eventcore.status import JobStatus
 
 
 @pytest.fixture
@@ -17,6 +19,7 @@ def server(tmp_path):
         "fail": lambda peer: (_ for _ in ()).throw(ValueError("bad value")),
         "missing": lambda peer: {}["nope"],
         "boom": lambda peer: 1 / 0,
+        "refuse": lambda peer, which: (_ for _ in ()).throw(OURS[which]),
         "many": lambda peer, n: ipc.Streamed([list(range(i, min(i + 10, n))) for i in range(0, n, 10)]),
     }
     seen = []
@@ -41,6 +44,28 @@ def test_errors_come_back_as_their_kind(server):
     assert len(server.seen) == 1 and isinstance(server.seen[0], ZeroDivisionError)
     with pytest.raises(HTCondorException, match="unknown command"):
         ipc.call(server.address, "nonsense")
+
+
+OURS = {
+    "submit": SubmitError("bad queue statement", 3, "queue x y", "job.sub"),
+    "macro": MacroError("$CHOICE index 9 out of range", 2, "$CHOICE(9, a)"),
+    "transition": InvalidTransition(JobStatus.COMPLETED, "EXECUTE", "3.1"),
+    "parse": ClassAdParseError("expected an expression", "ClusterId ==", 12, "constraint"),
+    "timeout": TrackerTimeout(2.5, 7),
+    "htcondor": HTCondorException("cluster 9 was not reserved by this submitter"),
+}
+
+
+@pytest.mark.parametrize("which", sorted(OURS))
+def test_our_errors_come_back_as_their_class_with_their_data(server, which):
+    sent = OURS[which]
+    with pytest.raises(type(sent)) as caught:
+        ipc.call(server.address, "refuse", which=which)
+    got = caught.value
+    assert type(got) is type(sent) and str(got) == str(sent)
+    for name, value in vars(sent).items():
+        assert getattr(got, name) == (value if not hasattr(value, "value") else value.value), name
+    assert not server.seen  # ours are expected failures: nothing logged as unexpected
 
 
 def test_streaming(server):
