@@ -23,7 +23,7 @@ import os
 from typing import NamedTuple
 
 from eventcore.codecs.userlog import (
-    Garbled, Parsed, TextReaderState, detect_format, parsed_event, scan,
+    Garbled, Parsed, TextReaderState, detect_format, parsed_event, scan_whole,
 )
 from eventcore.errors import UserLogError
 from eventcore.events import event_to_dict
@@ -82,7 +82,7 @@ def read_log(path: str, state: TextReaderState | None = None) -> LogItems:
         return LogItems(path, None, [], data)
     if fmt == "unknown":
         raise UserLogError("not a job event log (first byte is not 0, 1, '{' or '<')", path, 0)
-    items, _ = scan(fmt, data, 0, state or reader_state())
+    items, _ = scan_whole(fmt, data, state or reader_state())
     return LogItems(path, fingerprint(data, items), items, data)
 
 

@@ -28,7 +28,7 @@ from eventcore.events import Event, make_event
 
 __all__ = ["detect_format", "scan", "render", "parsed_event", "TextFormat", "TextReaderState",
            "Parsed", "Skipped", "Garbled", "Header", "UTC_ZONE", "Zone", "FORMATS",
-           "read_events"]
+           "read_events", "scan_whole"]
 
 FORMATS = ("text", "json", "xml")
 _SCANNERS = {"text": scan_text, "json": scan_json, "xml": scan_xml}
@@ -55,6 +55,19 @@ def scan(fmt: str, buf: bytes, pos: int, state: TextReaderState, limit: int | No
     return _SCANNERS[fmt](buf, pos, state, limit)
 
 
+def scan_whole(fmt: str, buf: bytes, state: TextReaderState):
+    """``scan`` of a whole, finished log: a text log's last ``...`` without a newline
+    still ends its event (HTCondor's reader takes such a final event)."""
+    tail = buf.rstrip(b" \t\r")
+    if fmt != "text" or not tail.endswith(b"\n...") or len(tail) != len(buf.rstrip(b" \t\r\n")):
+        return scan(fmt, buf, 0, state)
+    items, _ = scan(fmt, buf + b"\n", 0, state)
+    if items and items[-1].end > len(buf):
+        last = items[-1]
+        items[-1] = last._replace(text=last.text[:len(buf) - last.offset], end=len(buf))
+    return items, len(buf)
+
+
 def render(event: Event, fmt: str = "text", options: TextFormat = TextFormat(),
            tz: datetime.tzinfo = datetime.timezone.utc) -> str:
     """One complete record for ``event`` in ``fmt``."""
@@ -78,5 +91,5 @@ def read_events(data: bytes, state: TextReaderState | None = None) -> list[Event
     fmt = detect_format(data)
     if fmt in (None, "unknown"):
         return []
-    items, _ = scan(fmt, data, 0, state or TextReaderState())
+    items, _ = scan_whole(fmt, data, state or TextReaderState())
     return [parsed_event(i) for i in items if isinstance(i, Parsed)]

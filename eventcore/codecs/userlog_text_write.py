@@ -186,6 +186,9 @@ def _table_cells(extra: Mapping[str, Any]):
     for k in names:
         if k in tags:
             tags[k]["alloc"] = extra[k]
+        elif (not k.startswith(("Request", "Assigned")) and not k.endswith("Usage")
+              and isinstance(extra[k], (int, float)) and not isinstance(extra[k], bool)):
+            tags[k] = {"alloc": extra[k]}   # a row with only an Allocated value (GPUs : 0)
     return tags
 
 
