@@ -29,6 +29,7 @@ from daemons.daemon import Daemon, main_for
 from daemons.negotiator import request_of
 from daemons.projector import Projector
 from daemons.schedd_act import Actions
+from daemons.schedd_local import SCHEDULER, SchedulerUniverse
 from daemons.schedd_policy import Policy
 from daemons.schedd_runs import RUN_ATTRS, Runs, event, starter_job
 from daemons.store import Store
@@ -87,6 +88,7 @@ class Schedd(Daemon):
         self.runs = Runs(self.store, self.log, self._startd_call, self.spool_dir)
         self.actions = Actions(self)
         self.policy = Policy(self)
+        self.local = SchedulerUniverse(self)
         # Before the socket opens: settle what happened while we were away.
         self.runs.reconcile(startup=True)
         self._kill_unknown_claims()
@@ -98,9 +100,11 @@ class Schedd(Daemon):
         self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self.policy.run, name="policy")
         self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self._sweep_spool, name="spool")
         self.every(0.0, self._poke_loop, name="poke-negotiator")
+        self.every(0.0, self.local.tick, name="scheduler-universe")
         self.poke_negotiator()
 
     def teardown(self) -> None:
+        self.local.stop()
         self._pool.shutdown(wait=True, cancel_futures=True)
         self.projector.stop()
         self.projector.catch_up()
@@ -234,6 +238,7 @@ class Schedd(Daemon):
                             "num_procs": len(item["proc_ads"]), "cluster_ad": shared})
         position = self.store.append(records)
         self.poke_negotiator()
+        self.local.submitted(clusters)
         if logged:
             # condor_submit returns with the SUBMIT events in the user logs.
             self.projector.wait_for_position(position, 30)
@@ -390,8 +395,8 @@ class Schedd(Daemon):
         out = []
         for ad in self.store.query("JobStatus == 1", MATCH_ATTRS, limit + len(busy)):
             job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
-            if job in busy:
-                continue
+            if job in busy or ad.get("JobUniverse") == str(SCHEDULER):
+                continue  # scheduler-universe jobs are ours to start, not matched to a slot
             out.append(ad)
             if len(out) >= limit:
                 break

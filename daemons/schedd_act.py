@@ -85,12 +85,14 @@ class Actions:
                 counts[bucket] += 1
                 records += recs
                 if effect:
-                    effects.append(effect)
+                    effects.append((*effect, ad))
             total_ads = self._count_jobs()
             if counts["TotalSuccess"]:
                 self.store.append(records)
-        for claim, what in effects:
-            self._tell_starter(claim, what)
+        for claim, what, ad in effects:
+            self._tell_starter(claim, what, ad)
+        if action is JobAction.Remove and counts["TotalSuccess"]:
+            self._remove_others(user, chosen)
         if action is JobAction.Release and counts["TotalSuccess"]:
             self.schedd.poke_negotiator()
         counts["TotalJobAds"] = total_ads
@@ -216,8 +218,21 @@ class Actions:
             done += 1
         return done
 
-    def _tell_starter(self, claim, what: str) -> None:
+    def _remove_others(self, user: str, removed: list) -> None:
+        """OtherJobRemoveRequirements: removing a job (a DAGMan job) removes the jobs
+        that expression matches (its node jobs), as HTCondor's schedd does."""
+        for job, ad in removed:
+            other = adwire.evaluate(ad, "OtherJobRemoveRequirements")
+            if isinstance(other, str) and other.strip():
+                reason = f"removed because OtherJobRemoveRequirements of job {job} matched"
+                self.act(user, JobAction.Remove, constraint=other, reason=reason)
+
+    def _tell_starter(self, claim, what: str, ad: dict | None = None) -> None:
         if not isinstance(claim, str):
+            return
+        # A scheduler-universe job (DAGMan) is told to stop with a grace period, so it
+        # can clean up (remove_kill_sig); its starter is the schedd's, not a startd's.
+        if ad is not None and self.schedd.local.signal(ad, "vacate" if what == "kill" else what):
             return
         try:
             self.schedd._startd_call("signal", claim=claim, what=what)

@@ -170,6 +170,6 @@ class Policy:
                 self.schedd.log.info("policy on %s: %s", job, exc)
                 return
         if claim:
-            self.schedd.actions._tell_starter(claim, "vacate" if kind == "vacate" else "kill")
+            self.schedd.actions._tell_starter(claim, "vacate" if kind == "vacate" else "kill", ad)
         if kind == "release":
             self.schedd.poke_negotiator()

@@ -197,8 +197,10 @@ class Starter:
                 if self.sandboxed:
                     self._send_output(outcome)
         outcome.update(claim=self.claim, job=self.job_id)
-        if "shutdown" in self.pending:
-            self.reconnect_timeout = 1.0  # the pool is stopping: one short try, then leave
+        if "shutdown" in self.pending or outcome.get("reason") == "startd_gone":
+            # The pool is stopping, or its lifeline broke (the pool died): one short try,
+            # then leave; the schedd reads outcome.json when it is back.
+            self.reconnect_timeout = 1.0
         write_atomically(os.path.join(self.scratch, OUTCOME), outcome)
         if self._report(outcome):
             shutil.rmtree(self.scratch, ignore_errors=True)

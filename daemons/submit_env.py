@@ -84,6 +84,19 @@ class Submit(_description.Submit):
 
     environment_factory = OsSubmitEnvironment
 
+    @staticmethod
+    def from_dag(filename: str, options: dict | None = None) -> "Submit":
+        """condor_submit_dag -no_submit: check the DAG, write ``<dag>.condor.sub``, and
+        return the DAGMan job's description (``Schedd.submit`` queues it)."""
+        from daemons.dagman.submit_dag import write_submit_file
+        return Submit(write_submit_file(filename, options))
+
+    @staticmethod
+    def from_dag_options() -> dict:
+        """The options ``from_dag`` takes, name -> type name."""
+        from daemons.dagman.submit_dag import dagman_options
+        return dagman_options()
+
 
 def build_cluster(description, cluster: int, count: int = 0, itemdata=None, queue: str | None = None,
                   spool: bool = False, cwd: str | None = None, owner: str = "",

@@ -66,3 +66,6 @@ main.add_command(_submit.submit)
 from jobledger.cli import log as _log  # noqa: E402
 
 main.add_command(_log.command)
+from jobledger.cli import dag as _dag  # noqa: E402
+
+main.add_command(_dag.dag)

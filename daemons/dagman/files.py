@@ -1,0 +1,72 @@
+"""DAGMan's files: the DAG inputs, rescue DAGs, ``dagman.out``, the lock file, metrics."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import time
+
+from eventcore.dag.report import RESCUE_RE, rescue_name
+from eventcore.errors import DagError
+
+MAX_DAG_BYTES = 64 << 20
+
+
+def read_bytes(path: str) -> bytes:
+    """A DAG input file's bytes; a huge file is refused rather than read."""
+    size = os.path.getsize(path)
+    if size > MAX_DAG_BYTES:
+        raise DagError(f"file is larger than {MAX_DAG_BYTES} bytes ({size})", path)
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def rescue_numbers(dag_path: str) -> list[int]:
+    out = []
+    for path in glob.glob(glob.escape(dag_path) + ".rescue[0-9][0-9][0-9]"):
+        match = RESCUE_RE.search(path)
+        if match:
+            out.append(int(match.group(1)))
+    return sorted(out)
+
+
+def newest_rescue(dag_path: str, number: int = 0) -> str | None:
+    """The rescue DAG a new run uses: ``number`` if given, else the newest one (AutoRescue)."""
+    if number:
+        path = rescue_name(dag_path, number)
+        if not os.path.exists(path):
+            raise DagError(f"rescue DAG {path} (-DoRescueFrom {number}) does not exist", dag_path)
+        return path
+    numbers = rescue_numbers(dag_path)
+    return rescue_name(dag_path, numbers[-1]) if numbers else None
+
+
+def write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def write_metrics(path: str, data: dict) -> None:
+    write_atomic(path, json.dumps(data, indent=4) + "\n")
+
+
+class DagmanOut:
+    """``<dag>.dagman.out``: condor_dagman's debug log (timestamped lines, appended)."""
+
+    def __init__(self, path: str):
+        self.handle = open(path, "a", encoding="utf-8", buffering=1)
+
+    def __call__(self, message: str) -> None:
+        stamp = time.strftime("%m/%d/%y %H:%M:%S")
+        for line in message.splitlines() or [""]:
+            self.handle.write(f"{stamp} {line}\n")
+
+    def close(self) -> None:
+        self.handle.close()
+
+

@@ -1,0 +1,72 @@
+"""A node's job, as condor_dagman submits it.
+
+The node's submit file (or inline SUBMIT-DESCRIPTION), read from the node's
+DIR, with its VARS as macros (PREPEND ones yield to the file, the others
+override it), the DAG macros $(JOB), $(RETRY), $(DAG_STATUS) and
+$(FAILED_COUNT), and the attributes DAGMan adds: DAGManJobId, DAGNodeName,
+DAGParentNodeNames, JobBatchName, SubmitEventNotes "DAG Node: NAME" (the
+SUBMIT event's note), and the shared nodes log as the job's log.  A SUBDAG
+EXTERNAL node is a DAGMan job of its own (``submit_dag``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from daemons.dagman import submit_dag
+from daemons.dagman.files import read_bytes
+from daemons.submit_env import Submit, build_cluster
+from eventcore.dag.model import FINAL, SUBDAG
+from eventcore.errors import SubmitError
+
+
+def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log: str) -> tuple[Submit, str]:
+    """(the Submit of node ``name``'s job, the directory it is submitted from)."""
+    node = dag.nodes[name]
+    cwd = os.path.abspath(node.directory or ".")
+    if node.kind == SUBDAG:
+        text = submit_dag.submit_text(node.submit, {}, cwd)
+    elif node.inline:
+        text = dag.descriptions[node.submit]
+    else:
+        data = read_bytes(os.path.join(cwd, node.submit))
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SubmitError(f"{node.submit}: not UTF-8 text") from None
+    sub = Submit(text)
+    for key, value, prepend in node.vars:
+        if not (prepend and key in sub):
+            sub[key] = value
+    node_run = run.nodes[name]
+    sub["JOB"] = name
+    sub["RETRY"] = str(node_run.retry)
+    sub["DAG_STATUS"] = str(run.status)
+    sub["FAILED_COUNT"] = str(run.failed_count)
+    sub["+DAGManJobId"] = dagman_id.split(".")[0]
+    sub["+DAGNodeName"] = _quote(name)
+    sub["+DAGParentNodeNames"] = _quote(",".join(node.parents)[:2048])
+    sub["+DAGManNodeRetry"] = str(node_run.retry)
+    if node.kind == FINAL:
+        sub["+DAG_Status"] = str(run.status)
+    sub["submit_event_notes"] = f"DAG Node: {name}"
+    if "batch_name" not in sub:
+        sub["batch_name"] = batch
+    if node.priority and "priority" not in sub:
+        sub["priority"] = str(node.priority)
+    sub["log"] = nodes_log
+    if "notification" not in sub:
+        sub["notification"] = "never"
+    return sub, cwd
+
+
+def node_cluster(dag, run, name: str, cluster: int, dagman_id: str, batch: str, nodes_log: str,
+                 owner: str) -> dict:
+    """The cluster a node's job becomes (``submit_many``'s item)."""
+    sub, cwd = node_description(dag, run, name, dagman_id, batch, nodes_log)
+    cluster_ad, proc_ads, _ = build_cluster(sub, cluster, cwd=cwd, owner=owner)
+    return {"cluster": cluster, "cluster_ad": cluster_ad, "proc_ads": proc_ads}
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -1,0 +1,306 @@
+"""condor_dagman: the process that runs one DAG, driven by its nodes' log.
+
+Started by the schedd as a scheduler-universe job (``python -m
+daemons.dagman -Dag x.dag ...`` in the DAG's directory, CONDOR_ID and
+_CONDOR_SCHEDD_ADDRESS in its environment).  It feeds
+``eventcore.dag.run.DagRun`` with what happens and carries out what it
+decides:
+
+* node jobs go to the same schedd, the ready ones of a round in one
+  ``submit_many`` (one journal append);
+* the shared ``<dag>.nodes.log`` is followed with ``JobEventLog``; a
+  terminated event is acted on as soon as it is read (the reader polls
+  every 50 ms), not on a 5 s scan;
+* scripts run as child processes in the node's directory.
+
+Recovery: every start first asks the schedd (queue and history) for the
+jobs whose DAGManJobId is this DAGMan job, and adopts the newest cluster of
+each node; then it reads the nodes log from the start.  So a DAGMan
+restarted by on_exit_remove after SIGKILL (of itself, of the schedd, of the
+whole pool) resubmits nothing that was submitted and loses nothing.  A
+submit whose reply was lost (the schedd died) is looked up by its reserved
+cluster id before it is sent again.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import time
+
+from daemons import ipc
+from daemons.dagman.files import DagmanOut, newest_rescue, read_bytes, rescue_numbers, write_atomic, \
+    write_metrics
+from daemons.dagman.node_submit import node_cluster
+from daemons.dagman.options import Options
+from eventcore.dag import parse_dag
+from eventcore.dag.report import metrics, node_status_text, rescue_name, rescue_text, status_table
+from eventcore.dag.run import ABORTED, DagRun, RemoveJobs, RunScript, SubmitJob, TERMINATED
+from eventcore.errors import HTCondorException, JobledgerError, UserLogFileChanged
+from tracking.jobeventlog import JobEventLog
+
+SCHEDD_RETRY = 0.2
+
+
+def die_with_parent() -> None:
+    """DAGMan must not outlive its starter: a starter killed with SIGKILL leaves the job to
+    be started again, and two DAGMans must never run one DAG (Linux PR_SET_PDEATHSIG)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:
+        os._exit(1)   # the parent was gone before we asked
+
+
+class Dagman:
+    def __init__(self, options: Options):
+        self.options = options
+        self.dag_file = options.dag
+        self.dagman_id = os.environ.get("CONDOR_ID", "0.0")
+        self.cluster = int(self.dagman_id.split(".")[0])
+        self.schedd = os.environ.get("_CONDOR_SCHEDD_ADDRESS", "")
+        self.out = DagmanOut(os.environ.get("_CONDOR_DAGMAN_LOG", f"{self.dag_file}.dagman.out"))
+        self.nodes_log = os.path.abspath(f"{self.dag_file}.nodes.log")
+        self.reader: JobEventLog | None = None
+        self.scripts: dict[int, tuple] = {}           # pid -> (Popen, node, kind)
+        self.removed = False
+        self.start = time.time()
+        self.owner = ""
+        self.batch = ""
+
+    # -- start ---------------------------------------------------------------------------
+    def load(self) -> DagRun:
+        self.rescue = None if self.options.force else newest_rescue(self.dag_file, self.options.rescue_from)
+        dag = parse_dag(self.dag_file, read_bytes, rescue=self.rescue)
+        self.out(f"Parsing {self.dag_file} ...{' using rescue DAG ' + self.rescue if self.rescue else ''}")
+        self.out(f"Dag contains {len(dag.nodes)} total jobs")
+        return DagRun(dag, self.options.throttles)
+
+    def recover(self, run: DagRun) -> None:
+        """Adopt every node job this DAGMan job submitted before (a restart)."""
+        rows = self._call("query", constraint=f"DAGManJobId == {self.cluster}",
+                          projection=["ClusterId", "DAGNodeName"])
+        rows += self._call("history", constraint=f"DAGManJobId == {self.cluster}",
+                           projection=["ClusterId", "DAGNodeName"])
+        by_node: dict[str, set] = {}
+        for ad in rows:
+            name = ad.get("DAGNodeName", '""').strip('"')
+            if name in run.nodes:
+                by_node.setdefault(name, set()).add(int(ad["ClusterId"]))
+        for name, clusters in by_node.items():
+            run.adopt(name, max(clusters), len(clusters) - 1)
+        if by_node:
+            self.out(f"Running in RECOVERY mode: {len(by_node)} nodes have jobs from before")
+
+    def _job_info(self) -> None:
+        ad = self._call("query", constraint=f"ClusterId == {self.cluster}", projection=["Owner", "JobBatchName"])
+        if ad:
+            self.owner = ad[0].get("Owner", '""').strip('"')
+            self.batch = ad[0].get("JobBatchName", '""').strip('"')
+        self.batch = self.batch or f"{self.dag_file}+{self.cluster}"
+
+    # -- the loop -----------------------------------------------------------------------------
+    def run(self) -> int:
+        die_with_parent()
+        signal.signal(signal.SIGTERM, self._removed)
+        signal.signal(signal.SIGUSR1, self._removed)
+        write_atomic(self.options.lockfile, f"{os.getpid()}\n")
+        try:
+            run = self.load()
+        except JobledgerError as exc:
+            self.out(f"ERROR: {exc}")
+            return self._exit(None, 1)
+        self._job_info()
+        self.recover(run)
+        self._open_log(run)
+        last_status = 0.0
+        while run.exit_code is None:
+            if self.removed:
+                run.remove_all(time.time())
+            self._carry_out(run, run.actions(time.time()))
+            self._reap_scripts(run)
+            if run.exit_code is not None:
+                break
+            self._follow(run, 0.05 if (self.scripts or run.deferred) else 0.5)
+            if time.monotonic() - last_status > 60:
+                last_status = time.monotonic()
+                self._status(run)
+        self._carry_out(run, run.actions(time.time()))
+        return self._exit(run, run.exit_code)
+
+    def _removed(self, *_):
+        self.removed = True
+
+    def _carry_out(self, run: DagRun, actions: list) -> None:
+        submits = [a for a in actions if isinstance(a, SubmitJob)]
+        if submits:
+            self._submit(run, submits)
+        for action in actions:
+            if isinstance(action, RunScript):
+                self._start_script(run, action)
+            elif isinstance(action, RemoveJobs):
+                self._remove(action)
+
+    # -- submits ---------------------------------------------------------------------------------
+    def _submit(self, run: DagRun, submits: list) -> None:
+        """Build the ready nodes' jobs and send them in one append.  If the reply is lost
+        (the schedd died), the first reserved cluster says whether it was committed;
+        if not, the reservations died with the schedd: build and send again."""
+        while True:
+            items, names = self._build(run, submits)
+            if not items:
+                return
+            self.out(f"Submitting HTCondor Node job(s) for {len(items)} node(s): {' '.join(names[:10])}"
+                     f"{' ...' if len(names) > 10 else ''}")
+            try:
+                if self._submit_many(items):
+                    break
+            except ValueError as exc:   # the schedd refused the jobs themselves
+                self.out(f"ERROR: the schedd refused node job(s) {' '.join(names)}: {exc}")
+                for name in names:
+                    run.submit_failed(name, time.time())
+                return
+            submits = [a for a in submits if a.node in names]
+        for name, item in zip(names, items):
+            run.submitted(name, item["cluster"], len(item["proc_ads"]))
+        self._open_log(run)
+
+    def _build(self, run: DagRun, submits: list) -> tuple[list, list]:
+        items, names = [], []
+        for action in submits:
+            try:
+                cluster = self._call("new_cluster")
+                item = node_cluster(run.dag, run, action.node, cluster, self.dagman_id, self.batch,
+                                    self.nodes_log, self.owner)
+            except (JobledgerError, OSError, ValueError) as exc:
+                self.out(f"ERROR: submit of node {action.node} failed: {exc}")
+                run.submit_failed(action.node, time.time())
+                continue
+            items.append(item)
+            names.append(action.node)
+        return items, names
+
+    def _submit_many(self, items: list) -> bool:
+        """True once the schedd has the clusters (committed in one append)."""
+        try:
+            ipc.call(self.schedd, "submit_many", timeout=300, clusters=items)
+            return True
+        except HTCondorException as exc:
+            self.out(f"submit failed ({exc}); checking whether the schedd has the jobs")
+        first = f"ClusterId == {items[0]['cluster']}"
+        return bool(self._call("query", constraint=first, projection=["ClusterId"])
+                    or self._call("history", constraint=first, projection=["ClusterId"]))
+
+    def _remove(self, action: RemoveJobs) -> None:
+        self.out(f"Removing cluster {action.cluster}: {action.reason}")
+        try:
+            self._call("act", action=3, constraint=f"ClusterId == {action.cluster}", reason=action.reason)
+        except HTCondorException as exc:
+            self.out(f"could not remove cluster {action.cluster}: {exc}")
+
+    def _call(self, cmd: str, **args):
+        """A schedd call, retried while the schedd is down (it is restarted by the master)."""
+        deadline = time.monotonic() + 600
+        while True:
+            try:
+                if cmd in ("query", "history"):
+                    return list(ipc.stream(self.schedd, cmd, timeout=60, **args))
+                return ipc.call(self.schedd, cmd, timeout=60, **args)
+            except HTCondorException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(SCHEDD_RETRY)
+
+    # -- the nodes log ------------------------------------------------------------------------
+    def _open_log(self, run: DagRun) -> None:
+        if self.reader is None and os.path.exists(self.nodes_log):
+            self.reader = JobEventLog(self.nodes_log)
+            self._follow(run, 0)
+
+    def _follow(self, run: DagRun, wait: float) -> None:
+        if self.reader is None:
+            self._open_log(run)
+            if self.reader is None:
+                time.sleep(wait)
+                return
+        try:
+            for event in self.reader.events(stop_after=wait):
+                number = int(event.type)
+                code = 0
+                if number == TERMINATED:
+                    normal = event.get("TerminatedNormally", True)
+                    code = event.get("ReturnValue", 0) if normal else -1000 - int(event.get("TerminatedBySignal", 0))
+                run.job_event(event.cluster, event.proc, number, time.time(), code)
+                if number in (TERMINATED, ABORTED):
+                    wait = 0   # act on it now; the rest is read on the next round
+        except UserLogFileChanged as exc:
+            self.out(f"ERROR: the nodes log changed under DAGMan: {exc}")
+            raise
+
+    # -- scripts ---------------------------------------------------------------------------------
+    def _start_script(self, run: DagRun, action: RunScript) -> None:
+        node = run.dag.nodes[action.node]
+        script = node.scripts[action.kind]
+        cwd = os.path.abspath(node.directory or ".")
+        out = None
+        if script.debug_file:
+            out = open(os.path.join(cwd, script.debug_file), "a")
+        self.out(f"Running {action.kind} script of Node {action.node}...")
+        argv = list(action.argv)
+        local = os.path.join(cwd, argv[0])
+        if not os.path.isabs(argv[0]) and os.path.exists(local):
+            argv[0] = local          # a script beside the DAG (else found on PATH)
+        try:
+            child = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                                     stdout=out if script.debug_type in ("STDOUT", "ALL") else subprocess.DEVNULL,
+                                     stderr=out if script.debug_type in ("STDERR", "ALL") else subprocess.DEVNULL)
+        except OSError as exc:
+            self.out(f"ERROR: {action.kind} script of node {action.node} could not start: {exc}")
+            run.script_done(action.node, action.kind, 1, time.time())
+            return
+        finally:
+            if out is not None:
+                out.close()
+        self.scripts[child.pid] = (child, action.node, action.kind)
+
+    def _reap_scripts(self, run: DagRun) -> None:
+        for pid, (child, name, kind) in list(self.scripts.items()):
+            code = child.poll()
+            if code is None:
+                continue
+            del self.scripts[pid]
+            code = code if code >= 0 else -1000 + code
+            self.out(f"{kind} Script of node {name} completed with status {code}")
+            run.script_done(name, kind, code, time.time())
+
+    # -- the end ---------------------------------------------------------------------------------
+    def _status(self, run: DagRun) -> None:
+        for line in status_table(run):
+            self.out(line)
+        spec = run.dag.node_status_file
+        if spec:
+            write_atomic(spec["file"], node_status_text(run, int(time.time())))
+
+    def _exit(self, run: DagRun | None, code: int) -> int:
+        if run is not None:
+            self._status(run)
+            if code != 0:
+                numbers = rescue_numbers(self.dag_file)
+                number = (numbers[-1] + 1) if numbers else 1
+                path = rescue_name(self.dag_file, number)
+                write_atomic(path, rescue_text(run, self.dag_file, time.strftime("%m/%d/%y %H:%M:%S")))
+                self.out(f"Writing Rescue DAG file {path}")
+            write_metrics(f"{self.dag_file}.metrics", metrics(
+                run, dagman_id=self.dagman_id, start=self.start, end=time.time(),
+                rescue_number=len(rescue_numbers(self.dag_file)), version="jobledger"))
+        try:
+            os.unlink(self.options.lockfile)
+        except FileNotFoundError:
+            pass
+        self.out(f"(condor_DAGMAN) pid {os.getpid()} EXITING WITH STATUS {code}")
+        self.out.close()
+        return code

@@ -1,0 +1,151 @@
+"""The scheduler universe: jobs the schedd starts itself, on its own machine.
+
+HTCondor runs a scheduler-universe job (DAGMan is one) as a local process
+of the schedd, never matched to a slot.  Here the schedd starts a starter
+(``daemons.starter``, the same one the startd forks) as its own process:
+a schedd killed with SIGKILL leaves the job running, and
+the restarted schedd reconnects to it through the journal's StarterPid /
+StarterStart exactly as for a startd's job (``daemons.schedd_runs``).  The
+outcome comes back through ``starter_outcome``, so OnExitRemove (HTCondor's
+way of restarting DAGMan) and the events are the ordinary ones.
+
+The starter watches the master's lifeline (not the schedd's): a pool whose
+master dies takes the job down with it, as it does every other process.
+
+The job gets ``CONDOR_ID`` (cluster.proc), ``CONDOR_CONFIG`` and
+``_CONDOR_SCHEDD_ADDRESS`` in its environment, as condor_dagman does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from daemons import adwire
+from daemons.daemon import LIFELINE_ENV, alive, process_start_time
+from daemons.schedd_runs import event, starter_job
+from daemons.starter import SIGNALS, Starter
+from eventcore.errors import InvalidTransition
+from eventcore.events import EventType
+from eventcore.ids import JobId
+from eventcore.records import SetAttributes
+
+SCHEDULER = 7      # JobUniverse of the scheduler universe
+LOCAL_SLOT = "local"
+
+
+class SchedulerUniverse:
+    """Starts idle scheduler-universe jobs; signals and reaps their starters."""
+
+    def __init__(self, schedd):
+        self.schedd = schedd
+        self.execute_dir = schedd.spool_dir / "local_univ_execute"
+        self.execute_dir.mkdir(parents=True, exist_ok=True)
+        self.wake = threading.Event()
+        self.children: dict[int, subprocess.Popen] = {}
+        # The scheduler-universe jobs in the queue: looked at one by one (by key) each
+        # round, so a large queue of other jobs costs nothing here.
+        self.known = {JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
+                      for ad in schedd.store.query(f"JobUniverse == {SCHEDULER}", ["ClusterId", "ProcId"])}
+
+    def submitted(self, clusters: list) -> None:
+        """New clusters were committed: note their scheduler-universe jobs and wake up."""
+        for item in clusters:
+            if item["cluster_ad"].get("JobUniverse", "").strip() == str(SCHEDULER):
+                self.known.update(JobId(item["cluster"], int(ad.get("ProcId", i)))
+                                  for i, ad in enumerate(item["proc_ads"]))
+                self.wake.set()
+
+    def tick(self) -> None:
+        """Reap finished starters, then start every idle scheduler-universe job."""
+        self.wake.wait(1.0)
+        self.wake.clear()
+        for pid, child in list(self.children.items()):
+            if child.poll() is not None:
+                del self.children[pid]
+        for job in sorted(self.known):
+            ad = self.schedd.store.job_ad(job)
+            if ad is None:
+                self.known.discard(job)
+                continue
+            if adwire.evaluate(ad, "JobStatus") != 1:
+                continue
+            claim = self.schedd._reserve(job)
+            if claim is None:
+                continue
+            try:
+                self._start(job, ad, claim)
+            except (OSError, InvalidTransition) as exc:
+                self.schedd.log.info("scheduler universe job %s: could not start: %s", job, exc)
+            finally:
+                self.schedd.runs.activating.pop(claim).set()
+                self.schedd.runs.activating_jobs.discard(job)
+
+    def _start(self, job: JobId, ad: dict, claim: str) -> None:
+        current = self.schedd.store.job_ad(job)
+        if current is None or adwire.evaluate(current, "JobStatus") != 1:
+            return
+        spec = starter_job(current)
+        extra = {"CONDOR_ID": str(job), "CONDOR_CONFIG": self.schedd.config_file,
+                 "_CONDOR_SCHEDD_ADDRESS": self.schedd.address_of("schedd")}
+        spec["Environment"] = " ".join(filter(None, [spec.get("Environment") or "", *(
+            shlex.quote(f"{k}={v}") for k, v in extra.items())]))
+        # The master's lifeline: the job outlives a schedd crash, not the whole pool's.
+        lifeline = os.environ.get(LIFELINE_ENV)
+        request = json.dumps({"job": spec, "claim": claim, "execute_dir": str(self.execute_dir),
+                              "schedd": self.schedd.address_of("schedd"),
+                              "lifeline": int(lifeline) if lifeline else None,
+                              "reconnect": self.schedd.config_float("SCHEDD_RECONNECT_TIMEOUT", 60)})
+        child = subprocess.Popen([sys.executable, "-m", "daemons.schedd_local", request],
+                                 stdin=subprocess.DEVNULL, close_fds=True,   # the starter leaves our session
+                                 pass_fds=(int(lifeline),) if lifeline else ())
+        self.children[child.pid] = child
+        start = process_start_time(child.pid)
+        records = [SetAttributes(job, set={
+            "ClaimId": adwire.quote(claim), "StarterPid": str(child.pid), "StarterStart": str(start),
+            "ScratchDir": adwire.quote(str(self.execute_dir / f"dir_{child.pid}")),
+            "RemoteSlot": adwire.quote(LOCAL_SLOT),
+        }, by="schedd"), event(EventType.EXECUTE, job, time.time(), ExecuteHost=self.schedd.address_of("schedd"),
+                               SlotName=LOCAL_SLOT)]
+        try:
+            self.schedd.store.append(records)
+        except InvalidTransition:
+            child.send_signal(signal.SIGQUIT)
+            raise
+
+    def signal(self, ad: dict, what: str) -> bool:
+        """Send ``what`` to a scheduler-universe job's starter; False if the job is not ours."""
+        if adwire.evaluate(ad, "RemoteSlot") != LOCAL_SLOT:
+            return False
+        pid, start = adwire.evaluate(ad, "StarterPid"), adwire.evaluate(ad, "StarterStart")
+        if alive(pid, start):
+            try:
+                os.kill(pid, SIGNALS[what])
+            except ProcessLookupError:
+                pass
+        return True
+
+    def stop(self) -> None:
+        """The schedd is shutting down: stop its local jobs (they are requeued, and a
+        DAGMan among them recovers when the schedd is back), as HTCondor's schedd does."""
+        for ad in self.schedd.store.query(f"JobStatus == 2 && JobUniverse == {SCHEDULER}"):
+            self.signal(ad, "shutdown")
+        for child in self.children.values():
+            child.poll()
+
+
+def main(argv: list[str]) -> int:
+    """A scheduler-universe starter: ``python -m daemons.schedd_local REQUEST-JSON``."""
+    request = json.loads(argv[1])
+    return Starter(request["job"], request["claim"], request["execute_dir"], request["schedd"],
+                   request.get("lifeline"), request["reconnect"]).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

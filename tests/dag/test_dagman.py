@@ -1,0 +1,188 @@
+"""DAGMan in a real pool: Submit.from_dag, the scheduler-universe DAGMan job, its files.
+
+Each test writes a DAG in its own directory, submits it as a user would
+(``Submit.from_dag`` + ``Schedd.submit``, or ``jobledger dag submit``) and
+waits for the DAGMan job to leave the queue.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+from click.testing import CliRunner
+
+import jobledger as htcondor
+from eventcore.errors import DagError
+from jobledger.cli import main as cli
+from tests.pool.conftest import wait_until
+from tracking.jobeventlog import JobEventLog
+
+ECHO = "executable = /bin/echo\narguments = $(JOB) retry $(RETRY) $(x)\noutput = $(JOB).out\nqueue\n"
+
+
+def write(path, text, mode=None):
+    path.write_text(text)
+    if mode:
+        path.chmod(mode)
+    return path
+
+
+def script(path, body):
+    return write(path, "#!/bin/sh\n" + body, stat.S_IRWXU)
+
+
+def run_dag(pool, directory, dag_text, options=None, name="d.dag"):
+    """Submit the DAG in ``directory``; return (DAGMan cluster, its history ad) once it has left."""
+    write(directory / name, dag_text)
+    old = os.getcwd()
+    os.chdir(directory)
+    try:
+        cluster = pool.schedd.submit(htcondor.Submit.from_dag(name, options or {})).cluster()
+    finally:
+        os.chdir(old)
+    return cluster, wait_dagman(pool, cluster)
+
+
+def wait_dagman(pool, cluster):
+    def gone():
+        if pool.schedd.query(f"ClusterId == {cluster}", ["JobStatus"]):
+            return None
+        return pool.schedd.history(f"ClusterId == {cluster}", ["ExitCode", "JobStatus"])
+    return wait_until(gone, 60, what=f"DAGMan job {cluster} to finish")[0]
+
+
+def node_jobs(pool, cluster):
+    attrs = ["ClusterId", "DAGNodeName", "DAGManJobId", "JobBatchName", "ExitCode", "JobStatus"]
+    return sorted(pool.schedd.history(f"DAGManJobId == {cluster}", attrs), key=lambda ad: ad["ClusterId"])
+
+
+def test_diamond_with_vars_scripts_and_htcondor_files(pool, tmp_path):
+    write(tmp_path / "echo.sub", ECHO)
+    script(tmp_path / "post.sh", 'echo "$@" >> post.txt\n')
+    dag = ('JOB A echo.sub\nJOB B echo.sub\nJOB C echo.sub\nJOB D echo.sub\nVARS ALL_NODES x="X"\n'
+           'VARS D x="last"\nPARENT A CHILD B C\nPARENT B C CHILD D\nSCRIPT POST D post.sh $JOB $RETURN\n')
+    cluster, ad = run_dag(pool, tmp_path, dag)
+    assert ad["ExitCode"] == 0 and ad["JobStatus"] == 4
+    assert (tmp_path / "A.out").read_text() == "A retry 0 X\n"
+    assert (tmp_path / "D.out").read_text() == "D retry 0 last\n"
+    assert (tmp_path / "post.txt").read_text() == "D 0\n"
+    jobs = node_jobs(pool, cluster)
+    assert sorted(j["DAGNodeName"] for j in jobs) == ["A", "B", "C", "D"]
+    assert {j["JobBatchName"] for j in jobs} == {f"d.dag+{cluster}"}
+    # Parents terminate before their children are submitted (the nodes log says so).
+    seen = {}
+    for event in JobEventLog(str(tmp_path / "d.dag.nodes.log")).events(stop_after=0):
+        seen.setdefault((event.cluster, int(event.type)), event)
+    by_name = {j["DAGNodeName"]: j["ClusterId"] for j in jobs}
+    order = [e for e in JobEventLog(str(tmp_path / "d.dag.nodes.log")).events(stop_after=0)]
+    position = {(e.cluster, int(e.type)): i for i, e in enumerate(order)}
+    assert position[(by_name["A"], 5)] < position[(by_name["B"], 0)]
+    assert max(position[(by_name["B"], 5)], position[(by_name["C"], 5)]) < position[(by_name["D"], 0)]
+    out = (tmp_path / "d.dag.dagman.out").read_text()
+    assert "EXITING WITH STATUS 0" in out
+    metrics = json.loads((tmp_path / "d.dag.metrics").read_text())
+    assert (metrics["jobs"], metrics["jobs_succeeded"], metrics["exitcode"]) == (4, 4, 0)
+    assert (tmp_path / "d.dag.dagman.log").exists() and (tmp_path / "d.dag.condor.sub").exists()
+    assert not list(tmp_path.glob("d.dag.rescue*"))
+
+
+def test_retry_failure_rescue_and_resubmit_runs_only_what_is_not_done(pool, tmp_path):
+    write(tmp_path / "echo.sub", ECHO)
+    script(tmp_path / "flaky.sh", 'n=$(cat count 2>/dev/null || echo 0); echo $((n+1)) > count; '
+                                  '[ "$n" -ge 1 ]\n')
+    write(tmp_path / "flaky.sub", "executable = flaky.sh\nqueue\n")
+    script(tmp_path / "gate.sh", "[ -e fixed ]\n")
+    write(tmp_path / "gate.sub", "executable = gate.sh\nqueue\n")
+    dag = ("JOB A echo.sub\nJOB F flaky.sub\nJOB G gate.sub\nJOB Z echo.sub\nRETRY F 2\n"
+           "PARENT A CHILD F G\nPARENT G CHILD Z\n")
+    cluster, ad = run_dag(pool, tmp_path, dag)
+    assert ad["ExitCode"] == 1
+    jobs = node_jobs(pool, cluster)
+    assert [j["DAGNodeName"] for j in jobs].count("F") == 2          # failed once, retried
+    assert "Z" not in {j["DAGNodeName"] for j in jobs}               # futile
+    rescue = (tmp_path / "d.dag.rescue001").read_text()
+    assert "DONE A" in rescue and "DONE F" in rescue and "DONE G" not in rescue
+    assert "# Nodes that failed: 1" in rescue
+    result = CliRunner().invoke(cli, ["dag", "rescue", str(tmp_path / "d.dag")])
+    assert result.exit_code == 0 and "2 of 4 node(s) DONE" in result.output
+    (tmp_path / "fixed").touch()
+    cluster2, ad2 = run_dag(pool, tmp_path, dag)
+    assert ad2["ExitCode"] == 0
+    assert sorted(j["DAGNodeName"] for j in node_jobs(pool, cluster2)) == ["G", "Z"]
+    assert not (tmp_path / "d.dag.rescue002").exists()
+
+
+def test_abort_dag_on_final_node_pre_skip_noop(pool, tmp_path):
+    write(tmp_path / "echo.sub", ECHO)
+    script(tmp_path / "exit.sh", 'exit "$1"\n')
+    write(tmp_path / "exit3.sub", "executable = exit.sh\narguments = 3\nqueue\n")
+    script(tmp_path / "record.sh", 'echo "$@" >> final.txt\n')
+    dag = ("JOB S echo.sub\nSCRIPT PRE S exit.sh 7\nPRE_SKIP S 7\nJOB N echo.sub NOOP\n"
+           "JOB A exit3.sub\nJOB B echo.sub\nPARENT S N CHILD A\nPARENT A CHILD B\n"
+           "ABORT-DAG-ON A 3 RETURN 2\nFINAL F echo.sub\nSCRIPT PRE F record.sh $DAG_STATUS $FAILED_COUNT\n")
+    cluster, ad = run_dag(pool, tmp_path, dag)
+    assert ad["ExitCode"] == 2
+    names = [j["DAGNodeName"] for j in node_jobs(pool, cluster)]
+    assert names == ["A", "F"]                        # S skipped by PRE_SKIP, N is NOOP, B never ran
+    assert (tmp_path / "final.txt").read_text() == "3 1\n"
+    assert (tmp_path / "F.out").read_text() == "F retry 0\n"
+
+
+def test_maxjobs_keeps_one_node_job_at_a_time_and_inline_descriptions(pool, tmp_path):
+    dag = ("SUBMIT-DESCRIPTION sleepy {\nexecutable = /bin/sleep\narguments = 0.2\n}\n"
+           + "".join(f"JOB N{i} sleepy\n" for i in range(4)) + "CATEGORY N0 c\nCATEGORY N1 c\nMAXJOBS c 1\n")
+    cluster, ad = run_dag(pool, tmp_path, dag, {"maxjobs": 1})
+    assert ad["ExitCode"] == 0
+    live, most = 0, 0
+    for event in JobEventLog(str(tmp_path / "d.dag.nodes.log")).events(stop_after=0):
+        live += {0: 1, 5: -1}.get(int(event.type), 0)
+        most = max(most, live)
+    assert most == 1 and len(node_jobs(pool, cluster)) == 4
+
+
+def test_removing_the_dagman_job_removes_its_node_jobs(pool, tmp_path):
+    write(tmp_path / "long.sub", "executable = /bin/sleep\narguments = 300\nqueue\n")
+    write(tmp_path / "d.dag", "JOB A long.sub\nJOB B long.sub\n")
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        cluster = pool.schedd.submit(htcondor.Submit.from_dag("d.dag")).cluster()
+    finally:
+        os.chdir(old)
+    wait_until(lambda: len(pool.schedd.query(f"DAGManJobId == {cluster}", ["ClusterId"])) == 2, 30,
+               what="both node jobs")
+    pool.schedd.act(htcondor.JobAction.Remove, f"ClusterId == {cluster}")
+    wait_until(lambda: not pool.schedd.query(f"DAGManJobId == {cluster} || ClusterId == {cluster}",
+                                             ["ClusterId"]), 30, what="the DAG's jobs to leave")
+    assert {j["JobStatus"] for j in node_jobs(pool, cluster)} == {3}
+
+
+def test_bad_dag_is_an_error_naming_the_line_and_nothing_is_submitted(pool, tmp_path, monkeypatch):
+    write(tmp_path / "bad.dag", "JOB A a.sub\nPARENT A CHILD Nope\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DagError, match=r"bad.dag:2: unknown node 'Nope'"):
+        htcondor.Submit.from_dag("bad.dag")
+    before = len(pool.schedd.query("true", ["ClusterId"]))
+    result = CliRunner().invoke(cli, ["dag", "submit", "bad.dag", "--local-dir", str(pool.local_dir)])
+    assert result.exit_code == 1 and "bad.dag:2: unknown node 'Nope'" in result.output
+    assert "Traceback" not in result.output
+    assert len(pool.schedd.query("true", ["ClusterId"])) == before
+    assert "maxjobs" in htcondor.Submit.from_dag_options()
+
+
+def test_cli_submit_and_status(pool, tmp_path, monkeypatch):
+    write(tmp_path / "echo.sub", ECHO)
+    write(tmp_path / "c.dag", "JOB A echo.sub\nJOB B echo.sub\nPARENT A CHILD B\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["dag", "submit", "c.dag", "--batch-name", "mine",
+                                      "--local-dir", str(pool.local_dir)])
+    assert result.exit_code == 0, result.output
+    cluster = int(result.output.strip().rsplit(" ", 1)[1].rstrip("."))
+    wait_dagman(pool, cluster)
+    status = CliRunner().invoke(cli, ["dag", "status", str(cluster), "--local-dir", str(pool.local_dir)])
+    assert status.exit_code == 0 and "Completed, exit code 0" in status.output
+    assert "2 node(s) with jobs: 2 Completed" in status.output
+    assert {j["JobBatchName"] for j in node_jobs(pool, cluster)} == {"mine"}

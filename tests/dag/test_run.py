@@ -1,0 +1,209 @@
+"""DAGMan's decisions (eventcore.dag.run), driven by hand: each language feature at run time."""
+
+from __future__ import annotations
+
+from eventcore.dag import parse_dag
+from eventcore.dag.report import metrics, node_status_text, rescue_text
+from eventcore.dag.run import (ABORTED, DONE, EXECUTE, FAILED, FUTILE, HELD, QUEUED, TERMINATED, DagRun,
+                               RemoveJobs, RunScript, SubmitJob, Throttles)
+
+
+def make(text: str, throttles: Throttles = Throttles()) -> DagRun:
+    return DagRun(parse_dag("t.dag", lambda p: text.encode()), throttles)
+
+
+class Driver:
+    """Plays the DAGMan process: submits get cluster ids, jobs end as told."""
+
+    def __init__(self, run: DagRun):
+        self.run = run
+        self.next_cluster = 100
+        self.cluster_of: dict[str, int] = {}
+        self.log: list = []
+
+    def step(self, now: float = 0.0) -> list:
+        actions = self.run.actions(now)
+        for action in actions:
+            self.log.append(action)
+            if isinstance(action, SubmitJob):
+                self.next_cluster += 1
+                self.cluster_of[action.node] = self.next_cluster
+                self.run.submitted(action.node, self.next_cluster, 1)
+        return actions
+
+    def submitted_nodes(self, actions) -> list[str]:
+        return [a.node for a in actions if isinstance(a, SubmitJob)]
+
+    def finish(self, node: str, code: int = 0, now: float = 0.0) -> None:
+        cluster = self.cluster_of[node]
+        self.run.job_event(cluster, 0, EXECUTE, now)
+        self.run.job_event(cluster, 0, TERMINATED, now, code)
+
+
+DIAMOND = "JOB A a\nJOB B b\nJOB C c\nJOB D d\nPARENT A CHILD B C\nPARENT B C CHILD D\n"
+
+
+def test_diamond_runs_in_order_and_exits_zero():
+    d = Driver(make(DIAMOND))
+    assert d.submitted_nodes(d.step()) == ["A"]
+    assert d.step() == []
+    d.finish("A")
+    assert sorted(d.submitted_nodes(d.step())) == ["B", "C"]
+    d.finish("B")
+    assert d.step() == []
+    d.finish("C")
+    assert d.submitted_nodes(d.step()) == ["D"]
+    d.finish("D")
+    d.step()
+    assert d.run.exit_code == 0 and d.run.counts()[DONE] == 4
+
+
+def test_retry_then_unless_exit_stops_retrying():
+    d = Driver(make("JOB A a\nRETRY A 3 UNLESS-EXIT 7\n"))
+    d.step()
+    d.finish("A", 1)
+    assert d.submitted_nodes(d.step()) == ["A"] and d.run.nodes["A"].retry == 1
+    d.finish("A", 7)
+    d.step()
+    assert d.run.nodes["A"].status == FAILED and d.run.exit_code == 1
+
+
+def test_failed_node_makes_descendants_futile_and_others_go_on():
+    d = Driver(make("JOB A a\nJOB B b\nJOB C c\nJOB E e\nPARENT A CHILD B\nPARENT B CHILD C\n"))
+    assert sorted(d.submitted_nodes(d.step())) == ["A", "E"]
+    d.finish("A", 2)
+    d.finish("E")
+    d.step()
+    assert [d.run.nodes[n].status for n in "ABCE"] == [FAILED, FUTILE, FUTILE, DONE]
+    assert d.run.exit_code == 1 and d.run.status == 2
+    text = rescue_text(d.run, "t.dag", "now")
+    assert "DONE E" in text and "DONE A" not in text and "# Nodes that failed: 1" in text
+
+
+def test_pre_script_pre_skip_and_post_script_decides():
+    d = Driver(make("JOB A a\nJOB B b\nJOB C c\nSCRIPT PRE A pre $JOB $RETRY\nPRE_SKIP A 3\n"
+                    "SCRIPT POST B post $RETURN $JOBID\nSCRIPT PRE C pre\n"))
+    actions = d.step()
+    scripts = [a for a in actions if isinstance(a, RunScript)]
+    assert (scripts[0].node, scripts[0].kind, scripts[0].argv) == ("A", "PRE", ("pre", "A", "0"))
+    assert d.submitted_nodes(actions) == ["B"]
+    d.run.script_done("A", "PRE", 3, 0)        # PRE_SKIP: done, no job
+    d.run.script_done("C", "PRE", 1, 0)        # PRE failed: node failed, no job
+    d.finish("B", 5)
+    post = [a for a in d.step() if isinstance(a, RunScript)]
+    assert post[0].argv == ("post", "5", f"{d.cluster_of['B']}.0")
+    d.run.script_done("B", "POST", 0, 0)       # POST exit 0 makes the node succeed
+    d.step()
+    assert [d.run.nodes[n].status for n in "ABC"] == [DONE, DONE, FAILED]
+    assert "A" not in d.cluster_of
+
+
+def test_defer_reruns_the_script_later():
+    d = Driver(make("JOB A a\nSCRIPT DEFER 4 10 PRE A pre\n"))
+    d.step(0)
+    d.run.script_done("A", "PRE", 4, 0)
+    assert d.step(5) == []
+    assert [a.kind for a in d.step(10)] == ["PRE"]
+    d.run.script_done("A", "PRE", 0, 10)
+    assert d.submitted_nodes(d.step(10)) == ["A"]
+
+
+def test_abort_dag_on_removes_jobs_runs_final_and_returns_its_value():
+    d = Driver(make("JOB A a\nJOB B b\nJOB C c\nPARENT A CHILD C\nABORT-DAG-ON A 9 RETURN 5\nFINAL F f\n"
+                    "SCRIPT POST F post $DAG_STATUS $FAILED_COUNT\n"))
+    d.step()
+    d.finish("A", 9)
+    actions = d.step()
+    assert RemoveJobs(d.cluster_of["B"], "ABORT-DAG-ON node A exited with 9") in actions
+    assert d.submitted_nodes(actions) == [] and d.run.nodes["C"].status == FUTILE
+    d.run.job_event(d.cluster_of["B"], 0, ABORTED, 0)      # FINAL waits for the removal
+    assert d.submitted_nodes(d.step()) == ["F"]
+    d.finish("F")
+    post = [a for a in d.step() if isinstance(a, RunScript) and a.node == "F"]
+    assert post[0].argv == ("post", "3", "2")     # A, and B (removed)
+    d.run.script_done("F", "POST", 0, 0)
+    d.step()
+    assert d.run.exit_code == 5
+
+
+def test_final_result_is_the_dags():
+    d = Driver(make("JOB A a\nFINAL F f\n"))
+    d.step()
+    d.finish("A", 1)
+    assert d.submitted_nodes(d.step()) == ["F"]
+    d.finish("F", 0)
+    d.step()
+    assert d.run.exit_code == 0
+
+
+def test_maxjobs_and_category_throttles_and_priority_order():
+    text = ("JOB A a\nJOB B b\nJOB C c\nJOB D d\nPRIORITY D 10\nCATEGORY A slow\nCATEGORY B slow\n"
+            "MAXJOBS slow 1\n")
+    d = Driver(make(text, Throttles(max_jobs=2)))
+    assert d.submitted_nodes(d.step()) == ["D", "A"]
+    d.finish("D")
+    assert d.submitted_nodes(d.step()) == ["C"]      # B waits: category slow is full
+    d.finish("A")
+    assert d.submitted_nodes(d.step()) == ["B"]
+
+
+def test_maxidle_counts_idle_procs():
+    d = Driver(make("JOB A a\nJOB B b\nJOB C c\n", Throttles(max_idle=1)))
+    assert d.submitted_nodes(d.step()) == ["A"]
+    d.run.job_event(d.cluster_of["A"], 0, EXECUTE, 0)
+    assert d.submitted_nodes(d.step()) == ["B"]
+
+
+def test_maxpre_limits_running_pre_scripts():
+    d = Driver(make("JOB A a\nJOB B b\nSCRIPT PRE ALL_NODES pre\n", Throttles(max_pre=1)))
+    assert [a.node for a in d.step()] == ["A"]
+    d.run.script_done("A", "PRE", 0, 0)
+    assert sorted((type(a).__name__, a.node) for a in d.step()) == [("RunScript", "B"), ("SubmitJob", "A")]
+
+
+def test_noop_and_done_nodes_run_nothing():
+    d = Driver(make("JOB A a NOOP\nJOB B b DONE\nJOB C c\nPARENT A B CHILD C\n"))
+    assert d.submitted_nodes(d.step()) == ["C"]
+
+
+def test_hold_script_runs_when_a_job_is_held():
+    d = Driver(make("JOB A a\nSCRIPT HOLD A onhold $JOB\n"))
+    d.step()
+    d.run.job_event(d.cluster_of["A"], 0, HELD, 0)
+    assert [a.argv for a in d.step()] == [("onhold", "A")]
+
+
+def test_service_and_provisioner_go_first_and_are_removed_at_the_end():
+    d = Driver(make("JOB A a\nSERVICE S s\nPROVISIONER P p\n"))
+    assert sorted(d.submitted_nodes(d.step())) == ["P", "S"]
+    d.run.job_event(d.cluster_of["P"], 0, EXECUTE, 0)
+    assert d.submitted_nodes(d.step()) == ["A"]
+    d.finish("A")
+    removed = {a.cluster for a in d.step() if isinstance(a, RemoveJobs)}
+    assert removed == {d.cluster_of["P"], d.cluster_of["S"]} and d.run.exit_code == 0
+
+
+def test_recovery_adopts_known_clusters_and_submits_only_the_rest():
+    run = make(DIAMOND)
+    run.adopt("A", 7, 0)
+    run.adopt("B", 8, 0)
+    run.adopt("B", 9, 1)                   # B's second attempt is the current one
+    assert run.actions(0) == []
+    run.job_event(7, 0, TERMINATED, 0, 0)
+    assert run.actions(0) == [SubmitJob("C", 0)]
+    run.job_event(8, 0, TERMINATED, 0, 1)  # the old attempt's event changes nothing
+    assert run.nodes["B"].status == QUEUED and run.nodes["B"].retry == 1
+
+
+def test_reports_metrics_and_node_status():
+    d = Driver(make(DIAMOND))
+    for node in ("A", "B", "C", "D"):
+        d.step()
+        if node in d.cluster_of:
+            d.finish(node)
+    d.step()
+    d.finish("D")
+    d.step()
+    data = metrics(d.run, dagman_id="3.0", start=1.0, end=3.5, rescue_number=0, version="x")
+    assert (data["jobs"], data["jobs_succeeded"], data["exitcode"], data["duration"]) == (4, 4, 0, 2.5)
+    assert 'Node = "D";' in node_status_text(d.run, 5) and "NodesDone = 4;" in node_status_text(d.run, 5)
