@@ -42,6 +42,7 @@ from eventcore.errors import HTCondorException, JobledgerError, UserLogFileChang
 from tracking.jobeventlog import JobEventLog
 
 SCHEDD_RETRY = 0.2
+SUBMIT_CHUNK = 100      # node jobs per submit_many (one journal append)
 
 
 def die_with_parent() -> None:
@@ -137,8 +138,8 @@ class Dagman:
 
     def _carry_out(self, run: DagRun, actions: list) -> None:
         submits = [a for a in actions if isinstance(a, SubmitJob)]
-        if submits:
-            self._submit(run, submits)
+        for first in range(0, len(submits), SUBMIT_CHUNK):   # the first children go out early
+            self._submit(run, submits[first:first + SUBMIT_CHUNK])
         for action in actions:
             if isinstance(action, RunScript):
                 self._start_script(run, action)
@@ -236,7 +237,7 @@ class Dagman:
                     code = event.get("ReturnValue", 0) if normal else -1000 - int(event.get("TerminatedBySignal", 0))
                 run.job_event(event.cluster, event.proc, number, time.time(), code)
                 if number in (TERMINATED, ABORTED):
-                    wait = 0   # act on it now; the rest is read on the next round
+                    break      # act on it now; the rest is read on the next round
         except UserLogFileChanged as exc:
             self.out(f"ERROR: the nodes log changed under DAGMan: {exc}")
             raise

@@ -186,3 +186,23 @@ def test_cli_submit_and_status(pool, tmp_path, monkeypatch):
     assert status.exit_code == 0 and "Completed, exit code 0" in status.output
     assert "2 node(s) with jobs: 2 Completed" in status.output
     assert {j["JobBatchName"] for j in node_jobs(pool, cluster)} == {"mine"}
+
+
+def test_condor_submit_dag(pool, tmp_path, monkeypatch):
+    from jobledger.condor_cli import submit_dag
+    from tests.condor_cli.conftest import run
+    monkeypatch.setenv("CONDOR_CONFIG", str(pool.config_file))
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "echo.sub", ECHO)
+    write(tmp_path / "s.dag", "JOB A echo.sub\n")
+    dry = run(submit_dag.main, "-no_submit", "s.dag")
+    assert dry.status == 0 and "s.dag.condor.sub" in dry.out and "not submitting" in dry.out
+    ran = run(submit_dag.main, "-maxjobs", "2", "-batch-name", "viaCLI", "s.dag")
+    assert ran.status == 0, ran.err
+    cluster = int(ran.out.split("submitted to cluster ")[1].split(".")[0])
+    assert wait_dagman(pool, cluster)["ExitCode"] == 0
+    assert "-MaxJobs 2" in (tmp_path / "s.dag.condor.sub").read_text()
+    write(tmp_path / "bad.dag", "JOB A echo.sub\nRETRY A lots\n")
+    bad = run(submit_dag.main, "bad.dag")
+    assert bad.status == 1 and "bad.dag:2:" in bad.err and "Traceback" not in bad.err
+    assert run(submit_dag.main, "-maxjobs").status == 1

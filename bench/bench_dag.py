@@ -1,0 +1,130 @@
+"""DAGMan benchmark: a fan-out/fan-in DAG of /bin/true beside a plain submit, in one run.
+
+- plain: one cluster of N procs of /bin/true, from submit until all left the queue;
+- DAG: N nodes (TOP -> N-2 middle nodes -> BOTTOM), each node its own
+  cluster as DAGMan submits it, from ``Schedd.submit(Submit.from_dag(...))``
+  until the DAGMan job left the queue (HTCondor's default -maxidle 1000
+  throttles the fan-out);
+- per-node overhead: (DAG time - plain time) / N;
+- parent -> child latency: from the journal append of a parent's
+  terminated event to the append of its child's SUBMIT event, over a
+  200-node chain (each child has one parent, nothing throttles), p50/p99;
+  and the fan-in (BOTTOM after the last middle node) of the big DAG.
+
+``python -m bench dag [N]`` (default N = 10,000).  The machine is shared:
+see bench/RESULTS.md for the load when the rows were taken.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jobledger as htcondor
+from jobledger.personal import PersonalPool
+
+TRUE_SUB = "executable = /bin/true\nqueue\n"
+
+
+def _row(name: str, value: str, note: str = "") -> None:
+    print(f"| {name:<62} | {value:>16} | {note} |", flush=True)
+
+
+def _wait_gone(schedd, constraint: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while schedd.query(constraint, ["ProcId"], limit=1):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{constraint} still queued after {timeout}s")
+        time.sleep(0.2)
+
+
+def _plain(schedd, n: int, work: Path) -> float:
+    start = time.monotonic()
+    cluster = schedd.submit(htcondor.Submit({"executable": "/bin/true", "initialdir": str(work)}),
+                            count=n).cluster()
+    _wait_gone(schedd, f"ClusterId == {cluster}", 3600)
+    return time.monotonic() - start
+
+
+def _run_dag(schedd, work: Path, name: str, text: str) -> tuple[int, float]:
+    (work / name).write_text(text)
+    old = os.getcwd()
+    os.chdir(work)
+    try:
+        start = time.monotonic()
+        cluster = schedd.submit(htcondor.Submit.from_dag(name)).cluster()
+    finally:
+        os.chdir(old)
+    _wait_gone(schedd, f"ClusterId == {cluster}", 7200)
+    elapsed = time.monotonic() - start
+    code = schedd.history(f"ClusterId == {cluster}", ["ExitCode"])[0].get("ExitCode")
+    if code != 0:
+        raise RuntimeError(f"DAG {name} exited with {code}: see {work / (name + '.dagman.out')}")
+    return cluster, elapsed
+
+
+def _latencies(local_dir: Path, dagman: int, edges: list[tuple[str, str]]) -> list[float]:
+    """Seconds from each parent's terminated append to its child's SUBMIT append (journal times)."""
+    db = sqlite3.connect(f"file:{local_dir / 'journal.sqlite'}?mode=ro", uri=True)
+    try:
+        node_of = {}
+        for cluster, payload in db.execute("SELECT cluster, payload FROM journal WHERE type = 'cluster'"):
+            ad = json.loads(payload)["ad"]
+            if ad.get("DAGManJobId") == str(dagman):
+                node_of[json.loads(ad["DAGNodeName"])] = cluster
+        times = {}
+        for cluster, event, at in db.execute("SELECT cluster, event, time FROM journal WHERE event IN (0, 5)"):
+            times.setdefault((cluster, event), at)
+    finally:
+        db.close()
+    return [times[(node_of[child], 0)] - times[(node_of[parent], 5)] for parent, child in edges]
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[2:] if argv is None else argv
+    n = int(argv[0]) if argv and argv[0].isdigit() else 10_000
+    print(f"load before: {os.getloadavg()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-dag-") as tmp:
+        work = Path(tmp)
+        (work / "true.sub").write_text(TRUE_SUB)
+        with PersonalPool(local_dir=work / "pool") as pool:
+            schedd = pool.schedd
+            _row("measure", "value", "note")
+            print("| --- | --- | --- |")
+            chain = [f"C{i}" for i in range(200)]
+            chain_dag = "".join(f"JOB {c} true.sub\n" for c in chain) + "".join(
+                f"PARENT {a} CHILD {b}\n" for a, b in zip(chain, chain[1:]))
+            chain_cluster, chain_time = _run_dag(schedd, work, "chain.dag", chain_dag)
+            lat = sorted(_latencies(work / "pool", chain_cluster, list(zip(chain, chain[1:]))))
+            _row("chain of 200 nodes: parent terminated -> child SUBMIT, p50", f"{statistics.median(lat)*1000:,.1f} ms",
+                 f"{len(lat)} edges, journal append times")
+            _row("chain of 200 nodes: parent terminated -> child SUBMIT, p99",
+                 f"{lat[int(len(lat) * 0.99) - 1]*1000:,.1f} ms", f"max {lat[-1]*1000:,.1f} ms")
+            _row("chain of 200 nodes: total", f"{chain_time:,.1f} s", f"{chain_time / 200 * 1000:,.0f} ms per node")
+            plain = _plain(schedd, n, work)
+            _row(f"plain submit: {n:,} procs of /bin/true, submit -> all gone", f"{plain:,.1f} s",
+                 f"{n / plain:,.1f} jobs/s")
+            middle = [f"M{i}" for i in range(n - 2)]
+            fan = ("JOB TOP true.sub\nJOB BOTTOM true.sub\n" + "".join(f"JOB {m} true.sub\n" for m in middle)
+                   + "PARENT TOP CHILD " + " ".join(middle) + "\nPARENT " + " ".join(middle) + " CHILD BOTTOM\n")
+            fan_cluster, fan_time = _run_dag(schedd, work, "fan.dag", fan)
+            _row(f"DAG fan-out/fan-in: {n:,} nodes of /bin/true, submit -> DAGMan gone", f"{fan_time:,.1f} s",
+                 f"{n / fan_time:,.1f} nodes/s")
+            _row("per-node overhead: (DAG - plain) / N", f"{(fan_time - plain) / n * 1000:,.1f} ms",
+                 f"DAG/plain = {fan_time / plain:,.2f}")
+            fan_in = _latencies(work / "pool", fan_cluster, [(m, "BOTTOM") for m in middle])
+            first_out = _latencies(work / "pool", fan_cluster, [("TOP", m) for m in middle])
+            _row("fan-in: last middle node terminated -> BOTTOM SUBMIT", f"{min(fan_in)*1000:,.1f} ms", "")
+            _row("fan-out: TOP terminated -> first middle SUBMIT", f"{min(first_out)*1000:,.1f} ms",
+                 f"last after {max(first_out):,.1f} s (-maxidle 1000)")
+    print(f"load after: {os.getloadavg()}", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,98 @@
+"""condor_submit_dag: submit a DAG as a DAGMan job (a thin front on ``Submit.from_dag``).
+
+    condor_submit_dag [options] DAGFILE
+
+Parses the DAG (an error names file:line and nothing is submitted), writes
+``DAGFILE.condor.sub`` and submits it to the pool's schedd, printing the
+files DAGMan will write, as HTCondor's condor_submit_dag does.
+"""
+
+from __future__ import annotations
+
+from jobledger.condor_cli import pool
+from jobledger.condor_cli.args import Args, Failed, Usage, entry
+
+PROG = "condor_submit_dag"
+
+USAGE = f"""\
+Usage: {PROG} [options] <dag file>
+    [options] are
+\t-maxjobs <n>\t\tat most n node jobs submitted at once
+\t-maxidle <n>\t\tsubmit no more node jobs while n of their procs are idle
+\t-maxpre <n>\t\tat most n PRE scripts at once
+\t-maxpost <n>\t\tat most n POST scripts at once
+\t-f[orce]\t\tignore rescue DAGs: run every node again
+\t-no_submit\t\twrite <dag file>.condor.sub, submit nothing
+\t-batch-name <name>\tthe batch name of the DAG's jobs
+\t-dorescuefrom <n>\trun from rescue DAG number n
+\t-autorescue <0|1>\tuse the newest rescue DAG (default 1)
+\t-notification <when>\tmail notification of the DAGMan job
+\t-name <name>\t\tsubmit to the schedd of this name
+"""
+
+INT_OPTIONS = {"maxjobs": 4, "maxidle": 4, "maxpre": 4, "maxpost": 5, "dorescuefrom": 4, "autorescue": 3}
+
+
+def parse(argv: list[str]) -> tuple[str, dict, bool, str | None]:
+    args = Args(argv, PROG)
+    options: dict = {}
+    dag_file, no_submit, name = None, False, None
+    for arg in args:
+        if not args.is_flag():
+            if dag_file is not None:
+                raise Usage(f"{PROG}: only one DAG file is supported, not {arg!r} too", show_usage=False)
+            dag_file = arg
+            continue
+        for option, least in INT_OPTIONS.items():
+            if args.flag(option, least):
+                value = args.int_value()
+                if value < 0:
+                    raise Usage(f"{PROG}: {arg} must not be negative", show_usage=False)
+                options[option] = value
+                break
+        else:
+            if args.flag("force", 1):
+                options["force"] = True
+            elif args.flag("no_submit", 2):
+                no_submit = True
+            elif args.flag("batch-name", 2):
+                options["batch_name"] = args.value()
+            elif args.flag("notification", 3):
+                options["notification"] = args.value()
+            elif args.flag("name", 2):
+                name = args.value()
+            elif args.flag("help", 1):
+                raise Usage(status=0)
+            else:
+                raise args.unknown()
+    if dag_file is None:
+        raise Usage(f"{PROG}: no DAG file given")
+    return dag_file, options, no_submit, name
+
+
+def run(argv: list[str]) -> int:
+    from daemons.submit_env import Submit
+    dag_file, options, no_submit, name = parse(argv)
+    sub = Submit.from_dag(dag_file, options)      # DagError: one line, exit 1, nothing submitted
+    print("-" * 71)
+    print(f"File for submitting this DAG to HTCondor           : {dag_file}.condor.sub")
+    print(f"Log of DAGMan debugging messages                 : {dag_file}.dagman.out")
+    print(f"Log of HTCondor library output                     : {dag_file}.lib.out")
+    print(f"Log of HTCondor library error messages             : {dag_file}.lib.err")
+    print(f"Log of the life of condor_dagman itself          : {dag_file}.dagman.log")
+    print()
+    if no_submit:
+        print("-no_submit given, not submitting DAG to HTCondor.  You can do this with:")
+        print(f'"condor_submit {dag_file}.condor.sub"')
+    else:
+        try:
+            result = pool.schedd(name).submit(sub)
+        except ValueError as exc:
+            raise Failed(f"ERROR: {exc}") from None
+        print("Submitting job(s).")
+        print(f"1 job(s) submitted to cluster {result.cluster()}.")
+    print("-" * 71)
+    return 0
+
+
+main = entry(PROG, run, USAGE)
