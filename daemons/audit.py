@@ -3,19 +3,31 @@
 ``audit(local_dir, tz=None) -> Report`` checks, and reports each problem as
 a ``Finding`` (kind, message, position, job, file, byte offset):
 
-- ``checksum`` / ``continuity``: every row's chained CRC and positions 1..N;
-- ``payload``: every payload decodes (and upcasts) to today's version;
+- ``checksum`` / ``continuity`` / ``page``: every row's chained CRC,
+  positions 1..N, and pages SQLite cannot read (daemons.journal_check);
+- ``evidence``: the journal reaches its high-water mark (daemons.evidence)
+  and no user log holds events the journal does not: otherwise the journal
+  went back in time, and the report says how to recover;
+- ``payload``: every payload decodes (and upcasts) to today's version and
+  folds; a record that does not is reported and left out of the later checks;
 - ``transition``: every record our schedd wrote is legal under the status
   table, job by job (imported events follow their log, see status.py);
 - ``queue`` / ``history``: the queue and history tables equal a fold of the
   journal at their position;
 - ``userlog``: each user log holds exactly the rendering of its events up
-  to its saved position (a tail that is the start of the next events is a
-  crash window, reported as a note: the projector completes it);
+  to its saved position, and every event the projector has passed
+  (its ``logs`` cursor) is in its log: a log left behind (full disk,
+  unwritable path) is a finding per job.  Bytes past the saved offset that
+  are the start of the next events are a write in flight or a crash window
+  (a note: the projector completes it); to tell them from bytes the journal
+  never had, the journal is read again after the files (the projector
+  writes only what is committed);
 - ``eventlog``: the live global event log's header and events;
 - ``source``: each imported event's bytes are still in its file, unchanged.
 
-Notes (``Report.notes``) are facts that are not failures.
+All reads of the database are one snapshot (one read transaction), so a
+running pool gets the same verdict as a stopped one.  Notes
+(``Report.notes``) are facts that are not failures.
 """
 
 from __future__ import annotations
@@ -29,7 +41,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import NamedTuple
 
-from eventcore.codecs.journal import Row, verify_rows
+from eventcore.codecs.journal import Row
 from eventcore.codecs.userlog_text_write import TextFormat
 from eventcore.errors import InvalidTransition, JournalCorrupt, JournalError
 from eventcore.journal import entry_from_row
@@ -39,6 +51,8 @@ from eventcore.projections.userlog import (
 )
 from eventcore.status import next_status
 from daemons.adrow import decode_ad
+from daemons.evidence import HighWater
+from daemons.journal_check import RECOVERY, open_readonly, read_rows, verify
 from daemons.store import DB_NAME
 
 __all__ = ["Finding", "Report", "audit"]
@@ -81,30 +95,40 @@ def audit(local_dir, tz: datetime.tzinfo | None = None,
     """Check the pool under ``local_dir`` (see the module docstring)."""
     path = Path(local_dir) / DB_NAME
     if not path.exists():
-        raise JournalError(f"no journal at {path}")
+        mark = HighWater(local_dir).read()
+        if mark is None or mark.position == 0:
+            raise JournalError(f"no journal at {path}")
+        return Report([Finding("evidence", f"the journal is gone, but positions up to "
+                               f"{mark.position} (clusters up to {mark.cluster}) were committed",
+                               1, None, str(path))],
+                      [RECOVERY.format(local_dir=local_dir)], {"records": 0})
     tz = tz or datetime.datetime.now().astimezone().tzinfo
     try:
-        return _audit(path, tz, user_log_format, event_log_format)
+        return _audit(Path(local_dir), path, tz, user_log_format, event_log_format)
     except sqlite3.DatabaseError as exc:
         raise JournalCorrupt(f"the database file cannot be read: {exc}", path=str(path)) from None
 
 
-def _audit(path: Path, tz, user_log_format, event_log_format) -> Report:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+def _audit(local_dir: Path, path: Path, tz, user_log_format, event_log_format) -> Report:
+    conn = open_readonly(path)
     try:
-        findings, notes = [], []
-        rows = [Row(*r) for r in conn.execute(
-            "SELECT position, time, cluster, proc, type, payload, key, checksum, event "
-            "FROM journal ORDER BY position")]
+        conn.execute("BEGIN")          # one snapshot for every read below
+        findings, notes, rows = [], [], []
+        verdict = verify(conn, local_dir, keep=rows)
         jobs = {r.position: f"{r.cluster}.{r.proc}" for r in rows}
-        for position, message in verify_rows(rows):
-            kind = "continuity" if "gap" in message else "checksum"
-            findings.append(Finding(kind, message, position, jobs.get(position), str(path)))
+        for fault in verdict.faults:
+            findings.append(Finding(fault.kind, fault.message, fault.position,
+                                    jobs.get(fault.position), str(path)))
+        _check_pages(conn, findings)
         entries = _decode(rows, findings)
-        fold = _check_transitions(entries, findings, notes)
-        _check_queue(conn, fold, len(rows) and rows[-1].position, findings, notes)
-        _check_logs(conn, entries, tz, user_log_format, event_log_format, findings, notes)
+        fold, entries = _check_transitions(entries, findings, notes)
+        _check_queue(conn, fold, verdict.head, findings, notes)
+        _check_logs(conn, entries, tz, user_log_format, event_log_format, findings, notes,
+                    lambda: _read_after(path, verdict.head))
         _check_sources(entries, findings, notes)
+        if any(f.kind == "evidence" for f in findings):
+            notes.append("the journal went back in time. "
+                         + RECOVERY.format(local_dir=local_dir))
         counts = {"records": len(rows), "events": sum(e.type == "event" for e in entries),
                   "jobs": sum(1 for _ in fold.jobs())}
         return Report(findings, notes, counts)
@@ -112,26 +136,51 @@ def _audit(path: Path, tz, user_log_format, event_log_format) -> Report:
         conn.close()
 
 
+def _read_after(path: Path, head: int) -> list:
+    """Entries committed after ``head``, read now (a new snapshot)."""
+    conn = open_readonly(path)
+    try:
+        faults: list = []
+        return _decode([Row(*r) for r in read_rows(conn, faults, head)], [])
+    finally:
+        conn.close()
+
+
+def _check_pages(conn, findings) -> None:
+    """SQLite's own structure check: pages of any table that are damaged."""
+    try:
+        problems = [r[0] for r in conn.execute("PRAGMA quick_check(100)")]
+    except sqlite3.DatabaseError as exc:
+        problems = [str(exc)]
+    for problem in problems:
+        if problem != "ok":
+            findings.append(Finding("page", f"database structure: {problem}", None, None,
+                                    conn.execute("PRAGMA database_list").fetchone()[2]))
+
+
 def _decode(rows, findings):
     entries = []
     for row in rows:
         try:
             entry = entry_from_row(row)
-        except JournalCorrupt as exc:
-            findings.append(Finding("payload", exc.message, row.position,
+            number = entry.payload["event"]["type"] if entry.type == "event" else None
+        except Exception as exc:  # noqa: BLE001 - a damaged row is a finding
+            message = exc.message if isinstance(exc, JournalCorrupt) else f"unreadable: {exc!r}"
+            findings.append(Finding("payload", message, row.position,
                                     f"{row.cluster}.{row.proc}"))
             continue
         entries.append(entry)
-        number = entry.payload["event"]["type"] if entry.type == "event" else None
         if row.event is not None and row.event != number:
             findings.append(Finding("payload", f"event column says {row.event}, the payload "
                                     f"{number}", row.position, str(entry.job)))
     return entries
 
 
-def _check_transitions(entries, findings, notes) -> QueueFold:
+def _check_transitions(entries, findings, notes) -> tuple[QueueFold, list]:
+    """Fold every entry; return the fold and the entries that folded."""
     fold = QueueFold()
     off_table = 0
+    good = []
     for e in entries:
         if e.type == "event" and e.payload.get("imported") and e.job.proc >= 0 and e.job.cluster >= 0:
             row = fold.proc(e.job.cluster, e.job.proc)
@@ -143,10 +192,12 @@ def _check_transitions(entries, findings, notes) -> QueueFold:
         try:
             fold.apply(e.position, e.time, e.job, e.type, e.payload)
             fold.commit()
+            good.append(e)
         except InvalidTransition as exc:
             fold.rollback()
             findings.append(Finding("transition", str(exc), e.position, str(e.job)))
-        except (KeyError, TypeError, ValueError) as exc:
+            good.append(e)     # well-formed: its event was still written to logs
+        except Exception as exc:  # noqa: BLE001 - a damaged payload is a finding
             fold.rollback()
             findings.append(Finding("payload", f"cannot fold {e.type!r}: {exc!r}",
                                     e.position, str(e.job)))
@@ -154,64 +205,119 @@ def _check_transitions(entries, findings, notes) -> QueueFold:
     if off_table:
         notes.append(f"{off_table} imported events do not follow the status table "
                      "(their logs start midway or are unusual); their implied status was used")
-    return fold
+    return fold, good
 
 
 def _check_queue(conn, fold: QueueFold, head: int, findings, notes) -> None:
-    row = conn.execute("SELECT position FROM projection WHERE name='queue'").fetchone()
-    if row is None:
-        if head:
-            notes.append("the queue projection has not been built (a restart builds it)")
+    try:
+        row = conn.execute("SELECT position FROM projection WHERE name='queue'").fetchone()
+        if row is None:
+            if head:
+                notes.append("the queue projection has not been built (a restart builds it)")
+            return
+        if row[0] != head:
+            notes.append(f"queue projection at position {row[0]}, journal head {head} "
+                         "(a restart catches up)")
+            return
+        stored = _table(conn, "SELECT cluster, proc, status, ad FROM queue_jobs", "queue",
+                        findings, lambda c, p, s, ad: ((c, p), (s, decode_ad(ad))),
+                        lambda c, p, *_: (None, f"{c}.{p}"))
+        history = _table(conn, "SELECT position, cluster, proc, ad FROM history", "history",
+                         findings, lambda pos, c, p, ad: (pos, (c, p, decode_ad(ad))),
+                         lambda pos, c, p, _: (pos, f"{c}.{p}"))
+        clusters = _table(conn, "SELECT cluster, ad FROM queue_clusters", "queue", findings,
+                          lambda c, ad: (c, decode_ad(ad)), lambda c, _: (None, f"{c}.-1"))
+    except sqlite3.DatabaseError as exc:
+        findings.append(Finding("page", f"the queue tables cannot be read: {exc}"))
         return
-    if row[0] != head:
-        notes.append(f"queue projection at position {row[0]}, journal head {head} "
-                     "(a restart catches up)")
-        return
-    stored = {(c, p): (s, decode_ad(ad)) for c, p, s, ad in
-              conn.execute("SELECT cluster, proc, status, ad FROM queue_jobs")}
     folded = {k: (v.status, v.ad) for k, v in fold.jobs()}
-    for key in sorted(stored.keys() | folded.keys()):
+    for key in sorted(stored.keys() | folded.keys(), key=str):
         if stored.get(key) != folded.get(key):
             findings.append(Finding("queue", "queue row differs from the journal's fold",
                                     None, f"{key[0]}.{key[1]}"))
-    history = {pos: (c, p, decode_ad(ad)) for pos, c, p, ad in
-               conn.execute("SELECT position, cluster, proc, ad FROM history")}
     want_history = {h.position: (h.cluster, h.proc, h.ad) for h in fold.history}
-    for position in sorted(history.keys() | want_history.keys()):
+    for position in sorted(history.keys() | want_history.keys(), key=str):
         if history.get(position) != want_history.get(position):
             job = history.get(position) or want_history.get(position)
             findings.append(Finding("history", "history row differs from the journal's fold",
                                     position, f"{job[0]}.{job[1]}"))
-    clusters = {c: decode_ad(ad) for c, ad in conn.execute("SELECT cluster, ad FROM queue_clusters")}
     want = {c: ad for c, ad in fold.clusters.items() if ad is not None}
-    for cluster in sorted(clusters.keys() ^ want.keys() | {c for c in clusters if clusters[c] != want.get(c)}):
+    differ = clusters.keys() ^ want.keys() | {c for c in clusters if clusters[c] != want.get(c)}
+    for cluster in sorted(differ, key=str):
         findings.append(Finding("queue", "cluster ad differs from the journal's fold", None,
                                 f"{cluster}.-1"))
 
 
-def _expected_renders(entries, tz, user_fmt, event_fmt):
-    per_file, global_items = planned_writes(entries, LogTargets(), tz, user_fmt, event_fmt)
-    return ({path: [(e.position, str(e.job), data) for e, data in items]
-             for path, items in per_file.items()},
-            [(e.position, str(e.job), data) for e, data in global_items])
+def _table(conn, sql, kind, findings, decode, where) -> dict:
+    """A projection table as a dict; a row that cannot be decoded is a finding."""
+    out = {}
+    for row in conn.execute(sql):
+        try:
+            key, value = decode(*row)
+        except Exception as exc:  # noqa: BLE001 - a damaged row is a finding
+            position, job = where(*row)
+            findings.append(Finding(kind, f"{kind} row cannot be read: {exc!r}", position, job))
+            continue
+        out[key] = value
+    return out
 
 
-def _check_logs(conn, entries, tz, user_fmt, event_fmt, findings, notes) -> None:
+def _expected_renders(entries, tz, user_fmt, event_fmt, findings):
+    """What the projector writes for ``entries``; an entry that cannot render is a finding."""
+    targets = LogTargets()
+    per_file, global_items = defaultdict(list), []
+    for entry in entries:
+        try:
+            files, events = planned_writes([entry], targets, tz, user_fmt, event_fmt)
+        except Exception as exc:  # noqa: BLE001 - a damaged payload is a finding
+            findings.append(Finding("payload", f"cannot render {entry.type!r}: {exc!r}",
+                                    entry.position, str(entry.job)))
+            continue
+        for path, items in files.items():
+            per_file[path] += [(e.position, str(e.job), data) for e, data in items]
+        global_items += [(e.position, str(e.job), data) for e, data in events]
+    return per_file, global_items
+
+
+def _check_logs(conn, entries, tz, user_fmt, event_fmt, findings, notes, read_later) -> None:
     states = {p: (pos, off, seq, ctime) for p, pos, off, seq, ctime in conn.execute(
         "SELECT path, position, offset, sequence, ctime FROM log_files")}
-    per_file, global_items = _expected_renders(entries, tz, user_fmt, event_fmt)
-    for path, position, error in conn.execute("SELECT path, position, error FROM log_failures"):
-        notes.append(f"user log {path}: not written after position {position} ({error}); "
-                     "the projector retries it")
+    cursor = conn.execute("SELECT position FROM projection WHERE name='logs'").fetchone()
+    cursor = cursor[0] if cursor else 0
+    failures = {path: error for path, _, error in
+                conn.execute("SELECT path, position, error FROM log_failures")}
+    per_file, global_items = _expected_renders(entries, tz, user_fmt, event_fmt, findings)
+    unexplained = {}
     for path, items in sorted(per_file.items()):
-        state = states.get(path)
-        if state is None:
-            notes.append(f"user log {path}: not written yet ({len(items)} events)")
+        state = states.get(path, (0, 0, 0, 0))
+        _behind(path, state[0], cursor, items, failures.get(path), findings, notes)
+        if path not in states:
             continue
-        _compare_user_log(path, state, items, findings, notes)
+        tail = _compare_user_log(path, state, items, findings, notes)
+        if tail is not None:
+            unexplained[path] = (state, tail)
+    if unexplained:
+        _recheck_tails(unexplained, entries, read_later(), tz, user_fmt, findings, notes)
     for path, state in states.items():
         if state[2] > 0:
             _compare_event_log(path, state, global_items, tz, event_fmt, findings)
+
+
+def _behind(path, position, cursor, items, error, findings, notes) -> None:
+    """Events the projector has passed that are not in the log: a finding per job."""
+    missing = defaultdict(list)
+    for pos, job, _ in items:
+        if position < pos <= cursor:
+            missing[job].append(pos)
+    why = f" ({error}; the projector retries it)" if error else ""
+    for job, positions in missing.items():
+        findings.append(Finding("userlog", f"{len(positions)} events of this job (positions "
+                                f"{positions[0]}..{positions[-1]}) are not in its user log{why}",
+                                positions[0], job, path))
+    later = sum(1 for pos, _, _ in items if pos > max(position, cursor))
+    if later:
+        notes.append(f"user log {path}: {later} events not written yet (the projector is "
+                     f"at position {cursor})")
 
 
 def _read(path: str) -> bytes | None:
@@ -222,12 +328,17 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _compare_user_log(path, state, items, findings, notes) -> None:
+def _compare_user_log(path, state, items, findings, notes) -> bytes | None:
+    """Compare the file with the events up to its saved position.
+
+    Returns the bytes past them when those are not the start of the next
+    events this snapshot knows (for ``_recheck_tails``), else None.
+    """
     position, offset = state[0], state[1]
     data = _read(path)
     if data is None:
         findings.append(Finding("userlog", "file is missing", position, None, path))
-        return
+        return None
     at = 0
     written = [i for i in items if i[0] <= position]
     for pos, job, text in written:
@@ -236,15 +347,38 @@ def _compare_user_log(path, state, items, findings, notes) -> None:
             continue
         findings.append(Finding("userlog", "bytes differ from the event the journal holds",
                                 pos, job, path, at + _common_prefix(data[at:], text)))
-        return
+        return None
     if at < len(data):
         pending = b"".join(t for p, _, t in items if p > position)
         if at == offset and pending.startswith(data[at:]):
             notes.append(f"user log {path}: {len(data) - at} bytes past the saved offset "
-                         "are the next events (crash window; the projector completes it)")
+                         "are the next events (a write in flight or a crash window; the "
+                         "projector completes it)")
         else:
-            findings.append(Finding("userlog", f"{len(data) - at} unexpected bytes after "
-                                    "the last event", position, None, path, at))
+            return data[at:]
+    return None
+
+
+def _recheck_tails(unexplained, entries, later, tz, user_fmt, findings, notes) -> None:
+    """Tails past the saved offsets, against the journal as it is now (read after the files).
+
+    The projector writes only committed records, so a tail that is not the
+    rendering of the journal's next events (even of records committed after
+    the snapshot) holds events the journal never had, or lost.
+    """
+    per_file, _ = _expected_renders(list(entries) + later, tz, user_fmt, None, [])
+    for path, (state, tail) in sorted(unexplained.items()):
+        position, at = state[0], state[1]
+        pending = b"".join(t for p, _, t in per_file.get(path, []) if p > position)
+        if pending.startswith(tail):
+            notes.append(f"user log {path}: {len(tail)} bytes past the saved offset are "
+                         "events committed while the audit ran (a write in flight)")
+            continue
+        kept = _common_prefix(tail, pending)
+        findings.append(Finding("evidence", f"{len(tail) - kept} bytes after the last event "
+                                "the journal knows are events the journal does not hold (the "
+                                "journal lost records, or the file was written by something "
+                                "else)", position, None, path, at + kept))
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:

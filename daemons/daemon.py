@@ -39,6 +39,7 @@ LIFELINE_ENV = "JOBLEDGER_LIFELINE_FD"
 DC_OFF = {60005, 60006, 60015, 60042}   # OffGraceful, OffFast, OffPeaceful, OffForce
 DC_RESTART = {453, 485}                  # Restart, RestartPeaceful
 DC_RECONFIG = 60004
+EXIT_REFUSED = 4     # HTCondor's DAEMON_NO_RESTART: the master does not start it again
 VERSION = "$CondorVersion: 25.14.1 2026-09-24 BuildID: jobledger $"
 PLATFORM = "$CondorPlatform: X86_64-Linux jobledger $"
 
@@ -145,6 +146,12 @@ class Daemon:
             handler.setFormatter(logging.Formatter("%(asctime)s (pid:%(process)d) %(message)s"))
             logger.addHandler(handler)
         return logger
+
+    def refuse(self, reason: BaseException) -> None:
+        """Exit with ``EXIT_REFUSED``, the reason in the log and on stderr."""
+        self.log.error("%s", reason)
+        print(f"jobledger: {reason}", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_REFUSED)
 
     def unexpected(self, exc: BaseException) -> None:
         self.log.error("unexpected failure: %r", exc, exc_info=exc)

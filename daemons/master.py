@@ -15,6 +15,14 @@ One pool per LOCAL_DIR: the master holds an exclusive ``flock`` on the
 directory for its whole life (the kernel drops it when the master dies, even
 by SIGKILL).  A second master there says so on stderr and exits 1 before it
 writes anything.
+
+Before it starts anything the master checks the journal
+(``daemons.journal_check.check_before_start``: chained checksums, pages,
+the high-water mark): on a damaged journal, or one that holds less than was
+committed, it writes why to stderr and its log and exits with
+``EXIT_REFUSED`` instead of letting the schedd run completed jobs again.
+A daemon that exits with ``EXIT_REFUSED`` (the schedd finding the same at a
+restart) is not restarted.
 """
 
 from __future__ import annotations
@@ -28,8 +36,9 @@ import threading
 import time
 from pathlib import Path
 
-from daemons.daemon import DC_OFF, DC_RECONFIG, DC_RESTART, Daemon, main_for
-from eventcore.errors import HTCondorException
+from daemons.daemon import DC_OFF, DC_RECONFIG, DC_RESTART, EXIT_REFUSED, Daemon, main_for
+from daemons.journal_check import check_before_start
+from eventcore.errors import HTCondorException, JournalError
 
 START_ORDER = ["collector", "negotiator", "schedd", "startd"]
 STOP_ORDER = ["startd", "negotiator", "schedd", "collector"]
@@ -101,11 +110,19 @@ class Master(Daemon):
 
     def setup(self) -> None:
         make_layout(self.local_dir)
+        self._check_journal()
         (self.run_dir / "master.pid").write_text(f"{os.getpid()}\n")
         for name in self.daemons:
             self._spawn(name)
             if name == "collector":
                 self._wait_for_socket("collector", 10.0)
+
+    def _check_journal(self) -> None:
+        try:
+            verdict = check_before_start(self.local_dir)
+        except JournalError as exc:
+            self.refuse(exc)
+        self.log.info("journal verified: %d records, head %d", verdict.records, verdict.head)
 
     def _spawn(self, name: str) -> None:
         env = dict(os.environ, CONDOR_CONFIG=self.config_file,
@@ -140,6 +157,11 @@ class Master(Daemon):
             for name, child in list(self.children.items()):
                 code = child.poll()
                 if code is None or name in self.disabled:
+                    continue
+                if code == EXIT_REFUSED:
+                    self.log.error("%s refused to run (see %s.stderr); not restarting it",
+                                   name, name)
+                    self.disabled.add(name)
                     continue
                 self.log.info("%s (pid %d) exited with %s; restarting", name, child.pid, code)
                 self.restarts[name] += 1

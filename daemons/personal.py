@@ -172,7 +172,8 @@ class PersonalPool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._master is not None and self._master.poll() is not None:
-                raise HTCondorException(f"the pool's master exited (see {self.local_dir}/log)")
+                raise HTCondorException(f"the pool's master exited (see {self.local_dir}/log)"
+                                        + _last_words(self.local_dir / "log" / "master.stderr"))
             self._check_crash_loop()
             try:
                 if all(ipc.call(collector, "locate", timeout=2, daemon_type=int(kind))
@@ -279,6 +280,16 @@ class PersonalPool:
             done.stdout = done.stdout.rstrip() if isinstance(done.stdout, str) else done.stdout
             done.stderr = done.stderr.rstrip() if isinstance(done.stderr, str) else done.stderr
         return done
+
+
+def _last_words(stderr: Path) -> str:
+    """The reason a daemon gave for refusing to run (its ``jobledger:`` lines), if any."""
+    try:
+        text = stderr.read_text(errors="replace")
+    except OSError:
+        return ""
+    start = text.rfind("jobledger: ")
+    return f": {text[start + len('jobledger: '):].strip()}" if start >= 0 else ""
 
 
 def _finalize(pid, start, run_dir, detached) -> None:

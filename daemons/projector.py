@@ -24,11 +24,14 @@ follows the journal behind the commit:
 Imported events are not written back to user logs (they came from one), but
 they do go to the global event log, which describes the whole pool.
 
-A user log that cannot be written (its directory is gone, the path is a
-directory, permissions) does not stop the others: it is recorded in
-``log_failures`` (``failures()``), its events wait, and every later
-``catch_up`` tries it again from where it stopped, in order.  The global
-event log failing stops the projector (``stop()`` re-raises the error).
+A user log that cannot be written (a full disk, its directory is gone, the
+path is a directory, permissions) does not stop the others: it is recorded
+in ``log_failures`` (``failures()``), its events wait, and every later
+``catch_up`` tries it again from where it stopped, in order.  The thread
+also retries on its own, with back-off (``RETRY_FIRST`` doubling up to
+``RETRY_MAX`` seconds), so a log is completed once its disk has room again
+even if the journal does not grow.  The global event log failing stops the
+projector (``stop()`` re-raises the error).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ __all__ = ["Projector", "local_zone", "CURSOR"]
 CURSOR = "logs"
 # journal positions the cursor may run ahead of its saved value while nothing is written
 UNSAVED_LIMIT = 10_000
+RETRY_FIRST, RETRY_MAX = 0.5, 30.0     # seconds between retries of failed user logs
 
 
 def _describe(exc: OSError) -> str:
@@ -86,6 +90,8 @@ class Projector:
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._error: BaseException | None = None
+        self._retry_delay = RETRY_FIRST
+        self._retry_at: float | None = None
         self.position = self._saved = self._cursor()
 
     def close(self) -> None:
@@ -123,7 +129,25 @@ class Projector:
                     break
                 cursor = self._project(self._entries(rows, targets), targets, rows[-1].position)
             self.position = cursor
+            self._schedule_retry(grow=False)
             return cursor
+
+    def retry_failed(self) -> dict[str, tuple[int, str]]:
+        """Try the failed user logs again (up to the cursor); return those still failing."""
+        with self._lock:
+            self._repair(self._targets(), self.position)
+            return self._schedule_retry(grow=True)
+
+    def _schedule_retry(self, grow: bool) -> dict[str, tuple[int, str]]:
+        """Back-off: the delay doubles with each retry of its own that fails."""
+        failed = self.failures()
+        if not failed:
+            self._retry_at, self._retry_delay = None, RETRY_FIRST
+            return failed
+        if grow:
+            self._retry_delay = min(self._retry_delay * 2, RETRY_MAX)
+        self._retry_at = _time.monotonic() + self._retry_delay
+        return failed
 
     def _entries(self, rows, targets: LogTargets):
         """The entries of ``rows`` decoded, but for events no file will hold.
@@ -242,6 +266,8 @@ class Projector:
             while not self._stopping.is_set():
                 if self.store.head() > self.position:
                     self.catch_up()
+                elif self._retry_at is not None and _time.monotonic() >= self._retry_at:
+                    self.retry_failed()
                 else:
                     self.store.wait_for_position(self.position + 1, interval)
         except BaseException as exc:   # kept, re-raised by stop()

@@ -35,7 +35,7 @@ from daemons.schedd_runs import RUN_ATTRS, Runs, event, starter_job
 from daemons.store import Store
 from daemons.submit_notes import has_notes, submit_notes
 from eventcore.enums import QueryOpt
-from eventcore.errors import HTCondorException, InvalidTransition
+from eventcore.errors import HTCondorException, InvalidTransition, JournalError
 from eventcore.events import EventType
 from eventcore.ids import JobId
 from eventcore.records import ClusterAd, EventRecord, ProcAd, SetAttributes
@@ -81,7 +81,10 @@ class Schedd(Daemon):
     # -- life ------------------------------------------------------------------------
     def setup(self) -> None:
         durability = self.config("JOURNAL_DURABILITY", "group")
-        self.store = Store(self.local_dir, durability=durability, constraint_filter=_filter)
+        try:   # refuses a journal behind its high-water mark (daemons.evidence)
+            self.store = Store(self.local_dir, durability=durability, constraint_filter=_filter)
+        except JournalError as exc:
+            self.refuse(exc)
         self._next_cluster = max(self.store.next_cluster_id(), 1)
         self.projector = Projector(self.store, event_log=self.config("EVENT_LOG", "") or None)
         self.projector.catch_up()
@@ -108,7 +111,8 @@ class Schedd(Daemon):
         self._pool.shutdown(wait=True, cancel_futures=True)
         self.projector.stop()
         self.projector.catch_up()
-        self.store.close()
+        self.projector.close()        # saves the cursor
+        self.store.close()            # checkpoints the WAL
 
     def ads(self) -> list[dict]:
         ad = self.common_ad("Scheduler", self.schedd_name)

@@ -50,6 +50,15 @@ Durability (explicit, chosen at open):
 - ``"normal"``: ``synchronous=NORMAL``: survives a killed process, may lose
   the last commits on power loss (SQLite WAL semantics).
 
+Evidence: a writing store keeps the journal's high-water mark outside the
+database (``daemons.evidence``: last committed position, its checksum, the
+largest cluster id), advanced after each commit and before the appends of
+that commit return.  Opening for writing a journal that does not reach its
+mark (lost WAL frames, a deleted or replaced ``journal.sqlite``) raises
+``JournalBehind``; ``next_cluster_id`` never goes below the mark's cluster.
+The database file is created 0600 (its -wal and -shm follow), and ``close``
+checkpoints the WAL into it (``wal_checkpoint(TRUNCATE)``).
+
 Restart: the queue tables are the projection's snapshot; the ``projection``
 row says which journal position (and checksum there) they reflect.  On open
 the records after it are folded; if the snapshot does not belong to this
@@ -62,6 +71,7 @@ with a fold of the journal.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time as _time
@@ -70,7 +80,9 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from eventcore.codecs.journal import Row, decode_payload, make_rows, record_to_payload
-from eventcore.errors import InvalidTransition, JournalCorrupt, JournalError, PositionConflict
+from eventcore.errors import (
+    InvalidTransition, JournalBehind, JournalCorrupt, JournalError, PositionConflict,
+)
 from eventcore.ids import JobId
 from eventcore.journal import Entry, entry_from_row
 from eventcore.projections.queue import Proc, QueueFold, merged_ad, owner_of
@@ -78,6 +90,7 @@ from eventcore.records import Record, quote_string
 from eventcore.status import JobStatus
 from daemons.adrow import decode_ad, encode_ad
 from daemons.adtext import compile_filter
+from daemons.evidence import HighWater, Mark
 from daemons.queryplan import plan
 
 __all__ = ["Store", "DURABILITY", "DB_NAME", "default_constraint_filter"]
@@ -94,6 +107,21 @@ SCHEMA_VERSION = "1"
 def default_constraint_filter(text: str) -> Callable[[dict], bool]:
     """A predicate over ads (attr -> expression text) from the ClassAd engine."""
     return compile_filter(text)
+
+
+def _create_private(path: Path) -> None:
+    """The database file, mode 0600 (SQLite gives its -wal and -shm the same mode)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    for suffix in ("-wal", "-shm"):
+        try:
+            os.chmod(f"{path}{suffix}", 0o600)
+        except FileNotFoundError:
+            pass
 
 
 def _translate(exc: sqlite3.Error, what: str) -> JournalError:
@@ -153,8 +181,11 @@ class Store:
         self._cond = threading.Condition()
         self._pending: list[_Request] = []
         self._leader = False
+        self.evidence: HighWater | None = None
         if not readonly:
             self.local_dir.mkdir(parents=True, exist_ok=True)
+            _create_private(self.path)
+            self.evidence = HighWater(self.local_dir, sync=durability != "normal")
         elif not self.path.exists():
             raise JournalError(f"no journal at {self.path}")
         self._conn = self._connect()
@@ -163,6 +194,8 @@ class Store:
         self._committed = self._head   # _head runs ahead of it while a transaction is open
         self._fold = QueueFold(_TableLoader(self._conn))
         self.readonly = readonly
+        if not readonly:
+            self._max_cluster = self._check_evidence()
         self.recovered = "read-only" if readonly else self._catch_up_queue()
 
     # ------------------------------------------------------------ set-up --
@@ -183,15 +216,40 @@ class Store:
             raise JournalCorrupt(f"cannot open the journal: {exc}", path=str(self.path)) from None
         return conn
 
+    def _check_evidence(self) -> int:
+        """Refuse a journal behind its high-water mark; return the largest cluster id used."""
+        from daemons.journal_check import RECOVERY, evidence_faults
+        mark = self.evidence.mark
+        faults = evidence_faults(self._conn, mark, self._head, self.local_dir)
+        if faults:
+            self.close()
+            raise JournalBehind(f"{faults[0].message}. "
+                                + RECOVERY.format(local_dir=self.local_dir), path=str(self.path))
+        if mark is not None and mark.position == self._head:
+            return mark.cluster
+        cluster = self._conn.execute("SELECT max(cluster) FROM journal").fetchone()[0] or 0
+        cluster = max(cluster, mark.cluster if mark else 0)
+        if self._head:
+            self.evidence.reset(Mark(self._head, self._last_checksum, cluster))
+        return cluster
+
     def _read_head(self, conn=None) -> tuple[int, int]:
         row = (conn or self._conn).execute(
             "SELECT position, checksum FROM journal ORDER BY position DESC LIMIT 1").fetchone()
         return (row[0], row[1]) if row else (0, 0)
 
     def close(self) -> None:
+        """Close; a writer checkpoints the WAL into the database file first."""
         with self._write_lock, self._read_lock:
+            if not self.readonly and getattr(self, "recovered", None) is not None:
+                try:
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error:
+                    pass      # a reader holds the WAL: the next writer checkpoints it
             self._conn.close()
             self._reader.close()
+            if self.evidence is not None:
+                self.evidence.close()
 
     def __enter__(self):
         return self
@@ -210,8 +268,7 @@ class Store:
             raise JournalError(f"{self.path} is open read-only")
         request = _Request(list(records), expected_head, time)
         if self.durability != "group":
-            with self._write_lock:
-                self._commit([request])
+            self._commit_and_mark([request])
         else:
             self._group_append(request)
         if request.error is not None:
@@ -231,20 +288,40 @@ class Store:
                 _time.sleep(self.group_window)   # let followers join (bounded)
             with self._cond:
                 batch, self._pending = self._pending, []
-            with self._write_lock:
-                self._commit(batch)
+            self._commit_and_mark(batch)
         finally:
             with self._cond:
                 self._leader = False
                 self._cond.notify_all()
 
-    def _commit(self, batch: list[_Request]) -> None:
+    def _commit_and_mark(self, batch: list[_Request]) -> None:
+        """Commit ``batch``, then advance the high-water mark, then wake its appenders.
+
+        The mark is written outside the write lock (the next batch commits
+        meanwhile) and before any append of the batch returns: an
+        acknowledged append is always within the mark.
+        """
+        try:
+            with self._write_lock:
+                mark = self._commit(batch)
+            if mark is not None:
+                self.evidence.advance(*mark)
+        finally:
+            for request in batch:
+                request.done = True
+            with self._cond:
+                self._cond.notify_all()
+
+    def _commit(self, batch: list[_Request]) -> tuple[int, int, int] | None:
         """One SQLite transaction (one fsync) for every request of ``batch``.
 
         Requests are folded one by one (a refused one is rolled back in the
         fold alone); the rows of all accepted ones are written at the end.
+        Returns the mark to record (position, checksum, largest cluster id),
+        None when nothing was written.
         """
         conn = self._conn
+        mark = None
         try:
             conn.execute("BEGIN IMMEDIATE")
             head, checksum = self._read_head()
@@ -262,6 +339,9 @@ class Store:
                              (self._head, self._last_checksum))
             conn.execute("COMMIT")
             self._committed = self._head
+            if rows:
+                self._max_cluster = max(self._max_cluster, max(r.cluster for r in rows))
+                mark = (self._head, self._last_checksum, self._max_cluster)
             if len(self._fold.procs) > self.cache_limit:
                 self._fold = QueueFold(_TableLoader(conn))   # a cache: the tables hold it all
         except BaseException as exc:
@@ -281,11 +361,7 @@ class Store:
                     request.result, request.error = None, error
             if not isinstance(exc, Exception):
                 raise
-        finally:
-            for request in batch:
-                request.done = True
-        with self._cond:
-            self._cond.notify_all()
+        return mark
 
     def _apply_request(self, request: _Request, out: list[Row], keys: set[str]) -> None:
         """Fold one request; on success add its rows to ``out`` and advance the head."""
@@ -529,8 +605,10 @@ class Store:
         return self._read("SELECT count(*) FROM queue_jobs")[0][0]
 
     def next_cluster_id(self) -> int:
+        """1 + the largest cluster id ever committed (by the high-water mark too: never reused)."""
         rows = self._read("SELECT max(cluster) FROM journal")
-        return (rows[0][0] or 0) + 1
+        mark = self.evidence.mark if self.evidence is not None else None
+        return max(rows[0][0] or 0, mark.cluster if mark else 0) + 1
 
     def query(self, constraint: str | None = None, projection: Iterable[str] | None = None,
               limit: int = -1) -> list[dict]:

@@ -20,6 +20,7 @@ data (where, what), not just a message.
     ├── InvalidTransition (ValueError)   (status, event) not in the status table
     ├── JournalError
     │   ├── JournalCorrupt           checksum/continuity failure; position
+    │   │   └── JournalBehind        the journal ends before its recorded high-water mark
     │   └── PositionConflict         expected-position check failed on append
     ├── ConfigError (ValueError)     pool configuration; file/line
     ├── DAGsException                htcondor.dags' errors: building, writing, rescuing DAGs
@@ -203,6 +204,10 @@ class JournalCorrupt(JournalError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.position, self.path))
+
+
+class JournalBehind(JournalCorrupt):
+    """The journal holds less than its evidence says was committed (it went back in time)."""
 
 
 class PositionConflict(JournalError):

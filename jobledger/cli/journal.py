@@ -115,6 +115,26 @@ def queue_log(local_dir, position):
     click.echo(queue_log_text(queue, created, next_cluster=next_cluster), nl=False)
 
 
+@journal.command("accept-loss")
+@local_dir_option
+def accept_loss(local_dir):
+    """Start again from the journal as it is, after it lost committed records.
+
+    The pool refuses to start on a journal behind its high-water mark
+    (spool/journal.hwm); this moves the mark back.  Jobs whose records were
+    lost run again; cluster ids continue after the highest ever used.
+    """
+    from daemons.journal_check import accept_loss as accept
+    try:
+        old, new = accept(local_dir)
+    except JobledgerError as exc:
+        raise click.ClickException(str(exc)) from None
+    lost = f"positions {new.position + 1}..{old.position} given up" if old and old.position > new.position \
+        else "nothing was lost"
+    click.echo(f"high-water mark now at position {new.position} ({lost}); "
+               f"new clusters start after {new.cluster}")
+
+
 @journal.command("status-diagram")
 def status_diagram():
     """Print the job status table as a Mermaid state diagram (for the docs)."""

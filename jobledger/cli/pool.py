@@ -65,7 +65,10 @@ def start(local_dir):
     busy = pool_running_in(local_dir)
     if busy:
         raise click.ClickException(busy)
-    started = PersonalPool(local_dir=Path(local_dir)).start().detach()
+    try:
+        started = PersonalPool(local_dir=Path(local_dir)).start().detach()
+    except HTCondorException as exc:
+        raise click.ClickException(str(exc)) from None
     click.echo(repr(started))
 
 

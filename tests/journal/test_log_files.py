@@ -327,8 +327,9 @@ def test_an_unwritable_user_log_waits_without_stopping_the_others(pool):
     assert open(good).read().count("...\n") == 3
     [(path, (position, error))] = p.failures().items()
     assert path == str(bad) and "Is a directory" in error
-    report = audit(store.local_dir, tz=UTC)
-    assert report.ok and any("not written after position" in n for n in report.notes)
+    [finding] = audit(store.local_dir, tz=UTC).findings     # a log behind is a finding
+    assert (finding.kind, finding.job, finding.path) == ("userlog", "2.0", str(bad))
+    assert "3 events of this job" in finding.message and "Is a directory" in finding.message
     store.append([event(JobId(2, 0), 9), event(JobId(1, 0), 9)])
     p.catch_up()                                  # still failing: still waiting
     assert p.failures() and open(good).read().count("...\n") == 4

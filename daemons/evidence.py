@@ -1,0 +1,122 @@
+"""The journal's high-water mark: evidence of what it held, kept outside the database.
+
+SQLite drops a WAL's tail from the first damaged frame on, and a deleted
+``journal.sqlite`` is simply recreated empty: either way the journal goes
+back in time and nothing inside the database can tell.  So every committing
+store also records, in ``<local_dir>/spool/journal.hwm``, the last position
+it committed, the chained checksum there and the largest cluster id ever
+used.  At start the journal must reach that position with that checksum
+(``daemons.journal_check``), and new cluster ids continue after it.
+
+The file has two fixed-size slots written in turn (``pwrite`` of one line,
+then ``fdatasync``; no fsync under ``durability="normal"``), each with a
+CRC of its own: a write torn by a crash spoils only the slot it was
+writing, and the reader takes the valid slot with the larger position.
+Writing costs one small ``fdatasync`` after a commit, outside the store's
+write lock, and concurrent committers coalesce: one that finds a newer mark
+already written returns at once (``bench/bench_journal.py`` measures it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import zlib
+from pathlib import Path
+from typing import NamedTuple
+
+__all__ = ["Mark", "HighWater", "EVIDENCE_NAME", "evidence_path"]
+
+EVIDENCE_NAME = "journal.hwm"
+_SLOT = 96
+_LINE = re.compile(rb"jobledger-hwm 1 position=(\d+) checksum=(\d+) cluster=(\d+) crc=(\d+)\n")
+
+
+class Mark(NamedTuple):
+    """What the journal held at its last recorded commit."""
+
+    position: int
+    checksum: int
+    cluster: int       # the largest cluster id ever committed
+
+
+def evidence_path(local_dir) -> Path:
+    return Path(local_dir) / "spool" / EVIDENCE_NAME
+
+
+def _encode(mark: Mark) -> bytes:
+    body = f"jobledger-hwm 1 position={mark.position} checksum={mark.checksum} cluster={mark.cluster}"
+    line = f"{body} crc={zlib.crc32(body.encode())}\n".encode()
+    return line.ljust(_SLOT, b" ")
+
+
+def _decode(slot: bytes) -> Mark | None:
+    m = _LINE.match(slot)
+    if m is None:
+        return None
+    body = slot[:slot.index(b" crc=")]
+    if zlib.crc32(body) != int(m.group(4)):
+        return None
+    return Mark(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+
+
+class HighWater:
+    """Reads and advances the mark of one journal (see the module docstring)."""
+
+    def __init__(self, local_dir, sync: bool = True):
+        self.path = evidence_path(local_dir)
+        self.sync = sync
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._slot = 0
+        self.mark = self.read()
+
+    def read(self) -> Mark | None:
+        """The recorded mark, or None when there is no file or no valid slot."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        marks = [m for m in (_decode(data[i:i + _SLOT]) for i in (0, _SLOT)) if m is not None]
+        return max(marks, default=None)
+
+    def advance(self, position: int, checksum: int, cluster: int) -> None:
+        """Record a commit (a no-op when a later one is recorded already)."""
+        with self._lock:
+            old = self.mark
+            if old is not None and old.position >= position:
+                return
+            self.write(Mark(position, checksum, max(cluster, old.cluster if old else 0)))
+
+    def write(self, mark: Mark) -> None:
+        """Record ``mark`` as it is (``accept-loss`` uses this to move the mark back)."""
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            self._slot = self._older_slot()
+        os.pwrite(self._fd, _encode(mark), self._slot * _SLOT)
+        if self.sync:
+            os.fdatasync(self._fd)
+        self._slot ^= 1
+        self.mark = mark
+
+    def _older_slot(self) -> int:
+        """The slot not holding the newest mark: a torn write there loses nothing."""
+        data = os.pread(self._fd, 2 * _SLOT, 0)
+        first, second = _decode(data[:_SLOT]), _decode(data[_SLOT:])
+        if first is None or second is None:
+            return 0 if first is None else 1
+        return 0 if first < second else 1
+
+    def reset(self, mark: Mark) -> None:
+        """Both slots hold ``mark`` (so an older one cannot win the next read)."""
+        with self._lock:
+            self.write(mark)
+            self.write(mark)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None

@@ -1,0 +1,277 @@
+"""Is this journal whole?  The check a pool makes before it starts, and audit's first part.
+
+``read_rows(conn, faults)`` yields the journal's rows in order and keeps
+going past pages SQLite cannot read: each unreadable run of positions is a
+``page`` fault (the rows after it are read again).  ``verify(conn)`` runs
+the chained CRC and position continuity over them (``checksum``,
+``continuity``), compares the end with the high-water mark kept outside
+the database (``evidence``, daemons.evidence) and returns a ``Verdict``.
+``check_before_start(local_dir)`` raises ``JournalCorrupt`` (or
+``JournalBehind``) naming every fault, so the master refuses to start a
+pool on a damaged journal or one that went back in time; ``jobledger audit``
+reports the same faults with how to recover (``RECOVERY``), and
+``accept_loss(local_dir)`` (``jobledger journal accept-loss``) is the way on
+with the journal as it is.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import zlib
+from pathlib import Path
+from typing import Iterator, NamedTuple
+
+from eventcore.codecs.journal import Row
+from eventcore.errors import JournalBehind, JournalCorrupt, JournalError
+from daemons.evidence import HighWater, Mark
+
+__all__ = ["Fault", "Verdict", "read_rows", "verify", "evidence_faults", "check_before_start",
+           "RECOVERY", "open_readonly", "accept_loss"]
+
+COLUMNS = "position, time, cluster, proc, type, payload, key, checksum, event"
+_FAR = 1 << 62
+
+RECOVERY = (
+    "To recover: stop the pool, put back journal.sqlite (with its -wal file) from a copy taken "
+    "after the last commit, and start again; or, to go on with the journal as it is (jobs whose "
+    "records are missing will run again, cluster ids still continue after the highest one ever "
+    "used), run `jobledger journal accept-loss --local-dir {local_dir}`.")
+
+
+class Fault(NamedTuple):
+    kind: str          # page | checksum | continuity | evidence
+    message: str
+    position: int | None = None
+
+
+class Verdict(NamedTuple):
+    head: int          # last position read
+    checksum: int      # chained checksum there
+    records: int
+    mark: Mark | None
+    faults: list
+
+    @property
+    def ok(self) -> bool:
+        return not self.faults
+
+
+def open_readonly(path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=30)
+
+
+def read_rows(conn: sqlite3.Connection, faults: list, after: int = 0) -> Iterator[tuple]:
+    """The rows (tuples of ``Row``'s fields) after ``after`` in order; unreadable
+    runs become ``page`` faults and reading goes on after them."""
+    position = after
+    while True:
+        try:
+            for row in conn.execute(f"SELECT {COLUMNS} FROM journal WHERE position > ? "
+                                    "ORDER BY position", (position,)):
+                position = row[0]
+                yield row
+            return
+        except sqlite3.DatabaseError as exc:
+            error = exc
+        resume = _next_readable(conn, position)
+        if resume is None:
+            faults.append(Fault("page", f"no row after position {position} can be read "
+                                f"({error}): a damaged page of the database file", position + 1))
+            return
+        # A scan fails on the row *after* the one it would return next, so look
+        # at each position up to the resume point on its own.
+        lost: list[int] = []
+        for q in range(position + 1, resume + 1):
+            try:
+                row = conn.execute(f"SELECT {COLUMNS} FROM journal WHERE position = ?",
+                                   (q,)).fetchone()
+            except sqlite3.DatabaseError:
+                lost.append(q)
+                continue
+            _report_lost(faults, lost, error)
+            lost = []
+            if row is not None:
+                yield row
+        _report_lost(faults, lost, error)
+        position = resume
+
+
+def _report_lost(faults: list, lost: list[int], error) -> None:
+    if lost:
+        faults.append(Fault("page", f"rows at positions {lost[0]}..{lost[-1]} cannot be read "
+                            f"({error}): a damaged page of the database file", lost[0]))
+
+
+def _readable_from(conn, start: int) -> tuple[bool, int | None]:
+    """(query from ``start`` works, its first position or None past the end)."""
+    try:
+        row = conn.execute("SELECT position, payload FROM journal WHERE position >= ? "
+                           "ORDER BY position LIMIT 1", (start,)).fetchone()
+    except sqlite3.DatabaseError:
+        return False, None
+    return True, (row[0] if row else None)
+
+
+def _next_readable(conn, last_good: int) -> int | None:
+    """The first position after a damaged run that reads again (None: nothing does)."""
+    failing, step = last_good + 1, 1
+    while True:
+        probe = min(last_good + 1 + step, _FAR)
+        works, first = _readable_from(conn, probe)
+        if works:
+            break
+        if probe >= _FAR:
+            return None
+        failing, step = probe, step * 2
+    low, high = failing, probe        # query from `low` fails, from `high` works
+    while high - low > 1:
+        middle = (low + high) // 2
+        works, found = _readable_from(conn, middle)
+        if works:
+            high, first = middle, found
+        else:
+            low = middle
+    return first
+
+
+def verify(conn: sqlite3.Connection, local_dir=None, keep: list | None = None) -> Verdict:
+    """Chain, continuity and pages of the whole journal, and its end against the mark.
+
+    ``keep``: a list the rows are appended to (audit reads them once).
+    """
+    # The mark first: read after the journal, it could be ahead of a live pool's snapshot.
+    mark = HighWater(local_dir).read() if local_dir is not None else None
+    faults: list = []
+    rows = read_rows(conn, faults)
+    if keep is not None:
+        rows = _kept(rows, keep)
+    head, checksum, count = _chain(rows, faults)
+    faults.sort(key=lambda f: f.position or 0)
+    faults += evidence_faults(conn, mark, head, local_dir)
+    return Verdict(head, checksum, count, mark, faults)
+
+
+def _kept(rows, keep: list):
+    for row in rows:
+        row = Row(*row)
+        keep.append(row)
+        yield row
+
+
+def _chain(rows, faults: list) -> tuple[int, int, int]:
+    """``verify_rows`` over raw tuples, inlined: this loop is the start-up cost of a
+    pool (bench/bench_journal.py, 1M records).  Returns (last position, its
+    checksum, rows)."""
+    crc, expected, previous, count = zlib.crc32, 1, 0, 0
+    position = 0
+    for position, time, cluster, proc, kind, payload, key, checksum, _ in rows:
+        if position != expected:
+            faults.append(Fault("continuity", f"position gap: expected {expected}, found "
+                                f"{position}", position))
+        try:
+            want = crc(f"{position}\x1f{time!r}\x1f{cluster}\x1f{proc}\x1f{kind}\x1f{key or ''}"
+                       f"\x1f{payload}".encode("utf-8"), previous)
+        except (UnicodeError, TypeError):
+            want = None
+        if want != checksum:
+            faults.append(Fault("checksum", f"checksum mismatch (stored {_hex(checksum)}, "
+                                f"computed {_hex(want)})", position))
+        previous, expected = checksum, position + 1
+        count += 1
+    return position, previous, count
+
+
+def _hex(value) -> str:
+    return f"{value:08x}" if isinstance(value, int) else repr(value)
+
+
+def evidence_faults(conn, mark: Mark | None, head: int, local_dir) -> list:
+    """The journal against its high-water mark: behind it, or not the journal it recorded."""
+    if mark is None or mark.position == 0:
+        return []
+    where = Path(local_dir) / "spool" / "journal.hwm"
+    if head < mark.position:
+        return [Fault("evidence", f"the journal ends at position {head}, but {where} records "
+                      f"that positions up to {mark.position} were committed: records "
+                      f"{head + 1}..{mark.position} are missing (a damaged or deleted "
+                      "journal.sqlite-wal, or a journal.sqlite deleted or replaced)", head + 1)]
+    try:
+        row = conn.execute("SELECT checksum FROM journal WHERE position=?",
+                           (mark.position,)).fetchone()
+    except sqlite3.DatabaseError:
+        return []       # reported as a page fault
+    if row is not None and row[0] != mark.checksum:
+        return [Fault("evidence", f"the record at position {mark.position} is not the one "
+                      f"committed there (checksum {row[0]:08x}, {where} records "
+                      f"{mark.checksum:08x}): this journal.sqlite is another journal or was "
+                      "rewritten", mark.position)]
+    return []
+
+
+def check_before_start(local_dir) -> Verdict:
+    """The whole check; raise ``JournalBehind``/``JournalCorrupt`` naming every fault."""
+    from daemons.store import DB_NAME
+    path = Path(local_dir) / DB_NAME
+    if not path.exists():
+        verdict = Verdict(0, 0, 0, HighWater(local_dir).read(), [])
+        faults = evidence_faults(None, verdict.mark, 0, local_dir)
+    else:
+        try:
+            conn = open_readonly(path)
+            try:
+                verdict = verify(conn, local_dir)
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            raise JournalCorrupt(f"the database file cannot be read: {exc}", path=str(path)) from None
+        faults = verdict.faults
+    if faults:
+        shown = "\n".join(f"  {f.kind} at position {f.position}: {f.message}" for f in faults[:20])
+        more = f"\n  ... and {len(faults) - 20} more" if len(faults) > 20 else ""
+        cls = JournalBehind if all(f.kind == "evidence" for f in faults) else JournalCorrupt
+        raise cls(f"refusing to start on this journal ({len(faults)} faults):\n{shown}{more}\n"
+                  f"`jobledger audit --local-dir {local_dir}` reports everything. "
+                  + RECOVERY.format(local_dir=local_dir), path=str(path))
+    return verdict
+
+
+def accept_loss(local_dir) -> tuple[Mark | None, Mark]:
+    """Move the high-water mark back to the journal as it is (the owner's decision).
+
+    Refused while the pool runs, and for a journal whose own chain is damaged
+    (that is not a loss this can accept).  Cluster ids keep counting from the
+    largest ever used.  Returns (old mark, new mark).
+    """
+    from daemons.master import lock_local_dir, pool_running_in
+    from daemons.store import DB_NAME
+    local_dir = Path(local_dir)
+    lock = lock_local_dir(local_dir)         # held while the mark moves: no master starts
+    if lock is None:
+        raise JournalError(f"{pool_running_in(local_dir)}: stop it first")
+    try:
+        return _move_mark(local_dir, local_dir / DB_NAME)
+    finally:
+        os.close(lock)
+
+
+def _move_mark(local_dir: Path, path: Path) -> tuple[Mark | None, Mark]:
+    water = HighWater(local_dir)
+    old, head, checksum, cluster = water.mark, 0, 0, 0
+    if path.exists():
+        conn = open_readonly(path)
+        try:
+            verdict = verify(conn, local_dir)
+            damaged = [f for f in verdict.faults if f.kind != "evidence"]
+            if damaged:
+                raise JournalCorrupt(f"the journal itself is damaged ({damaged[0].kind} at "
+                                     f"position {damaged[0].position}: {damaged[0].message}); "
+                                     "see `jobledger audit`", path=str(path))
+            head, checksum = verdict.head, verdict.checksum
+            cluster = conn.execute("SELECT max(cluster) FROM journal").fetchone()[0] or 0
+        finally:
+            conn.close()
+    new = Mark(head, checksum, max(cluster, old.cluster if old else 0))
+    water.reset(new)
+    water.close()
+    return old, new

@@ -1,0 +1,151 @@
+"""Storage faults under a real pool: a journal that lost its tail is refused, audit
+of a live pool gives one verdict, a clean stop checkpoints the WAL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sqlite3
+import threading
+
+import pytest
+from click.testing import CliRunner
+
+from daemons.audit import audit
+from daemons.personal import PersonalPool
+from daemons.store import DB_NAME
+from eventcore.errors import HTCondorException
+from jobledger.classad import ClassAd
+from jobledger.cli import main
+from tests.pool.conftest import pool_processes, stop_and_check, wait_until
+
+WAL_FRAME = 24 + 4096
+
+
+def _head(local_dir) -> int:
+    conn = sqlite3.connect(f"file:{local_dir / DB_NAME}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT max(position) FROM journal").fetchone()[0] or 0
+    finally:
+        conn.close()
+
+
+def _terminated(log) -> int:
+    try:
+        return log.read_text().count("\n005 (")
+    except FileNotFoundError:
+        return 0
+
+
+def test_a_pool_whose_wal_lost_its_tail_refuses_to_start_and_reruns_nothing(tmp_path):
+    local, log = tmp_path / "pool", tmp_path / "jobs.log"
+    pool = PersonalPool(local_dir=local).start()
+    job = ClassAd({"Cmd": "/bin/true", "Iwd": str(tmp_path), "UserLog": str(log)})
+    cluster = pool.schedd.submit(job, 8)
+    wait_until(lambda: _terminated(log) == 8, 60, what="8 jobs to finish")
+    wait_until(lambda: not pool.schedd.query("true", ["ProcId"]), 30, what="an empty queue")
+    os.killpg(pool._master_pid, signal.SIGKILL)          # no clean stop: the WAL stays
+    wait_until(lambda: not pool_processes(local), 15, what="the pool's processes to die")
+    pool._master.wait()
+    pool._config_setter.unset()
+    head = _head(local)
+    wal = local / f"{DB_NAME}-wal"
+    data = bytearray(wal.read_bytes())
+    frames = (len(data) - 32) // WAL_FRAME
+    data[32 + (frames // 2) * WAL_FRAME + 24 + 100] ^= 0xFF   # SQLite drops frames from here
+    wal.write_bytes(bytes(data))
+    kept = _head(local)
+    assert kept < head
+    logged = log.read_bytes()
+
+    again = PersonalPool(local_dir=local)
+    with pytest.raises(HTCondorException) as info:
+        again.start()
+    assert f"records {kept + 1}..{head} are missing" in str(info.value)
+    assert "accept-loss" in str(info.value)
+    again._config_setter.unset()
+    assert not pool_processes(local)
+    assert log.read_bytes() == logged                   # no job ran again, nothing cut
+    report = audit(local)
+    assert "evidence" in {f.kind for f in report.findings}
+    result = CliRunner().invoke(main, ["audit", "--local-dir", str(local)])
+    assert result.exit_code == 1 and "accept-loss" in result.output
+
+    result = CliRunner().invoke(main, ["journal", "accept-loss", "--local-dir", str(local)])
+    assert result.exit_code == 0, result.output
+    third = PersonalPool(local_dir=local).start()
+    try:
+        assert third.schedd.submit(ClassAd({"Cmd": "/bin/true", "Iwd": str(tmp_path)}), 1) > cluster
+    finally:
+        stop_and_check(third)
+    wal = local / f"{DB_NAME}-wal"                # a clean stop checkpoints the WAL
+    assert not wal.exists() or wal.stat().st_size == 0
+
+
+def test_audit_of_a_running_pool_gives_one_verdict(pool, tmp_path):
+    log = tmp_path / "live.log"
+    job = ClassAd({"Cmd": "/bin/true", "Iwd": str(tmp_path), "UserLog": str(log)})
+    done = threading.Event()
+    errors = []
+
+    def submitter():
+        try:
+            for _ in range(25):
+                pool.schedd.submit(job, 4)
+        except Exception as exc:  # noqa: BLE001 - re-raised below
+            errors.append(exc)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=submitter, name="submitter")
+    thread.start()
+    verdicts, live = [], 0
+    try:
+        while not done.is_set() or pool.schedd.query("true", ["ProcId"]):
+            report = audit(pool.local_dir)
+            verdicts.append([str(f) for f in report.findings])
+            live += 1
+    finally:
+        thread.join()
+    assert not errors
+    assert live >= 3
+    assert all(v == [] for v in verdicts), [v for v in verdicts if v][:3]
+    wait_until(lambda: _terminated(log) == 100, 30, what="the user log to catch up")
+    assert audit(pool.local_dir).ok
+
+
+def _fill(disk) -> None:
+    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"x" * 1024)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def test_a_user_log_on_a_full_disk_is_written_once_there_is_room(pool, tmp_path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        log = disk / "jobs.log"
+        _fill(disk)
+        job = ClassAd({"Cmd": "/bin/true", "Iwd": str(tmp_path), "UserLog": str(log)})
+        cluster = pool.schedd.submit(job, 10)
+        wait_until(lambda: len(pool.schedd.history(f"ClusterId == {cluster}", ["ProcId"])) == 10,
+                   60, what="10 jobs to finish")
+        assert _terminated(log) == 0
+        behind = {f.job for f in audit(pool.local_dir).findings if f.kind == "userlog"}
+        assert behind == {f"{cluster}.{p}" for p in range(10)}
+        (disk / "filler").unlink()                   # room again; nothing else happens
+        wait_until(lambda: _terminated(log) == 10, 30, what="the log to be completed")
+        wait_until(lambda: audit(pool.local_dir).ok, 10, what="a clean audit")
+        assert ("\n" + log.read_text()).count("\n000 (") == 10     # every event once
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
