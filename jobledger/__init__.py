@@ -12,6 +12,7 @@ from tracking.jobeventlog import JobEventLog
 # The pool: daemons' clients, configuration, enums, v1 exception names.
 from daemons.clients import Collector, Schedd, SubmitResult, platform, send_command, version
 from daemons.config_files import param, reload_config
+from daemons.dagman.control import DAGMan
 from daemons.debuglog import disable_debug, enable_debug, enable_log, log, set_subsystem
 from daemons.submit_env import Submit
 from eventcore.enums import (AdType, AdTypes, CompletionType, DaemonCommand, DaemonCommands, DaemonType,
@@ -27,7 +28,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     # pool
-    "Collector", "Schedd", "SubmitResult", "platform", "send_command", "version", "param", "reload_config",
+    "Collector", "Schedd", "SubmitResult", "DAGMan", "platform", "send_command", "version", "param", "reload_config",
     "disable_debug", "enable_debug", "enable_log", "log", "set_subsystem",
     "AdType", "AdTypes", "CompletionType", "DaemonCommand", "DaemonCommands", "DaemonType",
     "DaemonTypes", "DrainType", "DrainTypes", "JobAction", "LogLevel", "QueryOpt", "QueryOpts",

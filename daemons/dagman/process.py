@@ -31,12 +31,14 @@ import subprocess
 import time
 
 from daemons import ipc
+from daemons.dagman.control import ControlServer, control_path
 from daemons.dagman.files import DagmanOut, newest_rescue, read_bytes, rescue_numbers, write_atomic, \
     write_metrics
 from daemons.dagman.node_submit import node_cluster
 from daemons.dagman.options import Options
 from eventcore.dag import parse_dag
-from eventcore.dag.report import metrics, node_status_text, rescue_name, rescue_text, status_table
+from eventcore.dag.report import (dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
+                                  status_table)
 from eventcore.dag.run import ABORTED, DagRun, RemoveJobs, RunScript, SubmitJob, TERMINATED
 from eventcore.errors import HTCondorException, JobledgerError, UserLogFileChanged
 from tracking.jobeventlog import JobEventLog
@@ -72,6 +74,9 @@ class Dagman:
         self.start = time.time()
         self.owner = ""
         self.batch = ""
+        self.sequence = 0                               # node submits so far (JOBSTATE_LOG)
+        self.sequences: dict[str, int] = {}
+        self.saved: set[str] = set()                    # SAVE_POINT_FILE nodes already written
 
     # -- start ---------------------------------------------------------------------------
     def load(self) -> DagRun:
@@ -116,7 +121,12 @@ class Dagman:
             self.out(f"ERROR: {exc}")
             return self._exit(None, 1)
         self._job_info()
+        self.jobstate("INTERNAL", "DAGMAN_STARTED", self.dagman_id, run=run)
         self.recover(run)
+        self._dot(run, first=True)
+        self.control = ControlServer(run, self.out, control_path())
+        address = self.control.start()
+        self._call("edit", attr="DAGManContact", value=f'"{address}"', ids=[self.dagman_id])
         self._open_log(run)
         last_status = 0.0
         while run.exit_code is None:
@@ -131,6 +141,7 @@ class Dagman:
                 last_status = time.monotonic()
                 self._status(run)
         self._carry_out(run, run.actions(time.time()))
+        self.control.close()
         return self._exit(run, run.exit_code)
 
     def _removed(self, *_):
@@ -168,7 +179,11 @@ class Dagman:
             submits = [a for a in submits if a.node in names]
         for name, item in zip(names, items):
             run.submitted(name, item["cluster"], len(item["proc_ads"]))
+            self.sequence += 1
+            self.sequences[name] = self.sequence
+            self._save_point(run, name)
         self._open_log(run)
+        self._dot(run)
 
     def _build(self, run: DagRun, submits: list) -> tuple[list, list]:
         items, names = [], []
@@ -235,6 +250,7 @@ class Dagman:
                 if number == TERMINATED:
                     normal = event.get("TerminatedNormally", True)
                     code = event.get("ReturnValue", 0) if normal else -1000 - int(event.get("TerminatedBySignal", 0))
+                self._jobstate_event(run, event, number, code)
                 run.job_event(event.cluster, event.proc, number, time.time(), code)
                 if number in (TERMINATED, ABORTED):
                     break      # act on it now; the rest is read on the next round
@@ -251,6 +267,7 @@ class Dagman:
         if script.debug_file:
             out = open(os.path.join(cwd, script.debug_file), "a")
         self.out(f"Running {action.kind} script of Node {action.node}...")
+        self.jobstate(action.node, f"{action.kind}_SCRIPT_STARTED", run=run)
         argv = list(action.argv)
         local = os.path.join(cwd, argv[0])
         if not os.path.isabs(argv[0]) and os.path.exists(local):
@@ -276,7 +293,51 @@ class Dagman:
             del self.scripts[pid]
             code = code if code >= 0 else -1000 + code
             self.out(f"{kind} Script of node {name} completed with status {code}")
+            self.jobstate(name, f"{kind}_SCRIPT_{'SUCCESS' if code == 0 else 'FAILURE'}", str(code), run=run)
             run.script_done(name, kind, code, time.time())
+
+    # -- JOBSTATE_LOG, DOT, SAVE_POINT_FILE ----------------------------------------------------------
+    def jobstate(self, node: str, event: str, condor_id: str = "-", run: DagRun | None = None) -> None:
+        path = run.dag.jobstate_log if run is not None else None
+        if path:
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(jobstate_line(int(time.time()), node, event, condor_id, self.sequences.get(node, 0)))
+
+    def _jobstate_event(self, run: DagRun, event, number: int, code: int) -> None:
+        name = run.by_cluster.get(event.cluster)
+        words = {0: "SUBMIT", 1: "EXECUTE", 5: "JOB_TERMINATED", 9: "JOB_ABORTED", 12: "JOB_HELD",
+                 13: "JOB_RELEASED", 4: "JOB_EVICTED"}
+        if name is None or number not in words or not run.dag.jobstate_log:
+            return
+        self.jobstate(name, words[number], f"{event.cluster}.{event.proc}", run=run)
+        if number == TERMINATED:
+            self.jobstate(name, "JOB_SUCCESS" if code == 0 else "JOB_FAILURE", str(code), run=run)
+
+    def _dot(self, run: DagRun, first: bool = False) -> None:
+        spec = run.dag.dot
+        if not spec or not (first or spec["update"]):
+            return
+        if first and not spec["overwrite"] and os.path.exists(spec["file"]):
+            return
+        include = ""
+        if spec["include"]:
+            try:
+                include = read_bytes(spec["include"]).decode("utf-8", "replace")
+            except OSError as exc:
+                self.out(f"WARNING: DOT include file {spec['include']}: {exc}")
+        write_atomic(spec["file"], dot_text(run, include))
+
+    def _save_point(self, run: DagRun, name: str) -> None:
+        """SAVE_POINT_FILE: the first time the node starts, a rescue-format file of the DAG so far."""
+        target = run.dag.nodes[name].save_point
+        if not target or name in self.saved:
+            return
+        self.saved.add(name)
+        directory = os.path.join(os.path.dirname(self.dag_file) or ".", "save_files")
+        path = target if os.path.isabs(target) or "/" in target else os.path.join(directory, target)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_atomic(path, rescue_text(run, self.dag_file, time.strftime("%m/%d/%y %H:%M:%S")))
+        self.out(f"Wrote save point file {path} for node {name}")
 
     # -- the end ---------------------------------------------------------------------------------
     def _status(self, run: DagRun) -> None:
@@ -302,6 +363,9 @@ class Dagman:
             os.unlink(self.options.lockfile)
         except FileNotFoundError:
             pass
+        if run is not None:
+            self._dot(run)
+            self.jobstate("INTERNAL", "DAGMAN_FINISHED", str(code), run=run)
         self.out(f"(condor_DAGMAN) pid {os.getpid()} EXITING WITH STATUS {code}")
         self.out.close()
         return code

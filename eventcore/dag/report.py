@@ -87,3 +87,21 @@ def node_status_text(run: DagRun, now: int) -> str:
                 "]"]
     ads += ["[", '  Type = "StatusEnd";', f"  EndTime = {now};", "]"]
     return "\n".join(ads) + "\n"
+
+
+def dot_text(run: DagRun, include: str = "") -> str:
+    """The DOT graph condor_dagman writes for ``DOT file``: nodes (with their state) and edges."""
+    lines = ["digraph DAG {", include.rstrip("\n")] if include else ["digraph DAG {"]
+    for name, node in run.dag.nodes.items():
+        shape = "ellipse" if node.kind in ("JOB", "SUBDAG") else "diamond"
+        lines.append(f'    "{name}" [shape={shape} label="{name} ({run.nodes[name].status})"];')
+    for name, node in run.dag.nodes.items():
+        lines += [f'    "{name}" -> "{child}";' for child in node.children]
+    return "\n".join(lines + ["}"]) + "\n"
+
+
+def jobstate_line(now: int, node: str, event: str, condor_id: str = "-", sequence: int = 0) -> str:
+    """One JOBSTATE_LOG line: time, node, event, job id (or code), site, -, submit sequence."""
+    if node == "INTERNAL":
+        return f"{now} INTERNAL *** {event} {condor_id} ***\n"
+    return f"{now} {node} {event} {condor_id} local - {sequence}\n"

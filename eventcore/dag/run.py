@@ -29,7 +29,7 @@ from .model import FINAL, PROVISIONER, SERVICE, SUBDAG, Dag
 WAITING, READY, PRE, QUEUED, POST, DONE, FAILED, FUTILE = (
     "WAITING", "READY", "PRE", "QUEUED", "POST", "DONE", "FAILED", "FUTILE")
 # DAG_STATUS values (HTCondor's DagStatus).
-DAG_OK, DAG_ERROR, DAG_NODE_FAILED, DAG_ABORT, DAG_RM = 0, 1, 2, 3, 4
+DAG_OK, DAG_ERROR, DAG_NODE_FAILED, DAG_ABORT, DAG_RM, DAG_HALTED = 0, 1, 2, 3, 4, 6
 # condor_dagman's exit codes; the DAGMan job's on_exit_remove requeues on anything else.
 EXIT_OK, EXIT_ERROR, EXIT_ABORT = 0, 1, 2
 # Job event numbers the machine follows (ULog numbers).
@@ -94,6 +94,8 @@ class DagRun:
         self.queued = 0
         self.idle = 0                              # procs of node jobs waiting to run
         self.stopping = False
+        self.halted = False                        # DAGMan.halt(): start nothing new
+        self.paused = False                        # ... and wait for resume() when idle
         self.status = DAG_OK
         self.aborted_with: int | None = None
         self.exit_code: int | None = None
@@ -192,6 +194,13 @@ class DagRun:
         elif kind == "POST":
             self._node_done(name, code, now)
 
+    def halt(self, pause: bool = False) -> None:
+        """Start nothing new; once nothing runs, exit with a rescue DAG (or, paused, wait)."""
+        self.halted, self.paused = True, pause
+
+    def resume(self) -> None:
+        self.halted = self.paused = False
+
     def remove_all(self, now: float) -> None:
         """The DAGMan job was removed: stop, remove every node job, no FINAL."""
         self.status = DAG_RM
@@ -210,6 +219,8 @@ class DagRun:
         return out
 
     def _start_ready(self, now: float) -> None:
+        if self.halted and not self.stopping:
+            return
         skipped = []
         while self.ready:
             item = heapq.heappop(self.ready)
@@ -368,9 +379,14 @@ class DagRun:
         """Once nothing can move: remove SERVICE/PROVISIONER jobs, run FINAL, then exit."""
         if self.exit_code is not None:
             return
-        busy = self.ready or self.deferred or any(self.running_scripts.values())
         normal = [n for n, node in self.dag.nodes.items() if node.kind not in (FINAL, SERVICE, PROVISIONER)]
-        if busy or any(self.nodes[n].status in (READY, PRE, QUEUED, POST) for n in normal):
+        running = self.deferred or any(self.running_scripts.values()) or \
+            any(self.nodes[n].status in (PRE, QUEUED, POST) for n in normal)
+        if self.halted and not self.stopping:
+            if not running and not self.paused:
+                self.status, self.exit_code = DAG_HALTED, EXIT_ERROR
+            return
+        if running or self.ready or any(self.nodes[n].status == READY for n in normal):
             return
         for name in self.dag.nodes:
             if self.dag.nodes[name].kind in (SERVICE, PROVISIONER) and self.nodes[name].status == QUEUED:

@@ -63,7 +63,8 @@ def test_diamond_with_vars_scripts_and_htcondor_files(pool, tmp_path):
     write(tmp_path / "echo.sub", ECHO)
     script(tmp_path / "post.sh", 'echo "$@" >> post.txt\n')
     dag = ('JOB A echo.sub\nJOB B echo.sub\nJOB C echo.sub\nJOB D echo.sub\nVARS ALL_NODES x="X"\n'
-           'VARS D x="last"\nPARENT A CHILD B C\nPARENT B C CHILD D\nSCRIPT POST D post.sh $JOB $RETURN\n')
+           'VARS D x="last"\nPARENT A CHILD B C\nPARENT B C CHILD D\nSCRIPT POST D post.sh $JOB $RETURN\n'
+           'DOT d.dot\nJOBSTATE_LOG js.log\nNODE_STATUS_FILE st.txt\nSAVE_POINT_FILE B\n')
     cluster, ad = run_dag(pool, tmp_path, dag)
     assert ad["ExitCode"] == 0 and ad["JobStatus"] == 4
     assert (tmp_path / "A.out").read_text() == "A retry 0 X\n"
@@ -87,6 +88,13 @@ def test_diamond_with_vars_scripts_and_htcondor_files(pool, tmp_path):
     assert (metrics["jobs"], metrics["jobs_succeeded"], metrics["exitcode"]) == (4, 4, 0)
     assert (tmp_path / "d.dag.dagman.log").exists() and (tmp_path / "d.dag.condor.sub").exists()
     assert not list(tmp_path.glob("d.dag.rescue*"))
+    assert '"A" -> "B";' in (tmp_path / "d.dot").read_text()
+    jobstate = (tmp_path / "js.log").read_text()
+    for words in (f"INTERNAL *** DAGMAN_STARTED {cluster}.0 ***", " A SUBMIT ", " D JOB_SUCCESS 0 ",
+                  " D POST_SCRIPT_SUCCESS 0 ", "INTERNAL *** DAGMAN_FINISHED 0 ***"):
+        assert words in jobstate, words
+    assert "NodesDone = 4;" in (tmp_path / "st.txt").read_text()
+    assert "DONE A" in (tmp_path / "save_files" / "B-d.dag.save").read_text()
 
 
 def test_retry_failure_rescue_and_resubmit_runs_only_what_is_not_done(pool, tmp_path):
@@ -206,3 +214,46 @@ def test_condor_submit_dag(pool, tmp_path, monkeypatch):
     bad = run(submit_dag.main, "bad.dag")
     assert bad.status == 1 and "bad.dag:2:" in bad.err and "Traceback" not in bad.err
     assert run(submit_dag.main, "-maxjobs").status == 1
+
+
+def submit_in(pool, directory, name):
+    old = os.getcwd()
+    os.chdir(directory)
+    try:
+        return pool.schedd.submit(htcondor.Submit.from_dag(name)).cluster()
+    finally:
+        os.chdir(old)
+
+
+def test_dagman_class_pause_resume_throttles_and_halt(pool, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONDOR_CONFIG", str(pool.config_file))
+    write(tmp_path / "echo.sub", ECHO)
+    write(tmp_path / "slow.sub", "executable = /bin/sleep\narguments = 1\nqueue\n")
+    dag = "JOB A slow.sub\nJOB B echo.sub\nPARENT A CHILD B\n"
+    write(tmp_path / "p.dag", dag)
+    cluster = submit_in(pool, tmp_path, "p.dag")
+    dagman = htcondor.DAGMan(cluster)
+    wait_until(lambda: pool.schedd.query(f"ClusterId == {cluster}", ["DAGManContact"])[0].get("DAGManContact"),
+               30, what="DAGMan's contact address")
+    wait_until(lambda: pool.schedd.query(f"DAGManJobId == {cluster}", ["ClusterId"]), 30, what="A queued")
+    throttles = dagman.set_throttles(max_nodes=5, max_idle=7)
+    assert (throttles["DAGMan_MaxJobs"], throttles["DAGMan_MaxIdle"]) == (5, 7)
+    assert dagman.halt(reason="testing", pause=True) == (True, f"Paused DAG {cluster}")
+    log = str(tmp_path / "p.dag.nodes.log")
+    wait_until(lambda: any(int(e.type) == 5 for e in JobEventLog(log).events(0)), 30, what="A to end")
+    dagman.set_throttles(max_pre=3)                  # a round trip: DAGMan is alive and paused
+    assert not pool.schedd.query(f"DAGManJobId == {cluster} && DAGNodeName == \"B\"", ["ClusterId"])
+    assert dagman.resume() == (True, f"Resumed DAG {cluster}")
+    assert wait_dagman(pool, cluster)["ExitCode"] == 0
+    # halt (not pause): nothing new starts, and once A is done DAGMan leaves with a rescue DAG
+    write(tmp_path / "h.dag", dag)
+    cluster = submit_in(pool, tmp_path, "h.dag")
+    wait_until(lambda: pool.schedd.query(f"ClusterId == {cluster}", ["DAGManContact"])[0].get("DAGManContact"),
+               30, what="DAGMan's contact address")
+    wait_until(lambda: pool.schedd.query(f"DAGManJobId == {cluster}", ["ClusterId"]), 30, what="A queued")
+    assert htcondor.DAGMan(cluster).halt()[0]
+    assert wait_dagman(pool, cluster)["ExitCode"] == 1
+    assert "DONE A" in (tmp_path / "h.dag.rescue001").read_text()
+    assert htcondor.DAGMan(cluster).resume()[0] is False      # it is gone
+    with pytest.raises(TypeError):
+        htcondor.DAGMan("12")
