@@ -257,3 +257,18 @@ def test_dagman_class_pause_resume_throttles_and_halt(pool, tmp_path, monkeypatc
     assert htcondor.DAGMan(cluster).resume()[0] is False      # it is gone
     with pytest.raises(TypeError):
         htcondor.DAGMan("12")
+
+
+def test_subdag_external_runs_as_its_own_dagman_job(pool, tmp_path):
+    write(tmp_path / "echo.sub", ECHO)
+    (tmp_path / "inner").mkdir()
+    write(tmp_path / "inner" / "echo.sub", ECHO)
+    write(tmp_path / "inner" / "inner.dag", "JOB X echo.sub\nJOB Y echo.sub\nPARENT X CHILD Y\n")
+    cluster, ad = run_dag(pool, tmp_path, "JOB A echo.sub\nSUBDAG EXTERNAL S inner.dag DIR inner\n"
+                                          "PARENT A CHILD S\n")
+    assert ad["ExitCode"] == 0
+    inner = [j for j in node_jobs(pool, cluster) if j["DAGNodeName"] == "S"]
+    assert len(inner) == 1 and inner[0]["ExitCode"] == 0
+    assert sorted(j["DAGNodeName"] for j in node_jobs(pool, inner[0]["ClusterId"])) == ["X", "Y"]
+    assert (tmp_path / "inner" / "Y.out").read_text() == "Y retry 0\n"
+    assert "EXITING WITH STATUS 0" in (tmp_path / "inner" / "inner.dag.dagman.out").read_text()
