@@ -24,7 +24,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-from daemons import adwire, ipc, spool
+from daemons import adwire, ipc, jobsets, spool
 from daemons.daemon import Daemon, main_for
 from daemons.negotiator import request_of
 from daemons.projector import Projector
@@ -266,6 +266,9 @@ class Schedd(Daemon):
         shared.setdefault("TargetType", '"Machine"')
         for attr in RUN_ATTRS:
             shared.pop(attr, None)
+        set_name = adwire.evaluate(shared, "JobSetName") if "JobSetName" in shared else None
+        if isinstance(set_name, str) and set_name and jobsets.enabled(self.config("USE_JOBSETS", "false")):
+            shared["JobSetId"] = str(jobsets.jobset_id(self.store, owner, set_name, cluster))
         records = [ClusterAd(cluster, shared)]
         # One SUBMIT payload, copied per proc (building 100,000 event records one by one is slow).
         template = event(EventType.SUBMIT, JobId(cluster, 0), now,
@@ -317,6 +320,10 @@ class Schedd(Daemon):
         batches = [ads[i:i + 2000] for i in range(0, len(ads), 2000)]
         if opts & QueryOpt.IncludeClusterAd:
             batches.insert(0, self._cluster_ads(constraint, wanted, now))
+        if opts & QueryOpt.IncludeJobsetAds:
+            sets = [dict({k: v for k, v in ad.items() if not wanted or k in wanted}, ServerTime=now)
+                    for ad in jobsets.jobset_ads(self.store) if adwire.matches(constraint, ad)]
+            batches.insert(0, sets)
         return ipc.Streamed(batches)
 
     def _cluster_ads(self, constraint, wanted, now) -> list:

@@ -183,7 +183,7 @@ def usage_attrs(ad: dict, outcome: dict, now: float) -> dict:
         "CumulativeSlotTime": total("CumulativeSlotTime", wall * cpus),
     }
     if outcome.get("kind") == "exit":
-        attrs["CommittedTime"] = str(int(float(total("CommittedTime", wall))))
+        attrs["CommittedTime"] = str(round(float(total("CommittedTime", wall))))
         attrs["CommittedSlotTime"] = total("CommittedSlotTime", wall * cpus)
         attrs["CommittedSuspensionTime"] = str(int(adwire.evaluate(ad, "CommittedSuspensionTime") or 0))
     if isinstance(outcome.get("disk_usage_kb"), int):
