@@ -48,14 +48,18 @@ def stop_and_check(pool: PersonalPool) -> None:
     wait_until(lambda: not pool_processes(pool.local_dir), 15, what="the pool's processes to exit")
 
 
-@pytest.fixture(scope="module")
-def pool(tmp_path_factory):
-    """One running pool per test module, stopped (every process gone) afterwards."""
-    local_dir = tmp_path_factory.mktemp("pool")
-    running = PersonalPool(local_dir=local_dir, config={"PERIODIC_EXPR_INTERVAL": "1"})
+def running_pool(tmp_path_factory, **config):
+    """A started pool in a new directory; the caller's fixture yields from this."""
+    running = PersonalPool(local_dir=tmp_path_factory.mktemp("pool"), config=config)
     running.start()
     yield running
     stop_and_check(running)
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory):
+    """One running pool per test module, stopped (every process gone) afterwards."""
+    yield from running_pool(tmp_path_factory, PERIODIC_EXPR_INTERVAL="1")
 
 
 @pytest.fixture

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 import jobledger as htcondor2_api
-from daemons.personal import PersonalPool
-from tests.pool.conftest import stop_and_check, wait_until
+from tests.pool.conftest import running_pool, wait_until
 
 pytest.importorskip("htcondor_cli")
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,11 +22,7 @@ SHIM = Path(__file__).resolve().parent / "htcondor_shim"
 
 @pytest.fixture(scope="module")
 def jobset_pool(tmp_path_factory):
-    local_dir = tmp_path_factory.mktemp("clipool")
-    running = PersonalPool(local_dir=local_dir, config={"USE_JOBSETS": "true"})
-    running.start()
-    yield running
-    stop_and_check(running)
+    yield from running_pool(tmp_path_factory, USE_JOBSETS="true")
 
 
 def htcondor(pool, cwd, *args) -> tuple[int, str]:
