@@ -16,7 +16,6 @@ tells the caller which attributes to fetch.
 from __future__ import annotations
 
 import re
-import time
 
 from eventcore.classad import ClassAd, ExprTree
 from eventcore.classad import evaluate as E
@@ -78,12 +77,15 @@ def raw_text(ad: ClassAd, expr: ExprTree) -> str:
 
 
 def _elapsed(value) -> str:
+    """``%T``: HTCondor's format_time, ``DDD+HH:MM:SS`` with the days right-aligned in 3."""
     seconds = int(value) if type(value) in (int, float) else 0
-    return f"{seconds // 86400}+{seconds % 86400 // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+    return f"{seconds // 86400:3d}+{seconds % 86400 // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
 def _date(value) -> str:
-    return time.strftime("%m/%d/%y %H:%M:%S", time.localtime(value)) if type(value) in (int, float) else ""
+    """``%Y``: HTCondor's format_date (``M/D HH:MM``)."""
+    from jobledger.condor_cli.table import qdate
+    return qdate(value) if type(value) in (int, float) else ""
 
 
 class AutoFormat:

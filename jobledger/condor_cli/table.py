@@ -53,11 +53,11 @@ def row_line(columns: list[Column], ad, max_width: int = 0) -> str:
 
 
 def qdate(value) -> str:
-    """HTCondor's QDATE: ``M/DD HH:MM`` in local time."""
+    """HTCondor's QDATE (format_date): ``%2d/%-2d %02d:%02d`` of month, day, hour, minute."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return "??"
     tm = time.localtime(value)
-    return f"{tm.tm_mon:2d}/{tm.tm_mday:02d} {tm.tm_hour:02d}:{tm.tm_min:02d}"
+    return f"{tm.tm_mon:2d}/{tm.tm_mday:<2d} {tm.tm_hour:02d}:{tm.tm_min:02d}"
 
 
 def duration(seconds) -> str:

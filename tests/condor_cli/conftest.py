@@ -9,7 +9,17 @@ from contextlib import redirect_stderr, redirect_stdout
 import attrs
 import pytest
 
-from tests.pool.conftest import pool, wait_until  # noqa: F401  (re-exported fixtures)
+from daemons.personal import PersonalPool
+from tests.pool.conftest import stop_and_check, wait_until  # noqa: F401  (re-exported)
+
+
+@pytest.fixture(scope="package")
+def pool(tmp_path_factory):
+    """One running pool for all the condor_* command tests (per test worker)."""
+    running = PersonalPool(local_dir=tmp_path_factory.mktemp("pool"), config={"PERIODIC_EXPR_INTERVAL": "1"})
+    running.start()
+    yield running
+    stop_and_check(running)
 
 
 @attrs.frozen

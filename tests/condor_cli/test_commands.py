@@ -57,22 +57,25 @@ def test_submit_terse_queue_macros_batch_name_and_append(subfile):
 def test_submit_from_stdin_is_verbose_and_dry_run_submits_nothing(subfile, tmp_path):
     ran = run(submit.main, "-", stdin=SLEEP + "queue 1\n")
     assert ran.status == 0 and re.match(r"\n\*\* Proc \d+\.0:\n", ran.out) and 'Cmd = "/bin/sleep"' in ran.out
-    before = run(queue.main, "-allusers", "-af", "ClusterId").out
-    ran = run(submit.main, "-dry-run", str(tmp_path / "ads"), subfile())
+    ran = run(submit.main, "-dry-run", str(tmp_path / "ads"), subfile(SLEEP + "Marker = 17\nqueue 3\n"))
     assert ran.out == "Dry-Run job(s)...\n3 job(s) dry-run to cluster 1.\n"
     assert (tmp_path / "ads").read_text().count("ProcId = ") == 3
-    assert run(queue.main, "-allusers", "-af", "ClusterId").out == before
+    assert run(queue.main, "-allusers", "-constraint", "Marker == 17", "-af", "ClusterId").out == ""
 
 
 def test_a_bad_submit_submits_nothing(subfile):
-    before = run(queue.main, "-allusers", "-af", "ClusterId").out
+    first = submitted(run(submit.main, subfile()))
     ran = run(submit.main, subfile("executable = /bin/true\nqueue x from /no/such/items\n"))
     assert ran.status == 1 and "ERROR" in ran.err and "Traceback" not in ran.err
     ran = run(submit.main, subfile("executable = /bin/true\n"))
     assert ran.status == 1 and "doesn't contain any \"queue\" commands" in ran.err
     ran = run(submit.main, "/no/such/file.sub")
     assert ran.status == 1 and "Failed to open command file (/no/such/file.sub)" in ran.err
-    assert run(queue.main, "-allusers", "-af", "ClusterId").out == before
+    last = submitted(run(submit.main, subfile()))
+    between = f"ClusterId > {first} && ClusterId < {last}"
+    assert run(queue.main, "-allusers", "-constraint", between, "-af", "ClusterId").out == ""
+    from jobledger.condor_cli import history
+    assert run(history.main, "-constraint", between, "-af", "ClusterId").out == ""
 
 
 def test_unknown_flags_print_usage_and_exit_1(subfile):
@@ -153,7 +156,8 @@ def test_history_lists_removed_jobs_newest_first(subfile):
                                f"ClusterId >= {first}").out.split()) == 3, what="history rows")
     ran = run(history.main, "-af:j", "JobStatus", "-constraint", f"ClusterId >= {first}")
     assert ran.out == f"{second}.0 3\n{first}.1 3\n{first}.0 3\n"
-    assert run(history.main, "-limit", "1", "-af", "ClusterId").out == f"{second}\n"
+    assert run(history.main, "-limit", "1", "-constraint", f"ClusterId >= {first}", "-af", "ClusterId").out \
+        == f"{second}\n"
     table = run(history.main, str(first)).out.splitlines()
     assert table[0] == " ID          OWNER            SUBMITTED   RUN_TIME   ST   COMPLETED CMD"
     assert table[1].startswith(f" {first}.1") or table[1].startswith(f"{first}.1")

@@ -55,8 +55,9 @@ def test_parsl_app_returns_its_value_from_a_condor_block(pool, tmp_path):
         """, tmp_path)
     assert "result 42" in out
     # the block was a jobledger job; Parsl's cleanup removed it with condor_rm
-    assert run(queue.main, "-af", "ClusterId").out == ""
-    assert run(history.main, "-af", "JobStatus", "Cmd").out.startswith("3 /bin/bash")
+    parsl_jobs = 'Cmd == "/bin/bash"'
+    assert run(queue.main, "-constraint", parsl_jobs, "-af", "ClusterId").out == ""
+    assert run(history.main, "-constraint", parsl_jobs, "-af", "JobStatus").out == "3\n"
 
 
 def test_dask_computation_runs_on_workers_that_are_condor_jobs(pool, tmp_path):
@@ -85,6 +86,6 @@ def test_dask_computation_runs_on_workers_that_are_condor_jobs(pool, tmp_path):
     names = [line.split()[1].strip("-").replace("htcondor--", "") for line in running]
     assert all(name.replace(".", "").isdigit() for name in names)
     # closing the cluster removed its jobs
-    assert run(queue.main, "-af", "ClusterId").out == ""
+    assert run(queue.main, "-constraint", "DaskWorkerName =!= undefined", "-af", "ClusterId").out == ""
     assert sorted(run(history.main, "-af", "JobStatus", "-constraint", "DaskWorkerName =!= undefined")
                   .out.split()) == ["3", "3"]
