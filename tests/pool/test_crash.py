@@ -36,16 +36,31 @@ def terminated_count(log: str) -> int:
         return 0
 
 
+def gated_job(tmp_path, log: str) -> tuple[ClassAd, object]:
+    """A short job that, while the gate file exists, waits for it to go: a test closes the
+    gate to keep jobs running across a kill, whatever the machine's load."""
+    gate = tmp_path / "gate"
+    script = tmp_path / "gated.sh"
+    script.write_text('#!/bin/sh\nsleep 0.1\nwhile [ -e "$1" ]; do sleep 0.05; done\n')
+    script.chmod(0o755)
+    job = ClassAd({"Cmd": str(script), "Arguments": str(gate), "Iwd": str(tmp_path), "UserLog": log})
+    return job, gate
+
+
 def run_and_kill(pool, tmp_path, victim: str, after: int):
     log = str(tmp_path / "crash.log")
-    job = ClassAd({"Cmd": "/bin/sleep", "Arguments": "0.1", "Iwd": str(tmp_path), "UserLog": log})
+    job, gate = gated_job(tmp_path, log)
     clusters = [pool.schedd.submit(job, JOBS // 4) for _ in range(4)]
     wait_until(lambda: terminated_count(log) >= after, 120, what=f"{after} jobs to finish")
-    # Kill while jobs are running, so the crash cuts through live runs.
+    # Kill while jobs are running, so the crash cuts through live runs: with the gate
+    # closed, a running job stays running until the victim is back.
+    gate.touch()
     wait_until(lambda: pool.schedd.query("JobStatus == 2", ["ProcId"]), 30, 0.001, what="a running job")
     before = daemon_pid(pool, victim)
     os.kill(before, signal.SIGKILL)
     wait_until(lambda: daemon_pid(pool, victim) != before, 30, what=f"the master to restart the {victim}")
+    wait_until(lambda: _schedd_answers(pool), 30, what=f"the restarted {victim}'s pool to answer")
+    gate.unlink()
     wait_until(lambda: _schedd_answers(pool) and not pool.schedd.query("true", ["ProcId"]), 180,
                what="every job to leave the queue")
     return log, clusters
