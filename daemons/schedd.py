@@ -44,7 +44,8 @@ from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
 from eventcore.transfer import output_on_evict
 
 MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "JobPrio",
-               "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize")
+               "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize",
+               "FileSystemDomain", "TransferInputSizeMB")  # should_transfer_files = NO/IF_NEEDED refer to these
 # Jobs alike in these may take over each other's claim (claim reuse).
 REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "Owner", "JobUniverse")
 SUMMARY_KEYS = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 6: "Running",

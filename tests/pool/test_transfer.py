@@ -8,6 +8,7 @@ transfer only (``test_nothing_is_read_from_iwd_but_through_transfer``).
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import jobledger as htcondor
@@ -213,6 +214,9 @@ def test_request_disk_smaller_than_the_input_holds(pool, tmp_path):
 
 
 def test_if_needed_sandboxes_only_outside_the_file_system_domain(pool, tmp_path):
+    no = tmp_path / "no"
+    ad = finished(pool, submit(pool, no, "pwd\n", 0o755, should_transfer_files="NO"))
+    assert ad["JobStatus"] == 4 and (no / "out.txt").read_text().strip() == str(no)
     shared = tmp_path / "shared"
     ad = finished(pool, submit(pool, shared, "pwd\n", 0o755, should_transfer_files="IF_NEEDED"))
     assert ad["JobStatus"] == 4 and (shared / "out.txt").read_text().strip() == str(shared)
@@ -270,3 +274,32 @@ def test_spool_runs_the_job_from_the_spool_and_retrieve_brings_the_output(pool, 
     assert [a["JobStatus"] for a in pool.schedd.query(f"ClusterId == {cluster}", ["JobStatus"])] == [4]
     assert pool.schedd.act(htcondor.JobAction.Remove, cluster)["TotalSuccess"] == 1
     wait_until(lambda: not pool.schedd.query(f"ClusterId == {cluster}"), 10, what="the job to leave")
+
+
+def test_starter_killed_mid_transfer_requeues_and_outputs_arrive_once_and_whole(fresh_pool, tmp_path):
+    """SIGKILL the starter while it copies the outputs: the job runs again, and
+    every output is there once, whole, with no temporary file left."""
+    iwd = tmp_path / "iwd"
+    files, size = 40, 1 << 20
+    script = (f"for i in $(seq 1 {files}); do\n"
+              f"  head -c {size} /dev/zero > part$i.dat; echo \"end of part $i\" >> part$i.dat\n"
+              "done\n")
+    cluster = submit(fresh_pool, iwd, script)
+
+    def copying():
+        return iwd.is_dir() and any(".transfer-" in name for name in os.listdir(iwd))
+    wait_until(copying, 60, 0.002, what="the output transfer to begin")
+    starter = fresh_pool.schedd.query(f"ClusterId == {cluster}", ["StarterPid"])[0]["StarterPid"]
+    os.kill(starter, signal.SIGKILL)
+    ad = finished(fresh_pool, cluster, timeout=120)
+    assert ad["JobStatus"] == 4
+    names = sorted(os.listdir(iwd))
+    assert names == sorted(["job.sh", "job.log", "out.txt", "err.txt", *(f"part{i}.dat" for i in range(1, files + 1))])
+    for i in range(1, files + 1):
+        data = (iwd / f"part{i}.dat").read_bytes()
+        assert len(data) == size + len(f"end of part {i}\n") and data.endswith(f"end of part {i}\n".encode())
+    kinds = [int(e.type) for e in events_of(iwd)]
+    assert kinds.count(5) == 1 and kinds.count(1) == 2 and 7 in kinds   # ran twice, terminated once
+    execute = Path(fresh_pool.get_config_val("EXECUTE"))
+    wait_until(lambda: not [p for p in execute.iterdir() if p.name.startswith("dir_")], 10,
+               what="both sandboxes to be removed")
