@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import jobledger as htcondor
+from bench.bench_pool import _wait_empty
 from jobledger.personal import PersonalPool
 
 TRUE_SUB = "executable = /bin/true\nqueue\n"
@@ -36,19 +37,11 @@ def _row(name: str, value: str, note: str = "") -> None:
     print(f"| {name:<62} | {value:>16} | {note} |", flush=True)
 
 
-def _wait_gone(schedd, constraint: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while schedd.query(constraint, ["ProcId"], limit=1):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{constraint} still queued after {timeout}s")
-        time.sleep(0.2)
-
-
 def _plain(schedd, n: int, work: Path) -> float:
     start = time.monotonic()
     cluster = schedd.submit(htcondor.Submit({"executable": "/bin/true", "initialdir": str(work)}),
                             count=n).cluster()
-    _wait_gone(schedd, f"ClusterId == {cluster}", 3600)
+    _wait_empty(schedd, f"ClusterId == {cluster}", 3600)
     return time.monotonic() - start
 
 
@@ -61,7 +54,7 @@ def _run_dag(schedd, work: Path, name: str, text: str) -> tuple[int, float]:
         cluster = schedd.submit(htcondor.Submit.from_dag(name)).cluster()
     finally:
         os.chdir(old)
-    _wait_gone(schedd, f"ClusterId == {cluster}", 7200)
+    _wait_empty(schedd, f"ClusterId == {cluster}", 7200)
     elapsed = time.monotonic() - start
     code = schedd.history(f"ClusterId == {cluster}", ["ExitCode"])[0].get("ExitCode")
     if code != 0:

@@ -212,11 +212,15 @@ class Schedd(Daemon):
         })
         return handlers
 
-    def _new_cluster(self, peer) -> int:
+    def _new_cluster(self, peer, count: int = 1) -> int:
+        """Reserve ``count`` consecutive cluster ids (DAGMan reserves a round's at once); the first."""
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 100_000:
+            raise ValueError("new_cluster: count must be 1..100000")
         with self._cluster_lock:
             cluster = max(self._next_cluster, self.store.next_cluster_id())
-            self._next_cluster = cluster + 1
-            self.reserved[cluster] = peer["uid"]
+            self._next_cluster = cluster + count
+            for reserved in range(cluster, cluster + count):
+                self.reserved[reserved] = peer["uid"]
         return cluster
 
     def _submit(self, peer, cluster: int, cluster_ad: dict, proc_ads: list) -> dict:

@@ -187,9 +187,9 @@ class Dagman:
 
     def _build(self, run: DagRun, submits: list) -> tuple[list, list]:
         items, names = [], []
-        for action in submits:
+        first = self._call("new_cluster", count=len(submits))
+        for cluster, action in enumerate(submits, start=first):
             try:
-                cluster = self._call("new_cluster")
                 item = node_cluster(run.dag, run, action.node, cluster, self.dagman_id, self.batch,
                                     self.nodes_log, self.owner)
             except (JobledgerError, OSError, ValueError) as exc:
