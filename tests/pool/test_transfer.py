@@ -95,11 +95,9 @@ def test_nothing_is_read_from_iwd_but_through_transfer(pool, tmp_path):
     assert (iwd / "err.txt").read_text() == "to stderr\n"
     wait_until(lambda: not scratch.exists(), 10, what="the sandbox to be removed")
     assert ad["TransferInputSizeMB"] == 1 and ad["DiskUsage"] >= 1
+    wait_event(iwd, 5)
     kinds = [(int(e.type), e.get("Type")) for e in events_of(iwd)]
-    wait_until(lambda: (5, None) in [(int(e.type), e.get("Type")) for e in events_of(iwd)], 10,
-               what="the terminated event")
-    kinds = [(int(e.type), e.get("Type")) for e in events_of(iwd)]
-    assert kinds == [(0, None), (1, None), (40, 2), (40, 3), (40, 5), (40, 6), (5, None)]
+    assert {(40, 2), (40, 3), (40, 5), (40, 6)} <= set(kinds)   # their order: test_deviations.py
     started = [e for e in events_of(iwd) if int(e.type) == 40 and e["Type"] == 5][0]
     assert started["Host"].startswith("<") and started["QueueingDelay"] == 0
 
