@@ -14,16 +14,18 @@ defaults below are known.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 
+from daemons import param_table
 from daemons.ipc import sinful
 from eventcore.config import ConfigTable, Setting, expand, parse_config, typed_value
 from eventcore.errors import ConfigError
 
-# Built-in defaults (HTCondor's param table, the part a personal pool uses).
+# Our own defaults, over HTCondor's param table (daemons/param_table.py).
 DEFAULTS = """
 UPDATE_INTERVAL = 300
 NEGOTIATOR_INTERVAL = 60
@@ -33,7 +35,6 @@ MAX_JOBS_RUNNING = 10000
 MAX_JOBS_PER_SUBMISSION = 20000
 SYSTEM_MAX_RELEASES = -1
 CLASSAD_LIFETIME = 900
-NUM_CPUS = 0
 START = True
 SUSPEND = False
 PREEMPT = False
@@ -48,7 +49,6 @@ SHUTDOWN_GRACEFUL_TIMEOUT = 30
 LOG = $(LOCAL_DIR)/log
 SPOOL = $(LOCAL_DIR)/spool
 EXECUTE = $(LOCAL_DIR)/execute
-LOCK = $(LOCAL_DIR)/lock
 RUN = $(LOCAL_DIR)/run
 HISTORY = $(SPOOL)/history
 JOB_QUEUE_LOG = $(SPOOL)/job_queue.log
@@ -62,9 +62,20 @@ def _read(path: str) -> str:
     return Path(path).read_text("utf-8")
 
 
+@functools.lru_cache(maxsize=1)
+def _builtin() -> ConfigTable:
+    """HTCondor's param table and computed macros, then the defaults above."""
+    table = ConfigTable()
+    for name, (value, _) in param_table.defaults().items():
+        table.set(Setting(name, value, "<param table>", 0))
+    for name, value in param_table.live_macros().items():
+        table.set(Setting(name, value, "<detected>", 0))
+    return parse_config(DEFAULTS, "<defaults>", table)
+
+
 def load_config(root: str | None, env: Mapping[str, str]) -> ConfigTable:
     """Defaults, then ``root`` (if any), then its local files; ``ConfigError`` on bad input."""
-    table = parse_config(DEFAULTS, "<defaults>")
+    table = _builtin().copy()
     if root:
         try:
             text = _read(root)
@@ -132,7 +143,7 @@ class Param(MutableMapping):
         value = self.expanded(name)
         if value == "":
             raise KeyError(name)  # htcondor2 treats an empty value as not defined
-        return typed_value(name, value)
+        return typed_value(name, value, param_table.declared_type(name))
 
     def __setitem__(self, name: str, value: str) -> None:
         if not isinstance(name, str) or not isinstance(value, str):

@@ -309,20 +309,23 @@ def expand(value: str, table: ConfigTable, env: Mapping[str, str], _depth: int =
     return "".join(out)
 
 
-def typed_value(name: str, text: str):
-    """``text`` converted by ``name``'s declared type (str when unknown or unparsable)."""
-    kind = PARAM_TYPES.get(name.upper())
+_DECLARED = {"int": int, "long": int, "double": float, "bool": bool,
+             "string": str, "path": str}
+
+
+def typed_value(name: str, text: str, declared: str | None = None):
+    """``text`` converted by ``name``'s declared type (``declared``: HTCondor's param
+    table type name; else ``PARAM_TYPES``); str when unknown or unparsable.  A number
+    parameter may be a ClassAd expression (``MIN({$(DETECTED_MEMORY), 10000})``), which
+    is evaluated, as HTCondor's param_integer does."""
+    kind = _DECLARED.get(declared or "") or PARAM_TYPES.get(name.upper())
     stripped = text.strip()
-    if kind is int:
+    if kind in (int, float):
         try:
-            return int(stripped)
+            return kind(stripped)
         except ValueError:
-            return stripped
-    if kind is float:
-        try:
-            return float(stripped)
-        except ValueError:
-            return stripped
+            value = _evaluated_number(stripped)
+            return stripped if value is None else kind(value)
     if kind is bool:
         low = stripped.lower()
         if low in _TRUE:
@@ -331,3 +334,16 @@ def typed_value(name: str, text: str):
             return False
         return stripped
     return text
+
+
+def _evaluated_number(text: str):
+    """The number a constant ClassAd expression evaluates to (None otherwise)."""
+    from eventcore.classad import ExprTree
+    from eventcore.errors import ClassAdError
+    try:
+        value = ExprTree(text).eval()
+    except (ClassAdError, RecursionError, ValueError, TypeError):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
