@@ -3,6 +3,9 @@
 Rows:
   parse      a 40-attribute job ad in the old (condor_q -long) format, parseOne(text, Parser.Old)
   parse-new  the same ad in new syntax, ClassAd(text)
+             (both parse rows cycle through 1,000 distinct ads of one cluster: ProcId, GlobalJobId,
+             QDate, EnteredCurrentStatus, ImageSize and DiskUsage differ, as in a real queue, so a
+             reader that keeps what it parsed per text gains only what a real queue would give it)
   eval       a machine's Requirements against a job: req.eval(scope=machine, target=job)
   match-1k   one job against 1,000 machine ads: which match both ways, with both Ranks
              (ours: match_many; classad2: symmetricMatch per machine + the two Rank evals)
@@ -15,6 +18,7 @@ and the median of the per-run ratios.  Run with ``python -m bench classad``.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import statistics
@@ -76,6 +80,21 @@ def machine_texts(n: int, seed: int = 7) -> list[str]:
     return out
 
 
+def job_texts(mod, n: int = 1000) -> tuple[list[str], list[str]]:
+    """(old-format texts, new-syntax texts) of ``n`` distinct procs of one cluster."""
+    old, new = [], []
+    for i in range(n):
+        ad = mod.ClassAd(JOB_AD)
+        ad["ProcId"] = i
+        ad["GlobalJobId"] = "submit.example.com#4711.%d#%d" % (i, 1700000000 + i)
+        ad["QDate"] = ad["EnteredCurrentStatus"] = 1700000000 + i
+        ad["ImageSize"] = 150000 + 17 * i
+        ad["DiskUsage"] = 75000 + 3 * i
+        old.append(ad.printOld())
+        new.append(repr(ad))
+    return old, new
+
+
 def _replace_attr(text: str, name: str, value: str) -> str:
     import re
     return re.sub(r"(\b%s = )[^;\]]+" % name, lambda m: m.group(1) + value, text, count=1)
@@ -105,8 +124,9 @@ def _cases(mod, match_fn):
     job = mod.ClassAd(JOB_AD)
     machine = mod.ClassAd(MACHINE_AD)
     machines = [mod.ClassAd(t) for t in machine_texts(1000)]
-    old_text = job.printOld()
-    new_text = repr(job)
+    old_texts, new_texts = job_texts(mod)
+    old_next = itertools.cycle(old_texts).__next__
+    new_next = itertools.cycle(new_texts).__next__
     req = machine.lookup("Requirements")
     assert req.eval(scope=machine, target=job) is True
     assert len(job) == 40
@@ -120,8 +140,8 @@ def _cases(mod, match_fn):
         return out
 
     return {
-        "parse": (lambda: mod.parseOne(old_text, mod.Parser.Old), 2000),
-        "parse-new": (lambda: mod.ClassAd(new_text), 2000),
+        "parse": (lambda: mod.parseOne(old_next(), mod.Parser.Old), 2000),
+        "parse-new": (lambda: mod.ClassAd(new_next()), 2000),
         "eval": (lambda: req.eval(scope=machine, target=job), 20000),
         "match-1k": ((lambda: match_fn(job, machines)) if match_fn else api_match, 5),
         "match-1k-api": (api_match, 5),

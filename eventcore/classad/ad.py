@@ -15,6 +15,8 @@ from . import evaluate as E
 from . import nodes as N
 from .ops import ascii_lower
 from .parser import Parser, parse_expr
+from .quickad import _pieces as PIECES
+from .quickad import piece_item, plain_body, quick_new_items
 from .unparse import Unparser, quote_name, sorted_attrs, unparse, unparse_old, unparse_pretty
 from .values import UNDEF, ListValue
 
@@ -154,8 +156,11 @@ class ClassAd(MutableMapping):
         if input is None:
             return
         if isinstance(input, str):
-            node = _remember(parse_new_ad, input)
             names, exprs = self._names, self._exprs
+            body = plain_body(input)
+            if body is not None and self._read_plain(body):
+                return
+            node = _remember(parse_new_ad_fully, input)
             new_expr = ExprTree._from_node
             for name, value in node.attrs:          # names are already unique (ignoring case)
                 ln = name.lower() if name.isascii() else ascii_lower(name)
@@ -169,6 +174,30 @@ class ClassAd(MutableMapping):
             self._exprs.update({k: e._share() for k, e in input._exprs.items()})
         else:
             raise TypeError("input must be None, str, or dict")
+
+    def _read_plain(self, body: str) -> bool:
+        """Fill this (empty) ad from a plain body (see quickad); False, the ad
+        left empty, when the full parser must read it."""
+        names, exprs = self._names, self._exprs
+        get, new = PIECES.get, object.__new__
+        for part in body.split(";"):
+            item = get(part) or piece_item(part)    # an empty piece is () and asks again: rare
+            if item:
+                ln, name, node, lit = item
+                if ln not in names:
+                    names[ln] = name
+                e = new(ExprTree)                   # ExprTree._from_node, inlined (the hot loop)
+                e.node = node
+                e._fn = None
+                e._h = 0
+                e._lit = lit
+                e._text = e._old = None
+                exprs[ln] = e
+            elif item is None:
+                names.clear()
+                exprs.clear()
+                return False
+        return True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -373,6 +402,18 @@ def _attr_order(name: str):
 def parse_new_ad(text: str) -> N.AdExpr:
     """The ad literal at the start of ``text`` (text after its ``]`` is ignored,
     even text that would not tokenize)."""
+    items = quick_new_items(text)
+    if items is None:
+        return parse_new_ad_fully(text)
+    attrs: dict = {}
+    for low, name, node, _ in items:
+        entry = attrs.get(low)
+        attrs[low] = (name if entry is None else entry[0], node)
+    return N.AdExpr(tuple(attrs.values()))
+
+
+def parse_new_ad_fully(text: str) -> N.AdExpr:
+    """``parse_new_ad`` by the full parser only (no quick path)."""
     try:
         return _parse_ad_prefix(text)
     except ClassAdParseError as exc:

@@ -21,6 +21,8 @@ from .ad import ClassAd, ExprTree
 from .ops import ascii_lower
 from .lexer import _careful_tokenize
 from .parser import Parser
+from .evaluate import NOLIT
+from .quickad import CACHE_SIZE, literal
 from .unparse import Unparser, format_real_old, quote_name, sorted_attrs
 from .values import ERROR, UNDEF
 
@@ -193,16 +195,40 @@ def _slow_line(line: str):
 def _fast_node(num, s, b, r):
     if num is not None:
         v = int(num)
-        return N.Literal(v if -(1 << 63) <= v < (1 << 63) else 0)
+        return literal(v if -(1 << 63) <= v < (1 << 63) else 0)
     if s is not None:
-        return N.Literal(s)
+        return literal(s)
     if b is not None:
         return _TRUE if b[0] in "tT" else _FALSE
-    return N.Literal(float(r))
+    return literal(float(r))
 
 
 _TRUE = N.Literal(True)
 _FALSE = N.Literal(False)
+_BLANK, _COMMENT, _BAD = "blank", "comment", "bad"      # what a line that sets nothing is
+_lines: dict = {}
+
+
+def _old_line(line: str):
+    """What one line of the old format is: ``(lower name, name, node, literal
+    value or NOLIT)`` or one of ``_BLANK``, ``_COMMENT``, ``_BAD`` (a pure
+    function of the line, so ``parse_old_ads`` keeps it per line text)."""
+    m = _FAST_LINE.match(line)
+    if m is not None:
+        name, num, s, b, r = m.groups()
+        node = _fast_node(num, s, b, r)
+        return (name.lower(), name, node, node.value)
+    stripped = line.strip(" \t\r\f\v")
+    if not stripped:
+        return _BLANK
+    if stripped[0] == "#":
+        return _COMMENT
+    parsed = _slow_line(line)
+    if parsed is None:
+        return _BAD
+    name, node = parsed
+    ln = name.lower() if name.isascii() else ascii_lower(name)
+    return (ln, name, node, node.value if type(node) is N.Literal else NOLIT)
 
 
 def parse_old_ads(text: str):
@@ -217,51 +243,44 @@ def parse_old_ads(text: str):
     skipping = False
     pos = 0
     n = len(text)
-    fast = _FAST_LINE.match
-    new_expr = ExprTree._from_node
-    Literal = N.Literal
+    lines = _lines
+    get = lines.get
+    new = object.__new__
     for line in text.split("\n"):
         pos += len(line) + 1
-        m = fast(line)
-        if m is not None:
+        item = get(line)
+        if item is None:
+            item = _old_line(line)
+            if len(lines) >= CACHE_SIZE:
+                lines.clear()
+            lines[line] = item
+        if type(item) is tuple:
             if skipping:
-                continue
-            name, num, s, b, r = m.groups()
-            if s is not None:
-                node = Literal(s)
-            elif num is not None:
-                v = int(num)
-                node = Literal(v if -9223372036854775808 <= v <= 9223372036854775807 else 0)
-            else:
-                node = _fast_node(num, s, b, r)
-            ln = name.lower()
-        else:
-            stripped = line.strip(" \t\r\f\v")
-            if not stripped:
-                if ad is not None:
-                    if not ad._exprs:
-                        _end_of_stream(text, min(pos, n))
-                        return
-                    yield ad, min(pos, n)
-                ad = None
-                skipping = False
                 continue
             if ad is None:
                 ad = ClassAd()
-            if skipping or stripped[0] == "#":
-                continue
-            parsed = _slow_line(line)
-            if parsed is None:
+            ln, name, node, lit = item
+            ad._names.setdefault(ln, name)
+            e = new(ExprTree)                   # ExprTree._from_node, inlined (the hot loop)
+            e.node = node
+            e._fn = None
+            e._h = 0
+            e._lit = lit
+            e._text = e._old = None
+            ad._exprs[ln] = e
+        elif item is _BLANK:
+            if ad is not None:
+                if not ad._exprs:
+                    _end_of_stream(text, min(pos, n))
+                    return
+                yield ad, min(pos, n)
+            ad = None
+            skipping = False
+        else:
+            if ad is None:
+                ad = ClassAd()
+            if item is _BAD and not skipping:
                 skipping = True
-                continue
-            name, node = parsed
-            ln = name.lower() if name.isascii() else ascii_lower(name)
-        if ad is None:
-            ad = ClassAd()
-        names = ad._names
-        if ln not in names:
-            names[ln] = name
-        ad._exprs[ln] = new_expr(node)
     if ad is not None and ad._exprs:
         yield ad, n
 
