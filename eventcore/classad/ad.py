@@ -15,8 +15,7 @@ from . import evaluate as E
 from . import nodes as N
 from .ops import ascii_lower
 from .parser import Parser, parse_expr
-from .quickad import _pieces as PIECES
-from .quickad import piece_item, plain_body, quick_new_items
+from .quickad import quick_new_items
 from .unparse import Unparser, quote_name, sorted_attrs, unparse, unparse_old, unparse_pretty
 from .values import UNDEF, ListValue
 
@@ -157,8 +156,9 @@ class ClassAd(MutableMapping):
             return
         if isinstance(input, str):
             names, exprs = self._names, self._exprs
-            body = plain_body(input)
-            if body is not None and self._read_plain(body):
+            items = quick_new_items(input)
+            if items is not None:
+                self._put_items(items)
                 return
             node = _remember(parse_new_ad_fully, input)
             new_expr = ExprTree._from_node
@@ -175,29 +175,20 @@ class ClassAd(MutableMapping):
         else:
             raise TypeError("input must be None, str, or dict")
 
-    def _read_plain(self, body: str) -> bool:
-        """Fill this (empty) ad from a plain body (see quickad); False, the ad
-        left empty, when the full parser must read it."""
-        names, exprs = self._names, self._exprs
-        get, new = PIECES.get, object.__new__
-        for part in body.split(";"):
-            item = get(part) or piece_item(part)    # an empty piece is () and asks again: rare
-            if item:
-                ln, name, node, lit = item
-                if ln not in names:
-                    names[ln] = name
-                e = new(ExprTree)                   # ExprTree._from_node, inlined (the hot loop)
-                e.node = node
-                e._fn = None
-                e._h = 0
-                e._lit = lit
-                e._text = e._old = None
-                exprs[ln] = e
-            elif item is None:
-                names.clear()
-                exprs.clear()
-                return False
-        return True
+    def _put_items(self, items) -> None:
+        """Add ``(lower name, name, node, literal value or NOLIT)`` items in
+        order (first spelling, last value)."""
+        names, exprs, new = self._names, self._exprs, object.__new__
+        for ln, name, node, lit in items:
+            if ln not in names:
+                names[ln] = name
+            e = new(ExprTree)                       # ExprTree._from_node, inlined (the hot loop)
+            e.node = node
+            e._fn = None
+            e._h = 0
+            e._lit = lit
+            e._text = e._old = None
+            exprs[ln] = e
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -17,7 +17,7 @@ import re
 from eventcore.errors import ClassAdParseError, ClassAdValueError
 
 from . import nodes as N
-from .ad import ClassAd, ExprTree
+from .ad import ClassAd
 from .ops import ascii_lower
 from .lexer import _careful_tokenize
 from .parser import Parser
@@ -239,13 +239,13 @@ def parse_old_ads(text: str):
     up with no attribute at all (a bad first line, only comments) ends the
     stream -- quietly at the end of the text, with ``ClassAdValueError`` (a
     ValueError, as classad2) when more text follows."""
-    ad = None
+    started = False                     # a line other than a blank one was seen
     skipping = False
+    items: list = []
     pos = 0
     n = len(text)
     lines = _lines
     get = lines.get
-    new = object.__new__
     for line in text.split("\n"):
         pos += len(line) + 1
         item = get(line)
@@ -255,34 +255,29 @@ def parse_old_ads(text: str):
                 lines.clear()
             lines[line] = item
         if type(item) is tuple:
-            if skipping:
-                continue
-            if ad is None:
-                ad = ClassAd()
-            ln, name, node, lit = item
-            ad._names.setdefault(ln, name)
-            e = new(ExprTree)                   # ExprTree._from_node, inlined (the hot loop)
-            e.node = node
-            e._fn = None
-            e._h = 0
-            e._lit = lit
-            e._text = e._old = None
-            ad._exprs[ln] = e
+            if not skipping:
+                started = True
+                items.append(item)
         elif item is _BLANK:
-            if ad is not None:
-                if not ad._exprs:
+            if started:
+                if not items:
                     _end_of_stream(text, min(pos, n))
                     return
-                yield ad, min(pos, n)
-            ad = None
-            skipping = False
+                yield _ad_of(items), min(pos, n)
+            started = skipping = False
+            items = []
         else:
-            if ad is None:
-                ad = ClassAd()
-            if item is _BAD and not skipping:
+            started = True
+            if item is _BAD:
                 skipping = True
-    if ad is not None and ad._exprs:
-        yield ad, n
+    if started and items:
+        yield _ad_of(items), n
+
+
+def _ad_of(items) -> ClassAd:
+    ad = ClassAd()
+    ad._put_items(items)
+    return ad
 
 
 def _end_of_stream(text: str, pos: int) -> None:

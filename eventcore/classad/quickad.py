@@ -137,15 +137,13 @@ def quick_new_items(text: str):
     body = plain_body(text)
     if body is None:
         return None
-    out = []
     get = _pieces.get
-    for part in body.split(";"):
-        item = get(part) or piece_item(part)
-        if item is None:
-            return None
-        if item:
-            out.append(item)
-    return out
+    items = [get(part) or piece_item(part) for part in body.split(";")]   # () is an empty piece
+    if None in items:
+        return None
+    if () in items:
+        return [item for item in items if item]
+    return items
 
 
 def _piece(part: str):
