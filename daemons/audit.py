@@ -54,6 +54,7 @@ from daemons.adrow import decode_ad
 from daemons.evidence import HighWater
 from daemons.journal_check import RECOVERY, open_readonly, read_rows, verify
 from daemons.store import DB_NAME
+from tracking.localzone import LOCAL_TZINFO
 
 __all__ = ["Finding", "Report", "audit"]
 
@@ -102,7 +103,7 @@ def audit(local_dir, tz: datetime.tzinfo | None = None,
                                f"{mark.position} (clusters up to {mark.cluster}) were committed",
                                1, None, str(path))],
                       [RECOVERY.format(local_dir=local_dir)], {"records": 0})
-    tz = tz or datetime.datetime.now().astimezone().tzinfo
+    tz = tz or LOCAL_TZINFO
     try:
         return _audit(Path(local_dir), path, tz, user_log_format, event_log_format)
     except sqlite3.DatabaseError as exc:

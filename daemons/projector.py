@@ -45,6 +45,7 @@ from eventcore.codecs.userlog_text_write import TextFormat
 from eventcore.journal import entry_from_row
 from eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, Target, planned_writes, render
 from daemons.store import Store
+from tracking.localzone import LOCAL_TZINFO
 from daemons.userlog_files import (
     EventLogWriter, FileState, UserLogWriter, load_state, save_states,
 )
@@ -62,8 +63,9 @@ def _describe(exc: OSError) -> str:
 
 
 def local_zone() -> datetime.tzinfo:
-    """The machine's local time zone (user logs are written in local time)."""
-    return datetime.datetime.now().astimezone().tzinfo
+    """The machine's local time zone (user logs are written in local time, each
+    event with the offset in force at its own instant)."""
+    return LOCAL_TZINFO
 
 
 class Projector:

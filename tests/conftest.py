@@ -1,15 +1,23 @@
-"""Shared test set-up: UTC, the oracle corpora in ../shared, no leaked threads."""
+"""Shared test set-up: the time zone, the oracle corpora in ../shared, no leaked threads.
+
+Tests run in UTC unless ``JOBLEDGER_TEST_TZ`` names another zone (``make
+test-zones`` runs the user-log, journal and pool suites under zones with DST
+that way).  A test whose answers were recorded in UTC (the htcondor2 oracle
+corpora) asks for the ``utc`` fixture, which pins UTC for its duration.
+"""
 
 from __future__ import annotations
 
 import os
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-os.environ["TZ"] = "UTC"
+TEST_TZ = os.environ.get("JOBLEDGER_TEST_TZ") or "UTC"
+os.environ["TZ"] = TEST_TZ
 time.tzset()
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +31,29 @@ def oracle_dir() -> Path:
     if not ORACLE.is_dir():
         pytest.fail(f"the oracle corpora are missing: {ORACLE} (../shared must sit beside the project)")
     return ORACLE
+
+
+@contextmanager
+def local_time_zone(zone: str):
+    """This process (and the processes it starts) in time zone ``zone`` for a while."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        yield zone
+    finally:
+        if before is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+@pytest.fixture
+def utc():
+    """UTC for this test, whatever JOBLEDGER_TEST_TZ says (oracle answers were recorded in UTC)."""
+    with local_time_zone("UTC"):
+        yield
 
 
 @pytest.fixture(autouse=True)

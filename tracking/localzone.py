@@ -38,7 +38,15 @@ LOCAL_ZONE = LocalZone()
 
 
 class LocalTimezone(datetime.tzinfo):
-    """The process's local zone as a ``datetime.tzinfo`` (for the writers)."""
+    """The process's local zone as a ``datetime.tzinfo`` (for the writers).
+
+    Each instant gets the offset in force at that instant (``localtime``'s
+    ``tm_gmtoff``), as HTCondor writes each event in local time of its own
+    moment: a summer event under a DST zone is written in summer time even
+    when the writer started in winter.  ``astimezone(LOCAL_TZINFO)`` returns
+    a time carrying that instant's fixed offset, so the hour repeated when
+    the clocks go back keeps both of its offsets.
+    """
 
     def utcoffset(self, dt):
         return datetime.timedelta(seconds=self._local(dt).tm_gmtoff)
@@ -56,8 +64,9 @@ class LocalTimezone(datetime.tzinfo):
 
     def fromutc(self, dt):
         epoch = calendar.timegm(dt.replace(tzinfo=None).timetuple())
-        offset = time.localtime(epoch).tm_gmtoff
-        return (dt + datetime.timedelta(seconds=offset)).replace(tzinfo=self)
+        local = time.localtime(epoch)
+        zone = datetime.timezone(datetime.timedelta(seconds=local.tm_gmtoff), local.tm_zone)
+        return (dt + datetime.timedelta(seconds=local.tm_gmtoff)).replace(tzinfo=zone)
 
 
 LOCAL_TZINFO = LocalTimezone()

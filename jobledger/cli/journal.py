@@ -17,6 +17,7 @@ import click
 from daemons.store import DB_NAME, Store
 from eventcore.errors import JobledgerError
 from jobledger.cli.params import MOMENT, POSITION
+from tracking.localzone import LOCAL_TZINFO
 
 __all__ = ["journal", "replay", "audit"]
 
@@ -85,7 +86,7 @@ def export(local_dir, fmt, utc):
     from eventcore.events import event_from_dict
     store = _open_store(local_dir)
     options = TextFormat(utc=True) if utc else TextFormat()
-    tz = datetime.timezone.utc if utc else datetime.datetime.now().astimezone().tzinfo
+    tz = datetime.timezone.utc if utc else LOCAL_TZINFO
     out = sys.stdout
     try:
         for entry in store.entries():

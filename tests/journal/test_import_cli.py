@@ -167,7 +167,7 @@ def test_audit_reports_a_flipped_byte_with_its_position(tmp_path, oracle_dir):
     assert all(kind == "queue" for kind, _ in found[1:])
 
 
-def test_replay_at_a_position_and_a_moment(tmp_path, oracle_dir):
+def test_replay_at_a_position_and_a_moment(tmp_path, oracle_dir, utc):
     local = tmp_path / "pool"
     run("journal", "import", oracle_dir / "userlog" / "lifecycle_basic.log", "--local-dir", local)
     events = [r for r in json.loads((oracle_dir / "userlog" / "lifecycle_basic.json").read_text())]

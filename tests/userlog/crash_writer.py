@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from eventcore.codecs.userlog import render  # noqa: E402
 from eventcore.events import make_event  # noqa: E402
+from tracking.localzone import LOCAL_TZINFO  # noqa: E402
 
 KINDS = [
     (0, {"SubmitHost": "<10.0.4.2:9618?sock=schedd>"}),
@@ -43,7 +44,7 @@ def main(path: str, gen: int, count: int, seed: int, fmt: str = "text") -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     print("ready", flush=True)
     for k in range(count):
-        data = render(expected_event(gen, k), fmt).encode()
+        data = render(expected_event(gen, k), fmt, tz=LOCAL_TZINFO).encode()
         cuts = sorted(rng.sample(range(1, len(data)), rng.randint(0, 2)))
         start = 0
         for cut in cuts + [len(data)]:

@@ -26,7 +26,7 @@ def test_summary_per_job(oracle_dir):
     assert rows["2101.2"][2] == "2"          # evicted once, ran twice
 
 
-def test_json_lines_are_the_journal_payload(oracle_dir):
+def test_json_lines_are_the_journal_payload(oracle_dir, utc):
     path = oracle_dir / "userlog" / "hold_release_remove.log"
     result = run("--json", str(path))
     assert result.exit_code == 0
@@ -35,7 +35,7 @@ def test_json_lines_are_the_journal_payload(oracle_dir):
     assert records[0]["type_name"] == "JOB_HELD" and records[1]["offset"] == 107
 
 
-def test_convert_between_formats(oracle_dir, tmp_path):
+def test_convert_between_formats(oracle_dir, tmp_path, utc):
     path = oracle_dir / "userlog" / "lifecycle_basic.log"
     original = read_events(path.read_bytes())
     for fmt in ("xml", "json", "text"):

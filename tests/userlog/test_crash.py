@@ -17,6 +17,7 @@ import pytest
 from eventcore.codecs.userlog import render
 from tests.userlog.crash_writer import expected_event
 from tracking.jobeventlog import JobEventLog
+from tracking.localzone import LOCAL_TZINFO
 
 WRITER = Path(__file__).with_name("crash_writer.py")
 COUNT = 400
@@ -57,7 +58,7 @@ def test_follower_survives_writers_killed_mid_event(tmp_path, fmt, seed):
     complete = []
     for gen in range(1, 7):
         for k in range(COUNT):
-            text = render(expected_event(gen, k), fmt)
+            text = render(expected_event(gen, k), fmt, tz=LOCAL_TZINFO)
             at = data.find(text)
             if at >= 0:
                 complete.append((at, gen, k, text))

@@ -15,6 +15,8 @@ from eventcore.errors import UserLogWarning
 from tests.userlog.oracle import event_record, oracle_events, read_all, typed
 from tracking.jobeventlog import JobEventLog
 
+pytestmark = pytest.mark.usefixtures("utc")  # the oracle answers were recorded in UTC
+
 YEAR = 2026
 BYTES = ("SentBytes", "ReceivedBytes", "TotalSentBytes", "TotalReceivedBytes")
 

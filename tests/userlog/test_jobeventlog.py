@@ -13,6 +13,7 @@ from eventcore.codecs.userlog import render
 from eventcore.errors import HTCondorException, UserLogFileChanged
 from eventcore.events import JobAbortedEvent, JobHeldEvent
 from tracking.jobeventlog import JobEventLog
+from tracking.localzone import LOCAL_TZINFO
 
 
 def ev(proc):
@@ -161,7 +162,7 @@ def test_replaced_file_is_reported_after_its_last_event(log, tmp_path):
 
 def test_event_extras_and_mapping(log):
     append(log, render(JobHeldEvent(cluster=7, proc=3, timestamp=1709633480, hold_reason="why",
-                                    hold_reason_code=1)))
+                                    hold_reason_code=1), tz=LOCAL_TZINFO))
     with JobEventLog(str(log)) as jel:
         events = list(jel.events(0))
     held = events[-1]

@@ -18,6 +18,8 @@ from tests.conftest import ORACLE
 from tests.userlog.oracle import event_record, oracle_events, oracle_outcomes, read_all, typed
 from tracking.jobeventlog import JobEventLog
 
+pytestmark = pytest.mark.usefixtures("utc")  # the oracle answers were recorded in UTC
+
 MANIFEST = json.loads((ORACLE / "userlog" / "manifest.json").read_text("utf-8"))
 YEAR = MANIFEST["generated_year"]
 # Deliberate fixes of HTCondor reader bugs, each pinned with its reason in
