@@ -43,6 +43,7 @@ from eventcore.status import JobStatus
 from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
 from eventcore.transfer import output_on_evict
 
+LOG_WAIT = 30.0   # seconds a query or history waits for the user logs to catch up
 MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "JobPrio",
                "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize",
                "FileSystemDomain", "TransferInputSizeMB")  # should_transfer_files = NO/IF_NEEDED refer to these
@@ -192,8 +193,8 @@ class Schedd(Daemon):
             "new_cluster": self._new_cluster,
             "submit": self._submit,
             "submit_many": self._submit_many,
-            "query": self._query,
-            "history": self._history,
+            "query": lambda peer, **a: self._after_logs(self._query(peer, **a)),
+            "history": lambda peer, **a: self._after_logs(self._history(peer, **a)),
             "act": lambda peer, **a: self.actions.act(user_name(peer["uid"]), **a),
             "edit": lambda peer, **a: self.actions.edit(user_name(peer["uid"]), **a),
             "reschedule": lambda peer: self.poke_negotiator(),
@@ -299,6 +300,22 @@ class Schedd(Daemon):
                 payload["attrs"] = dict(template["attrs"], **submit_notes(dict(shared, **ad)))
             records.append(EventRecord(job, payload))
         return shared, records
+
+    def _after_logs(self, answer):
+        """``answer`` (just read from the queue or the history) once the user logs hold
+        every event up to the journal head read after it.  As in HTCondor, a job is gone
+        from a query, and in the history, only once its events up to its leaving (the
+        terminal one) are in its user log -- or the log's failure is recorded
+        (``Projector.failures``): the journal stays the one source, the answer waits."""
+        try:
+            caught_up = self.projector.wait_for_position(self.store.head(), LOG_WAIT)
+        except Exception as exc:  # noqa: BLE001 - the projector keeps it for stop(); answer anyway
+            self.log.error("user logs stopped following the journal: %r", exc)
+            return answer
+        if not caught_up:
+            self.log.info("user logs are more than %ss behind the journal; answering anyway",
+                          LOG_WAIT)
+        return answer
 
     def _query(self, peer, constraint=None, projection=None, limit=-1, opts=0):
         opts = QueryOpt(opts)
