@@ -5,12 +5,19 @@ They talk to the pool's daemons over ``daemons.ipc`` and hand users
 (schedd.md section 3.1, python-api.md sections 2 and 4): wrong types raise
 ``TypeError``, bad values ``ValueError``, anything the pool refuses or
 cannot do ``HTCondorException``.
+
+A submit carries an idempotency token: when the connection drops before the
+reply (the schedd killed right after its commit, or restarting), the client
+sends it again with the same token until the schedd answers, and gets the
+cluster committed the first time; a retried submit never makes a second one.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
+import uuid
 import warnings
 
 from daemons import adwire, ipc
@@ -22,6 +29,7 @@ from eventcore.errors import (ClassAdError, HTCondorException, HTCondorIOError, 
 from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
 from eventcore.submit.translate import SPOOLED_LEAVE_IN_QUEUE
 
+RETRY_SECONDS = 60.0   # how long a submit keeps trying to reach a restarting schedd
 _ID = re.compile(r"^\s*\d+\.\d+\s*$")
 _CLUSTER = re.compile(r"^\s*\d+\s*$")
 
@@ -139,6 +147,28 @@ class Schedd:
     def _call(self, cmd: str, **args):
         return ipc.call(self._address, cmd, timeout=300, **args)
 
+    def _call_again(self, cmd: str, **args):
+        """``_call``, tried again while the schedd cannot be reached or the connection
+        drops before the reply (a restarting schedd), for up to ``RETRY_SECONDS``.
+
+        Only for commands that are safe to repeat: ``new_cluster`` (an id more is
+        reserved) and the submits, which carry an idempotency token: the schedd
+        answers a repeated token with the clusters it committed the first time.
+        """
+        deadline, delay = time.monotonic() + RETRY_SECONDS, 0.05
+        while True:
+            try:
+                return self._call(cmd, **args)
+            except ipc.ConnectionLost:
+                if time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    def _submit_call(self, cmd: str, **args):
+        """A submit (``submit``/``submit_many``) under a new idempotency token."""
+        return self._call_again(cmd, token=uuid.uuid4().hex, **args)
+
     def __repr__(self) -> str:
         return f"<jobledger.Schedd at {self._address}>"
 
@@ -152,7 +182,8 @@ class Schedd:
                 ad_results = itemdata
             return self._submit_ad(description, count or 1, spool, ad_results)
         cluster, cluster_ad, proc_ads = self._prepare(description, count, itemdata, queue, spool)
-        reply = self._call("submit", cluster=cluster, cluster_ad=cluster_ad, proc_ads=proc_ads)
+        reply = self._submit_call("submit", cluster=cluster, cluster_ad=cluster_ad,
+                                  proc_ads=proc_ads)
         return SubmitResult(reply["cluster"], reply["first_proc"], reply["num_procs"],
                             to_ad(reply["cluster_ad"]), proc_ads if spool else None)
 
@@ -169,7 +200,7 @@ class Schedd:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise TypeError("count must be a non-negative int")
         limit = self.location.get("MaxJobsPerSubmission", MAX_JOBS_PER_SUBMISSION)
-        cluster = self._call("new_cluster")
+        cluster = self._call_again("new_cluster")
         cluster_ad, proc_ads, warned = build_cluster(description, cluster, count, itemdata, queue,
                                                      spool, cwd=os.getcwd(), owner=_user(),
                                                      max_jobs=limit if isinstance(limit, int) else None)
@@ -188,9 +219,9 @@ class Schedd:
         if spool:
             exprs.update(JobStatus="5", HoldReasonCode="16", HoldReason='"Spooling input data files"')
             exprs.setdefault("LeaveJobInQueue", SPOOLED_LEAVE_IN_QUEUE)
-        cluster = self._call("new_cluster")
-        reply = self._call("submit", cluster=cluster, cluster_ad=exprs,
-                           proc_ads=[{"ProcId": str(p)} for p in range(count)])
+        cluster = self._call_again("new_cluster")
+        reply = self._submit_call("submit", cluster=cluster, cluster_ad=exprs,
+                                  proc_ads=[{"ProcId": str(p)} for p in range(count)])
         if isinstance(ad_results, list):
             for proc in range(count):
                 proc_ad = to_ad(reply["cluster_ad"])
@@ -297,7 +328,7 @@ class Transaction:
     def commit(self) -> None:
         pending, self.pending = self.pending, []
         if pending:
-            self.schedd._call("submit_many", clusters=pending)
+            self.schedd._submit_call("submit_many", clusters=pending)
 
     def abort(self) -> None:
         self.pending = []

@@ -44,6 +44,11 @@ DEFAULT_TIMEOUT = 30.0
 _PEERCRED = struct.Struct("3i")
 
 
+class ConnectionLost(HTCondorIOError):
+    """The daemon could not be reached, or the connection broke before its reply:
+    the request may or may not have been carried out (a submit retries with its token)."""
+
+
 class PeerRefused(HTCondorException):
     """A connection from another user (or from nowhere we trust) was refused."""
 
@@ -147,7 +152,7 @@ def connect(address: str, timeout: float | None = DEFAULT_TIMEOUT) -> socket.soc
             sock.connect(short)
     except OSError as exc:
         sock.close()
-        raise HTCondorIOError(f"cannot reach daemon at {address}: {exc.strerror or exc}") from exc
+        raise ConnectionLost(f"cannot reach daemon at {address}: {exc.strerror or exc}") from exc
     return sock
 
 
@@ -158,7 +163,7 @@ def call(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **args
         send_message(sock, {"cmd": cmd, "args": args})
         reply = recv_message(sock)
     except (OSError, ValueError) as exc:
-        raise HTCondorIOError(f"failed talking to daemon at {address}: {exc}") from exc
+        raise ConnectionLost(f"failed talking to daemon at {address}: {exc}") from exc
     finally:
         sock.close()
     if "err" in reply:
@@ -175,7 +180,7 @@ def stream(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **ar
             try:
                 reply = recv_message(sock)
             except (OSError, ValueError) as exc:
-                raise HTCondorIOError(f"failed talking to daemon at {address}: {exc}") from exc
+                raise ConnectionLost(f"failed talking to daemon at {address}: {exc}") from exc
             if "items" in reply:
                 yield from reply["items"]
             elif "err" in reply:

@@ -33,6 +33,7 @@ from daemons.schedd_local import SCHEDULER, SchedulerUniverse
 from daemons.schedd_policy import Policy
 from daemons.schedd_runs import RUN_ATTRS, Runs, event, starter_job
 from daemons.store import Store
+from eventcore.codecs.journal import decode_payload
 from daemons.submit_notes import has_notes, submit_notes
 from eventcore.enums import QueryOpt
 from eventcore.errors import HTCondorException, InvalidTransition, JournalError
@@ -72,6 +73,7 @@ class Schedd(Daemon):
         self.runs: Runs | None = None
         self.schedd_name = self.config("SCHEDD_NAME", "") or self.host
         self.reserved: dict[int, int] = {}      # cluster id -> uid that reserved it
+        self._token_locks: dict[str, threading.Lock] = {}   # submits under way, by token
         self._cluster_lock = threading.Lock()
         self._next_cluster = 1
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="activate")
@@ -224,17 +226,67 @@ class Schedd(Daemon):
                 self.reserved[reserved] = peer["uid"]
         return cluster
 
-    def _submit(self, peer, cluster: int, cluster_ad: dict, proc_ads: list) -> dict:
+    def _submit(self, peer, cluster: int, cluster_ad: dict, proc_ads: list,
+                token: str | None = None) -> dict:
         """Commit one cluster: its ad, its procs and their SUBMIT events, in one append."""
         return self._submit_many(peer, [{"cluster": cluster, "cluster_ad": cluster_ad,
-                                         "proc_ads": proc_ads}])[0]
+                                         "proc_ads": proc_ads}], token)[0]
 
-    def _submit_many(self, peer, clusters: list) -> list[dict]:
-        """Commit clusters in one append (a v1 transaction): all of them or none."""
+    def _submit_many(self, peer, clusters: list, token: str | None = None) -> list[dict]:
+        """Commit clusters in one append (a v1 transaction): all of them or none.
+
+        ``token`` (the client's idempotency token) makes a retried submit safe:
+        each cluster ad is journaled with the key ``submit:<token>:<cluster>``,
+        and a submit whose token is already in the journal is answered with the
+        committed clusters instead of committing them again.
+        """
+        if token is None:
+            return self._commit_submit(peer, clusters, None)
+        with self._cluster_lock:
+            lock = self._token_locks.setdefault(token, threading.Lock())
+        try:
+            with lock:       # the first attempt may still be running when the retry comes
+                done = self._committed_submit(peer, clusters, token)
+                return done if done is not None else self._commit_submit(peer, clusters, token)
+        finally:
+            with self._cluster_lock:
+                self._token_locks.pop(token, None)
+
+    def _committed_submit(self, peer, clusters: list, token: str) -> list[dict] | None:
+        """The replies of a submit already committed under ``token``, or None."""
+        replies = []
+        for item in clusters:
+            row = self.store.keyed(submit_key(token, item["cluster"]))
+            if row is None:
+                return None
+            ad = decode_payload(row.type, row.payload, row.position)["ad"]
+            if ad.get("Owner") != adwire.quote(user_name(peer["uid"])):
+                raise HTCondorException(f"cluster {item['cluster']} belongs to another submitter")
+            replies.append({"cluster": row.cluster, "first_proc": 0,
+                            "num_procs": int(ad["TotalSubmitProcs"]), "cluster_ad": ad,
+                            "position": self.store.head()})
+        for item in clusters:
+            self.reserved.pop(item["cluster"], None)
+        return replies
+
+    def _claim_reservation(self, peer, cluster: int, token: str | None) -> None:
+        """The submitter must hold ``cluster``; a retry (``token``) after a schedd
+        restart holds it again if nobody else has it and it was never committed."""
+        with self._cluster_lock:
+            owner = self.reserved.pop(cluster, None)
+            if owner == peer["uid"]:
+                return
+            if owner is None and token is not None and cluster >= self.store.next_cluster_id():
+                self._next_cluster = max(self._next_cluster, cluster + 1)
+                return
+            if owner is not None:
+                self.reserved[cluster] = owner
+        raise HTCondorException(f"cluster {cluster} was not reserved by this submitter")
+
+    def _commit_submit(self, peer, clusters: list, token: str | None) -> list[dict]:
         now = int(time.time())
         for item in clusters:
-            if self.reserved.pop(item["cluster"], None) != peer["uid"]:
-                raise HTCondorException(f"cluster {item['cluster']} was not reserved by this submitter")
+            self._claim_reservation(peer, item["cluster"], token)
         total = sum(len(item["proc_ads"]) for item in clusters)
         if total > self.max_jobs_per_submission:
             raise HTCondorException(too_many_jobs(self.max_jobs_per_submission))
@@ -242,6 +294,8 @@ class Schedd(Daemon):
         for item in clusters:
             shared, more = self._cluster_records(user_name(peer["uid"]), item["cluster"],
                                                  item["cluster_ad"], item["proc_ads"], now)
+            if token is not None:
+                more[0] = ClusterAd(item["cluster"], more[0].ad, key=submit_key(token, item["cluster"]))
             records += more
             logged = logged or "UserLog" in shared or any("UserLog" in ad for ad in item["proc_ads"])
             replies.append({"cluster": item["cluster"], "first_proc": 0,
@@ -523,6 +577,11 @@ class Schedd(Daemon):
         if finished is not None and self.reuse_claims and outcome.get("kind") == "exit":
             self._pool.submit(self._reuse_claim, claim, finished)  # not after vacate/shutdown
         return self.runs.record_outcome(job_id, claim, outcome)
+
+
+def submit_key(token: str, cluster: int) -> str:
+    """The journal key of a cluster ad submitted under an idempotency token."""
+    return f"submit:{token}:{cluster}"
 
 
 def _filter(text: str):

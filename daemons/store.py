@@ -23,6 +23,7 @@
 ``history(constraint, projection, match, since)``  left jobs, newest first
 ``status_counts()`` / ``job_count()``      JobStatus -> jobs; all jobs in the queue
 ``next_cluster_id()``                      1 + the largest cluster ever seen
+``keyed(key) -> Row | None``               the row holding an idempotency key
 ``rebuild_queue()``                        drop the queue and fold the journal again
 ``close()``
 ``recovered``                              how the open found the queue: "empty",
@@ -603,6 +604,12 @@ class Store:
     def job_count(self) -> int:
         """Number of jobs (proc ads) in the queue."""
         return self._read("SELECT count(*) FROM queue_jobs")[0][0]
+
+    def keyed(self, key: str) -> Row | None:
+        """The journal row holding ``key`` (idempotent submits and imports), or None."""
+        rows = self._read("SELECT position, time, cluster, proc, type, payload, key, checksum, "
+                          "event FROM journal WHERE key=?", (key,))
+        return Row(*rows[0]) if rows else None
 
     def next_cluster_id(self) -> int:
         """1 + the largest cluster id ever committed (by the high-water mark too: never reused)."""
