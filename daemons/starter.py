@@ -231,7 +231,7 @@ class Starter:
             try:
                 return subprocess.Popen([cmd, *job_arguments(job)], cwd=iwd, stdin=stdin, stdout=stdout,
                                         stderr=stderr, env=job_environment(job, self.scratch),
-                                        process_group=0, close_fds=True, user=self._run_as())
+                                        process_group=0, close_fds=True, **self._popen_ids())
             except OSError as exc:
                 raise SpawnFailed(HOLD_SPAWN, exc) from exc
         finally:
@@ -249,15 +249,20 @@ class Starter:
 
     # -- transfer -------------------------------------------------------------------
     def _stage_input(self, start: float) -> dict | None:
-        """Copy the inputs into the sandbox; the outcome of a failed transfer, or None."""
+        """Copy the inputs into the sandbox (as the job's owner; the files an
+        ON_EXIT_OR_EVICT run left in the spool as the starter); the outcome of a
+        failed transfer, or None."""
         began = time.time()
+        ids = self._owner_ids()
         try:
+            transfer.give_to(self.scratch, ids)
             self.inputs = plan.input_plan(self.job)
+            with transfer.acting_as(ids):
+                size = transfer.stage_input(self.inputs, self.scratch, self.job.get("RequestDisk"))
             spooled = self.job.get("_EvictedFiles")
             if isinstance(spooled, str) and os.path.isdir(spooled):
-                self.inputs = plan.InputPlan(self.inputs.sources + (plan.Source(spooled, "", True),),
-                                             self.inputs.command, self.inputs.stdin)
-            size = transfer.stage_input(self.inputs, self.scratch, self.job.get("RequestDisk"))
+                transfer.stage_input(plan.InputPlan((plan.Source(spooled, "", True),), "", None), self.scratch)
+                transfer.give_to(self.scratch, ids)
         except TransferError as failed:
             return _transfer_failed(failed, start)
         self.before = transfer.snapshot(self.scratch)
@@ -281,9 +286,11 @@ class Starter:
                 items = [item for item in items if os.path.lexists(os.path.join(self.scratch, item.name))]
                 for item in items:
                     os.makedirs(os.path.dirname(item.dest), exist_ok=True)
+                transfer.send_output(self.job, items, self.scratch, self.job_id)  # into the spool
             else:
-                items = plan.output_plan(self.job, changed)
-            transfer.send_output(self.job, items, self.scratch, self.job_id)
+                with transfer.acting_as(self._owner_ids()):
+                    transfer.send_output(self.job, plan.output_plan(self.job, changed), self.scratch,
+                                         self.job_id)
         except TransferError as failed:
             outcome.update(_transfer_failed(failed, outcome.get("start", began)), end=outcome.get("end"))
             return
@@ -296,7 +303,13 @@ class Starter:
         except HTCondorException:
             pass
 
-    def _run_as(self):
+    def _popen_ids(self) -> dict:
+        """Popen's user/group arguments: the job runs as its owner (a root starter)."""
+        ids = self._owner_ids()
+        return {} if ids is None else {"user": ids[0], "group": ids[1], "extra_groups": []}
+
+    def _owner_ids(self) -> tuple[int, int] | None:
+        """(uid, gid) of the job's owner when we are root and the owner is not; else None."""
         owner = self.job.get("Owner")
         if os.geteuid() != 0 or not isinstance(owner, str):
             return None
@@ -304,7 +317,7 @@ class Starter:
             entry = pwd.getpwnam(owner)
         except KeyError:
             return None
-        return None if entry.pw_uid == 0 else entry.pw_uid
+        return None if entry.pw_uid == 0 else (entry.pw_uid, entry.pw_gid)
 
     def _wait(self, start: float) -> dict:
         pid = self.child.pid

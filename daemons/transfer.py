@@ -15,6 +15,7 @@ output, 34/104 disk) and a reason naming the file.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -25,6 +26,36 @@ from eventcore.transfer import (HOLD_INPUT, HOLD_OUTPUT, HOLD_RESOURCES, PRIVATE
                                 InputPlan, Output, remap_for)
 
 CHUNK = 1 << 20
+
+
+@contextlib.contextmanager
+def acting_as(ids: tuple[int, int] | None):
+    """Run the block with the job owner's effective uid/gid (``ids``; None: as we
+    are), as a root starter must: a transfer then reads and writes only what the
+    job's owner may, wherever its paths point."""
+    if ids is None:
+        yield
+        return
+    saved = os.getgroups()
+    os.setgroups([ids[1]])
+    os.setegid(ids[1])
+    os.seteuid(ids[0])
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+        os.setgroups(saved)
+
+
+def give_to(path: str, ids: tuple[int, int] | None) -> None:
+    """Make the owner's (``ids``) everything under ``path``, links not followed."""
+    if ids is None:
+        return
+    os.lchown(path, *ids)
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), *ids)
 
 
 def _input_error(path: str, exc: OSError) -> TransferError:
