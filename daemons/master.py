@@ -38,6 +38,7 @@ from pathlib import Path
 
 from daemons.daemon import DC_OFF, DC_RECONFIG, DC_RESTART, EXIT_REFUSED, Daemon, main_for
 from daemons.journal_check import check_before_start
+from daemons.safe_open import private_layout
 from eventcore.errors import HTCondorException, JournalError
 
 START_ORDER = ["collector", "negotiator", "schedd", "startd"]
@@ -48,13 +49,14 @@ DAEMON_OFF, DAEMON_ON = 467, 469
 LAYOUT = ["execute", "lock", "log", "run", "spool", "passwords.d", "tokens.d", "system_tokens.d"]
 
 
+LOCAL_FILES = ["condor_config", "journal.sqlite", "journal.sqlite-wal", "journal.sqlite-shm"]
+
+
 def make_layout(local_dir) -> None:
-    """LOCAL_DIR and its sub-directories, all private to the pool's user."""
-    local_dir.mkdir(parents=True, exist_ok=True)
-    os.chmod(local_dir, 0o700)
-    for sub in LAYOUT:
-        (local_dir / sub).mkdir(exist_ok=True)
-        os.chmod(local_dir / sub, 0o700)
+    """LOCAL_DIR and its sub-directories, all private to the pool's user;
+    ``UnsafePathError`` when another user owns or could change any of them
+    (``daemons.safe_open.private_layout``, ssh's StrictModes)."""
+    private_layout(local_dir, LAYOUT, LOCAL_FILES)
 
 
 def lock_local_dir(local_dir) -> int | None:

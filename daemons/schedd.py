@@ -35,6 +35,7 @@ from daemons.schedd_runs import RUN_ATTRS, Runs, event, starter_job
 from daemons.store import Store
 from eventcore.codecs.journal import decode_payload
 from daemons.submit_notes import has_notes, submit_notes
+from eventcore.attrnames import check_values, fold
 from eventcore.enums import QueryOpt
 from eventcore.errors import HTCondorException, InvalidTransition, JournalError
 from eventcore.events import EventType
@@ -61,6 +62,12 @@ def user_name(uid: int) -> str:
         return f"uid{uid}"
 
 
+# Canonical spellings of the attributes the schedd sets or guards ("OWNER" is "Owner").
+SPELLINGS = {name.lower(): name for name in (
+    "ClusterId", "ProcId", "Owner", "User", "OsUser", "JobStatus", "QDate", "MyType", "TargetType",
+    "TotalSubmitProcs", "EnteredCurrentStatus", "GlobalJobId", *RUN_ATTRS)}
+
+
 class Schedd(Daemon):
     name = "schedd"
     log_name = "SchedLog"
@@ -81,6 +88,7 @@ class Schedd(Daemon):
         self._claim_lock = threading.Lock()
         self.reuse_claims = self.config("CLAIM_WORKLIFE", "1200").strip() != "0"
         self.max_jobs_per_submission = self.config_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION)
+        self.query_budget = self.config_float("SCHEDD_QUERY_TIMEOUT", 20.0)
 
     # -- life ------------------------------------------------------------------------
     def setup(self) -> None:
@@ -315,11 +323,17 @@ class Schedd(Daemon):
         """The cluster ad as stored, and the records of the cluster (ad, procs, SUBMIT events)."""
         if not proc_ads:
             raise ValueError("invalid Queue statement: no jobs")
-        shared = dict(cluster_ad)
+        try:   # one key per attribute however spelled ("MY.owner", "OWNER"), before the checks
+            shared = fold(cluster_ad, SPELLINGS)
+            check_values(shared)
+        except ValueError as exc:
+            raise HTCondorException(f"Failed to set attribute for job {cluster}.0: {exc}") from None
         shared.update({
             "ClusterId": str(cluster), "Owner": adwire.quote(owner),
             "User": adwire.quote(f"{owner}@{self.host}"), "OsUser": adwire.quote(owner),
         })
+        shared.pop("ProcId", None)
+        spellings = dict(SPELLINGS, **{name.lower(): name for name in shared})
         shared.setdefault("QDate", str(now))
         shared["TotalSubmitProcs"] = str(len(proc_ads))  # set at commit, as HTCondor's schedd does
         shared.setdefault("MyType", '"Job"')
@@ -338,12 +352,17 @@ class Schedd(Daemon):
         if has_notes(shared):
             template = dict(template, attrs=dict(template["attrs"], **submit_notes(shared)))
         for index, own in enumerate(proc_ads):
-            proc = int(own.get("ProcId", index))
-            ad = {k: v for k, v in own.items() if k not in refused}
+            proc = int(own.get("ProcId", own.get("procid", index)))
+            try:
+                ad = {k: v for k, v in fold(own, spellings).items() if k not in refused}
+                check_values(ad)
+            except ValueError as exc:
+                raise HTCondorException(f"Failed to set attribute for job {cluster}.{proc}: {exc}") from None
             ad["ProcId"] = str(proc)
             status = ad.get("JobStatus", default_status).strip()
             if status not in ("1", "5"):
-                raise ValueError("a new job must be IDLE or HELD")
+                raise HTCondorException(f"Failed to set JobStatus={status} for job {cluster}.{proc}: "
+                                        "a new job must be idle (1) or held (5)")
             ad["JobStatus"] = status
             ad.setdefault("EnteredCurrentStatus", str(now))
             ad.setdefault("GlobalJobId", f'"{self.schedd_name}#{cluster}.{proc}#{now}"')
@@ -390,7 +409,12 @@ class Schedd(Daemon):
         wanted = list(projection or [])
         if opts & (QueryOpt.AutoCluster | QueryOpt.GroupBy):
             return ipc.Streamed([self._grouped(constraint, wanted, opts, now)])
-        ads = self.store.query(constraint, wanted, limit)
+        try:    # one client's costly constraint cannot hold the schedd for long
+            ads = self.store.query(constraint, wanted, limit,
+                                   deadline=time.monotonic() + self.query_budget)
+        except TimeoutError:
+            raise HTCondorException(f"the query ran longer than its budget of {self.query_budget:g} s "
+                                    "(SCHEDD_QUERY_TIMEOUT): narrow the constraint") from None
         for ad in ads:
             ad["ServerTime"] = now
         batches = [ads[i:i + 2000] for i in range(0, len(ads), 2000)]

@@ -15,6 +15,7 @@ import time
 
 from daemons import adwire, spool
 from daemons.schedd_runs import RUN_ATTRS, event, starter_job
+from eventcore.attrnames import attr_name
 from eventcore.enums import JobAction, TransactionFlag
 from eventcore.errors import HTCondorException, TransferError
 from eventcore.events import EventType
@@ -245,8 +246,13 @@ class Actions:
         flags = TransactionFlag(flags)
         if not isinstance(attr, str) or not _NAME.match(attr):
             raise HTCondorException(f"Unable to commit transaction: invalid attribute name {attr!r}")
-        if not isinstance(value, str) or "\n" in value:
-            raise HTCondorException("Unable to commit transaction: invalid value")
+        try:    # "My.Owner" and "OWNER" are Owner: the checks below see the attribute itself
+            attr = attr_name(attr)
+        except ValueError as exc:
+            raise HTCondorException(f"Unable to commit transaction: {exc}") from None
+        if not isinstance(value, str) or "\n" in value or "\x00" in value:
+            raise HTCondorException("Unable to commit transaction: invalid value"
+                                    + (" (a NUL byte)" if isinstance(value, str) and "\x00" in value else ""))
         try:
             adwire.check_constraint(value)
         except Exception as exc:
@@ -266,6 +272,8 @@ class Actions:
                     raise HTCondorException("Unable to edit jobs matching constraint")
             if attr.lower() in SECURE:
                 return len(jobs)  # IGNORE_ATTEMPTS_TO_SET_SECURE_JOB_ATTRS: silently ignored
+            known = self.store.job_ad(jobs[0]) or {}
+            attr = next((name for name in known if name.lower() == attr.lower()), attr)  # one spelling
             now = time.time()
             records = []
             for job in jobs:

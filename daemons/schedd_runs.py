@@ -39,6 +39,7 @@ from eventcore.transfer import size_mb
 RUN_ATTRS = ("ClaimId", "StarterPid", "StarterStart", "ScratchDir", "RemoteSlot")
 # Hold codes of schedd.md 2.1 used here.
 HOLD_POLICY, HOLD_SPAWN = 3, 6  # schedd.md 2.1 (the starter names the other start failures)
+MAX_START_FAILURES = 3          # starters gone without an outcome before the job is held
 STARTER_JOB_ATTRS = ("ClusterId", "ProcId", "Cmd", "Arguments", "Args", "Environment", "Env", "Iwd",
                      "In", "Out", "Err", "Owner", "GetEnv", "StreamOut", "JobUniverse",
                      "ShouldTransferFiles", "WhenToTransferOutput", "TransferInput", "TransferOutput",
@@ -341,13 +342,22 @@ class Runs:
             current = self.store.job_ad(job)
             if current is None or not self._is_current(current, claim):
                 return 0
+            failures = int(adwire.evaluate(current, "NumShadowExceptions") or 0) + (not startup)
             if startup:
                 lost = event(EventType.JOB_RECONNECT_FAILED, job, now, StartdName=slot,
                              Reason="the starter is gone")
             else:
                 lost = event(EventType.SHADOW_EXCEPTION, job, now,
                              Message="the starter exited without an outcome")
-            self._append(job, [SetAttributes(job, delete=clear, by="schedd"), lost])
+            records = [SetAttributes(job, set={"NumShadowExceptions": str(failures)}, delete=clear,
+                                     by="schedd"), lost]
+            if failures % MAX_START_FAILURES == 0 and failures:   # held, not restarted in a tight loop
+                records.append(event(EventType.JOB_HELD, job, now, HoldReasonCode=HOLD_SPAWN,
+                                     HoldReasonSubCode=0,
+                                     HoldReason=f"The job failed {failures} times without an outcome "
+                                                "from its starter (it cannot be started); fix it, then "
+                                                "release it"))
+            self._append(job, records)
             self._remove_scratch(current)
         self.log.info("job %s: starter gone without an outcome; requeued", job)
         return 1

@@ -24,6 +24,7 @@ single-threaded process.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import pwd
@@ -36,6 +37,7 @@ import time
 
 from daemons import ipc, transfer
 from daemons.daemon import filesystem_domain, process_start_time
+from daemons.safe_open import safe_open
 from eventcore import transfer as plan
 from eventcore.errors import HTCondorException, TransferError
 
@@ -141,15 +143,17 @@ class SpawnFailed(Exception):
         self.error = error
 
 
-def _stage(code: int, opened: list, path, iwd: str, mode: str):
+def _stage(code: int, opened: list, path, iwd: str, mode: str, owner: int | None = None):
     """The job's stdin/stdout/stderr file (DEVNULL when none); ``SpawnFailed(code)`` if it won't open."""
     if not isinstance(path, str) or path in ("", "/dev/null"):
         return subprocess.DEVNULL
     full = path if os.path.isabs(path) else os.path.join(iwd, path)
     try:
-        handle = open(full, mode)
+        handle = safe_open(full, mode, owner=owner)    # no symlink another user planted
     except OSError as exc:
         raise SpawnFailed(code, exc) from exc
+    except ValueError as exc:                           # a NUL byte in the name
+        raise SpawnFailed(code, OSError(errno.EINVAL, f"{exc}: {full!r}")) from exc
     opened.append(handle)
     return handle
 
@@ -224,16 +228,20 @@ class Starter:
             cmd = os.path.join(iwd, cmd)
         opened = []
         try:
-            stdin = _stage(HOLD_INPUT, opened, streams[0], iwd, "rb")
-            stdout = _stage(HOLD_OUTPUT, opened, streams[1], iwd, "ab" if job.get("StreamOut") else "wb")
+            owner = (self._owner_ids() or (None,))[0]    # whose files the job may use
+            stdin = _stage(HOLD_INPUT, opened, streams[0], iwd, "rb", owner)
+            stdout = _stage(HOLD_OUTPUT, opened, streams[1], iwd,
+                            "ab" if job.get("StreamOut") else "wb", owner)
             stderr = stdout if streams[2] == streams[1] else \
-                _stage(HOLD_OUTPUT, opened, streams[2], iwd, "wb")
+                _stage(HOLD_OUTPUT, opened, streams[2], iwd, "wb", owner)
             try:
                 return subprocess.Popen([cmd, *job_arguments(job)], cwd=iwd, stdin=stdin, stdout=stdout,
                                         stderr=stderr, env=job_environment(job, self.scratch),
                                         process_group=0, close_fds=True, **self._popen_ids())
             except OSError as exc:
                 raise SpawnFailed(HOLD_SPAWN, exc) from exc
+            except (ValueError, TypeError) as exc:     # e.g. a NUL byte in an argument
+                raise SpawnFailed(HOLD_SPAWN, OSError(errno.EINVAL, f"cannot start the job: {exc}")) from exc
         finally:
             for handle in opened:
                 handle.close()

@@ -97,6 +97,7 @@ from daemons.queryplan import plan
 __all__ = ["Store", "DURABILITY", "DB_NAME", "default_constraint_filter"]
 
 DB_NAME = "journal.sqlite"
+QUERY_CHUNK = 500      # rows read under the read lock at a time by query()
 _ABSENT = object()
 # attributes kept in queue_jobs columns (a projection of only these reads no ad)
 _COLUMN_ATTRS = {"clusterid": "ClusterId", "procid": "ProcId", "jobstatus": "JobStatus",
@@ -618,10 +619,13 @@ class Store:
         return max(rows[0][0] or 0, mark.cluster if mark else 0) + 1
 
     def query(self, constraint: str | None = None, projection: Iterable[str] | None = None,
-              limit: int = -1) -> list[dict]:
+              limit: int = -1, deadline: float | None = None) -> list[dict]:
         """Merged ads of the jobs matching ``constraint``, by (cluster, proc).
 
         ``constraint``: ClassAd text or anything whose ``str()`` is (an ExprTree).
+        Rows are read in chunks and the constraint is evaluated between them,
+        outside the read lock, so appends (which take it) are never held up for
+        long; past ``deadline`` (``time.monotonic()``) ``TimeoutError``.
         """
         if constraint is not None and not isinstance(constraint, str):
             constraint = str(constraint)
@@ -635,15 +639,26 @@ class Store:
         out: list[dict] = []
         cluster_cache: dict[int, dict | None] = {}
         with self._read_lock:
-            for cluster, proc_ad, cluster_ad in self._reader.execute(sql, p.params):
-                if cluster not in cluster_cache:
-                    cluster_cache[cluster] = decode_ad(cluster_ad) if cluster_ad else None
-                ad = merged_ad(cluster_cache[cluster], decode_ad(proc_ad))
-                if predicate is not None and not predicate(ad):
-                    continue
-                out.append(_project(ad, wanted))
-                if 0 <= limit <= len(out):
-                    break
+            cursor = self._reader.execute(sql, p.params)
+            rows = cursor.fetchmany(QUERY_CHUNK)
+        try:
+            while rows:
+                for cluster, proc_ad, cluster_ad in rows:
+                    if deadline is not None and _time.monotonic() > deadline:
+                        raise TimeoutError("the query ran past its time budget")
+                    if cluster not in cluster_cache:
+                        cluster_cache[cluster] = decode_ad(cluster_ad) if cluster_ad else None
+                    ad = merged_ad(cluster_cache[cluster], decode_ad(proc_ad))
+                    if predicate is not None and not predicate(ad):
+                        continue
+                    out.append(_project(ad, wanted))
+                    if 0 <= limit <= len(out):
+                        return out
+                with self._read_lock:
+                    rows = cursor.fetchmany(QUERY_CHUNK)
+        finally:
+            with self._read_lock:
+                cursor.close()
         return out
 
     def _query_columns(self, p, wanted: list[str], limit: int) -> list[dict]:

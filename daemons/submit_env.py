@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping
 
 from daemons.daemon import filesystem_domain
+from daemons.safe_open import safe_open_fd
 from eventcore.submit import description as _description
 from eventcore.submit import jobs as _jobs
 from eventcore.submit.text import CHUNK_BYTES, decode_chunks
@@ -125,8 +126,9 @@ def check_user_logs(description, plan) -> None:
     for text in sorted(t for t in texts if t):
         path = unquote(text)
         try:
-            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o664))
+            os.close(safe_open_fd(path, "ab"))
         except OSError as exc:
             line, source = description._lines.get("log", (None, "<submit>"))
-            raise SubmitError(f'Invalid log file: "{path}" ({exc.strerror})', line,
+            reason = exc.strerror or getattr(exc, "why", None) or str(exc)
+            raise SubmitError(f'Invalid log file: "{path}" ({reason})', line,
                               f"log = {description.get('log', '')}", source) from None

@@ -27,6 +27,7 @@ import sqlite3
 from pathlib import Path
 from typing import Callable, NamedTuple
 
+from daemons.safe_open import safe_open_fd
 from eventcore.projections.userlog import render_header, rotation_names
 
 __all__ = ["FileState", "reconcile", "append_texts", "load_state", "save_states",
@@ -59,7 +60,7 @@ def reconcile(path: str, offset: int, expected: list[bytes]) -> tuple[int, int]:
     is: writing continues at its end.
     """
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = safe_open_fd(path, "r+b")
     except FileNotFoundError:
         return 0, 0
     try:
@@ -91,7 +92,7 @@ def reconcile(path: str, offset: int, expected: list[bytes]) -> tuple[int, int]:
 def append_texts(path: str, texts: list[bytes], fsync: bool = True) -> int:
     """Append each text with one ``write()``; return the file's size after."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = safe_open_fd(path, "ab")       # never through a symlink another user planted
     try:
         for text in texts:
             view = memoryview(text)

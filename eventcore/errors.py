@@ -23,6 +23,7 @@ data (where, what), not just a message.
     │   │   └── JournalBehind        the journal ends before its recorded high-water mark
     │   └── PositionConflict         expected-position check failed on append
     ├── ConfigError (ValueError)     pool configuration; file/line
+    ├── UnsafePathError (PermissionError)  a path another user could have planted; path/why
     ├── DAGsException                htcondor.dags' errors: building, writing, rescuing DAGs
     │   ├── DuplicateNodeName, OneToOneEdgeNeedsSameNumberOfVars, IncompatibleGrouper,
     │   │   UnrecognizedWalkOrder, LayerNameContainsSeparator, CannotInvertFormat,
@@ -247,6 +248,23 @@ class ConfigError(_FileLineError, ValueError):
     """A configuration file line that cannot be read."""
 
     unnamed_file = "<config>"
+
+
+class UnsafePathError(JobledgerError, PermissionError):
+    """A file or directory the pool refuses to use because another user could
+    have planted it: a symlink or file they own in a directory others can write,
+    a LOCAL_DIR not owned by the pool's owner or writable by others."""
+
+    def __init__(self, path: str, why: str):
+        self.path = path
+        self.why = why
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.why}"
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.why))
 
 
 class DAGsException(JobledgerError):

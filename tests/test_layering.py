@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROJECT = {"eventcore", "daemons", "tracking", "jobledger", "schemas"}
 
 ALLOWED = {
-    "eventcore": {"eventcore", "attr", "attrs"},
+    "eventcore": {"eventcore", "attr", "attrs", "regex"},   # regex: bounded ClassAd regexp()
     "tracking": {"eventcore", "tracking", "attr", "attrs", "watchdog", "schemas"},
     "daemons": {"eventcore", "daemons", "tracking", "schemas", "attr", "attrs", "sqlite_utils", "watchdog"},
     "schemas": {"schemas"},

@@ -192,11 +192,14 @@ def _unresolved(nodes, fns, ad, st):
     pat = fns[1](ad, st)
     if type(pat) is not str:
         raise EvalFailure("unresolved(): the pattern must be a string")
-    from .regex import compile_regex
+    from .regex import RegexLimit, compile_regex
     rx = compile_regex(pat, "i")
     if rx is None:
         return ERROR
-    return any(rx.search(n) for n in names)
+    try:
+        return any(rx.search(n) for n in names)
+    except RegexLimit:
+        return ERROR
 
 
 def _find_owner(ad, ln, st):

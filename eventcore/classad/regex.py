@@ -12,12 +12,63 @@ and returns a compiled pattern, or None when the pattern is invalid:
 * ASCII semantics for ``\\w \\d \\s`` and case folding, as PCRE on bytes.
 
 Options: ``i`` caseless, ``m`` multi-line, ``s`` dot-all, ``x`` extended.
+
+Bounded like PCRE2's match limit: patterns run on the ``regex`` package
+(``re``'s syntax; it also cuts the classic nested-quantifier blow-ups such
+as ``(a+)+$`` short), and a match that still runs past ``MATCH_LIMIT_SECONDS``
+of CPU time raises ``RegexLimit``, which the functions turn into ERROR, as
+HTCondor's do when PCRE2 gives up.  Python's engines count no steps, so the
+bound is CPU time (the package's timeout; a loaded machine does not shorten
+it); it is far above what any reasonable pattern needs.  Matching releases
+the GIL, so a long match does not stall a daemon's other threads.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+import regex
+
+MATCH_LIMIT_SECONDS = 0.5
+
+
+def _regex_flags(flags: int) -> int:
+    """``re`` flags as the ``regex`` package spells them (its ASCII bit differs)."""
+    out = regex.VERSION0
+    for name in ("ASCII", "IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE"):
+        if flags & getattr(re, name):
+            out |= getattr(regex, name)
+    return out
+
+
+class RegexLimit(Exception):
+    """A match ran past ``MATCH_LIMIT_SECONDS`` (PCRE2_ERROR_MATCHLIMIT)."""
+
+
+class BoundedPattern:
+    """A compiled pattern whose matching stops at the limit (``search``, ``finditer``)."""
+
+    __slots__ = ("rx",)
+
+    def __init__(self, rx):
+        self.rx = rx
+
+    @property
+    def groups(self) -> int:
+        return self.rx.groups
+
+    def search(self, text: str, pos: int = 0):
+        try:
+            return self.rx.search(text, pos, concurrent=True, timeout=MATCH_LIMIT_SECONDS)
+        except TimeoutError:
+            raise RegexLimit(self.rx.pattern) from None
+
+    def finditer(self, text: str):
+        try:
+            return list(self.rx.finditer(text, concurrent=True, timeout=MATCH_LIMIT_SECONDS))
+        except TimeoutError:
+            raise RegexLimit(self.rx.pattern) from None
 
 _POSIX = {
     "alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
@@ -48,8 +99,10 @@ def compile_regex(pattern: str, opts: str = "", upper_ok: bool = False):
         elif c == "x":
             flags |= re.VERBOSE
     try:
-        return re.compile(translate(pattern), flags)
-    except (re.error, RecursionError, OverflowError, ValueError):
+        text = translate(pattern)
+        re.compile(text, flags)         # what re refuses stays refused
+        return BoundedPattern(regex.compile(text, _regex_flags(flags)))
+    except (re.error, regex.error, RecursionError, OverflowError, ValueError):
         return None
 
 

@@ -3,12 +3,31 @@ replace, replaceAll."""
 
 from __future__ import annotations
 
+import functools
+
 from .fnutil import list_values, registry
-from .regex import compile_regex
+from .regex import RegexLimit, compile_regex
 from .values import ERROR, UNDEF, ListValue
 
 REGEX_FUNCTIONS: dict = {}
-fn = registry(REGEX_FUNCTIONS)
+_register = registry(REGEX_FUNCTIONS)
+
+
+def bounded(f):
+    """A regex builtin that gives ERROR when a match passes the limit (as PCRE2's does)."""
+    @functools.wraps(f)
+    def run(args, ad, st):
+        try:
+            return f(args, ad, st)
+        except RegexLimit:
+            return ERROR
+    return run
+
+
+def fn(name: str, low: int, high: int):
+    def register(f):
+        return _register(name, low, high)(bounded(f))
+    return register
 
 
 def _regex_args(args):

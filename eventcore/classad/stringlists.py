@@ -8,7 +8,7 @@ import re
 from .convert import strtod
 from .fnutil import registry
 from .ops import ascii_lower
-from .regex import compile_regex
+from .regex import RegexLimit, compile_regex
 from .values import ERROR, UNDEF
 
 STRINGLIST_FUNCTIONS: dict = {}
@@ -44,7 +44,10 @@ def _sl_regexp_member(args, ad, st):
     items = string_list(args[1], delims)
     if not items:
         return UNDEF
-    return any(rx.search(i) for i in items)
+    try:
+        return any(rx.search(i) for i in items)
+    except RegexLimit:
+        return ERROR
 
 
 @fn("stringListSize", 1, 2)

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import attrs
 
+from eventcore.attrnames import fold
 from eventcore.errors import SubmitError
 
 from . import translate as T
@@ -232,6 +233,12 @@ def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None
         cluster_attrs.update(out)
         for name in out:
             winner[name] = index
+    try:    # "+JOBSTATUS", "MY.owner": one key per attribute, as the schedd stores it
+        cluster_attrs = fold(cluster_attrs, {"jobstatus": "JobStatus", "owner": "Owner",
+                                             "clusterid": "ClusterId", "procid": "ProcId"})
+    except ValueError as exc:
+        raise SubmitError(str(exc)) from None
+    cluster_attrs.pop("ProcId", None)
     status = cluster_attrs.pop("JobStatus", "1")
 
     proc_rules = [(index, fn, {name for name, w in winner.items() if w > index})
