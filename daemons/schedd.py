@@ -51,6 +51,7 @@ MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestD
                "FileSystemDomain", "TransferInputSizeMB")  # should_transfer_files = NO/IF_NEEDED refer to these
 # Jobs alike in these may take over each other's claim (claim reuse).
 REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "Owner", "JobUniverse")
+REUSE_SCAN = 20     # idle jobs of other clusters looked at for one that may take a freed claim
 SUMMARY_KEYS = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 6: "Running",
                 7: "Suspended"}
 
@@ -537,18 +538,21 @@ class Schedd(Daemon):
         if not isinstance(startd, str):
             return
         kind = tuple(finished.get(a) for a in REUSE_ATTRS)
-        # Jobs being started are idle too: fetch just enough to get past them.
-        candidates = self.store.query(f"ClusterId == {int(finished['ClusterId'])} && JobStatus == 1",
-                                      MATCH_ATTRS, 2 + len(self.runs.activating_jobs))
-        for ad in candidates:
-            if tuple(ad.get(a) for a in REUSE_ATTRS) != kind:
-                continue
-            job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
-            claim = self._reserve(job)
-            if claim is not None:
-                self._activate(job, claim, {"startd": startd, "request": request_of(ad),
-                                            "reuse": old_claim})
-                return
+        # Jobs being started are idle too: fetch just enough to get past them.  The same
+        # cluster first; then any cluster, as HTCondor reuses a claim across its autocluster
+        # (a DAG's node jobs are one cluster each).
+        busy = len(self.runs.activating_jobs)
+        for constraint, limit in ((f"ClusterId == {int(finished['ClusterId'])} && JobStatus == 1", 2 + busy),
+                                  ("JobStatus == 1", REUSE_SCAN + busy)):
+            for ad in self.store.query(constraint, MATCH_ATTRS, limit):
+                if tuple(ad.get(a) for a in REUSE_ATTRS) != kind:
+                    continue
+                job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
+                claim = self._reserve(job)
+                if claim is not None:
+                    self._activate(job, claim, {"startd": startd, "request": request_of(ad),
+                                                "reuse": old_claim})
+                    return
 
     def _activate(self, job: JobId, claim: str, match: dict) -> None:
         try:
