@@ -232,12 +232,7 @@ class Schedd:
     # -- queries --------------------------------------------------------------------
     def query(self, constraint="True", projection=[], callback=None, limit: int = -1,
               opts=QueryOpt.Default) -> list:
-        text = _constraint_text(constraint)
-        if text is not None and text.lower() == "true":
-            text = None
-        wanted = _projection(projection)
-        items = ipc.stream(self._address, "query", timeout=300, constraint=text, projection=wanted,
-                           limit=int(limit), opts=int(opts))
+        items = query_exprs(self, constraint, projection, limit, opts)
         return _with_callback((to_ad(item) for item in items), callback)
 
     def xquery(self, requirements="true", projection=[], limit=-1, opts=QueryOpt.Default, name=None,
@@ -341,6 +336,18 @@ class Transaction:
             self.commit()
         else:
             self.abort()
+
+
+def query_exprs(schedd: Schedd, constraint="True", projection=(), limit: int = -1,
+                opts=QueryOpt.Default):
+    """``Schedd.query``'s ads in their wire form (attribute -> expression text), streamed:
+    for tools that print a few attributes of many jobs without building ClassAds."""
+    text = _constraint_text(constraint)
+    if text is not None and text.lower() == "true":
+        text = None
+    wanted = _projection(list(projection) if isinstance(projection, tuple) else projection)
+    return ipc.stream(schedd._address, "query", timeout=300, constraint=text, projection=wanted,
+                      limit=int(limit), opts=int(opts))
 
 
 def _user() -> str:

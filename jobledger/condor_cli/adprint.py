@@ -25,6 +25,7 @@ from eventcore.classad.unparse import quote_string_old, unparse_old
 from eventcore.classad.values import ERROR, UNDEF
 from eventcore.errors import ClassAdError
 
+from daemons.adwire import NotLiteral, literal, to_classad
 from jobledger.condor_cli.args import Usage
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
@@ -60,7 +61,12 @@ def evaluate(expr: ExprTree, ad: ClassAd):
 
 def value_text(value, quoted: bool = False) -> str:
     """``%v`` (strings bare) or ``%V`` (strings quoted) text of a run-time value."""
-    if type(value) is str:
+    kind = type(value)
+    if kind is int:
+        return str(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is str:
         return quote_string_old(value) if quoted else value
     if value is UNDEF:
         return "undefined"
@@ -104,6 +110,7 @@ class AutoFormat:
         self.col_suffix = "\n" if "n" in opts else ("," if "," in opts else "")
         self.names = attrs
         self.exprs = [compile_attr(a, prog) for a in attrs]
+        self.plain = [str(e) if _NAME.match(str(e)) and "." not in str(e) else None for e in self.exprs]
         self.printed_heading = False
 
     def projection(self) -> list[str] | None:
@@ -121,6 +128,31 @@ class AutoFormat:
         if self.kind == "Y":
             return _date(value)
         return value_text(value, self.kind == "V")
+
+    def row_exprs(self, exprs: dict) -> str:
+        """``row`` of an ad in its wire form; literal values are printed without
+        building a ClassAd (the fast path for many jobs), anything else through one."""
+        if self.kind not in "vV" or self.labels:
+            return self.row(to_classad(exprs))
+        cells = [f"{exprs.get('ClusterId')}.{exprs.get('ProcId')}"] if self.job_id else []
+        for name in self.plain:
+            if name is None:
+                return self.row(to_classad(exprs))
+            text = exprs.get(name)
+            if text is None:
+                folded = {k.lower(): v for k, v in exprs.items()}
+                if name.lower() not in folded:
+                    cells.append("undefined")
+                    continue
+                text = folded[name.lower()]
+            try:
+                value = literal(text)
+            except NotLiteral:
+                return self.row(to_classad(exprs))
+            if value is None or type(value) not in (int, str, bool):
+                return self.row(to_classad(exprs))
+            cells.append(value_text(value, self.kind == "V"))
+        return self._join(cells)
 
     def row(self, ad: ClassAd) -> str:
         cells = []
@@ -330,6 +362,14 @@ class Output:
         if self.listing:
             return self.attributes or []
         return default
+
+    def wants_exprs(self) -> bool:
+        """Can ``write`` take ads in their wire form (``write_exprs``)?"""
+        return isinstance(self.show, AutoFormat)
+
+    def write_exprs(self, out, items) -> None:
+        out.write(self.show.heading())
+        out.writelines(self.show.row_exprs(exprs) for exprs in items)
 
     def write(self, out, ads) -> bool:
         if self.show:

@@ -147,15 +147,26 @@ def run(argv: list[str]) -> int:
     schedd = Schedd(location)
     constraint = constraint_of(opts, me)
     out = sys.stdout
-    ads = schedd.query(constraint, opts.output.projection(table.ATTRS_DEFAULT), limit=opts.limit)
+    if opts.output.wants_exprs():
+        from daemons.clients import query_exprs
+        opts.output.write_exprs(out, query_exprs(schedd, constraint, opts.output.projection([]), opts.limit))
+        return 0
+    if opts.totals and not opts.output.listing:   # counted by the schedd, no ads fetched
+        out.write(totals(opts, schedd, constraint, None, me))
+        return 0
+    wanted = BATCH_ATTRS if opts.mode == "batch" else table.ATTRS_DEFAULT
+    ads = schedd.query(constraint, opts.output.projection(wanted), limit=opts.limit)
     if opts.output.write(out, ads):
         return 0
-    if not opts.totals:
-        out.write(banner(location))
-        out.write(job_table(opts, ads))
+    out.write(banner(location))
+    out.write(job_table(opts, ads))
     if opts.mode != "run":
         out.write(totals(opts, schedd, constraint, ads, me))
     return 0
+
+
+BATCH_ATTRS = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobBatchName", "DAGManJobId",
+               "TotalSubmitProcs"]
 
 
 def banner(location) -> str:
@@ -253,10 +264,12 @@ def _summary_counts(schedd, constraint: str | None, prefix: str) -> dict[int, in
 
 def totals(opts: Options, schedd, constraint: str | None, ads: list, me: str) -> str:
     """The totals lines: the query's, the caller's (when only theirs were asked for), everyone's."""
-    lines = [total_line("query", _counts(ads))]
+    query = _counts(ads) if ads is not None else _summary_counts(schedd, constraint, "")
+    lines = [total_line("query", query)]
     mine_only = not (opts.allusers or opts.ids or opts.owners)
     if mine_only:
-        lines.append(total_line(me, _summary_counts(schedd, pool.owner_clause(me), "")))
+        mine = pool.owner_clause(me)
+        lines.append(total_line(me, query if constraint == mine else _summary_counts(schedd, mine, "")))
     lines.append(total_line("all users", _summary_counts(schedd, None, "Allusers")))
     return ("" if opts.totals else "\n") + " \n".join(lines) + "\n\n"
 

@@ -142,3 +142,14 @@ def test_status_slot_line_and_summary_match_the_man_page_example():
         "            X86_64/LINUX        5     0       4         1       0          0      0",
         "",
         "                   Total        5     0       4         1       0          0      0"]
+
+
+@pytest.mark.parametrize("options", [None, "j", ",", "V", "l", "r", "h"])
+def test_autoformat_of_wire_ads_matches_autoformat_of_classads(options):
+    from daemons.adwire import to_classad
+    wire = [{"ClusterId": "7", "ProcId": "0", "Owner": '"wenger"', "Args": '"a \\"b\\" c"', "Flt": "1.5",
+             "Flag": "true", "Expr": "ClusterId * 2", "lower": '"x"'},
+            {"ClusterId": "7", "ProcId": "1", "Owner": "undefined"}]
+    attrs = ["ClusterId", "Owner", "Args", "Flt", "Flag", "Expr", "Lower", "Nope", "ClusterId + 1"]
+    fast, slow = AutoFormat(attrs, options, "condor_q"), AutoFormat(attrs, options, "condor_q")
+    assert [fast.row_exprs(w) for w in wire] == [slow.row(to_classad(w)) for w in wire]
