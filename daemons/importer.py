@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
+import stat
 from typing import NamedTuple
 
 from eventcore.codecs.userlog import (
@@ -35,6 +36,7 @@ __all__ = ["ImportResult", "import_log", "read_log", "fingerprint", "is_header_e
            "LogItems", "reader_state", "digest"]
 
 BATCH = 5000
+MAX_IMPORT_BYTES = 1 << 30     # one log read whole into memory: at most 1 GiB
 
 
 class ImportResult(NamedTuple):
@@ -72,11 +74,18 @@ def fingerprint(data: bytes, items: list) -> str | None:
 
 def read_log(path: str, state: TextReaderState | None = None) -> LogItems:
     """Every record of the log at ``path`` (an incomplete tail is left out)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
+    try:        # non-blocking: a FIFO nobody writes is refused, not waited on
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise UserLogError("not a regular file (a user log is one)", path)
+            if st.st_size > MAX_IMPORT_BYTES:
+                raise UserLogError(f"larger than {MAX_IMPORT_BYTES} bytes: split it first", path)
+            data = f.read(MAX_IMPORT_BYTES + 1)
     except OSError as exc:
         raise UserLogError(f"cannot read: {exc.strerror}", path) from None
+    if len(data) > MAX_IMPORT_BYTES:
+        raise UserLogError(f"larger than {MAX_IMPORT_BYTES} bytes: split it first", path)
     fmt = detect_format(data)
     if fmt is None:
         return LogItems(path, None, [], data)

@@ -44,6 +44,7 @@ from __future__ import annotations
 import collections
 import math
 import os
+import stat
 import time
 import warnings
 
@@ -55,6 +56,7 @@ from tracking.localzone import LOCAL_ZONE
 __all__ = ["JobEventLog"]
 
 _CHUNK = 4 << 20
+MAX_RECORD_BYTES = 64 << 20     # one event (or unreadable stretch) at most
 _POLL = 0.05
 
 
@@ -90,11 +92,17 @@ class JobEventLog:
         self._fd = None
         self._closed = False
         try:
-            self._fd = os.open(self._path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            # non-blocking: a FIFO nobody writes must not hang the open
+            self._fd = os.open(self._path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
             raise HTCondorException(
                 f"Could not initialize JobEventLog: {exc.strerror}: '{self._path}'.") from exc
         st = os.fstat(self._fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(self._fd)
+            self._fd = None
+            raise HTCondorException(
+                f"Could not initialize JobEventLog: not a regular file: '{self._path}'.")
         self._ident = (st.st_dev, st.st_ino)
         self._changed = None
         if ident is not None and tuple(ident) != self._ident:
@@ -248,6 +256,11 @@ class JobEventLog:
                 continue                # progress without a record (prologue, blanks)
             if len(data) < self._chunk:
                 return False            # an incomplete record: wait for the rest
+            if self._chunk >= MAX_RECORD_BYTES:
+                self._format = "unknown"    # not read further: memory stays bounded
+                self._report(UserLogReadError(f"an event longer than {MAX_RECORD_BYTES} bytes; "
+                                              "the log is not read further", self._path, self._scan_pos))
+                return False
             self._chunk *= 2            # one record larger than the chunk
 
     def _problem(self, item, base: int) -> None:

@@ -75,6 +75,8 @@ class Garbled(NamedTuple):
 
 
 _HEADER_START = re.compile(r"[0-9]{3} ")
+MAX_JOB_ID = 2**63 - 1    # what the journal (an SQLite INTEGER) can hold; HTCondor would wrap at 2**31
+_UNDECODED = re.compile("[\udc80-\udcff]")   # bytes that were not UTF-8 (surrogateescape)
 # A header that begins inside a record: what a crashed writer's fragment
 # followed by a new writer's event looks like.  (Starts with a literal so
 # the search is fast; the three digits before it are checked separately.)
@@ -190,7 +192,7 @@ def _parse_header(s: str, pos: int, nl: int, state: TextReaderState):
     if m is not None:
         num, cl, pr, sp, date, hour, mi, se = m.groups()
         base = state.hour_base(date, hour)
-        if base:
+        if base and len(cl) < 10 and len(pr) < 10 and len(sp) < 10:
             first = s[m.end():nl]
             if first and first[-1] == "\r":
                 first = first[:-1]
@@ -203,6 +205,8 @@ def _parse_header(s: str, pos: int, nl: int, state: TextReaderState):
     m = _HEADER.match(line)
     if not m:
         raise BadBody("bad event header (ids)")
+    if any(abs(int(m.group(k))) > MAX_JOB_ID for k in (2, 3, 4)):
+        raise BadBody(f"bad event header (a job id beyond {MAX_JOB_ID})")
     rest = line[m.end():]
     when = _parse_time(rest, state)
     if when is None:
@@ -258,8 +262,8 @@ def _fast_event(s: str, i: int, state: TextReaderState, base: int):
         return None
     num, cl, pr, sp, date, hour, mi, se = m.groups()
     hb = state.hour_base(date, hour)
-    if not hb:
-        return None
+    if not hb or len(cl) > 9 or len(pr) > 9 or len(sp) > 9:
+        return None                    # long ids are checked the long way
     nl = s.find("\n", start)
     first = s[start:nl]
     if first and first[-1] == "\r":
@@ -329,6 +333,8 @@ def scan_text(buf: bytes, pos: int, state: TextReaderState, limit: int | None = 
             break                      # incomplete: wait for the rest
         t0, end = term
         try:
+            if not ascii and _UNDECODED.search(s, i, end):
+                raise BadBody("not UTF-8 text (a byte that is not)")
             header, first = _parse_header(s, i, nl, state)
             attrs, hidden = body_of(header.number, first, s[nl + 1:t0 + 1])
         except BadBody as exc:
