@@ -29,6 +29,7 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 
 from daemons import ipc
 from daemons.dagman.control import ControlServer, control_path
@@ -40,7 +41,7 @@ from eventcore.dag import parse_dag
 from eventcore.dag.report import (dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
                                   status_table)
 from eventcore.dag.run import ABORTED, DagRun, RemoveJobs, RunScript, SubmitJob, TERMINATED
-from eventcore.errors import HTCondorException, JobledgerError, UserLogFileChanged
+from eventcore.errors import HTCondorException, HTCondorIOError, JobledgerError, UserLogFileChanged
 from tracking.jobeventlog import JobEventLog
 
 SCHEDD_RETRY = 0.2
@@ -159,9 +160,8 @@ class Dagman:
 
     # -- submits ---------------------------------------------------------------------------------
     def _submit(self, run: DagRun, submits: list) -> None:
-        """Build the ready nodes' jobs and send them in one append.  If the reply is lost
-        (the schedd died), the first reserved cluster says whether it was committed;
-        if not, the reservations died with the schedd: build and send again."""
+        """Build the ready nodes' jobs and send them in one append (built again if the
+        reserved cluster ids were lost with a schedd restart and taken meanwhile)."""
         while True:
             items, names = self._build(run, submits)
             if not items:
@@ -201,15 +201,21 @@ class Dagman:
         return items, names
 
     def _submit_many(self, items: list) -> bool:
-        """True once the schedd has the clusters (committed in one append)."""
-        try:
-            ipc.call(self.schedd, "submit_many", timeout=300, clusters=items)
-            return True
-        except HTCondorException as exc:
-            self.out(f"submit failed ({exc}); checking whether the schedd has the jobs")
-        first = f"ClusterId == {items[0]['cluster']}"
-        return bool(self._call("query", constraint=first, projection=["ClusterId"])
-                    or self._call("history", constraint=first, projection=["ClusterId"]))
+        """True once the schedd has the clusters (one append).  A lost reply is sent again
+        under the same idempotency token, so the schedd commits it at most once; False if
+        the reserved ids went to someone else meanwhile (the caller builds again)."""
+        token = uuid.uuid4().hex
+        while True:
+            try:
+                ipc.call(self.schedd, "submit_many", timeout=300, clusters=items, token=token)
+                return True
+            except HTCondorException as exc:
+                if "not reserved" in str(exc):
+                    return False
+                if not isinstance(exc, HTCondorIOError) and not str(exc).startswith("cannot reach"):
+                    raise ValueError(str(exc)) from None     # the schedd refused the jobs
+                self.out(f"submit failed ({exc}); sending it again")
+                time.sleep(SCHEDD_RETRY)
 
     def _remove(self, action: RemoveJobs) -> None:
         self.out(f"Removing cluster {action.cluster}: {action.reason}")
@@ -253,7 +259,9 @@ class Dagman:
                 self._jobstate_event(run, event, number, code)
                 run.job_event(event.cluster, event.proc, number, time.time(), code)
                 if number in (TERMINATED, ABORTED):
-                    break      # act on it now; the rest is read on the next round
+                    # Act on it now: read on only what is already written, then the round ends
+                    # (a busy DAG then handles many events per round, an idle one reacts at once).
+                    self.reader.events(stop_after=0)
         except UserLogFileChanged as exc:
             self.out(f"ERROR: the nodes log changed under DAGMan: {exc}")
             raise

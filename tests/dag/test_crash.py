@@ -99,7 +99,7 @@ def test_dagman_recovers_from_sigkill_of_itself_the_schedd_and_the_master(tmp_pa
         wait_until(lambda: terminated_count(nodes_log) >= rnd.randrange(130, 170), 120, what="more nodes")
         os.kill(pool._master_pid, signal.SIGKILL)
         try:
-            wait_until(lambda: not pool_processes(local_dir), 30, what="the pool's processes to go")
+            wait_until(lambda: not pool_processes(local_dir), 90, what="the pool processes to go")
         except BaseException:
             raise AssertionError(f"still running: {survivors(local_dir)}") from None
         pool.stop()
