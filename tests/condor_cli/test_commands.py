@@ -162,3 +162,14 @@ def test_history_lists_removed_jobs_newest_first(subfile):
     assert table[0] == " ID          OWNER            SUBMITTED   RUN_TIME   ST   COMPLETED CMD"
     assert table[1].startswith(f" {first}.1") or table[1].startswith(f"{first}.1")
     assert run(history.main, "-bogus").status == 1
+
+
+def test_submit_spool_and_name(subfile):
+    ran = run(submit.main, "-spool", "-terse", subfile("executable = /bin/sleep\narguments = 600\nqueue 1\n"))
+    assert ran.status == 0
+    cluster = ran.out.split(".")[0]
+    # -spool holds the jobs while their input is spooled, then releases them
+    assert run(queue.main, cluster, "-af", "JobStatus").out in ("1\n", "2\n")
+    assert run(act.rm, cluster).status == 0
+    ran = run(submit.main, "-name", "no-such-schedd", subfile())
+    assert ran.status == 1 and "Can't find address of schedd no-such-schedd" in ran.err
