@@ -53,6 +53,7 @@ def run(argv: list[str]) -> int:
     since = None
     output = Output(PROG)
     name = None
+    history_file = None
     for arg in args:
         if not args.is_flag():
             parsed = pool.parse_proc_id(arg)
@@ -69,6 +70,8 @@ def run(argv: list[str]) -> int:
             pass
         elif args.flag("name", 1):
             name = args.value()
+        elif args.flag("file", 1):
+            history_file = args.value()
         elif args.flag("forwards", 3) or args.flag("backwards", 3) or args.flag("wide", 1):
             pass
         elif args.flag("help", 1):
@@ -76,14 +79,58 @@ def run(argv: list[str]) -> int:
             raise Failed(status=0)
         else:
             raise Usage(f"Error: unrecognized argument {arg}")
-    schedd = pool.schedd(name)
     constraint = pool.join_all([pool.join_any(picks), *constraints])
-    ads = schedd.history(constraint, output.projection(table.ATTRS_DEFAULT), limit, _since(since))
+    if history_file is not None:
+        ads = from_file(history_file, constraint, limit, _since(since))
+    else:
+        ads = pool.schedd(name).history(constraint, output.projection(table.ATTRS_DEFAULT), limit,
+                                        _since(since))
     out = sys.stdout
     if not output.write(out, ads):
         out.write(table.heading_line(HISTORY_DEFAULT))
         out.write("".join(table.row_line(HISTORY_DEFAULT, ad, 80) for ad in ads))
     return 0
+
+
+def from_file(path: str, constraint: str | None, limit: int, since) -> list:
+    """The job ads of an HTCondor history file (ads in the long form, each followed by a
+    ``***`` banner line), newest first, as the schedd's history query filters them."""
+    from eventcore.classad import ExprTree
+    from eventcore.classad.formats import parse_old_ads
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Failed(f"Error: cannot read history file {path}: {getattr(exc, 'strerror', None) or exc}") \
+            from None
+    chunks, current = [], []
+    for line in text.splitlines():
+        if line.startswith("***"):
+            chunks.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    if any(line.strip() for line in current):
+        chunks.append("\n".join(current))
+    test = ExprTree(constraint) if constraint else None
+    stop = since if isinstance(since, ExprTree) else None
+    out = []
+    for chunk in reversed(chunks):
+        try:
+            ad = next((ad for ad, _ in parse_old_ads(chunk + "\n")), None)
+        except ValueError:
+            raise Failed(f"Error: {path} is not a history file of job ClassAds") from None
+        if ad is None:
+            continue
+        if isinstance(since, str) and f"{ad.get('ClusterId')}.{ad.get('ProcId')}" == since:
+            break
+        if stop is not None and stop.eval(ad) is True:
+            break
+        if test is None or test.eval(ad) is True:
+            out.append(ad)
+            if 0 <= limit <= len(out):
+                break
+    return out
 
 
 def _since(text: str | None):

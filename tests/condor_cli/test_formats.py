@@ -153,3 +153,19 @@ def test_autoformat_of_wire_ads_matches_autoformat_of_classads(options):
     attrs = ["ClusterId", "Owner", "Args", "Flt", "Flag", "Expr", "Lower", "Nope", "ClusterId + 1"]
     fast, slow = AutoFormat(attrs, options, "condor_q"), AutoFormat(attrs, options, "condor_q")
     assert [fast.row_exprs(w) for w in wire] == [slow.row(to_classad(w)) for w in wire]
+
+
+def test_history_reads_an_htcondor_history_file(tmp_path):
+    from jobledger.condor_cli import history
+    from tests.condor_cli.conftest import run
+    ads = [("1", "0", '"alice"', "4"), ("2", "0", '"bob"', "3"), ("2", "1", '"bob"', "4")]
+    (tmp_path / "history").write_text("".join(
+        f"ClusterId = {c}\nProcId = {p}\nOwner = {o}\nJobStatus = {s}\nCmd = \"/bin/echo\"\n"
+        f"*** ProcId = {p} ClusterId = {c} Owner = {o}\n" for c, p, o, s in ads))
+    path = str(tmp_path / "history")
+    assert run(history.main, "-file", path, "-af:j", "Owner").out == "2.1 bob\n2.0 bob\n1.0 alice\n"
+    assert run(history.main, "-file", path, "bob", "-limit", "1", "-af:j", "JobStatus").out == "2.1 4\n"
+    assert run(history.main, "-file", path, "-since", "2.0", "-af:j", "JobStatus").out == "2.1 4\n"
+    assert run(history.main, "-file", path, "-constraint", "JobStatus == 3", "-json").out == \
+        '[\n{\n  "ClusterId": 2,\n  "Cmd": "/bin/echo",\n  "JobStatus": 3,\n  "Owner": "bob",\n  "ProcId": 0\n}\n]\n'
+    assert run(history.main, "-file", str(tmp_path / "none")).status == 1
