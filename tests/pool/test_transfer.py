@@ -134,14 +134,17 @@ def test_output_files_remaps_and_directories(pool, tmp_path):
     script = ("echo r1 > r1.txt; echo ignored > ignored.txt\n"
               "mkdir -p outdir/inner flat sub; echo o > outdir/inner/o.txt; echo f > flat/f.txt\n"
               "echo deep > sub/deep.txt\n")
-    cluster = submit(pool, iwd, script, transfer_output_files="r1.txt, outdir, flat/, sub/deep.txt",
-                     transfer_output_remaps=f'"r1.txt = renamed.txt; deep.txt = {target}/deep.txt"')
+    script += "mkdir whole; echo w > whole/w.txt\n"
+    cluster = submit(pool, iwd, script, transfer_output_files="r1.txt, outdir, flat/, sub/deep.txt, whole",
+                     transfer_output_remaps=f'"r1.txt = renamed.txt; deep.txt = {target}/deep.txt; '
+                                            f'whole = {target}/whole-renamed"')
     ad = finished(pool, cluster)
     assert ad["JobStatus"] == 4, ad.get("HoldReason")
     assert (iwd / "renamed.txt").read_text() == "r1\n" and not (iwd / "r1.txt").exists()
     assert (iwd / "outdir" / "inner" / "o.txt").read_text() == "o\n"
     assert (iwd / "f.txt").read_text() == "f\n" and not (iwd / "flat").exists()
     assert (target / "deep.txt").read_text() == "deep\n"
+    assert (target / "whole-renamed" / "w.txt").read_text() == "w\n" and not (iwd / "whole").exists()
     assert not (iwd / "ignored.txt").exists()
     leftovers = [p.name for p in iwd.rglob("*") if ".transfer-" in p.name]
     assert leftovers == []
