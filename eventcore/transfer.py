@@ -200,6 +200,8 @@ def stream_outputs(job: dict) -> list[Output]:
     out = []
     for attr, name, wanted in (("Out", STDOUT, "TransferOut"), ("Err", STDERR, "TransferErr")):
         path = job.get(attr)
+        if attr == "Err" and path == job.get("Out"):
+            break  # one file for both streams: the job wrote it as its stdout
         if isinstance(path, str) and path not in ("", "/dev/null") and flag(job, wanted, True):
             out.append(Output(name, posixpath.join(iwd, path)))
     return out

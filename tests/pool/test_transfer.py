@@ -222,9 +222,11 @@ def test_if_needed_sandboxes_only_outside_the_file_system_domain(pool, tmp_path)
     ad = finished(pool, submit(pool, shared, "pwd\n", 0o755, should_transfer_files="IF_NEEDED"))
     assert ad["JobStatus"] == 4 and (shared / "out.txt").read_text().strip() == str(shared)
     other = tmp_path / "other"
-    ad = finished(pool, submit(pool, other, "pwd\n", should_transfer_files="IF_NEEDED",
-                               **{"My.FileSystemDomain": '"far.away.example"'}))
-    assert ad["JobStatus"] == 4 and "/dir_" in (other / "out.txt").read_text()
+    ad = finished(pool, submit(pool, other, "pwd; echo oops >&2\n", should_transfer_files="IF_NEEDED",
+                               error="out.txt", **{"My.FileSystemDomain": '"far.away.example"'}))
+    assert ad["JobStatus"] == 4, ad.get("HoldReason")
+    lines = (other / "out.txt").read_text().splitlines()
+    assert "/dir_" in lines[0] and lines[1] == "oops"   # stdout and stderr in one file
 
 
 def test_on_exit_or_evict_brings_files_back_to_the_next_run(pool, tmp_path):

@@ -58,6 +58,8 @@ def test_outputs_default_explicit_and_streams():
     assert output_plan(job, ["n.txt", "outcome.json", "_condor_stdout"]) == [
         Output("_condor_stdout", "/home/u/run/out.txt"), Output("_condor_stderr", "/logs/err.txt"),
         Output("n.txt", "/home/u/run/r/n2.txt")]
+    both = {**JOB, "Out": "log.txt", "Err": "log.txt"}
+    assert output_plan(both, []) == [Output("_condor_stdout", "/home/u/run/log.txt")]
     explicit = {**JOB, "TransferOutput": "a/b.txt, d/, e", "TransferOutputRemaps": "b.txt=/x/y"}
     assert output_plan(explicit, ["ignored"]) == [
         Output("a/b.txt", "/x/y"), Output("d", "/home/u/run", contents=True), Output("e", "/home/u/run/e")]
