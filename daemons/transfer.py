@@ -7,7 +7,8 @@
   destination and renamed over it, so a starter killed mid-copy never leaves
   a half-written output; a rerun of the job reuses (and renames) the same
   temporary name.  Nothing is read through a symbolic link that leads out of
-  the sandbox, and no destination symlink is followed.
+  the sandbox, no destination symlink is followed, and the temporary file is
+  opened with ``safe_open`` (nothing another user planted is written through).
 
 Failures are ``TransferError``s with HTCondor's hold codes (13 input, 12
 output, 34/104 disk) and a reason naming the file.
@@ -21,7 +22,8 @@ import os
 import shutil
 import stat
 
-from eventcore.errors import TransferError
+from daemons.safe_open import safe_open_fd
+from eventcore.errors import TransferError, UnsafePathError
 from eventcore.transfer import (HOLD_INPUT, HOLD_OUTPUT, HOLD_RESOURCES, PRIVATE, SUBCODE_DISK,
                                 InputPlan, Output, remap_for)
 
@@ -64,6 +66,8 @@ def _input_error(path: str, exc: OSError) -> TransferError:
 
 
 def _output_error(what: str, path: str, exc: OSError) -> TransferError:
+    if isinstance(exc, UnsafePathError):
+        return TransferError(HOLD_OUTPUT, errno.EPERM, f"{what} file {path}: {exc.why}")
     return TransferError(HOLD_OUTPUT, exc.errno or 0,
                          f"{what} file {path}: (errno {exc.errno}) {exc.strerror}")
 
@@ -214,7 +218,7 @@ def _send_file(source: str, dest: str, tag: str) -> None:
     except OSError as exc:
         raise _output_error("reading from", source, exc) from exc
     try:
-        out = _open_temp(tmp)
+        out = safe_open_fd(tmp, "wb")   # never through another user's symlink
         try:
             _copy_fd(src, out)
         finally:
@@ -224,17 +228,6 @@ def _send_file(source: str, dest: str, tag: str) -> None:
         raise _output_error("writing to", dest, exc) from exc
     finally:
         os.close(src)
-
-
-def _open_temp(tmp: str) -> int:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-    try:
-        return os.open(tmp, flags, 0o644)
-    except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
-        os.unlink(tmp)  # a symlink planted at our temporary name: never write through it
-        return os.open(tmp, flags | os.O_EXCL, 0o644)
 
 
 def _copy_fd(src: int, dst: int) -> None:

@@ -306,3 +306,18 @@ def test_starter_killed_mid_transfer_requeues_and_outputs_arrive_once_and_whole(
     execute = Path(fresh_pool.get_config_val("EXECUTE"))
     wait_until(lambda: not [p for p in execute.iterdir() if p.name.startswith("dir_")], 10,
                what="both sandboxes to be removed")
+
+
+def test_a_symlink_another_user_planted_at_the_temporary_name_is_not_written_through(pool, tmp_path):
+    victim = write(tmp_path / "victim.txt", "keep me\n")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)                       # a directory anyone may write, like /tmp
+    cluster = submit(pool, shared, "echo mine\n", hold="true")
+    planted = shared / f".out.txt.transfer-{cluster}.0"
+    os.symlink(victim, planted)
+    os.lchown(planted, 65534, 65534)           # nobody's
+    pool.schedd.act(htcondor.JobAction.Release, cluster)
+    ad = held(pool, cluster)
+    assert ad["HoldReasonCode"] == 12 and "not followed" in ad["HoldReason"]
+    assert victim.read_text() == "keep me\n"
