@@ -44,14 +44,17 @@ def usage_text(prog: str, action: JobAction) -> str:
             f"  cluster             {word} the given cluster of jobs\n"
             f"  user                {word} all jobs owned by user\n"
             f"  -constraint expr    {word} all jobs matching the boolean expression\n"
-            f"  -all                {word} all jobs (cannot be used with other constraints)\n")
+            f"  -all                {word} all jobs (cannot be used with other constraints)\n"
+            f"  -held               {word} only held jobs (with the constraints above)\n")
 
 
 class Request:
     def __init__(self) -> None:
         self.ids: list[tuple[int, int]] = []
-        self.clauses: list[str] = []
-        self.kinds: list[str] = []    # "cluster C", "user U", "constraint", "all"
+        self.clauses: list[str] = []      # clusters and users: any of them
+        self.kinds: list[str] = []        # "cluster C", "user U", "constraint", "all"
+        self.constraints: list[str] = []  # -constraint: all of them, and the clusters/users
+        self.held = False
         self.reason: str | None = None
         self.subcode: int | None = None
         self.forcex = False
@@ -68,9 +71,10 @@ def parse(argv: list[str], prog: str, action: JobAction) -> Request:
         if not args.is_flag():
             _job_arg(req, arg)
         elif args.flag("constraint", 1):
-            text = args.value()
-            req.clauses.append(text)
+            req.constraints.append(args.value())
             req.kinds.append("constraint")
+        elif args.flag("held", 3) or args.flag("hold", 3):
+            req.held = True
         elif args.flag("all", 1):
             req.kinds.append("all")
         elif args.flag("reason", 1) and action is not JobAction.RemoveX:
@@ -101,6 +105,12 @@ def parse(argv: list[str], prog: str, action: JobAction) -> Request:
             raise Usage(f"Unrecognized option: {arg}")
     if "all" in req.kinds and (len(req.kinds) > 1 or req.ids):
         raise Failed(f"{prog}: can't mix -all with other constraints")
+    if req.held and req.ids:      # held ones among these jobs: one constraint, as HTCondor's tool
+        req.clauses += [pool.id_clause(c, p) for c, p in req.ids]
+        req.kinds += [f"job {c}.{p}" for c, p in req.ids]
+        req.ids = []
+    if req.held and not req.kinds:
+        req.kinds.append("held")
     if not req.kinds and not req.ids:
         if req.bad:
             raise Failed(status=1)
@@ -138,9 +148,20 @@ def _describe(kinds: list[str], constraint: str) -> str:
             return f" in cluster {kind[8:]}"
         if kind.startswith("user "):
             return f" of user {kind[5:]}"
-        if kind == "all":
+        if kind in ("all", "held"):
             return ""
     return f" matching constraint ({constraint})"
+
+
+def constraint_of(req: Request) -> str:
+    """Clusters and users (any), and every -constraint, as HTCondor's tool joins them."""
+    if "all" in req.kinds:
+        return "ClusterId >= 0"
+    picks = " || ".join(req.clauses)
+    parts = req.constraints + ([picks] if picks else [])
+    if not parts:
+        return "true"
+    return parts[0] if len(parts) == 1 else " && ".join(f"({p})" for p in parts)
 
 
 def act(req: Request, action: JobAction, prog: str) -> int:
@@ -205,17 +226,21 @@ def _eligible(action: JobAction, status) -> bool:
 
 def _act_constraint(schedd, action: JobAction, req: Request, reason, prog: str) -> bool:
     import sys
-    constraint = "true" if "all" in req.kinds else pool.join_any(req.clauses)
+    chosen = constraint_of(req)
+    what = _describe(req.kinds, chosen)
+    constraint = chosen
+    if req.held:
+        constraint = "JobStatus == 5" if chosen == "true" else f"{chosen} && (JobStatus == 5)"
     result = schedd.act(action, constraint, reason)
     _result_line(result, req)
-    what = _describe(req.kinds, constraint)
+    jobs = "held jobs" if req.held else "jobs"
     if result["TotalSuccess"]:
-        print(f"All jobs{what} have been {PAST[action]}")
+        print(f"All {jobs}{what} have been {PAST[action]}")
         return False
     if not schedd.query("true", ["ClusterId"], limit=1):
         print("There are no jobs in the queue", file=sys.stderr)
         return False
-    print(f"Couldn't find/{PRESENT[action]} all jobs{what}", file=sys.stderr)
+    print(f"Couldn't find/{PRESENT[action]} all {jobs}{what}", file=sys.stderr)
     return True
 
 
@@ -264,9 +289,7 @@ def qedit(argv: list[str]) -> int:
         constraint = pool.id_clause(*parsed) if parsed else pool.owner_clause(target)
         if parsed is None and target[:1].isdigit():
             raise Failed(f"Invalid job id {target}")
-    if not rest or len(rest) % 2:
-        raise Usage()
-    pairs = list(zip(rest[0::2], rest[1::2]))
+    pairs = _edits(rest)
     from eventcore.classad import ExprTree
     for attr, value in pairs:
         try:
@@ -280,6 +303,24 @@ def qedit(argv: list[str]) -> int:
         count = schedd.edit(constraint, attr, value)
         print(f"Set attribute \"{attr}\" for {count} matching jobs.")
     return 0
+
+
+def _edits(words: list[str]) -> list[tuple[str, str]]:
+    """``attr value`` pairs, or ``attr=value`` in one word (as condor_qedit splits them)."""
+    pairs = []
+    words = list(words)
+    while words:
+        word = words.pop(0)
+        if "=" in word and not word.startswith("="):
+            attr, _, value = word.partition("=")
+            pairs.append((attr.strip(), value.strip()))
+        elif words:
+            pairs.append((word, words.pop(0)))
+        else:
+            raise Failed(f"condor_qedit : expression required after attribute {word}")
+    if not pairs:
+        raise Failed("condor_qedit : Error - no attributes specifed.")
+    return pairs
 
 
 qedit_main = entry("condor_qedit", qedit, QEDIT_USAGE)

@@ -173,3 +173,18 @@ def test_submit_spool_and_name(subfile):
     assert run(act.rm, cluster).status == 0
     ran = run(submit.main, "-name", "no-such-schedd", subfile())
     assert ran.status == 1 and "Can't find address of schedd no-such-schedd" in ran.err
+
+
+def test_rm_held_users_with_constraint_and_qedit_attr_equals_value(subfile):
+    cluster = submitted(run(submit.main, subfile()))
+    ran = run(act.qedit_main, "-constraint", f"ClusterId == {cluster}", "OnExitRemove=FALSE")
+    assert ran.out == 'Set attribute "OnExitRemove" for 3 matching jobs.\n'
+    assert run(queue.main, str(cluster), "-af", "OnExitRemove").out == "false\n" * 3
+    assert run(act.release, f"{cluster}.0").status == 0
+    me = run(queue.main, str(cluster), "-af", "Owner").out.split()[0]
+    ran = run(act.hold, me, "-constraint", f"ClusterId == {cluster} && ProcId == 0")
+    assert ran.out == (f"All jobs matching constraint ((ClusterId == {cluster} && ProcId == 0) && "
+                       f"(Owner == \"{me}\")) have been held\n")
+    ran = run(act.rm, "-held", str(cluster))
+    assert ran.out == f"All held jobs in cluster {cluster} have been marked for removal\n"
+    assert run(queue.main, str(cluster), "-af", "ProcId").out == ""
