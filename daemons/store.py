@@ -54,7 +54,7 @@ Durability (explicit, chosen at open):
 Evidence: a writing store keeps the journal's high-water mark outside the
 database (``daemons.evidence``: last committed position, its checksum, the
 largest cluster id), advanced after each commit and before the appends of
-that commit return.  Opening for writing a journal that does not reach its
+that commit return (a ``pwrite``; fsynced at most once a second).  Opening for writing a journal that does not reach its
 mark (lost WAL frames, a deleted or replaced ``journal.sqlite``) raises
 ``JournalBehind``; ``next_cluster_id`` never goes below the mark's cluster.
 The database file is created 0600 (its -wal and -shm follow), and ``close``
