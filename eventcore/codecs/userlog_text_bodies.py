@@ -18,7 +18,7 @@ import re
 from eventcore.codecs.userlog_values import NOT_A_VALUE, parse_value
 from eventcore.codecs.userlog_text_write import FILE_TRANSFER_TEXT
 
-__all__ = ["BadBody", "parse_body", "parse_attribute_line", "FIRST_LINE_PREFIX"]
+__all__ = ["BadBody", "Deferred", "parse_body", "parse_body_lazily", "parse_attribute_line", "FIRST_LINE_PREFIX"]
 
 
 class BadBody(ValueError):
@@ -326,6 +326,12 @@ _BYTE_ATTRS = {("Run", "Sent"): "SentBytes", ("Run", "Received"): "ReceivedBytes
 
 
 def _terminated(first, lines, node=False):
+    attrs, i = _terminated_head(first, lines, node)
+    return _terminated_tail(lines, i, attrs, node), {}
+
+
+def _terminated_head(first, lines, node):
+    """The part of a termination body that can be unreadable (through the usage lines)."""
     attrs = {}
     if node:
         m = re.match(r"Node (" + _INT + r") terminated\.", first)
@@ -339,6 +345,12 @@ def _terminated(first, lines, node=False):
     for name in ("RunRemoteUsage", "RunLocalUsage", "TotalRemoteUsage", "TotalLocalUsage"):
         attrs[name] = _usage(lines[i] if i < len(lines) else None)
         i += 1
+    return attrs, i
+
+
+def _terminated_tail(lines, i, attrs, node):
+    """The byte counts and the resources table (never unreadable: a line that
+    does not fit ends them)."""
     for name in _BYTE_ATTRS.values():
         attrs[name] = 0.0
     who = "Node" if node else "Job"
@@ -351,7 +363,7 @@ def _terminated(first, lines, node=False):
         i += 1
     if i < n and (lines[i].startswith("\tPartitionable ") or lines[i].startswith("\tResources")):
         _table(lines[i], lines[i + 1:], attrs)
-    return attrs, {}
+    return attrs
 
 
 _IMAGE_LABELS = (("memoryusage", "MemoryUsage"), ("residentsetsize", "ResidentSetSize"),
@@ -359,6 +371,11 @@ _IMAGE_LABELS = (("memoryusage", "MemoryUsage"), ("residentsetsize", "ResidentSe
 
 
 def _image_size(first, lines):
+    return _image_size_tail(lines, _image_size_head(first)), {}
+
+
+def _image_size_head(first):
+    """The part of an image size body that can be unreadable (the first line)."""
     text = first[26:].strip()             # after "Image size of job updated:"
     if text.isdigit():
         size = int(text)
@@ -367,7 +384,11 @@ def _image_size(first, lines):
         if not m:
             raise BadBody(f"no image size in {first!r}")
         size = int(m.group())
-    attrs = {"Size": size, "ResidentSetSize": 0}
+    return {"Size": size, "ResidentSetSize": 0}
+
+
+def _image_size_tail(lines, attrs):
+    """The usage lines (never unreadable: a line that does not fit ends them)."""
     for line in lines:
         parts = line.split(None, 3)
         if len(parts) < 3 or parts[1] != "-":
@@ -386,7 +407,7 @@ def _image_size(first, lines):
     for name in ("MemoryUsage", "ResidentSetSize", "ProportionalSetSize"):
         if attrs.get(name, 0) < 0:          # HTCondor publishes these only when >= 0
             del attrs[name]
-    return attrs, {}
+    return attrs
 
 
 def _shadow_exception(first, lines):
@@ -711,3 +732,48 @@ def parse_body(number: int, first: str, lines: list[str]):
         raise BadBody(f"event {number:03d} must start with {prefix!r}")
     parser = _PARSERS.get(number, _future)
     return parser(first, lines)
+
+
+class Deferred:
+    """Attributes of a body whose unreadable-or-not part was read: ``value()``
+    reads the rest (which cannot fail) on first use, once."""
+
+    __slots__ = ("_finish", "_args", "_value")
+
+    def __init__(self, finish, *args):
+        self._finish = finish
+        self._args = args
+        self._value = None
+
+    def value(self) -> dict:
+        v = self._value
+        if v is None:
+            v = self._value = self._finish(*self._args)
+            self._args = None
+        return v
+
+
+def _terminated_lazily(first, lines):
+    attrs, i = _terminated_head(first, lines, False)
+    return Deferred(_terminated_tail, lines, i, attrs, False)
+
+
+def _image_size_lazily(first, lines):
+    return Deferred(_image_size_tail, lines, _image_size_head(first))
+
+
+# The bulky bodies that rarely repeat: only their head is read at once.
+_HEADS = {5: _terminated_lazily, 6: _image_size_lazily}
+
+
+def parse_body_lazily(number: int, first: str, lines: list[str]):
+    """``parse_body``, except that for a termination (005) or image size (006)
+    event only the part that can be unreadable is read now (so ``BadBody`` is
+    raised just the same) and ``attrs`` is a ``Deferred`` for the rest."""
+    head = _HEADS.get(number)
+    if head is None:
+        return parse_body(number, first, lines)
+    prefix = FIRST_LINE_PREFIX[number]
+    if not first.startswith(prefix):
+        raise BadBody(f"event {number:03d} must start with {prefix!r}")
+    return head(first, lines), {}

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from eventcore.codecs.userlog_text_bodies import BadBody, parse_body
+from eventcore.codecs.userlog_text_bodies import BadBody, Deferred, parse_body_lazily
 from eventcore.codecs.userlog_time import UTC_ZONE, Zone, parse_header_time
 from eventcore.events import EventType
 
@@ -47,7 +47,11 @@ class Header(NamedTuple):
 
 
 class Parsed(NamedTuple):
-    """One event: its header, (attrs, hidden) from the body, raw text and offsets."""
+    """One event: its header, (attrs, hidden) from the body, raw text and offsets.
+
+    The reader checks every body when it frames the event (an unreadable one
+    is ``Garbled`` right there), but the bulky, rarely repeated ones (005,
+    006) are only fully read when ``attrs`` is first used."""
 
     header: Header
     attrs: dict
@@ -55,6 +59,17 @@ class Parsed(NamedTuple):
     text: str
     offset: int
     end: int
+
+
+def _attrs(self) -> dict:
+    attrs = tuple.__getitem__(self, 1)
+    return attrs if type(attrs) is not Deferred else attrs.value()
+
+
+# A body may be checked but not yet fully read (see ``parse_body_lazily``):
+# the tuple then holds a ``Deferred``, and ``attrs`` reads it on first use.
+Parsed.attrs = property(_attrs, doc="The event's attributes from its body.")
+_new_tuple = tuple.__new__
 
 
 class Skipped(NamedTuple):
@@ -158,8 +173,10 @@ class TextReaderState:
             self._hours[key] = got
         return got
 
-    def body(self, number: int, first: str, body: str):
-        """Body attributes, cached by text (logs repeat hosts, slots and phrases)."""
+    def body(self, number: int, first: str, body: str, lazy: bool = False):
+        """Body attributes, cached by text (logs repeat hosts, slots and phrases).
+
+        ``lazy``: ``attrs`` may be a ``Deferred`` (see ``parse_body_lazily``)."""
         key = (number, first, body)
         got = self._bodies.get(key)
         if got is None:
@@ -168,10 +185,12 @@ class TextReaderState:
                 lines.pop()
             if "\r" in body:
                 lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-            got = parse_body(number, first, lines)
+            got = parse_body_lazily(number, first, lines)
             if len(self._bodies) > 2048:
                 self._bodies.clear()
             self._bodies[key] = got
+        if not lazy and type(got[0]) is Deferred:
+            return got[0].value(), got[1]
         return got
 
 
@@ -258,7 +277,8 @@ def _fast_event(s: str, i: int, state: TextReaderState, base: int):
         return None
     start = m.end()
     k = s.find("\n...", start)
-    if k < 0 or s[k + 4:k + 5] != "\n" or _inner_header(s, i + 4, k) >= 0:
+    if k < 0 or s[k + 4:k + 5] != "\n" or (_INNER_HEADER.search(s, i + 4, k) is not None
+                                           and _inner_header(s, i + 4, k) >= 0):
         return None
     num, cl, pr, sp, date, hour, mi, se = m.groups()
     hb = state.hour_base(date, hour)
@@ -270,12 +290,13 @@ def _fast_event(s: str, i: int, state: TextReaderState, base: int):
         return None
     number = int(num)
     try:
-        attrs, hidden = state.body(number, first, s[nl + 1:k + 1])
+        attrs, hidden = state.body(number, first, s[nl + 1:k + 1], True)
     except BadBody:
         return None
-    header = Header(number, int(cl), int(pr), int(sp), hb[0] + int(mi) * 60 + int(se), 0,
-                    hb[1] + ":" + mi + ":" + se)
-    return Parsed(header, attrs, hidden, s[i:k + 5], base + i, base + k + 5)
+    # tuple.__new__ directly: the named tuples' own __new__ is a Python function
+    header = _new_tuple(Header, (number, int(cl), int(pr), int(sp), hb[0] + int(mi) * 60 + int(se), 0,
+                                 hb[1] + ":" + mi + ":" + se))
+    return _new_tuple(Parsed, (header, attrs, hidden, s[i:k + 5], base + i, base + k + 5))
 
 
 def scan_text(buf: bytes, pos: int, state: TextReaderState, limit: int | None = None):
@@ -336,7 +357,7 @@ def scan_text(buf: bytes, pos: int, state: TextReaderState, limit: int | None = 
             if not ascii and _UNDECODED.search(s, i, end):
                 raise BadBody("not UTF-8 text (a byte that is not)")
             header, first = _parse_header(s, i, nl, state)
-            attrs, hidden = body_of(header.number, first, s[nl + 1:t0 + 1])
+            attrs, hidden = body_of(header.number, first, s[nl + 1:t0 + 1], True)
         except BadBody as exc:
             append(Garbled(str(exc), s[i:end], off(i), off(end)))
         else:
