@@ -52,7 +52,9 @@ from eventcore.projections.userlog import (
 from eventcore.status import next_status
 from daemons.adrow import decode_ad
 from daemons.evidence import HighWater
-from daemons.journal_check import RECOVERY, open_readonly, read_rows, verify
+from daemons.journal_check import (
+    RECOVERY, known_cluster, log_faults, open_readonly, read_rows, verify, written_logs,
+)
 from daemons.store import DB_NAME
 from tracking.localzone import LOCAL_TZINFO
 
@@ -121,6 +123,8 @@ def _audit(local_dir: Path, path: Path, tz, user_log_format, event_log_format) -
             findings.append(Finding(fault.kind, fault.message, fault.position,
                                     jobs.get(fault.position), str(path)))
         _check_pages(conn, findings)
+        for fault in log_faults(written_logs(local_dir, conn), lambda: _known_now(local_dir, path)):
+            findings.append(Finding(fault.kind, fault.message))
         entries = _decode(rows, findings)
         fold, entries = _check_transitions(entries, findings, notes)
         _check_queue(conn, fold, verdict.head, findings, notes)
@@ -133,6 +137,16 @@ def _audit(local_dir: Path, path: Path, tz, user_log_format, event_log_format) -
         counts = {"records": len(rows), "events": sum(e.type == "event" for e in entries),
                   "jobs": sum(1 for _ in fold.jobs())}
         return Report(findings, notes, counts)
+    finally:
+        conn.close()
+
+
+def _known_now(local_dir: Path, path: Path) -> int:
+    """The largest cluster id committed, read now (after the logs were read)."""
+    mark = HighWater(local_dir).read()
+    conn = open_readonly(path)
+    try:
+        return known_cluster(conn, mark)
     finally:
         conn.close()
 

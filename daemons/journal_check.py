@@ -17,17 +17,19 @@ with the journal as it is.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import zlib
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 from eventcore.codecs.journal import Row
 from eventcore.errors import JournalBehind, JournalCorrupt, JournalError
 from daemons.evidence import HighWater, Mark
 
 __all__ = ["Fault", "Verdict", "read_rows", "verify", "evidence_faults", "check_before_start",
-           "RECOVERY", "open_readonly", "accept_loss"]
+           "RECOVERY", "open_readonly", "accept_loss", "known_cluster", "written_logs",
+           "logged_cluster", "log_faults"]
 
 COLUMNS = "position, time, cluster, proc, type, payload, key, checksum, event"
 _FAR = 1 << 62
@@ -210,30 +212,102 @@ def evidence_faults(conn, mark: Mark | None, head: int, local_dir) -> list:
 
 
 def check_before_start(local_dir) -> Verdict:
-    """The whole check; raise ``JournalBehind``/``JournalCorrupt`` naming every fault."""
+    """The whole check; raise ``JournalBehind``/``JournalCorrupt`` naming every fault.
+
+    Beside the mark, the logs the pool wrote are evidence too: the global
+    event log (``EVENT_LOG`` of the pool's condor_config) and the user logs
+    the journal still lists must not hold a cluster id the journal (or the
+    mark) never reached.
+    """
     from daemons.store import DB_NAME
     path = Path(local_dir) / DB_NAME
     if not path.exists():
         verdict = Verdict(0, 0, 0, HighWater(local_dir).read(), [])
         faults = evidence_faults(None, verdict.mark, 0, local_dir)
+        faults += log_faults(written_logs(local_dir, None), lambda: known_cluster(None, verdict.mark))
     else:
         try:
             conn = open_readonly(path)
             try:
                 verdict = verify(conn, local_dir)
+                faults = verdict.faults + log_faults(written_logs(local_dir, conn),
+                                                     lambda: known_cluster(conn, verdict.mark))
             finally:
                 conn.close()
         except sqlite3.DatabaseError as exc:
             raise JournalCorrupt(f"the database file cannot be read: {exc}", path=str(path)) from None
-        faults = verdict.faults
     if faults:
-        shown = "\n".join(f"  {f.kind} at position {f.position}: {f.message}" for f in faults[:20])
+        shown = "\n".join(f"  {f.kind}" + ("" if f.position is None else f" at position {f.position}")
+                          + f": {f.message}" for f in faults[:20])
         more = f"\n  ... and {len(faults) - 20} more" if len(faults) > 20 else ""
         cls = JournalBehind if all(f.kind == "evidence" for f in faults) else JournalCorrupt
         raise cls(f"refusing to start on this journal ({len(faults)} faults):\n{shown}{more}\n"
                   f"`jobledger audit --local-dir {local_dir}` reports everything. "
                   + RECOVERY.format(local_dir=local_dir), path=str(path))
     return verdict
+
+
+_EVENT_HEAD = re.compile(rb"^\d{3} \((\d+)\.\d+\.\d+\) ", re.M)
+_TAIL = 64 * 1024
+
+
+def known_cluster(conn, mark: Mark | None) -> int:
+    cluster = 0
+    if conn is not None:
+        try:
+            cluster = conn.execute("SELECT max(cluster) FROM journal").fetchone()[0] or 0
+        except sqlite3.DatabaseError:
+            pass           # reported as a page fault
+    return max(cluster, mark.cluster if mark else 0)
+
+
+def written_logs(local_dir, conn) -> list[str]:
+    """The event log of the pool's configuration, and the logs the journal lists."""
+    from daemons.config_files import config_value, read_pool_config
+    paths = []
+    config = Path(local_dir) / "condor_config"
+    if config.is_file():
+        try:
+            event_log = config_value(read_pool_config(config), "EVENT_LOG", "")
+        except Exception:  # noqa: BLE001 - an unreadable config is the master's to report
+            event_log = ""
+        if event_log:
+            paths.append(event_log)
+    if conn is not None:
+        try:
+            paths += [p for (p,) in conn.execute("SELECT path FROM log_files")]
+        except sqlite3.DatabaseError:
+            pass
+    return list(dict.fromkeys(paths))
+
+
+def logged_cluster(path: str) -> int:
+    """The largest cluster id among the events at the end of a log (0: none, no file)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - _TAIL))
+            tail = f.read()
+    except OSError:
+        return 0
+    return max((int(m.group(1)) for m in _EVENT_HEAD.finditer(tail)), default=0)
+
+
+def log_faults(paths: list[str], known: Callable[[], int]) -> list:
+    """Logs holding events of clusters the journal never had: it lost them.
+
+    ``known()`` (the largest cluster id the journal or its mark has) is asked
+    after the files are read: a running pool writes only committed records.
+    """
+    seen = {path: logged_cluster(path) for path in paths}
+    known_now = known() if any(seen.values()) else 0
+    faults = []
+    for path, cluster in seen.items():
+        if cluster > known_now:
+            faults.append(Fault("evidence", f"{path} holds events of cluster {cluster}, but the "
+                                f"journal's clusters end at {known_now}: the journal lost records",
+                                None))
+    return faults
 
 
 def accept_loss(local_dir) -> tuple[Mark | None, Mark]:
@@ -268,10 +342,14 @@ def _move_mark(local_dir: Path, path: Path) -> tuple[Mark | None, Mark]:
                                      f"position {damaged[0].position}: {damaged[0].message}); "
                                      "see `jobledger audit`", path=str(path))
             head, checksum = verdict.head, verdict.checksum
-            cluster = conn.execute("SELECT max(cluster) FROM journal").fetchone()[0] or 0
+            cluster = max([known_cluster(conn, old)]
+                          + [logged_cluster(p) for p in written_logs(local_dir, conn)])
         finally:
             conn.close()
-    new = Mark(head, checksum, max(cluster, old.cluster if old else 0))
+    else:
+        cluster = max([known_cluster(None, old)]
+                      + [logged_cluster(p) for p in written_logs(local_dir, None)])
+    new = Mark(head, checksum, cluster)       # no id a log already shows is used again
     water.reset(new)
     water.close()
     return old, new

@@ -227,3 +227,26 @@ def test_a_log_that_could_not_be_written_is_completed_without_new_records(tmp_pa
     assert log.read_text().count("...\n") == 6
     assert audit(store.local_dir, tz=UTC).ok
     store.close()
+
+
+def test_the_event_log_is_evidence_when_journal_and_mark_are_both_gone(tmp_path):
+    from daemons.projector import Projector
+    local, events = tmp_path / "pool", tmp_path / "EventLog"
+    store = _small_journal(local)
+    projector = Projector(store, event_log=str(events), tz=UTC)
+    projector.catch_up()
+    projector.close()
+    store.close()
+    (local / "condor_config").write_text(f"EVENT_LOG = {events}\n")
+    for name in os.listdir(local):
+        if name.startswith(DB_NAME):
+            os.unlink(local / name)
+    evidence_path(local).unlink()
+    with pytest.raises(JournalBehind) as info:
+        check_before_start(local)
+    assert f"{events} holds events of cluster 1" in str(info.value)
+    old, new = accept_loss(local)
+    assert (old, new.cluster) == (None, 1)          # cluster 1 is not handed out again
+    with Store(local) as again:
+        assert again.next_cluster_id() == 2
+    assert check_before_start(local).ok
