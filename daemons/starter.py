@@ -7,7 +7,12 @@ A starter is one small process per job, forked by the startd's launcher.  It
 2. starts the job in its own process group: ``Cmd`` with ``Arguments``
    (or old ``Args``), ``Environment`` (or old ``Env``), in ``Iwd``, stdin /
    stdout / stderr from ``In``/``Out``/``Err`` (relative to ``Iwd``), as the
-   job's ``Owner`` when the pool runs as root;
+   job's ``Owner`` when the pool runs as root.  A job with file transfer
+   (``eventcore.transfer.wants_sandbox``) runs in the scratch directory
+   instead: its inputs are copied in first (``daemons.transfer``, as the
+   owner; FILE_TRANSFER events via ``starter_transfer``) and its outputs
+   copied back after it exits (timed in the outcome); a transfer that
+   fails ends the run with a ``transfer_failed`` outcome (the job is held);
 3. waits for the job -- or for an instruction (SIGTERM vacate, SIGQUIT
    fast kill, SIGHUP pool shutdown, SIGUSR1 suspend, SIGUSR2 continue) or for its startd to die
    (its lifeline pipe reads EOF), in which case it kills the job;
