@@ -38,7 +38,8 @@ def test_wait_returns_when_the_jobs_are_done_and_userlog_sums_them(submitted):
     assert run(logs.wait_main, "/no/such.log").status == 1
     summary = run(logs.userlog_main, log).out.splitlines()
     assert summary[1] == "Job      Host            Start Time  Evict Time  Wall Time Good Time CPU Usage"
-    assert sorted(line[:25] for line in summary[2:4]) == [f"{cluster}.{p}      127.0.0.1       " for p in (0, 1)]
+    assert sorted(line[:25] for line in summary[2:4]) == [f"{cluster}.{p:<{7 - len(str(cluster))}} 127.0.0.1       "
+                                                          for p in (0, 1)]
     assert "Host/Job        Wall Time Good Time CPU Usage Avg Alloc  Avg Lost Goodput  Util." in summary
     assert summary[-1].startswith("Total             0+00:")
 

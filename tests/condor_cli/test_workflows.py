@@ -32,9 +32,7 @@ def run_child(script: str, cwd: Path, timeout: float = 150) -> str:
 def test_parsl_app_returns_its_value_from_a_condor_block(pool, tmp_path):
     os.environ["CONDOR_CONFIG"] = str(pool.config_file)
     runinfo = tmp_path / "runinfo"
-    # Our starter runs a job in its Iwd (no input-file transfer yet), so the block's script,
-    # which Parsl names by a relative path, is found by pointing initialdir at Parsl's
-    # submit-script directory (run 000 of a fresh run_dir).
+    # the block's script reaches the job by file transfer (transfer_input_files, a relative path)
     out = run_child(f"""
         import parsl
         from parsl.config import Config
@@ -42,8 +40,7 @@ def test_parsl_app_returns_its_value_from_a_condor_block(pool, tmp_path):
         from parsl.providers import CondorProvider
 
         provider = CondorProvider(init_blocks=1, min_blocks=0, max_blocks=1, nodes_per_block=1,
-                                  worker_init="export PATH={BIN}:$PATH", walltime="00:05:00",
-                                  scheduler_options="initialdir = {runinfo}/000/submit_scripts")
+                                  worker_init="export PATH={BIN}:$PATH", walltime="00:05:00")
         config = Config(executors=[HighThroughputExecutor(label="condor", address="127.0.0.1",
                                                           max_workers_per_node=1, provider=provider)],
                         run_dir="{runinfo}", strategy_period=1)
