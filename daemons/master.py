@@ -41,8 +41,8 @@ from daemons.journal_check import check_before_start
 from daemons.safe_open import private_layout
 from eventcore.errors import HTCondorException, JournalError
 
-START_ORDER = ["collector", "negotiator", "schedd", "startd"]
-STOP_ORDER = ["startd", "negotiator", "schedd", "collector"]
+START_ORDER = ["collector", "negotiator", "schedd", "startd", "dask_startd"]
+STOP_ORDER = ["dask_startd", "startd", "negotiator", "schedd", "collector"]
 # DaemonCommand values (eventcore.enums) the master acts on.
 OFF_COMMANDS = {454, 461, 484} | DC_OFF   # DaemonsOff*, Off*
 DAEMON_OFF, DAEMON_ON = 467, 469
@@ -94,6 +94,8 @@ class Master(Daemon):
     def __init__(self, config_file: str | None = None):
         super().__init__(config_file)
         wanted = self.config("DAEMON_LIST", "MASTER COLLECTOR NEGOTIATOR SCHEDD STARTD").lower().split()
+        if self.config("DASK_SCHEDULER_ADDRESS", "").strip():
+            wanted.append("dask_startd")   # the pool's machines include a Dask cluster's workers
         self.daemons = [d for d in START_ORDER if d in wanted]
         self.children: dict[str, subprocess.Popen] = {}
         self.restarts: dict[str, int] = {d: 0 for d in self.daemons}

@@ -181,8 +181,8 @@ class Schedd(Daemon):
                 except HTCondorException:
                     pass
 
-    def _startd_call(self, cmd: str, **args):
-        return ipc.call(self.address_of("startd"), cmd, timeout=10, **args)
+    def _startd_call(self, cmd: str, address: str | None = None, **args):
+        return ipc.call(address or self.address_of("startd"), cmd, timeout=10, **args)
 
     def poke_negotiator(self) -> None:
         """Ask for a negotiation cycle without waiting: the poke thread sends it."""
@@ -569,7 +569,7 @@ class Schedd(Daemon):
             return
         address = match["startd"]
         started = ipc.call(address, "activate", timeout=10, claim=claim, job=self._starter_job(job, ad),
-                           request=match["request"], reuse=match.get("reuse"))
+                           request=match["request"], reuse=match.get("reuse"), slot=match.get("slot"))
         now = time.time()
         records = [SetAttributes(job, set={
             "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),

@@ -235,8 +235,10 @@ class Actions:
         # can clean up (remove_kill_sig); its starter is the schedd's, not a startd's.
         if ad is not None and self.schedd.local.signal(ad, "vacate" if what == "kill" else what):
             return
-        try:
-            self.schedd._startd_call("signal", claim=claim, what=what)
+        startd = adwire.evaluate(ad, "RemoteHost") if ad is not None else None
+        try:   # the startd that runs it (the local one, or the Dask workers' one)
+            self.schedd._startd_call("signal", address=startd if isinstance(startd, str) else None,
+                                     claim=claim, what=what)
         except HTCondorException as exc:
             self.schedd.log.info("could not tell claim %s to %s: %s", claim, what, exc)
 

@@ -197,7 +197,8 @@ def usage_attrs(ad: dict, outcome: dict, now: float) -> dict:
 
 def _evict_reason(reason) -> str | None:
     return {"startd_gone": "The startd went away", "vacate": "Job was vacated",
-            "kill": "Job was vacated", "shutdown": "The pool is shutting down"}.get(reason)
+            "kill": "Job was vacated", "shutdown": "The pool is shutting down",
+            "worker_lost": "The Dask worker running the job went away"}.get(reason)
 
 
 def exit_verdict(ad: dict) -> tuple:

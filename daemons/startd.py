@@ -55,7 +55,8 @@ class Launcher:
     """The single-threaded process that forks starters on the startd's behalf."""
 
     def __init__(self, execute_dir: str, schedd_address: str, reconnect_timeout: float,
-                 on_exit, log, update_intervals: tuple[float, float] = (5.0, 300.0)):
+                 on_exit, log, update_intervals: tuple[float, float] = (5.0, 300.0),
+                 starter=Starter):
         self.lifeline_r, self.lifeline_w = os.pipe()
         ours, theirs = socket.socketpair()
         self.pid = os.fork()
@@ -65,7 +66,7 @@ class Launcher:
             code = 1
             try:
                 _launcher_loop(theirs, self.lifeline_r, execute_dir, schedd_address, reconnect_timeout,
-                               update_intervals)
+                               update_intervals, starter)
                 code = 0
             finally:
                 os._exit(code)
@@ -117,7 +118,7 @@ class Launcher:
 
 
 def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_timeout,
-                   update_intervals) -> None:
+                   update_intervals, starter=Starter) -> None:
     """The launcher's whole life: fork starters on request, report their exits."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the startd stops us by closing the socket
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -150,7 +151,7 @@ def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_time
                     sock.close()
                     code = 1
                     try:
-                        code = Starter(request["job"], request["claim"], execute_dir, schedd_address,
+                        code = starter(request["job"], request["claim"], execute_dir, schedd_address,
                                        lifeline_r, reconnect_timeout,
                                        update_intervals=update_intervals).run()
                     finally:
@@ -178,6 +179,7 @@ def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_time
 class Startd(Daemon):
     name = "startd"
     log_name = "StartLog"
+    starter = Starter   # what the launcher forks per job
 
     def __init__(self, config_file: str | None = None):
         super().__init__(config_file)
@@ -200,7 +202,8 @@ class Startd(Daemon):
                                  self.config_float("SCHEDD_RECONNECT_TIMEOUT", 60),
                                  self._starter_exited, self.log,
                                  (self.config_float("STARTER_INITIAL_UPDATE_INTERVAL", 5),
-                                  self.config_float("STARTER_UPDATE_INTERVAL", 300)))
+                                  self.config_float("STARTER_UPDATE_INTERVAL", 300)),
+                                 type(self).starter)
 
     def _adopt_previous(self) -> None:
         """Keep the resources of a previous incarnation's starters until they are gone."""
@@ -277,7 +280,8 @@ class Startd(Daemon):
         })
         return handlers
 
-    def _activate(self, peer, claim: str, job: dict, request: dict, reuse: str | None = None) -> dict:
+    def _activate(self, peer, claim: str, job: dict, request: dict, reuse: str | None = None,
+                  slot: str | None = None) -> dict:
         """Start ``job`` in a new dynamic slot; ``reuse`` names a claim of the same owner
         whose job has finished: its resources pass to this one (claim reuse)."""
         wanted = {"Cpus": int(request.get("Cpus", 1)), "Memory": int(request.get("Memory", 0)),
@@ -304,6 +308,10 @@ class Startd(Daemon):
                     "owner": job.get("Owner"), "pid": 0, "start": None, "since": int(time.time())}
             self.claims[claim] = slot
             self.job_starts += 1
+        return self._launch(claim, slot, job)
+
+    def _launch(self, claim: str, slot: dict, job: dict) -> dict:
+        """Fork the starter of ``claim`` (already holding ``slot``); what ``activate`` answers."""
         try:
             launched = self.launcher.launch(job, claim)
         except Exception:
@@ -314,7 +322,7 @@ class Startd(Daemon):
             slot.update(pid=launched["pid"], start=launched["start"], scratch=launched["scratch"])
             self._save_state()
         self._changed.set()
-        return {"slot": name, "pid": launched["pid"], "start": launched["start"],
+        return {"slot": slot["name"], "pid": launched["pid"], "start": launched["start"],
                 "scratch": launched["scratch"]}
 
     def _signal(self, peer, claim: str, what: str) -> bool:
@@ -334,17 +342,22 @@ class Startd(Daemon):
         with self._lock:
             free = self.free()
             claims = list(self.claims.values())
-        base = self.common_ad("Machine", self.slot_name)
+        return self.machine_ads(self.slot_name, self.total, free, claims, {})
+
+    def machine_ads(self, slot_name: str, total: dict, free: dict, claims: list, facts: dict) -> list[dict]:
+        """The partitionable slot ``slot_name`` and its dynamic slots ``claims``;
+        ``facts`` override the local machine's (a remote machine's Machine, Arch...)."""
+        base = self.common_ad("Machine", slot_name)
         base.update(machine_facts(sum(slot["resources"].get("Cpus", 0) for slot in claims)))
         base.update({
             "TargetType": "Job", "StartdIpAddr": base["MyAddress"],
             "SlotID": 1, "SlotTypeID": 1, "UidDomain": self.host,
             "FileSystemDomain": filesystem_domain(), "HasFileTransfer": True,
             "HasFileTransferPluginMethods": "file",  # the only URL scheme the starter copies
-            "DetectedCpus": self.total["Cpus"], "DetectedMemory": self.total["Memory"],
-            "TotalCpus": self.total["Cpus"], "TotalMemory": self.total["Memory"],
-            "TotalDisk": self.total["Disk"], "TotalSlotCpus": self.total["Cpus"],
-            "TotalSlotMemory": self.total["Memory"], "TotalSlotDisk": self.total["Disk"],
+            "DetectedCpus": total["Cpus"], "DetectedMemory": total["Memory"],
+            "TotalCpus": total["Cpus"], "TotalMemory": total["Memory"],
+            "TotalDisk": total["Disk"], "TotalSlotCpus": total["Cpus"],
+            "TotalSlotMemory": total["Memory"], "TotalSlotDisk": total["Disk"],
             "Start": {"expr": self.config("START", "True")},
             "WithinResourceLimits": {"expr": "(MY.Cpus > 0 && TARGET.RequestCpus <= MY.Cpus && "
                                              "MY.Memory > 0 && TARGET.RequestMemory <= MY.Memory && "
@@ -357,6 +370,7 @@ class Startd(Daemon):
             "ConsoleIdle": int(time.time()) - self.start_time,
             "JobStarts": self.job_starts, "HasReconnect": True,
         })
+        base.update(facts)
         pslot = dict(base, SlotType="Partitionable", PartitionableSlot=True, State="Unclaimed",
                      Activity="Idle", NumDynamicSlots=len(claims), Cpus=free["Cpus"],
                      Memory=free["Memory"], Disk=free["Disk"],
@@ -396,6 +410,10 @@ class Startd(Daemon):
         while time.monotonic() < deadline and any(alive(s["pid"], s["start"]) for _, s in claims):
             time.sleep(0.05)
         self.launcher.close()
+        self.withdraw_ads()
+
+    def withdraw_ads(self) -> None:
+        """Take our slots out of the collector (the pool is stopping)."""
         try:
             ipc.call(self.collector_address, "invalidate", timeout=2, mytype="Machine")
         except HTCondorException:

@@ -369,11 +369,8 @@ class Starter:
         if killed_by:
             outcome["kind"] = "evicted"
             outcome["reason"] = killed_by
-        elif os.WIFSIGNALED(status):
-            outcome.update(kind="exit", by_signal=True, signal=os.WTERMSIG(status),
-                           core=os.WCOREDUMP(status))
         else:
-            outcome.update(kind="exit", by_signal=False, code=os.WEXITSTATUS(status))
+            outcome.update(exit_status(status))
         return outcome
 
     def _report_size(self, pid: int) -> None:
@@ -433,6 +430,14 @@ class Starter:
                     return False  # the schedd reads outcome.json when it comes back
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
+
+
+def exit_status(status: int) -> dict:
+    """The outcome of a job that exited with wait status ``status``."""
+    if os.WIFSIGNALED(status):
+        return {"kind": "exit", "by_signal": True, "signal": os.WTERMSIG(status),
+                "core": os.WCOREDUMP(status)}
+    return {"kind": "exit", "by_signal": False, "code": os.WEXITSTATUS(status)}
 
 
 def _named(path) -> bool:

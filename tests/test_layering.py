@@ -18,7 +18,9 @@ PROJECT = {"eventcore", "daemons", "tracking", "jobledger", "schemas"}
 ALLOWED = {
     "eventcore": {"eventcore", "attr", "attrs", "regex"},   # regex: bounded ClassAd regexp()
     "tracking": {"eventcore", "tracking", "attr", "attrs", "watchdog", "schemas"},
-    "daemons": {"eventcore", "daemons", "tracking", "schemas", "attr", "attrs", "sqlite_utils", "watchdog"},
+    # distributed: the optional [dask] extra (daemons/dask_*.py), imported only when configured
+    "daemons": {"eventcore", "daemons", "tracking", "schemas", "attr", "attrs", "sqlite_utils", "watchdog",
+                "distributed"},
     "schemas": {"schemas"},
 }
 # I/O and nondeterminism that the pure core must not touch.

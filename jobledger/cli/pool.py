@@ -56,7 +56,9 @@ def pool() -> None:
 
 @pool.command()
 @local_dir_option
-def start(local_dir):
+@click.option("--dask-scheduler", "dask_scheduler", metavar="ADDR", default=None,
+              help="Also run jobs on the workers of the Dask scheduler at ADDR (tcp://host:8786).")
+def start(local_dir, dask_scheduler):
     """Start a personal pool in LOCAL_DIR (returns once it is ready).
 
     A pool already running there is left alone: the command says so and exits 1."""
@@ -66,7 +68,8 @@ def start(local_dir):
     if busy:
         raise click.ClickException(busy)
     try:
-        started = PersonalPool(local_dir=Path(local_dir)).start().detach()
+        config = {"DASK_SCHEDULER_ADDRESS": dask_scheduler} if dask_scheduler else None
+        started = PersonalPool(local_dir=Path(local_dir), config=config).start().detach()
     except HTCondorException as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(repr(started))

@@ -89,3 +89,13 @@ def test_dag_creation_tutorial_writes_what_htcondor2_writes(tmp_path):
     for name in ("dagfile.dag", "montage.sub", "tile.sub"):
         ours_text = (tmp_path / "ours" / "mandelbrot-dag" / name).read_text()
         assert ours_text == (tmp_path / "theirs" / "mandelbrot-dag" / name).read_text(), name
+
+
+def test_dask_pool(tmp_path):
+    pytest.importorskip("distributed")
+    out = run_example("dask_pool.py", tmp_path)
+    machines = [line for line in out.splitlines() if line.startswith("machine slot1@dask-")]
+    assert len(machines) == 2
+    assert "executing on dask-" in out and "returned 0" in out
+    assert out.splitlines()[-1] == "words counted: 5"
+    wait_until(lambda: not pool_processes(tmp_path / "dask-pool"), 15, what="the pool to stop")

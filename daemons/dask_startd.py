@@ -1,0 +1,196 @@
+"""A startd whose machines are the workers of a Dask cluster.
+
+Started by the master beside (or, without STARTD in DAEMON_LIST, instead
+of) the local startd when the pool's ``DASK_SCHEDULER_ADDRESS`` names a
+Dask scheduler.  It speaks the startd's commands (``slots``, ``activate``,
+``signal``, ``claims``) so the negotiator and the schedd need nothing new.
+
+Every Dask worker is one partitionable slot ``slot1@dask-<worker name>@<host>``
+with the worker's own resources: Cpus (its declared ``Cpus`` resource, else
+its threads), Memory (its memory limit, MB), Disk (free KB under its local
+directory), Machine/Arch/OpSys as the worker reports them, and a
+FileSystemDomain of its own (nothing is shared with it).  The worker list is
+looked at every second: a worker that joins is advertised and a negotiation
+asked for, one that leaves is withdrawn from the collector.
+
+A job matched to a worker runs through ``daemons.dask_starter.DaskStarter``,
+forked by the same launcher as local starters.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+from daemons import adwire, ipc
+from daemons.daemon import main_for
+from daemons.dask_security import security_from, security_settings
+from daemons.dask_starter import DaskStarter
+from daemons.startd import Startd
+from eventcore.errors import HTCondorException
+
+RESOURCES = ("Cpus", "Memory", "Disk")
+
+
+def worker_slot_name(info: dict, facts: dict) -> str:
+    name = info.get("name")
+    name = str(name if name not in (None, "") else info.get("id", "worker")).replace("@", "_")
+    return f"slot1@dask-{name}@{facts.get('Machine') or info.get('host')}"
+
+
+class DaskStartd(Startd):
+    name = "dask_startd"
+    log_name = "DaskStartLog"
+    starter = DaskStarter
+
+    def __init__(self, config_file: str | None = None):
+        super().__init__(config_file)
+        self.execute_dir = self.execute_dir / "dask"   # apart from the local startd's state
+        self.execute_dir.mkdir(parents=True, exist_ok=True)
+        self.scheduler = self.config("DASK_SCHEDULER_ADDRESS", "").strip()
+        if not self.scheduler:
+            self.refuse(HTCondorException("DASK_SCHEDULER_ADDRESS is not set: no Dask cluster to use"))
+        try:
+            import distributed  # noqa: F401 - the optional [dask] extra
+        except ImportError:
+            self.refuse(HTCondorException("DASK_SCHEDULER_ADDRESS is set but the distributed package "
+                                          "is not installed: pip install 'jobledger[dask]'"))
+        self.security = security_settings(self.config)
+        self.workers: dict[str, dict] = {}   # worker address -> {"slot", "total", "facts"}
+        self.client = None
+        self._numbers = itertools.count(1)
+
+    def started(self) -> None:
+        from distributed import Client
+        try:
+            self.client = Client(self.scheduler, timeout=30, set_as_default=False,
+                                 security=security_from(self.security))
+        except (OSError, TimeoutError) as exc:
+            self.refuse(HTCondorException(f"cannot reach the Dask scheduler {self.scheduler}: {exc}"))
+        self._refresh_workers()
+        super().started()
+
+    # -- workers ---------------------------------------------------------------------
+    def _refresh_workers(self) -> None:
+        """Take in joined workers, drop departed ones (their ads leave the collector)."""
+        try:
+            infos = self.client.scheduler_info(n_workers=-1)["workers"]
+        except Exception as exc:  # noqa: BLE001 - an unreachable scheduler has no workers
+            self.log.info("Dask scheduler not answering: %s", exc)
+            infos = {}
+        new = [address for address in infos if address not in self.workers]
+        facts = {}
+        if new:
+            try:
+                facts = self.client.run(_facts, workers=new, on_error="return", wait=True)
+            except Exception as exc:  # noqa: BLE001 - try again next round
+                self.log.info("could not ask new workers for their facts: %s", exc)
+        joined = False
+        with self._lock:
+            for address in new:
+                found = facts.get(address)
+                if not isinstance(found, dict):
+                    continue
+                info = infos[address]
+                declared = info.get("resources") or {}
+                total = {"Cpus": int(declared.get("Cpus") or info.get("nthreads") or 1),
+                         "Memory": int(declared.get("Memory") or (info.get("memory_limit") or 0) // 2**20),
+                         "Disk": int(declared.get("Disk") or found["Disk"])}
+                self.workers[address] = {"slot": worker_slot_name(info, found), "total": total,
+                                         "facts": found}
+                self.log.info("Dask worker %s joined as %s", address, self.workers[address]["slot"])
+                joined = True
+            gone = [address for address in self.workers if address not in infos]
+            left = [(address, self.workers.pop(address)["slot"]) for address in gone]
+        for address, slot in left:
+            self.log.info("Dask worker %s of %s left", address, slot)
+            self._withdraw(address)
+        if joined or left:
+            self._slot_freed()
+
+    def _withdraw(self, address: str) -> None:
+        """The slots of the worker at ``address`` leave the collector."""
+        try:
+            ipc.call(self.collector_address, "invalidate", timeout=2, mytype="Machine",
+                     constraint=f"DaskWorkerAddress == {adwire.quote(address)}")
+        except HTCondorException:
+            pass
+
+    def _advertise_changes(self) -> None:
+        self._refresh_workers()
+        super()._advertise_changes()
+
+    # -- resources and ads ---------------------------------------------------------------
+    def free_on(self, address: str) -> dict:
+        free = dict(self.workers[address]["total"])
+        for slot in self.claims.values():
+            if slot.get("worker") == address:
+                for key in free:
+                    free[key] -= slot["resources"].get(key, 0)
+        return free
+
+    def slot_ads(self) -> list[dict]:
+        with self._lock:
+            shown = [(w["slot"], w["total"], self.free_on(address), w["facts"],
+                      [c for c in self.claims.values() if c.get("worker") == address])
+                     for address, w in self.workers.items()]
+        ads = []
+        for slot_name, total, free, facts, claims in shown:
+            ads += self.machine_ads(slot_name, total, free, claims, {
+                "Machine": facts["Machine"], "Arch": facts["Arch"], "OpSys": facts["OpSys"],
+                "FileSystemDomain": f"dask:{slot_name}", "UidDomain": f"dask:{slot_name}",
+                "DaskWorkerAddress": next(a for a, w in self.workers.items() if w["slot"] == slot_name)})
+        return ads
+
+    def _activate(self, peer, claim: str, job: dict, request: dict, reuse: str | None = None,
+                  slot: str | None = None) -> dict:
+        """Start ``job`` on the worker of the matched ``slot`` (or of the reused claim)."""
+        wanted = {"Cpus": int(request.get("Cpus", 1)), "Memory": int(request.get("Memory", 0)),
+                  "Disk": int(request.get("Disk", 0))}
+        with self._lock:
+            if self.stopping.is_set():
+                raise HTCondorException("the Dask startd is shutting down")
+            if claim in self.claims:
+                raise HTCondorException(f"claim {claim} is already active")
+            old = self.claims.get(reuse) if reuse else None
+            if old is not None and old.get("owner") != job.get("Owner"):
+                old = None
+            address = old["worker"] if old is not None else \
+                next((a for a, w in self.workers.items() if w["slot"] == slot), None)
+            if address not in self.workers:
+                raise HTCondorException(f"no Dask worker behind slot {slot!r}")
+            free = self.free_on(address)
+            if old is not None:
+                for key in free:
+                    free[key] += old["resources"].get(key, 0)
+            short = [key for key, amount in wanted.items() if amount > free[key]]
+            if short:
+                raise HTCondorException(f"not enough {', '.join(short)} left for claim {claim}")
+            if old is not None:
+                old["resources"] = {key: 0 for key in old["resources"]}
+            pslot = self.workers[address]["slot"]
+            name = pslot.replace("slot1@", f"slot1_{next(self._numbers)}@", 1)
+            entry = {"name": name, "resources": wanted, "worker": address,
+                     "job": f"{job.get('ClusterId')}.{job.get('ProcId')}", "owner": job.get("Owner"),
+                     "pid": 0, "start": None, "since": int(time.time())}
+            self.claims[claim] = entry
+            self.job_starts += 1
+        job = dict(job, _DaskWorker=address, _DaskScheduler=self.scheduler, _DaskSecurity=self.security)
+        return self._launch(claim, entry, job)
+
+    def withdraw_ads(self) -> None:
+        with self._lock:
+            addresses = list(self.workers)
+        for address in addresses:
+            self._withdraw(address)
+        if self.client is not None:
+            self.client.close(timeout=5)
+
+
+def _facts(dask_worker=None) -> dict:
+    from daemons.dask_task import worker_facts
+    return worker_facts(dask_worker)
+
+
+if __name__ == "__main__":
+    main_for(DaskStartd)

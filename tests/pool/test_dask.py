@@ -1,0 +1,190 @@
+"""The pool executing on a real Dask cluster: `dask scheduler` and `dask worker`
+processes on 127.0.0.1, each worker with its own working and local directory
+(nothing shared with the pool but the loopback network).
+
+The pool here has no local startd (DAEMON_LIST without STARTD), so every job
+runs on a Dask worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import jobledger as htcondor
+from daemons.personal import PersonalPool
+from tests.pool.conftest import stop_and_check, wait_until
+from tracking.jobeventlog import JobEventLog
+
+pytest.importorskip("distributed")   # the [dask] extra; part of [test]
+
+DASK = [str(Path(sys.executable).parent / "dask")]
+WORKERS = 3
+
+
+def start_worker(address: str, where: Path, name: str, nthreads: int = 2) -> subprocess.Popen:
+    where.mkdir(parents=True)
+    return subprocess.Popen(
+        DASK + ["worker", address, "--name", name, "--nthreads", str(nthreads), "--no-nanny",
+                "--host", "127.0.0.1", "--no-dashboard", "--memory-limit", "1GiB",
+                "--local-directory", str(where / "local")],
+        cwd=where, stdout=open(where / "worker.out", "wb"), stderr=subprocess.STDOUT)
+
+
+def worker_names(pool) -> set[str]:
+    ads = htcondor.Collector().query(htcondor.AdTypes.Startd, projection=["Name", "SlotType"])
+    return {ad["Name"] for ad in ads if ad.get("SlotType") == "Partitionable"}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A Dask scheduler and three workers, each in a directory of its own."""
+    base = tmp_path_factory.mktemp("dask")
+    (base / "scheduler").mkdir()
+    scheduler_file = base / "scheduler" / "scheduler.json"
+    scheduler = subprocess.Popen(DASK + ["scheduler", "--host", "127.0.0.1", "--port", "0",
+                                         "--no-dashboard", "--scheduler-file", str(scheduler_file)],
+                                 cwd=base / "scheduler", stdout=open(base / "scheduler.out", "wb"),
+                                 stderr=subprocess.STDOUT)
+    processes = [scheduler]
+    try:
+        wait_until(lambda: scheduler_file.exists() and scheduler_file.stat().st_size, 60,
+                   what="the Dask scheduler")
+        address = json.loads(scheduler_file.read_text())["address"]
+        workers = {f"w{i}": start_worker(address, base / f"w{i}", f"w{i}") for i in range(WORKERS)}
+        processes += workers.values()
+        yield {"address": address, "base": base, "workers": workers, "processes": processes}
+    finally:
+        for process in reversed(processes):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture(scope="module")
+def pool(cluster, tmp_path_factory):
+    running = PersonalPool(local_dir=tmp_path_factory.mktemp("pool"),
+                           config={"DASK_SCHEDULER_ADDRESS": cluster["address"],
+                                   "DAEMON_LIST": "MASTER COLLECTOR NEGOTIATOR SCHEDD"})
+    running.start()
+    wait_until(lambda: len(worker_names(running)) >= WORKERS, 60, what="the Dask workers' slots")
+    yield running
+    stop_and_check(running)
+
+
+def events(log: Path) -> list:
+    return list(JobEventLog(str(log)).events(0)) if log.exists() else []
+
+
+def test_workers_are_machines_with_their_resources(pool, cluster):
+    ads = htcondor.Collector().query(htcondor.AdTypes.Startd, "SlotType == \"Partitionable\"")
+    mine = {ad["Name"]: ad for ad in ads}
+    for name in cluster["workers"]:
+        ad = next(ad for slot, ad in mine.items() if slot.startswith(f"slot1@dask-{name}@"))
+        assert ad["TotalCpus"] == 2 and ad["TotalMemory"] == 1024
+        assert ad["TotalDisk"] > 0 and ad["Machine"] and ad["OpSys"] == "LINUX"
+        assert ad["FileSystemDomain"] != htcondor.param.get("FILESYSTEM_DOMAIN", "")
+        assert ad["DaskWorkerAddress"].startswith("tcp://127.0.0.1:")
+
+
+def test_jobs_run_on_workers_with_their_files(pool, tmp_path):
+    """Twenty jobs with an input and an output file: each runs once on a Dask worker
+    in a sandbox of that worker's, and its output comes back to its Iwd."""
+    iwd = tmp_path / "submit"
+    iwd.mkdir()
+    (iwd / "job.sh").write_text('#!/bin/sh\nread word < in$1.txt\necho "$word $1 $(pwd)" > result.txt\n'
+                                'echo to-stdout\n')
+    for i in range(20):
+        (iwd / f"in{i}.txt").write_text(f"input{i}\n")
+    log = iwd / "jobs.log"
+    cluster_id = pool.schedd.submit(htcondor.Submit({
+        "executable": "job.sh", "arguments": "$(ProcId)", "initialdir": str(iwd),
+        "should_transfer_files": "YES", "transfer_input_files": "in$(ProcId).txt",
+        "transfer_output_remaps": '"result.txt=result$(ProcId).txt"',
+        "output": "out$(ProcId).txt", "error": "err$(ProcId).txt", "log": str(log),
+        "request_memory": "64", "request_disk": "1024"}), count=20).cluster()
+    wait_until(lambda: len([e for e in events(log) if int(e.type) == 5]) >= 20, 120,
+               what="twenty terminated events")
+    seen = events(log)
+    for proc in range(20):
+        mine = [e for e in seen if e.proc == proc]
+        assert [int(e.type) for e in mine].count(1) == 1
+        assert [int(e.type) for e in mine].count(5) == 1
+        execute = next(e for e in mine if int(e.type) == 1)
+        assert "@dask-w" in execute["SlotName"]
+        terminated = next(e for e in mine if int(e.type) == 5)
+        assert terminated["ReturnValue"] == 0
+    for proc in range(20):
+        word, arg, where = (iwd / f"result{proc}.txt").read_text().split()
+        assert (word, arg) == (f"input{proc}", str(proc))
+        assert "/local/" in where and "/jobledger_" in where and not where.startswith(str(iwd))
+        assert (iwd / f"out{proc}.txt").read_text() == "to-stdout\n"
+    assert not pool.schedd.query(f"ClusterId == {cluster_id}")
+
+
+def test_worker_joining_and_leaving_shows_in_the_collector(pool, cluster):
+    extra = start_worker(cluster["address"], cluster["base"] / "joiner", "joiner", nthreads=1)
+    cluster["processes"].append(extra)
+    wait_until(lambda: any("@dask-joiner@" in n for n in worker_names(pool)), 60,
+               what="the joining worker's slot")
+    extra.send_signal(signal.SIGKILL)
+    extra.wait()
+    wait_until(lambda: not any("@dask-joiner@" in n for n in worker_names(pool)), 30,
+               what="the killed worker's slot to go")
+
+
+def test_worker_killed_mid_job_requeues_it(pool, cluster, tmp_path):
+    """A job whose worker is SIGKILLed is evicted, runs again elsewhere, ends once."""
+    victim = start_worker(cluster["address"], cluster["base"] / "victim", "victim", nthreads=1)
+    cluster["processes"].append(victim)
+    wait_until(lambda: any("@dask-victim@" in n for n in worker_names(pool)), 60,
+               what="the victim worker's slot")
+    iwd = tmp_path / "submit"
+    iwd.mkdir()
+    (iwd / "job.sh").write_text("#!/bin/sh\nsleep 2\necho done > result.txt\n")
+    log = iwd / "job.log"
+    pool.schedd.submit(htcondor.Submit({
+        "executable": "job.sh", "initialdir": str(iwd), "should_transfer_files": "YES",
+        "log": str(log), "rank": 'regexp("@dask-victim@", TARGET.Name) ? 10 : 0'}))
+    wait_until(lambda: any(int(e.type) == 1 for e in events(log)), 60, what="the job to start")
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    wait_until(lambda: any(int(e.type) == 5 for e in events(log)), 60, what="the job to end")
+    kinds = [int(e.type) for e in events(log)]
+    executes = [e for e in events(log) if int(e.type) == 1]
+    assert kinds.count(4) == 1 and kinds.count(5) == 1 and len(executes) == 2
+    assert "@dask-victim@" in executes[0]["SlotName"] and "@dask-victim@" not in executes[1]["SlotName"]
+    assert (iwd / "result.txt").read_text() == "done\n"
+
+
+def test_hold_and_remove_stop_the_job_on_its_worker(pool, cluster, tmp_path):
+    """hold and remove reach the job's subprocess on the worker: its sandbox there
+    goes (the task ended) and the slot's cores come back."""
+    iwd = tmp_path / "submit"
+    iwd.mkdir()
+    (iwd / "job.sh").write_text("#!/bin/sh\nsleep 300\n")
+    log = iwd / "job.log"
+    cluster_id = pool.schedd.submit(htcondor.Submit({
+        "executable": "job.sh", "initialdir": str(iwd), "should_transfer_files": "YES",
+        "log": str(log)}), count=2).cluster()
+    wait_until(lambda: [int(e.type) for e in events(log)].count(1) == 2, 60, what="both jobs to start")
+    sandboxes = lambda: [p for w in cluster["workers"] for p in  # noqa: E731
+                         (cluster["base"] / w / "local").rglob("jobledger_*")]
+    wait_until(lambda: len(sandboxes()) == 2, 30, what="two sandboxes on the workers")
+    pool.schedd.act(htcondor.JobAction.Hold, f"{cluster_id}.0")
+    pool.schedd.act(htcondor.JobAction.Remove, f"{cluster_id}.1")
+    wait_until(lambda: {int(e.type) for e in events(log)} >= {12, 9}, 30, what="held and aborted events")
+    wait_until(lambda: not sandboxes(), 30, what="the jobs' sandboxes on the workers to go")
+    assert [int(e.type) for e in events(log)].count(5) == 0
+    pool.schedd.act(htcondor.JobAction.Remove, f"{cluster_id}.0")
