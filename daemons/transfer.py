@@ -158,8 +158,14 @@ def disk_usage_kb(sandbox: str) -> int:
 
 def inside(sandbox: str, name: str) -> str:
     """The real path of sandbox entry ``name``; ``TransferError(12)`` if it leads out."""
-    root = os.path.realpath(sandbox)
+    return _inside(os.path.realpath(sandbox), name)
+
+
+def _inside(root: str, name: str) -> str:
+    """``inside`` with the sandbox's real path ``root`` already known."""
     path = os.path.join(root, name)
+    if os.sep not in name and not os.path.islink(path):
+        return path                    # a plain top-level entry: nothing to resolve
     real = os.path.realpath(path)
     if real != root and not real.startswith(root + os.sep):
         raise TransferError(HOLD_OUTPUT, errno.EPERM,
@@ -171,8 +177,9 @@ def inside(sandbox: str, name: str) -> str:
 def send_output(job: dict, items: list[Output], sandbox: str, tag: str) -> list[str]:
     """Copy each output to its destination; returns the destinations written."""
     written: list[str] = []
+    root = os.path.realpath(sandbox)
     for item in items:
-        source = inside(sandbox, item.name)
+        source = _inside(root, item.name)
         try:
             info = os.stat(source)
         except OSError as exc:
@@ -180,28 +187,32 @@ def send_output(job: dict, items: list[Output], sandbox: str, tag: str) -> list[
         if stat.S_ISDIR(info.st_mode):
             if item.contents:
                 for entry in sorted(os.listdir(source)):
-                    rel = os.path.join(item.name, entry)
-                    _send_tree(sandbox, rel, remap_for(job, entry), tag, written)
+                    _send_tree(root, source, entry, remap_for(job, entry), tag, written)
             else:
-                _send_tree(sandbox, item.name, item.dest, tag, written)
+                _send_tree(root, os.path.dirname(source), os.path.basename(source), item.dest, tag,
+                           written)
         else:
             _send_file(source, item.dest, tag)
             written.append(item.dest)
     return written
 
 
-def _send_tree(sandbox: str, name: str, dest: str, tag: str, written: list) -> None:
-    source = inside(sandbox, name)
-    if not os.path.isdir(source):
-        _send_file(source, dest, tag)
+def _send_tree(root: str, parent: str, entry: str, dest: str, tag: str, written: list) -> None:
+    """Entry ``entry`` of the (checked, real) sandbox directory ``parent`` to ``dest``:
+    only symlinks need resolving to know they stay in the sandbox."""
+    path = os.path.join(parent, entry)
+    if os.path.islink(path):
+        path = _inside(root, os.path.relpath(path, root))
+    if not os.path.isdir(path):
+        _send_file(path, dest, tag)
         written.append(dest)
         return
     try:
         os.makedirs(dest, exist_ok=True)
     except OSError as exc:
         raise _output_error("writing to", dest, exc) from exc
-    for entry in sorted(os.listdir(source)):
-        _send_tree(sandbox, os.path.join(name, entry), os.path.join(dest, entry), tag, written)
+    for name in sorted(os.listdir(path)):
+        _send_tree(root, path, name, os.path.join(dest, name), tag, written)
 
 
 def temp_name(dest: str, tag: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -101,3 +103,19 @@ def test_spool_sweep_keeps_only_jobs_in_the_queue(tmp_path):
     assert sweep(tmp_path, lambda job: job == JobId(1, 1)) == 2
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.iterdir()) == ["1", "history"]
     assert [p.name for p in (tmp_path / "1").iterdir()] == ["1"]
+
+
+def test_send_output_refuses_a_nested_link_out_of_the_sandbox(tmp_path):
+    from daemons.transfer import send_output
+    from eventcore.transfer import Output
+    sandbox, iwd = tmp_path / "sandbox", tmp_path / "iwd"
+    (sandbox / "d" / "e").mkdir(parents=True)
+    iwd.mkdir()
+    (sandbox / "d" / "e" / "ok.txt").write_text("ok")
+    (sandbox / "d" / "inner").symlink_to("e")                  # stays inside: copied
+    written = send_output({"Iwd": str(iwd)}, [Output("d", str(iwd / "d"))], str(sandbox), "1.0")
+    assert sorted(os.path.relpath(p, iwd) for p in written) == ["d/e/ok.txt", "d/inner/ok.txt"]
+    (sandbox / "d" / "e" / "leak").symlink_to("/etc")           # leads out: refused
+    with pytest.raises(TransferError) as err:
+        send_output({"Iwd": str(iwd)}, [Output("d", str(iwd / "d2"))], str(sandbox), "1.0")
+    assert err.value.code == 12 and "d/e/leak" in err.value.message
