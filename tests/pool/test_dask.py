@@ -8,6 +8,7 @@ runs on a Dask worker.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import signal
@@ -18,8 +19,10 @@ from pathlib import Path
 import pytest
 
 import jobledger as htcondor
+from daemons.audit import audit
 from daemons.personal import PersonalPool
 from tests.pool.conftest import stop_and_check, wait_until
+from tests.pool.test_crash import daemon_pid
 from tracking.jobeventlog import JobEventLog
 
 pytest.importorskip("distributed")   # the [dask] extra; part of [test]
@@ -188,3 +191,35 @@ def test_hold_and_remove_stop_the_job_on_its_worker(pool, cluster, tmp_path):
     wait_until(lambda: not sandboxes(), 30, what="the jobs' sandboxes on the workers to go")
     assert [int(e.type) for e in events(log)].count(5) == 0
     pool.schedd.act(htcondor.JobAction.Remove, f"{cluster_id}.0")
+
+
+def test_schedd_sigkill_while_jobs_run_on_workers(pool, tmp_path):
+    """The schedd SIGKILLed while jobs run on Dask workers: jobs still running are
+    reconnected, jobs that finished meanwhile are collected; each terminates once,
+    its output back, and the audit passes."""
+    iwd = tmp_path / "submit"
+    iwd.mkdir()
+    gate = tmp_path / "gate"
+    gate.touch()
+    (iwd / "job.sh").write_text('#!/bin/sh\nwhile [ -e "$1" ]; do sleep 0.05; done\n'
+                                'cat in.txt > out.txt\n')
+    (iwd / "in.txt").write_text("carried\n")
+    log = iwd / "jobs.log"
+    cluster_id = pool.schedd.submit(htcondor.Submit({
+        "executable": "job.sh", "arguments": str(gate), "initialdir": str(iwd),
+        "should_transfer_files": "YES", "transfer_input_files": "in.txt",
+        "transfer_output_remaps": '"out.txt=out$(ProcId).txt"', "log": str(log)}), count=8).cluster()
+    wait_until(lambda: [int(e.type) for e in events(log)].count(1) >= 4, 60, what="four jobs running")
+    before = daemon_pid(pool, "schedd")
+    os.kill(before, signal.SIGKILL)
+    gate.unlink()      # the running jobs finish while the schedd is down
+    wait_until(lambda: daemon_pid(pool, "schedd") != before, 30, what="the schedd to restart")
+    wait_until(lambda: len([e for e in events(log) if int(e.type) == 5]) >= 8, 120,
+               what="every job to terminate")
+    terminated = collections.Counter(e.proc for e in events(log) if int(e.type) == 5)
+    assert terminated == {proc: 1 for proc in range(8)}
+    for proc in range(8):
+        assert (iwd / f"out{proc}.txt").read_text() == "carried\n"
+    wait_until(lambda: not pool.schedd.query(f"ClusterId == {cluster_id}", ["ProcId"]), 30,
+               what="the cluster to leave the queue")
+    wait_until(lambda: audit(pool.local_dir).ok, 30, what="a clean audit")
