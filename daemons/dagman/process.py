@@ -46,6 +46,7 @@ from tracking.jobeventlog import JobEventLog
 
 SCHEDD_RETRY = 0.2
 SUBMIT_CHUNK = 100      # node jobs per submit_many (one journal append)
+FIRST_CHUNK = 10
 
 
 def die_with_parent() -> None:
@@ -150,8 +151,10 @@ class Dagman:
 
     def _carry_out(self, run: DagRun, actions: list) -> None:
         submits = [a for a in actions if isinstance(a, SubmitJob)]
-        for first in range(0, len(submits), SUBMIT_CHUNK):   # the first children go out early
-            self._submit(run, submits[first:first + SUBMIT_CHUNK])
+        start, size = 0, FIRST_CHUNK          # a few first, so the first children go out early
+        while start < len(submits):
+            self._submit(run, submits[start:start + size])
+            start, size = start + size, SUBMIT_CHUNK
         for action in actions:
             if isinstance(action, RunScript):
                 self._start_script(run, action)
