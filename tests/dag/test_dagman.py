@@ -81,6 +81,8 @@ def test_diamond_with_vars_scripts_and_htcondor_files(pool, tmp_path):
     order = [e for e in JobEventLog(str(tmp_path / "d.dag.nodes.log")).events(stop_after=0)]
     position = {(e.cluster, int(e.type)): i for i, e in enumerate(order)}
     assert position[(by_name["A"], 5)] < position[(by_name["B"], 0)]
+    submit_a = order[position[(by_name["A"], 0)]]
+    assert 'DAGNodeName = "A"' in submit_a.raw_text       # the SUBMIT event's note names the node
     assert max(position[(by_name["B"], 5)], position[(by_name["C"], 5)]) < position[(by_name["D"], 0)]
     out = (tmp_path / "d.dag.dagman.out").read_text()
     assert "EXITING WITH STATUS 0" in out
