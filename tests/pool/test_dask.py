@@ -31,13 +31,44 @@ DASK = [str(Path(sys.executable).parent / "dask")]
 WORKERS = 3
 
 
-def start_worker(address: str, where: Path, name: str, nthreads: int = 2) -> subprocess.Popen:
+def start_worker(address: str, where: Path, name: str, nthreads: int = 2, tls: list | None = None
+                 ) -> subprocess.Popen:
     where.mkdir(parents=True)
     return subprocess.Popen(
         DASK + ["worker", address, "--name", name, "--nthreads", str(nthreads), "--no-nanny",
                 "--host", "127.0.0.1", "--no-dashboard", "--memory-limit", "1GiB",
-                "--local-directory", str(where / "local")],
+                "--local-directory", str(where / "local"), *(tls or [])],
         cwd=where, stdout=open(where / "worker.out", "wb"), stderr=subprocess.STDOUT)
+
+
+def start_scheduler(base: Path, tls: list | None = None) -> tuple[subprocess.Popen, str]:
+    """A `dask scheduler` on loopback in ``base/scheduler``, and its address."""
+    (base / "scheduler").mkdir()
+    scheduler_file = base / "scheduler" / "scheduler.json"
+    scheduler = subprocess.Popen(DASK + ["scheduler", "--host", "127.0.0.1", "--port", "0",
+                                         "--no-dashboard", "--scheduler-file", str(scheduler_file),
+                                         *(tls or [])],
+                                 cwd=base / "scheduler", stdout=open(base / "scheduler.out", "wb"),
+                                 stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: scheduler_file.exists() and scheduler_file.stat().st_size, 60,
+                   what="the Dask scheduler")
+    except BaseException:
+        stop_all([scheduler])
+        raise
+    return scheduler, json.loads(scheduler_file.read_text())["address"]
+
+
+def stop_all(processes: list) -> None:
+    for process in reversed(processes):
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def worker_names(pool) -> set[str]:
@@ -49,30 +80,14 @@ def worker_names(pool) -> set[str]:
 def cluster(tmp_path_factory):
     """A Dask scheduler and three workers, each in a directory of its own."""
     base = tmp_path_factory.mktemp("dask")
-    (base / "scheduler").mkdir()
-    scheduler_file = base / "scheduler" / "scheduler.json"
-    scheduler = subprocess.Popen(DASK + ["scheduler", "--host", "127.0.0.1", "--port", "0",
-                                         "--no-dashboard", "--scheduler-file", str(scheduler_file)],
-                                 cwd=base / "scheduler", stdout=open(base / "scheduler.out", "wb"),
-                                 stderr=subprocess.STDOUT)
+    scheduler, address = start_scheduler(base)
     processes = [scheduler]
     try:
-        wait_until(lambda: scheduler_file.exists() and scheduler_file.stat().st_size, 60,
-                   what="the Dask scheduler")
-        address = json.loads(scheduler_file.read_text())["address"]
         workers = {f"w{i}": start_worker(address, base / f"w{i}", f"w{i}") for i in range(WORKERS)}
         processes += workers.values()
         yield {"address": address, "base": base, "workers": workers, "processes": processes}
     finally:
-        for process in reversed(processes):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop_all(processes)
 
 
 @pytest.fixture(scope="module")
@@ -223,3 +238,35 @@ def test_schedd_sigkill_while_jobs_run_on_workers(pool, tmp_path):
     wait_until(lambda: not pool.schedd.query(f"ClusterId == {cluster_id}", ["ProcId"]), 30,
                what="the cluster to leave the queue")
     wait_until(lambda: audit(pool.local_dir).ok, 30, what="a clean audit")
+
+
+def test_tls_connection_when_certificates_are_configured(tmp_path):
+    """DASK_TLS_* in the pool's configuration: the pool reaches a TLS-only scheduler
+    and a job runs on its worker."""
+    pem = {name: tmp_path / f"{name}.pem" for name in ("cert", "key")}
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(pem["key"]), "-out", str(pem["cert"]), "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    tls = ["--tls-ca-file", str(pem["cert"]), "--tls-cert", str(pem["cert"]), "--tls-key", str(pem["key"])]
+    scheduler, address = start_scheduler(tmp_path, tls + ["--protocol", "tls"])
+    processes = [scheduler]
+    try:
+        assert address.startswith("tls://")
+        processes.append(start_worker(address, tmp_path / "w", "secure", nthreads=1, tls=tls))
+        with PersonalPool(local_dir=tmp_path / "pool", config={
+                "DASK_SCHEDULER_ADDRESS": address, "DAEMON_LIST": "MASTER COLLECTOR NEGOTIATOR SCHEDD",
+                "DASK_TLS_CA_FILE": str(pem["cert"]), "DASK_TLS_CERT": str(pem["cert"]),
+                "DASK_TLS_KEY": str(pem["key"])}) as secure:
+            wait_until(lambda: any("@dask-secure@" in n for n in worker_names(secure)), 60,
+                       what="the TLS worker's slot")
+            iwd = tmp_path / "submit"
+            iwd.mkdir()
+            (iwd / "job.sh").write_text("#!/bin/sh\necho over tls > result.txt\n")
+            log = iwd / "job.log"
+            secure.schedd.submit(htcondor.Submit({"executable": "job.sh", "initialdir": str(iwd),
+                                                  "should_transfer_files": "YES", "log": str(log)}))
+            wait_until(lambda: any(int(e.type) == 5 for e in events(log)), 60, what="the job to end")
+            assert (iwd / "result.txt").read_text() == "over tls\n"
+        secure._config_setter.unset()
+    finally:
+        stop_all(processes)
