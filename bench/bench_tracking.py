@@ -13,6 +13,9 @@ Rows:
 - ``idle step``: a step when nothing new was written, watching (only changed
   logs are looked at) vs polling (every log's size is checked).
 - ``read N jobs (journal)``: ``JournalTracker`` over a pool journal.
+- ``tracker RSS``: a child process reads the N jobs' logs with a
+  ``UserLogTracker`` and reports its resident memory (after imports, after
+  the read, after 20 more steps with nothing new) and the growth per job.
 - latency rows: a writer appends one event at a time (a new job's submit)
   to a user log, or commits one journal append; the time from the write
   returning to the tracker's callback; p50 / p99 over 400 writes.
@@ -90,8 +93,44 @@ def read_userlogs(n: int, tmp: Path) -> list[tuple]:
     rows = [(f"read {n:,} jobs (user logs, {events:,} events)", events / t_ours, "events/s",
              t_theirs / t_ours)]
     rows.append(incremental(n, paths, load))
+    rows.append(tracker_rss(n, paths))
     rows += idle_steps(n, paths)
     return rows
+
+
+_RSS_CHILD = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from tracking.userlogs import UserLogTracker
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+paths = [line for line in sys.stdin.read().split("\n") if line]
+base = rss()
+tracker = UserLogTracker(paths, batch=50_000)
+while tracker.step():
+    pass
+while tracker.step():
+    pass
+after = rss()
+for _ in range(20):
+    tracker.step()
+print(base, after, rss(), len(tracker.states))
+tracker.stop()
+"""
+
+
+def tracker_rss(n: int, paths) -> tuple:
+    """Resident memory of a process whose tracker has read the n jobs (mostly completed)."""
+    import subprocess
+    out = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(ROOT)], input="\n".join(map(str, paths)),
+                         capture_output=True, text=True, check=True).stdout.split()
+    base, after, later, jobs = (int(x) for x in out)
+    assert jobs == n, (jobs, n)
+    return (f"tracker RSS, {n:,} jobs read (MB; after 20 idle steps {later / 2**20:.1f} MB; "
+            f"{(after - base) / n:,.0f} B/job over imports)", after / 2**20, "MB", None)
 
 
 def idle_steps(n: int, paths) -> list[tuple]:

@@ -22,7 +22,7 @@ from .ops import ascii_lower
 from .lexer import _careful_tokenize
 from .parser import Parser
 from .evaluate import NOLIT
-from .quickad import CACHE_SIZE, literal
+from .quickad import keep, literal
 from .unparse import Unparser, format_real_old, quote_name, sorted_attrs
 from .values import ERROR, UNDEF
 
@@ -251,9 +251,7 @@ def parse_old_ads(text: str):
         item = get(line)
         if item is None:
             item = _old_line(line)
-            if len(lines) >= CACHE_SIZE:
-                lines.clear()
-            lines[line] = item
+            keep(lines, line, item, len(line))
         if type(item) is tuple:
             if not skipping:
                 started = True

@@ -29,7 +29,8 @@ from .evaluate import NOLIT
 from .parser import Parser
 from .values import ERROR, INT64_MAX, INT64_MIN, UNDEF
 
-CACHE_SIZE = 4096          # distinct expression texts kept; the cache starts afresh when full
+CACHE_SIZE = 4096          # distinct texts kept per cache; a cache starts afresh when full
+CACHE_TEXT = 1024          # longer texts are parsed each time (bounds a cache's memory)
 
 _WS = " \t\r\n\v\f"
 _KW = {"true": True, "false": False, "undefined": UNDEF, "error": ERROR}
@@ -51,17 +52,22 @@ def literal(value) -> N.Literal:
 _cache: dict = {}
 
 
-def cached_expr(text: str, parse, key=None):
-    """``parse(text)`` (a pure function of the text), kept per ``key`` (default
-    ``text``); errors are raised each time, never kept."""
-    k = text if key is None else key
-    node = _cache.get(k)
+def cached_expr(text: str, parse):
+    """``parse(text)`` (a pure function of the text), kept per text; errors
+    are raised each time, never kept."""
+    node = _cache.get(text)
     if node is None:
         node = parse(text)
-        if len(_cache) >= CACHE_SIZE:
-            _cache.clear()
-        _cache[k] = node
+        keep(_cache, text, node, len(text))
     return node
+
+
+def keep(cache: dict, key, value, size: int) -> None:
+    """Keep ``value`` under ``key`` unless its text is long (``size``); a full cache starts afresh."""
+    if size <= CACHE_TEXT:
+        if len(cache) >= CACHE_SIZE:
+            cache.clear()
+        cache[key] = value
 
 
 def _ad_value(text: str) -> N.Node:
@@ -124,9 +130,7 @@ def piece_item(part: str):
     if item is None:
         item = _piece(part)
         if item is not None:
-            if len(_pieces) >= CACHE_SIZE:
-                _pieces.clear()
-            _pieces[part] = item
+            keep(_pieces, part, item, len(part))
     return item
 
 

@@ -736,30 +736,30 @@ def parse_body(number: int, first: str, lines: list[str]):
 
 class Deferred:
     """Attributes of a body whose unreadable-or-not part was read: ``value()``
-    reads the rest (which cannot fail) on first use, once."""
+    reads the rest (which cannot fail) on first use.  ``read()`` builds a new
+    dict each time, so two threads that race here just read it twice."""
 
-    __slots__ = ("_finish", "_args", "_value")
+    __slots__ = ("_read", "_value")
 
-    def __init__(self, finish, *args):
-        self._finish = finish
-        self._args = args
+    def __init__(self, read):
+        self._read = read
         self._value = None
 
     def value(self) -> dict:
         v = self._value
         if v is None:
-            v = self._value = self._finish(*self._args)
-            self._args = None
+            v = self._value = self._read()
         return v
 
 
 def _terminated_lazily(first, lines):
     attrs, i = _terminated_head(first, lines, False)
-    return Deferred(_terminated_tail, lines, i, attrs, False)
+    return Deferred(lambda: _terminated_tail(lines, i, dict(attrs), False))
 
 
 def _image_size_lazily(first, lines):
-    return Deferred(_image_size_tail, lines, _image_size_head(first))
+    attrs = _image_size_head(first)
+    return Deferred(lambda: _image_size_tail(lines, dict(attrs)))
 
 
 # The bulky bodies that rarely repeat: only their head is read at once.

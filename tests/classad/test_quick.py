@@ -85,3 +85,6 @@ def test_the_kept_texts_stay_bounded():
         parse_new_ad(f"[ Id = {i}; Req = Id > {i} ]")
     assert len(quickad._pieces) <= quickad.CACHE_SIZE
     assert len(quickad._cache) <= quickad.CACHE_SIZE
+    long_value = " + ".join(["Id"] * quickad.CACHE_TEXT)
+    assert parse_new_ad(f"[ Big = {long_value} ]").attrs[0][0] == "Big"
+    assert long_value not in quickad._cache and not any(len(k) > quickad.CACHE_TEXT for k in quickad._pieces)
