@@ -106,7 +106,7 @@ def _alternating(name, fn, ours, theirs, runs: int = RUNS):
         b.append(n / t2)
         ratios.append(t2 / t1)
     print(f"| {name} | {n:,} | {statistics.median(a):,.0f} | {statistics.median(b):,.0f} "
-          f"| {statistics.median(ratios):.2f} |", flush=True)
+          f"| {statistics.median(ratios):.2f} |  <!-- runs: {' '.join(f'{r:.2f}' for r in ratios)} -->", flush=True)
 
 
 def main() -> None:
