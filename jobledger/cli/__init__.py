@@ -29,7 +29,7 @@ class Main(click.Group):
             raise click.ClickException(one_line(exc)) from None
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
-            raise click.ClickException(f"{where}{exc.strerror or one_line(exc)}") from None
+            raise click.ClickException(one_line(f"{where}{exc.strerror or one_line(exc)}")) from None
         except MemoryError:
             raise click.ClickException("out of memory") from None
 

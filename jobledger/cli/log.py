@@ -39,8 +39,8 @@ class _Reader:
         for path in paths:
             try:
                 self.logs.append(JobEventLog(path, errors="raise"))
-            except HTCondorException as exc:
-                raise click.ClickException(f"{path}: {exc}") from exc
+            except (HTCondorException, ValueError) as exc:     # ValueError: an empty name
+                raise click.ClickException(f"{path!r}: {exc}") from exc
 
     def poll(self):
         for jel in self.logs:

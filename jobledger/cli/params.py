@@ -23,7 +23,10 @@ def one_line(exc: BaseException) -> str:
     """The first line of ``exc``'s message, shortened to ``MAX_SHOWN`` characters."""
     text = str(exc).strip().splitlines()
     line = text[0] if text else type(exc).__name__
-    return line if len(line) <= MAX_SHOWN else line[:MAX_SHOWN] + "..."
+    if len(line) <= MAX_SHOWN:
+        return line
+    half = MAX_SHOWN // 2           # keep both ends: the place and the reason
+    return f"{line[:half]}...{line[-half:]}"
 
 
 def check_job_id(text: str, hint: str = "JOB") -> str:
