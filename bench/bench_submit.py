@@ -7,6 +7,8 @@ Rows:
   itemdata      jobledger: ``Submit.itemdata()`` rows per second
   itemdata-h2   htcondor2: ``Submit.itemdata()`` rows per second (partial peer:
                 htcondor2 cannot make job ads without a schedd)
+  peak RSS      the client half of one 10^5- and 10^6-job ``queue N`` submission
+                (MAX_JOBS_PER_SUBMISSION raised), each in its own process
 
 Target: plan >= 50,000 job ads/s.  Each row is run RUNS times; the table
 shows the best run (what the code can do: the machine is shared, so the
@@ -107,6 +109,32 @@ def main() -> None:
     verdict = {True: "met", False: "NOT met"}
     print(f"target plan >= 50,000 job ads/s: best {verdict[best >= 50_000]}, median "
           f"{verdict[median >= 50_000]}, CPU time {verdict[cpu >= 50_000]}")
+    peak_rss()
+
+
+_PEAK_CHILD = """
+import resource, sys, time
+from eventcore.submit.env import StaticEnvironment
+from eventcore.submit.description import Submit
+n = int(sys.argv[1])
+began = time.perf_counter()
+sub = Submit.using(StaticEnvironment(), "executable = /bin/true\\narguments = $(ProcId)\\nqueue %d\\n" % n)
+plan = sub.cluster(max_jobs=n)       # MAX_JOBS_PER_SUBMISSION raised to n
+assert plan.num_procs == n
+print(time.perf_counter() - began, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def peak_rss(sizes=(100_000, 1_000_000)) -> None:
+    """Peak RSS of the client half of one n-job submission (``queue n``, the
+    limit raised), each size in a fresh process so its peak is its own."""
+    import subprocess
+    import sys
+    print(f"{'jobs':>10} {'seconds':>8} {'peak RSS MB':>12}")
+    for n in sizes:
+        out = subprocess.run([sys.executable, "-c", _PEAK_CHILD, str(n)], capture_output=True,
+                             text=True, check=True).stdout.split()
+        print(f"{n:>10,} {float(out[0]):>8.1f} {int(out[1]) / 1024:>12,.0f}")
 
 
 if __name__ == "__main__":
