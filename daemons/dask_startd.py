@@ -61,23 +61,34 @@ class DaskStartd(Startd):
         self._numbers = itertools.count(1)
 
     def started(self) -> None:
-        from distributed import Client
         try:
-            self.client = Client(self.scheduler, timeout=30, set_as_default=False,
-                                 security=security_from(self.security))
+            self.client = self._connect(30)
         except (OSError, TimeoutError) as exc:
             self.refuse(HTCondorException(f"cannot reach the Dask scheduler {self.scheduler}: {exc}"))
         self._refresh_workers()
         super().started()
 
+    def _connect(self, timeout: float):
+        from distributed import Client
+        return Client(self.scheduler, timeout=timeout, set_as_default=False,
+                      security=security_from(self.security))
+
+    def _worker_infos(self) -> dict:
+        """The scheduler's workers; none while it is unreachable (a scheduler that went
+        away and came back is connected to again)."""
+        try:
+            if self.client.status in ("closed", "failed"):
+                self.client.close(timeout=2)
+                self.client = self._connect(2)
+            return self.client.scheduler_info(n_workers=-1)["workers"]
+        except Exception as exc:  # noqa: BLE001 - an unreachable scheduler has no workers
+            self.log.info("Dask scheduler not answering: %s", exc)
+            return {}
+
     # -- workers ---------------------------------------------------------------------
     def _refresh_workers(self) -> None:
         """Take in joined workers, drop departed ones (their ads leave the collector)."""
-        try:
-            infos = self.client.scheduler_info(n_workers=-1)["workers"]
-        except Exception as exc:  # noqa: BLE001 - an unreachable scheduler has no workers
-            self.log.info("Dask scheduler not answering: %s", exc)
-            infos = {}
+        infos = self._worker_infos()
         new = [address for address in infos if address not in self.workers]
         facts = {}
         if new:

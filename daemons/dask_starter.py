@@ -24,7 +24,7 @@ import traceback
 import time
 
 from daemons.dask_task import pack, run_job, unpack
-from daemons.starter import HOLD_SPAWN, STOPPING, SpawnFailed, Starter, job_arguments, job_environment
+from daemons.starter import HOLD_SPAWN, STOPPING, Starter, job_arguments, job_environment
 
 WORKER_CHECK = 1.0   # seconds between looks at whether the job's worker is still there
 
@@ -53,8 +53,9 @@ class DaskStarter(Starter):
         try:
             self.client = Client(self.scheduler, timeout=10, set_as_default=True,  # wait() uses it
                                  security=security_from(self.security))
-        except (OSError, TimeoutError) as exc:
-            raise SpawnFailed(HOLD_SPAWN, OSError(0, f"cannot reach the Dask scheduler: {exc}")) from exc
+        except Exception:  # noqa: BLE001 - the cluster, not the job, failed: run it again later
+            traceback.print_exc()
+            return None
         self.future = self.client.submit(run_job, spec, pack(self.scratch), self.kill_event,
                                          key=f"jobledger-{self.claim}", workers=[self.worker],
                                          allow_other_workers=False, pure=False, retries=0)
@@ -65,6 +66,8 @@ class DaskStarter(Starter):
         from distributed import wait as wait_for
         killed_by = None
         next_check = time.monotonic() + WORKER_CHECK
+        if self.future is None:   # the scheduler could not be reached
+            return self._lost(start)
         try:
             while not self.future.done():
                 if self.pending and self.pending[-1] in STOPPING and killed_by is None:
@@ -81,7 +84,7 @@ class DaskStarter(Starter):
                         pass
                     break
                 if time.monotonic() >= next_check:
-                    if self.worker not in self.client.scheduler_info(n_workers=-1)["workers"]:
+                    if not self._worker_present():
                         return self._lost(start)
                     next_check = time.monotonic() + WORKER_CHECK
                 try:
@@ -100,6 +103,15 @@ class DaskStarter(Starter):
         elif result.get("kind") == "spawn_failed":
             result["hold_code"] = HOLD_SPAWN
         return result
+
+    def _worker_present(self) -> bool:
+        """Is the job's worker still in the cluster?  Not when the scheduler is gone."""
+        if self.client.status != "running":
+            return False
+        try:
+            return self.worker in self.client.scheduler_info(n_workers=-1)["workers"]
+        except Exception:  # noqa: BLE001 - a scheduler we cannot ask has lost the job
+            return False
 
     def _lost(self, start: float, reason: str | None = None) -> dict:
         if self.future is not None:

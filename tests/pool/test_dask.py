@@ -12,6 +12,7 @@ import collections
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -41,14 +42,15 @@ def start_worker(address: str, where: Path, name: str, nthreads: int = 2, tls: l
         cwd=where, stdout=open(where / "worker.out", "wb"), stderr=subprocess.STDOUT)
 
 
-def start_scheduler(base: Path, tls: list | None = None) -> tuple[subprocess.Popen, str]:
-    """A `dask scheduler` on loopback in ``base/scheduler``, and its address."""
-    (base / "scheduler").mkdir()
-    scheduler_file = base / "scheduler" / "scheduler.json"
-    scheduler = subprocess.Popen(DASK + ["scheduler", "--host", "127.0.0.1", "--port", "0",
+def start_scheduler(base: Path, tls: list | None = None, port: int = 0,
+                    where: str = "scheduler") -> tuple[subprocess.Popen, str]:
+    """A `dask scheduler` on loopback in ``base/where``, and its address."""
+    (base / where).mkdir()
+    scheduler_file = base / where / "scheduler.json"
+    scheduler = subprocess.Popen(DASK + ["scheduler", "--host", "127.0.0.1", "--port", str(port),
                                          "--no-dashboard", "--scheduler-file", str(scheduler_file),
                                          *(tls or [])],
-                                 cwd=base / "scheduler", stdout=open(base / "scheduler.out", "wb"),
+                                 cwd=base / where, stdout=open(base / f"{where}.out", "wb"),
                                  stderr=subprocess.STDOUT)
     try:
         wait_until(lambda: scheduler_file.exists() and scheduler_file.stat().st_size, 60,
@@ -99,6 +101,16 @@ def pool(cluster, tmp_path_factory):
     wait_until(lambda: len(worker_names(running)) >= WORKERS, 60, what="the Dask workers' slots")
     yield running
     stop_and_check(running)
+
+
+def gated(tmp_path: Path, then: str) -> tuple[Path, Path]:
+    """A submit directory whose job.sh waits while ``tmp_path/gate`` exists (its path is
+    the job's argument), then runs ``then``; (iwd, gate)."""
+    iwd, gate = tmp_path / "submit", tmp_path / "gate"
+    iwd.mkdir()
+    gate.touch()
+    (iwd / "job.sh").write_text(f'#!/bin/sh\nwhile [ -e "$1" ]; do sleep 0.05; done\n{then}\n')
+    return iwd, gate
 
 
 def events(log: Path) -> list:
@@ -212,12 +224,7 @@ def test_schedd_sigkill_while_jobs_run_on_workers(pool, tmp_path):
     """The schedd SIGKILLed while jobs run on Dask workers: jobs still running are
     reconnected, jobs that finished meanwhile are collected; each terminates once,
     its output back, and the audit passes."""
-    iwd = tmp_path / "submit"
-    iwd.mkdir()
-    gate = tmp_path / "gate"
-    gate.touch()
-    (iwd / "job.sh").write_text('#!/bin/sh\nwhile [ -e "$1" ]; do sleep 0.05; done\n'
-                                'cat in.txt > out.txt\n')
+    iwd, gate = gated(tmp_path, "cat in.txt > out.txt")
     (iwd / "in.txt").write_text("carried\n")
     log = iwd / "jobs.log"
     cluster_id = pool.schedd.submit(htcondor.Submit({
@@ -268,5 +275,39 @@ def test_tls_connection_when_certificates_are_configured(tmp_path):
             wait_until(lambda: any(int(e.type) == 5 for e in events(log)), 60, what="the job to end")
             assert (iwd / "result.txt").read_text() == "over tls\n"
         secure._config_setter.unset()
+    finally:
+        stop_all(processes)
+
+
+def test_scheduler_restart_requeues_running_jobs(tmp_path):
+    """The Dask scheduler SIGKILLed while a job runs: the job is evicted and requeued
+    (not held); with a scheduler back on the same address and a worker, it runs
+    again and terminates once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    scheduler, address = start_scheduler(tmp_path, port=port)
+    processes = [scheduler, start_worker(address, tmp_path / "first", "first", nthreads=1)]
+    try:
+        with PersonalPool(local_dir=tmp_path / "pool", config={
+                "DASK_SCHEDULER_ADDRESS": address,
+                "DAEMON_LIST": "MASTER COLLECTOR NEGOTIATOR SCHEDD"}) as restarted:
+            iwd, gate = gated(tmp_path, "echo finished > result.txt")
+            log = iwd / "job.log"
+            restarted.schedd.submit(htcondor.Submit({
+                "executable": "job.sh", "arguments": str(gate), "initialdir": str(iwd),
+                "should_transfer_files": "YES", "log": str(log)}))
+            wait_until(lambda: any(int(e.type) == 1 for e in events(log)), 60, what="the job to start")
+            scheduler.send_signal(signal.SIGKILL)
+            scheduler.wait()
+            wait_until(lambda: any(int(e.type) == 4 for e in events(log)), 60, what="the job's eviction")
+            gate.unlink()
+            again, _ = start_scheduler(tmp_path, port=port, where="again")
+            processes += [again, start_worker(address, tmp_path / "second", "second", nthreads=1)]
+            wait_until(lambda: any(int(e.type) == 5 for e in events(log)), 90, what="the job to end")
+            kinds = [int(e.type) for e in events(log)]
+            assert kinds.count(5) == 1 and 12 not in kinds
+            assert (iwd / "result.txt").read_text() == "finished\n"
+        restarted._config_setter.unset()
     finally:
         stop_all(processes)
