@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import os
 import signal
 import socket
 import subprocess
@@ -22,7 +23,7 @@ import pytest
 import jobledger as htcondor
 from daemons.audit import audit
 from daemons.personal import PersonalPool
-from tests.pool.conftest import stop_and_check, wait_until
+from tests.pool.conftest import pool_processes, stop_and_check, wait_until
 from tests.pool.test_crash import daemon_pid
 from tracking.jobeventlog import JobEventLog
 
@@ -311,3 +312,23 @@ def test_scheduler_restart_requeues_running_jobs(tmp_path):
         restarted._config_setter.unset()
     finally:
         stop_all(processes)
+
+
+def test_cli_pool_start_with_a_dask_scheduler(cluster, tmp_path):
+    """`jobledger pool start --dask-scheduler ADDR` runs the Dask startd beside the
+    local startd; it finds the cluster's workers."""
+    cli = [str(Path(sys.executable).parent / "jobledger"), "pool"]
+    where = ["--local-dir", str(tmp_path / "clipool")]
+    env = {k: v for k, v in os.environ.items() if k != "CONDOR_CONFIG"}
+    try:
+        started = subprocess.run(cli + ["start", *where, "--dask-scheduler", cluster["address"]],
+                                 env=env, capture_output=True, text=True, timeout=120)
+        assert started.returncode == 0 and "READY" in started.stdout, started.stderr
+        status = subprocess.run(cli + ["status", *where], env=env, capture_output=True, text=True)
+        assert "dask_startd" in status.stdout and "startd" in status.stdout.replace("dask_startd", "")
+        log = tmp_path / "clipool" / "log" / "DaskStartLog"
+        wait_until(lambda: log.exists() and log.read_text().count(" joined as ") >= WORKERS, 60,
+                   what="the CLI pool's Dask startd to find the workers")
+    finally:
+        subprocess.run(cli + ["stop", *where], env=env, capture_output=True, timeout=120)
+    wait_until(lambda: not pool_processes(tmp_path / "clipool"), 15, what="the CLI pool to stop")
