@@ -98,15 +98,24 @@ def _row(name, ours, theirs):
 
 def _alternating(name, fn, ours, theirs, runs: int = RUNS):
     """``runs`` runs of ours then theirs, alternately (the machine's load hits
-    both alike): median ev/s of each and the median of the per-run ratios."""
-    a, b, ratios = [], [], []
+    both alike): median ev/s of each, the median of the per-run wall-clock
+    ratios and of the per-run CPU-time ratios (this process's own time, which
+    the neighbours' load moves less)."""
+    a, b, ratios, cpu = [], [], [], []
     for _ in range(runs):
-        (n, t1), (_, t2) = _timed(fn, ours), _timed(fn, theirs)
+        c0 = time.process_time()
+        n, t1 = _timed(fn, ours)
+        c1 = time.process_time()
+        _, t2 = _timed(fn, theirs)
+        c2 = time.process_time()
         a.append(n / t1)
         b.append(n / t2)
         ratios.append(t2 / t1)
+        cpu.append((c2 - c1) / (c1 - c0))
     print(f"| {name} | {n:,} | {statistics.median(a):,.0f} | {statistics.median(b):,.0f} "
-          f"| {statistics.median(ratios):.2f} |  <!-- runs: {' '.join(f'{r:.2f}' for r in ratios)} -->", flush=True)
+          f"| {statistics.median(ratios):.2f} (CPU {statistics.median(cpu):.2f}) |  <!-- runs: "
+          f"{' '.join(f'{r:.2f}' for r in ratios)}; CPU {' '.join(f'{r:.2f}' for r in cpu)} -->",
+          flush=True)
 
 
 def main() -> None:

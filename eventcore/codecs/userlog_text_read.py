@@ -281,7 +281,7 @@ def _fast_event(s: str, i: int, state: TextReaderState, base: int):
                                            and _inner_header(s, i + 4, k) >= 0):
         return None
     num, cl, pr, sp, date, hour, mi, se = m.groups()
-    hb = state.hour_base(date, hour)
+    hb = state._hours.get(date + hour) or state.hour_base(date, hour)     # its cache, inlined
     if not hb or len(cl) > 9 or len(pr) > 9 or len(sp) > 9:
         return None                    # long ids are checked the long way
     nl = s.find("\n", start)
@@ -289,10 +289,14 @@ def _fast_event(s: str, i: int, state: TextReaderState, base: int):
     if first and first[-1] == "\r":
         return None
     number = int(num)
-    try:
-        attrs, hidden = state.body(number, first, s[nl + 1:k + 1], True)
-    except BadBody:
-        return None
+    body = s[nl + 1:k + 1]
+    got = state._bodies.get((number, first, body))                       # its cache, inlined
+    if got is None:
+        try:
+            got = state.body(number, first, body, True)
+        except BadBody:
+            return None
+    attrs, hidden = got
     # tuple.__new__ directly: the named tuples' own __new__ is a Python function
     header = _new_tuple(Header, (number, int(cl), int(pr), int(sp), hb[0] + int(mi) * 60 + int(se), 0,
                                  hb[1] + ":" + mi + ":" + se))
