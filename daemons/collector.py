@@ -27,8 +27,9 @@ DAEMON_MYTYPE = {
     DaemonType.Negotiator: "Negotiator", DaemonType.Credd: "CredD",
     DaemonType.Generic: "Generic", DaemonType.HAD: "HAD", DaemonType.Placementd: "PlacementD",
 }
+# MaxJobsPerSubmission rides along so a client checks a submit against the schedd's own limit.
 LOCATE_PROJECTION = ["MyAddress", "AddressV1", "CondorVersion", "CondorPlatform", "Name", "Machine",
-                     "MyType"]
+                     "MyType", "MaxJobsPerSubmission"]
 # Invalidate commands name the MyType they remove.
 INVALIDATE_MYTYPE = {
     "INVALIDATE_STARTD_ADS": "Machine", "INVALIDATE_SCHEDD_ADS": "Scheduler",

@@ -49,6 +49,22 @@ def test_the_schedd_refuses_more_jobs_than_max_jobs_per_submission(pool):
     assert len(schedd.query("true", ["ProcId"])) == before      # nothing half-committed
 
 
+def test_a_raised_max_jobs_per_submission_is_the_clients_limit_too(tmp_path):
+    """The client checks a submit against the limit of the schedd it located, not the default."""
+    raised = PersonalPool(local_dir=tmp_path / "pool", config={"MAX_JOBS_PER_SUBMISSION": "20003"})
+    raised.start()
+    try:
+        schedd = raised.schedd
+        assert schedd.location["MaxJobsPerSubmission"] == 20003
+        held = "executable = /bin/true\nhold = true\nqueue {}\n"
+        cluster = schedd.submit(htcondor.Submit(held.format(20002))).cluster()
+        assert len(schedd.query(f"ClusterId == {cluster}", ["ProcId"])) == 20002
+        with pytest.raises(ValueError, match=r"MAX_JOBS_PER_SUBMISSION \(20003\)"):
+            schedd.submit(htcondor.Submit(held.format(20004)))
+    finally:
+        stop_and_check(raised)
+
+
 # -- item 7: a catastrophic regexp in a query is bounded and stalls no one ----------------------
 def test_a_catastrophic_regexp_query_is_bounded_and_others_go_on(pool):
     schedd = pool.schedd
