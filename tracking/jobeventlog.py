@@ -55,7 +55,8 @@ from tracking.localzone import LOCAL_ZONE
 
 __all__ = ["JobEventLog"]
 
-_CHUNK = 4 << 20
+_CHUNK = 256 << 10      # read per fill: a bigger chunk keeps more parsed events alive at once, and the
+                        # garbage collector then walks them again and again (4 MiB read ~25% slower)
 MAX_RECORD_BYTES = 64 << 20     # one event (or unreadable stretch) at most
 _POLL = 0.05
 
