@@ -17,8 +17,16 @@ import pytest
 
 from jobledger.condor_cli import history, queue
 from tests.condor_cli.conftest import run
+from tests.pool.conftest import running_pool
 
 BIN = str(Path(sys.executable).parent)
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory):
+    """A pool of this module's own: jobs other command tests leave running in the shared pool
+    would hold the slots that the workflows' two workers need."""
+    yield from running_pool(tmp_path_factory, PERIODIC_EXPR_INTERVAL="1")
 
 
 def run_child(script: str, cwd: Path, timeout: float = 150) -> str:
