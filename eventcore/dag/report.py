@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from eventcore.dags.nodestatus import NodeStatus
+
 from .model import FINAL, PROVISIONER, SERVICE
 from .run import DONE, FAILED, FUTILE, POST, PRE, QUEUED, READY, WAITING, DagRun
 
@@ -66,9 +68,10 @@ def status_table(run: DagRun) -> list[str]:
             row]
 
 
-NODE_STATUS = {WAITING: "STATUS_NOT_READY", READY: "STATUS_READY", PRE: "STATUS_PRERUN",
-               QUEUED: "STATUS_SUBMITTED", POST: "STATUS_POSTRUN", DONE: "STATUS_DONE",
-               FAILED: "STATUS_ERROR", FUTILE: "STATUS_FUTILE"}
+# A node's run state as the node status file numbers it (one table: the reader's NodeStatus).
+NODE_STATUS = {WAITING: NodeStatus.NOT_READY, READY: NodeStatus.READY, PRE: NodeStatus.PRERUN,
+               QUEUED: NodeStatus.SUBMITTED, POST: NodeStatus.POSTRUN, DONE: NodeStatus.DONE,
+               FAILED: NodeStatus.ERROR, FUTILE: NodeStatus.FUTILE}
 
 
 def node_status_text(run: DagRun, now: int) -> str:
@@ -81,8 +84,8 @@ def node_status_text(run: DagRun, now: int) -> str:
            f"  NodesFailed = {counts[FAILED]};", f"  NodesFutile = {counts[FUTILE]};", "]"]
     for name, node_run in run.nodes.items():
         ads += ["[", '  Type = "NodeStatus";', f'  Node = "{name}";',
-                f'  NodeStatus = {list(NODE_STATUS).index(node_run.status)};',
-                f'  StatusDetails = "{NODE_STATUS[node_run.status]}";',
+                f'  NodeStatus = {int(NODE_STATUS[node_run.status])};',
+                f'  StatusDetails = "STATUS_{NODE_STATUS[node_run.status].name}";',
                 f"  RetryCount = {node_run.retry};", f"  IsFinal = {str(run.dag.nodes[name].kind == FINAL).lower()};",
                 "]"]
     ads += ["[", '  Type = "StatusEnd";', f"  EndTime = {now};", "]"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from eventcore.dag import parse_dag
 from eventcore.dag.report import metrics, node_status_text, rescue_text
+from eventcore.dags.nodestatus import NodeStatus, parse_node_status
 from eventcore.dag.run import (ABORTED, DONE, EXECUTE, FAILED, FUTILE, HELD, QUEUED, TERMINATED, DagRun,
                                RemoveJobs, RunScript, SubmitJob, Throttles)
 
@@ -207,3 +208,17 @@ def test_reports_metrics_and_node_status():
     data = metrics(d.run, dagman_id="3.0", start=1.0, end=3.5, rescue_number=0, version="x")
     assert (data["jobs"], data["jobs_succeeded"], data["exitcode"], data["duration"]) == (4, 4, 0, 2.5)
     assert 'Node = "D";' in node_status_text(d.run, 5) and "NodesDone = 4;" in node_status_text(d.run, 5)
+
+
+def test_the_node_status_file_dagman_writes_reads_back_with_htcondor_dags_reader():
+    """The runner's NODE_STATUS_FILE and the htcondor.dags reader share one numbering."""
+    d = Driver(make(DIAMOND))
+    d.step()
+    d.finish("A")
+    d.step()                                  # B and C submitted, D waits
+    report = parse_node_status(node_status_text(d.run, 7), "status")
+    assert report.complete and report.end_time == 7
+    assert report.nodes["A"].status == NodeStatus.DONE
+    assert {report.nodes["B"].status, report.nodes["C"].status} == {NodeStatus.SUBMITTED}
+    assert report.nodes["D"].status == NodeStatus.NOT_READY
+    assert "STATUS_SUBMITTED" in node_status_text(d.run, 7)
