@@ -15,15 +15,12 @@ from .model import SCRIPT_KINDS, Script
 
 _VAR_RE = re.compile(r'\s*([+]?[A-Za-z_][A-Za-z0-9_.]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
 _INT_RE = re.compile(r"[+-]?\d+\Z")
-SPLICE_PINS = ("CONNECT", "PIN_IN", "PIN_OUT")
 
 
 def apply(scope, line) -> None:
     keyword = line.words[0].upper()
     handler = HANDLERS.get(keyword)
     if handler is None:
-        if keyword in SPLICE_PINS:
-            _fail(line, f"{keyword} (splice pins) is not supported")
         _fail(line, f"unknown DAG command {line.words[0]!r}")
     handler(scope, line)
 
@@ -57,6 +54,11 @@ def parent_child(scope, line) -> None:
         _fail(line, "expected PARENT node ... CHILD node ...")
     ups = [n for name in parents for n in _edge_ends(scope, name, line, terminal=True)]
     downs = [n for name in children for n in _edge_ends(scope, name, line, terminal=False)]
+    _link(scope, line, ups, downs)
+
+
+def _link(scope, line, ups: list, downs: list) -> None:
+    """Every node of ``ups`` a parent of every node of ``downs`` (an edge made twice counts once)."""
     for up in ups:
         for down in downs:
             if up.name == down.name:
@@ -75,6 +77,45 @@ def _edge_ends(scope, name: str, line, terminal: bool) -> list:
     if node.is_special:
         _fail(line, f"{node.kind} node {name!r} cannot be in PARENT/CHILD")
     return [node]
+
+
+def pin(scope, line) -> None:
+    """PIN_IN|PIN_OUT node number: a splice's pin (used only when a CONNECT names the splice)."""
+    _arity(line, 3, 3, f"{line.words[0].upper()} node pin-number")
+    number = _int(line, line.words[2], "the pin number", low=1)
+    node = scope.node(line.words[1], line.where)
+    if node.is_special:
+        _fail(line, f"{node.kind} node {line.words[1]!r} cannot be on a pin")
+    scope.pins[line.words[0].upper()].setdefault(number, []).append(node.name)
+
+
+def connect(scope, line) -> None:
+    """CONNECT out in: PIN_OUT n of splice ``out`` is the parent of PIN_IN n of splice ``in``."""
+    _arity(line, 3, 3, "CONNECT output-splice input-splice")
+    ends = []
+    for name in line.words[1:]:
+        if name not in scope.inner:
+            _fail(line, f"unknown splice {name!r} (CONNECT joins two splices)")
+        ends.append(scope.inner[name])
+    out, into = ends
+    outs, ins = out.pins["PIN_OUT"], into.pins["PIN_IN"]
+    for splice, pins, kind in ((line.words[1], outs, "PIN_OUT"), (line.words[2], ins, "PIN_IN")):
+        if not pins:
+            _fail(line, f"splice {splice!r} has no {kind}")
+        missing = sorted(set(range(1, max(pins) + 1)) - set(pins))
+        if missing:
+            _fail(line, f"splice {splice!r} has no node for {kind} {missing[0]} "
+                        f"(pins are numbered 1..{max(pins)} without gaps)")
+    if max(outs) != max(ins):
+        _fail(line, f"pin counts differ: splice {line.words[1]!r} has {max(outs)} PIN_OUT, "
+                    f"splice {line.words[2]!r} has {max(ins)} PIN_IN")
+    for number in range(1, max(outs) + 1):
+        _link(scope, line, [scope.dag.nodes[n] for n in outs[number]],
+              [scope.dag.nodes[n] for n in ins[number]])
+    orphans = [n for n in into.members() if not scope.dag.nodes[n].parents]
+    if orphans:
+        _fail(line, f"node {orphans[0]!r} of splice {line.words[2]!r} has no parent after CONNECT "
+                    f"(give it a PIN_IN or a parent)")
 
 
 def retry(scope, line) -> None:
@@ -282,5 +323,6 @@ HANDLERS = {
     "VARS": variables, "PRIORITY": priority, "CATEGORY": category, "MAXJOBS": max_jobs,
     "ABORT-DAG-ON": abort_dag_on, "DONE": done, "CONFIG": config, "SET_JOB_ATTR": set_job_attr,
     "ENV": env, "DOT": dot, "NODE_STATUS_FILE": node_status_file, "JOBSTATE_LOG": jobstate_log,
-    "SAVE_POINT_FILE": save_point_file, "REJECT": reject,
+    "SAVE_POINT_FILE": save_point_file, "REJECT": reject, "CONNECT": connect, "PIN_IN": pin,
+    "PIN_OUT": pin,
 }

@@ -7,7 +7,11 @@ may name a node defined further down.  When several commands set one
 property of a node, the last one wins (``ALL_NODES`` included; it never
 touches the FINAL node).  A splice's nodes are named ``splice+node``; in
 PARENT/CHILD a splice name stands for its initial nodes (as a child) or its
-terminal nodes (as a parent).  Every error is a ``DagError`` naming
+terminal nodes (as a parent).  ``CONNECT out in`` joins two splices of
+a scope by their pins: every node on PIN_OUT n of ``out`` becomes a parent
+of every node on PIN_IN n of ``in`` (pins are numbered 1.. without gaps,
+the counts must match, and no node of ``in`` may be left without a
+parent); pins no CONNECT names are ignored.  Every error is a ``DagError`` naming
 file:line, raised before anything runs.  Reading files is the caller's:
 ``read(path) -> bytes``.
 """
@@ -37,6 +41,8 @@ class Scope:
         self.source = source
         self.names: list[str] = []            # full names of this scope's own nodes
         self.splices: dict[str, tuple[list[str], list[str]]] = {}   # name -> (initial, terminal)
+        self.inner: dict[str, Scope] = {}     # splice name -> its scope (for CONNECT)
+        self.pins: dict[str, dict[int, list[str]]] = {"PIN_IN": {}, "PIN_OUT": {}}   # number -> nodes
         self.edges: dict = {}                 # (parent, child) -> Where, for the whole DAG
 
     def node(self, name: str, where: Where) -> Node:
@@ -50,6 +56,10 @@ class Scope:
         if name.upper() == "ALL_NODES":
             return [self.dag.nodes[n] for n in self.names if not self.dag.nodes[n].is_final]
         return [self.node(name, where)]
+
+    def members(self) -> list[str]:
+        """Every node of this scope, those of nested splices included."""
+        return [n for n in self.dag.nodes if n.startswith(self.prefix)]
 
     def path(self, name: str) -> str:
         return name if not self.directory or posixpath.isabs(name) else posixpath.join(self.directory, name)
@@ -190,7 +200,8 @@ def _add_splice(scope: Scope, line: Line, read: Reader, depth: int) -> None:
         if scope.dag.nodes[full].is_special:
             raise DagError(f"a spliced DAG may not have a {scope.dag.nodes[full].kind} node "
                            f"({scope.dag.nodes[full].where})", where.source, where.line)
-    members = [n for n in scope.dag.nodes if n.startswith(inner.prefix)]
+    members = inner.members()
     initial = [n for n in members if not scope.dag.nodes[n].parents]
     terminal = [n for n in members if not scope.dag.nodes[n].children]
     scope.splices[name] = (initial, terminal)
+    scope.inner[name] = inner

@@ -108,6 +108,59 @@ def test_splice_names_and_edges_to_its_ends():
     assert dag.nodes["S+X"].directory == "sd"
 
 
+SPLICE_A = "JOB A1 a1.sub\nJOB A2 a2.sub\nPIN_OUT A1 1\nPIN_OUT A2 2\n"
+SPLICE_B = ("JOB B1 b.sub\nJOB B2 b.sub\nJOB B3 b.sub\nJOB B4 b.sub\n"
+            "PIN_IN B1 1\nPIN_IN B2 1\nPIN_IN B3 2\nPIN_IN B4 2\n"
+            "PIN_OUT B1 1\nPIN_OUT B2 2\nPIN_OUT B3 3\nPIN_OUT B4 4\n")
+SPLICE_C = "JOB C1 c.sub\nINCLUDE pins.inc\n"
+
+
+def test_connect_joins_splices_pin_by_pin():
+    dag = parse("SPLICE A a.dag\nSPLICE B b.dag\nSPLICE C c.dag\nCONNECT A B\nCONNECT B C\n",
+                a_dag=SPLICE_A, b_dag=SPLICE_B, c_dag=SPLICE_C,
+                pins_inc="PIN_IN C1 1\nPIN_IN C1 2\nPIN_IN C1 3\nPIN_IN C1 4\n")
+    assert dag.nodes["A+A1"].children == ["B+B1", "B+B2"]
+    assert dag.nodes["A+A2"].children == ["B+B3", "B+B4"]
+    assert dag.nodes["C+C1"].parents == ["B+B1", "B+B2", "B+B3", "B+B4"]
+    assert dag.nodes["B+B1"].parents == ["A+A1"]
+
+
+def test_pins_without_connect_are_ignored_and_a_splice_connects_twice():
+    dag = parse("SPLICE A a.dag\nSPLICE B b.dag\nSPLICE B2 b.dag\nJOB Z z\n"
+                "CONNECT A B\nCONNECT A B2\nPARENT Z CHILD A\n",
+                a_dag=SPLICE_A + "PIN_IN A1 1\n", b_dag=SPLICE_B.replace("PIN_OUT B4 4\n", ""))
+    assert dag.nodes["A+A1"].children == ["B+B1", "B+B2", "B2+B1", "B2+B2"]
+    assert dag.nodes["Z"].children == ["A+A1", "A+A2"]
+
+
+@pytest.mark.parametrize("top,a,b,words", [
+    ("SPLICE A a.dag\nSPLICE B b.dag\nCONNECT A B\n", SPLICE_A, "JOB B1 b\nPIN_IN B1 1\n",
+     "pin counts differ: splice 'A' has 2 PIN_OUT, splice 'B' has 1 PIN_IN"),
+    ("SPLICE A a.dag\nSPLICE B b.dag\nCONNECT A B\n", "JOB A1 a\n", SPLICE_B, "splice 'A' has no PIN_OUT"),
+    ("SPLICE A a.dag\nSPLICE B b.dag\nCONNECT A B\n", SPLICE_A, "JOB B1 b\n", "splice 'B' has no PIN_IN"),
+    ("SPLICE A a.dag\nSPLICE B b.dag\nCONNECT A B\n", SPLICE_A, "JOB B1 b\nPIN_IN B1 1\nPIN_IN B1 3\n",
+     "no node for PIN_IN 2"),
+    ("SPLICE A a.dag\nSPLICE B b.dag\nCONNECT A B\n", SPLICE_A,
+     "JOB B1 b\nJOB B2 b\nJOB B3 b\nPIN_IN B1 1\nPIN_IN B2 2\n", "node 'B+B3' of splice 'B' has no parent"),
+    ("SPLICE A a.dag\nJOB B b\nCONNECT A B\n", SPLICE_A, "", "unknown splice 'B'"),
+    ("SPLICE A a.dag\nSPLICE B b.dag\nCONNECT A B C\n", SPLICE_A, SPLICE_B, "expected CONNECT"),
+])
+def test_connect_errors_name_the_connect_line(top, a, b, words):
+    err = error_of(top, a_dag=a, b_dag=b)
+    assert (err.source, err.line) == ("top.dag", 3) and words in err.message
+
+
+def test_pin_errors_name_the_splice_file_and_line():
+    err = error_of("SPLICE A a.dag\n", a_dag="JOB A1 a\nPIN_OUT A9 1\n")
+    assert (err.source, err.line) == ("a.dag", 2) and "unknown node 'A9'" in err.message
+
+
+def test_connect_can_close_a_cycle():
+    err = error_of("SPLICE A a.dag\nSPLICE B b.dag\nCONNECT A B\nCONNECT B A\n",
+                   a_dag="JOB A1 a\nPIN_IN A1 1\nPIN_OUT A1 1\n", b_dag="JOB B1 b\nPIN_IN B1 1\nPIN_OUT B1 1\n")
+    assert "cycle" in err.message and err.source == "top.dag"
+
+
 def test_done_config_set_job_attr_env():
     dag = parse("JOB A x\nDONE A\nCONFIG my.config\nCONFIG my.config\nSET_JOB_ATTR Foo = \"bar\"\n"
                 "ENV GET PATH,HOME USER\nENV SET A=1;B=two\n")
@@ -152,7 +205,11 @@ def test_dot_node_status_jobstate_save_point_reject():
     ("JOB A x BOGUS\n", 1, "unexpected 'BOGUS'"),
     ("JOB A+B x\n", 1, "not a valid node name"),
     ("JOB A x\nPRE_SKIP A 0\n", 2, "1..255"),
-    ("JOB A x\nCONNECT S1 S2\n", 2, "not supported"),
+    ("JOB A x\nCONNECT S1 S2\n", 2, "unknown splice 'S1'"),
+    ("JOB A x\nPIN_IN B 1\n", 2, "unknown node 'B'"),
+    ("JOB A x\nPIN_OUT A 0\n", 2, "1..inf"),
+    ("JOB A x\nPIN_OUT A one\n", 2, "integer"),
+    ("JOB A x\nPIN_IN A 1 2\n", 2, "expected PIN_IN node pin-number"),
 ])
 def test_errors_name_file_and_line(text, line, words):
     err = error_of(text)
