@@ -32,6 +32,13 @@ also retries on its own, with back-off (``RETRY_FIRST`` doubling up to
 ``RETRY_MAX`` seconds), so a log is completed once its disk has room again
 even if the journal does not grow.  The global event log failing stops the
 projector (``stop()`` re-raises the error).
+
+A user log the pool refuses to open (``UnsafePathError``: a symlink or file
+another user planted in a directory others can write) is recorded and
+retried the same way, and ``on_refused(jobs, path, why)`` is called (outside
+the projector's lock) with the jobs whose events it could not write, so the
+schedd can hold them (HTCondor holds a job whose user log it cannot
+initialize).
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ import threading
 import time as _time
 
 from eventcore.codecs.userlog_text_write import TextFormat
+from eventcore.errors import UnsafePathError
 from eventcore.journal import entry_from_row
 from eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, Target, planned_writes, render
 from daemons.store import Store
@@ -75,8 +83,11 @@ class Projector:
                  max_event_log: int = 1_000_000, event_log_rotations: int = 1,
                  user_log_format: TextFormat = TextFormat(),
                  event_log_format: TextFormat = EVENT_LOG_FORMAT,
-                 tz: datetime.tzinfo | None = None, fsync: bool = True, chunk: int = 5000):
+                 tz: datetime.tzinfo | None = None, fsync: bool = True, chunk: int = 5000,
+                 on_refused=None):
         self.store = store
+        self.on_refused = on_refused
+        self._refused: list = []       # (jobs, path, why) found under the lock, told after it
         self.event_log = str(event_log) if event_log else None
         self.user_log_format = user_log_format
         self.event_log_format = event_log_format
@@ -132,13 +143,16 @@ class Projector:
                 cursor = self._project(self._entries(rows, targets), targets, rows[-1].position)
             self.position = cursor
             self._schedule_retry(grow=False)
-            return cursor
+        self._tell_refused()
+        return cursor
 
     def retry_failed(self) -> dict[str, tuple[int, str]]:
         """Try the failed user logs again (up to the cursor); return those still failing."""
         with self._lock:
             self._repair(self._targets(), self.position)
-            return self._schedule_retry(grow=True)
+            failed = self._schedule_retry(grow=True)
+        self._tell_refused()
+        return failed
 
     def _schedule_retry(self, grow: bool) -> dict[str, tuple[int, str]]:
         """Back-off: the delay doubles with each retry of its own that fails."""
@@ -181,6 +195,7 @@ class Projector:
                 states.append(self._users.write(state, items))
             except OSError as exc:
                 new_failures.append((path, state.position, _describe(exc)))
+                self._note_refused(exc, path, [e.job for e, _ in planned[path]])
         if global_items:
             states.append(self._events.write(load_state(self._conn, self.event_log),
                                              global_items))
@@ -218,7 +233,7 @@ class Projector:
         """Try the failed user logs again: their events up to ``cursor``, in order."""
         for path in self.failures():
             state = load_state(self._conn, path)
-            items = []
+            items, jobs = [], []
             for e in self.store.entries(after=state.position):
                 if e.position > cursor:
                     break
@@ -229,9 +244,11 @@ class Projector:
                 if target is not None and target.path == path:
                     text = render(e.payload["event"], self.user_log_format, self.tz, target.format)
                     items.append((e.position, text.encode("utf-8")))
+                    jobs.append(e.job)
             try:
                 state = self._users.write(state, items)
             except OSError as exc:
+                self._note_refused(exc, path, jobs)
                 self._conn.execute("UPDATE log_failures SET error=? WHERE path=?",
                                    (_describe(exc), path))
                 continue
@@ -239,6 +256,16 @@ class Projector:
             save_states(self._conn, [state])
             self._conn.execute("DELETE FROM log_failures WHERE path=?", (path,))
             self._conn.execute("COMMIT")
+
+    def _note_refused(self, exc: OSError, path: str, jobs) -> None:
+        if isinstance(exc, UnsafePathError) and self.on_refused is not None:
+            self._refused.append((sorted(set(jobs)), path, exc.why))
+
+    def _tell_refused(self) -> None:
+        with self._lock:
+            refused, self._refused = self._refused, []
+        for jobs, path, why in refused:
+            self.on_refused(jobs, path, why)
 
     # ----------------------------------------------------------- waiting --
     def wait_for_position(self, position: int, timeout: float | None = None) -> bool:

@@ -45,6 +45,7 @@ from eventcore.status import JobStatus
 from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
 from eventcore.transfer import output_on_evict
 
+HOLD_USER_LOG = 22  # HTCondor's UnableToInitUserLog
 LOG_WAIT = 30.0   # seconds a query or history waits for the user logs to catch up
 MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "JobPrio",
                "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize",
@@ -99,7 +100,8 @@ class Schedd(Daemon):
         except JournalError as exc:
             self.refuse(exc)
         self._next_cluster = max(self.store.next_cluster_id(), 1)
-        self.projector = Projector(self.store, event_log=self.config("EVENT_LOG", "") or None)
+        self.projector = Projector(self.store, event_log=self.config("EVENT_LOG", "") or None,
+                                   on_refused=self._hold_unlogged)
         self.projector.catch_up()
         self.runs = Runs(self.store, self.log, self._startd_call, self.spool_dir)
         self.actions = Actions(self)
@@ -121,6 +123,7 @@ class Schedd(Daemon):
 
     def teardown(self) -> None:
         self.local.stop()
+        self.projector.on_refused = None      # no holds once the pool below is shut
         self._pool.shutdown(wait=True, cancel_futures=True)
         self.projector.stop()
         self.projector.catch_up()
@@ -165,6 +168,17 @@ class Schedd(Daemon):
                 "WeightedRunningJobs": counts["Running"], "MyCurrentTime": schedd_ad["MyCurrentTime"],
             })
         return ads
+
+    def _hold_unlogged(self, jobs: list, path: str, why: str) -> None:
+        """Hold the jobs still in the queue whose user log the projector refuses to
+        open (a planted symlink), as HTCondor holds a job whose user log it cannot
+        initialize (code 22); the projector keeps retrying, a release runs them again."""
+        policy = getattr(self, "policy", None)     # None while the schedd sets up: a retry comes
+        reason = f"Failed to initialize user log to {path}: {why}"
+        for job in jobs:
+            if policy is not None and self.store.job_status(job) not in (
+                    None, JobStatus.HELD, JobStatus.REMOVED, JobStatus.COMPLETED):
+                self._pool.submit(policy._apply, job, ("hold", reason, 0, HOLD_USER_LOG))
 
     def _kill_unknown_claims(self) -> None:
         """Starters whose run the journal never recorded (we died while starting them)."""

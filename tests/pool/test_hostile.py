@@ -222,13 +222,35 @@ def test_a_planted_user_log_symlink_is_refused_at_submit_and_never_followed(pool
     log = plant(directory, "job.log", precious)
     with pytest.raises(ValueError, match="Invalid log file.*symlink owned by uid 65534"):
         submit(pool.schedd, f"executable = /bin/true\nlog = {log}\nqueue\n")
-    # planted after the submit: the pool still does not write through it
-    os.unlink(log)
-    cluster = submit(pool.schedd, f"executable = /bin/true\nhold = true\nlog = {log}\nqueue\n")
+
+
+@needs_root
+def test_a_user_log_symlink_planted_after_submit_holds_the_job(pool, shared):
+    """Planted after the submit: not followed, not written, and the job is held
+    (HTCondor's hold code 22, UnableToInitUserLog) until its owner sees to it."""
+    directory, precious = shared
+    log = os.path.join(directory, "job.log")
+    cluster = submit(pool.schedd, f"executable = /bin/sleep\narguments = 300\nhold = true\n"
+                                  f"log = {log}\nqueue\n")
     plant(directory, "job.log", precious)
     pool.schedd.act(htcondor.JobAction.Release, f"ClusterId == {cluster}")
-    wait_until(lambda: not status(pool.schedd, cluster), 60, what="the job to finish")
+    wait_until(lambda: pool.schedd.query(f"ClusterId == {cluster} && HoldReasonCode == 22"), 60,
+               what="the hold for the user log")
+    ad = pool.schedd.query(f"ClusterId == {cluster}", ["JobStatus", "HoldReason", "HoldReasonSubCode"])[0]
+    assert ad["JobStatus"] == 5 and ad["HoldReasonSubCode"] == 0
+    assert ad["HoldReason"].startswith(f"Failed to initialize user log to {log}: ")
+    assert "symlink owned by uid 65534" in ad["HoldReason"]
     assert precious.read_text() == "the owner's data\n" and os.path.islink(log)
+    # Once the symlink is gone (the planting took the file with the SUBMIT event), the
+    # events that waited are written, in order, once.  The job may have started before
+    # its hold (the negotiator is quick), so EXECUTE may be among them.
+    os.unlink(log)
+    pool.schedd.act(htcondor.JobAction.Remove, f"ClusterId == {cluster}")
+    wait_until(lambda: not status(pool.schedd, cluster), 60, what="the job to leave the queue")
+    kinds = [event.type for event in htcondor.JobEventLog(log).events(0)]
+    T = htcondor.JobEventType
+    assert [k for k in kinds if k != T.EXECUTE] == [T.JOB_RELEASED, T.JOB_HELD, T.JOB_ABORTED], kinds
+    assert precious.read_text() == "the owner's data\n"
 
 
 @needs_root
