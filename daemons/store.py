@@ -13,6 +13,13 @@
     journal are skipped.  Thread-safe (and safe against a second process:
     the write lock is SQLite's); in "group" mode concurrent appends share
     commits.
+``append_stream(chunks, time=None) -> int``
+    Append the records of every chunk (an iterable of record iterables, e.g.
+    a big submission arriving over IPC) in ONE transaction, folding and
+    writing each chunk's rows as it comes, so memory holds one chunk, not
+    the whole stream.  Anything raised while the chunks are read (a client
+    gone mid-stream) or folded rolls the whole stream back: nothing of it is
+    committed.  Holds the journal's write lock while the chunks arrive.
 ``head() -> int``                          last position (0 = empty)
 ``wait_for_position(pos, timeout) -> bool``  True once ``head() >= pos``
 ``entries(after=0, limit=None)``           ``Entry`` objects, ascending
@@ -98,6 +105,7 @@ __all__ = ["Store", "DURABILITY", "DB_NAME", "default_constraint_filter"]
 
 DB_NAME = "journal.sqlite"
 QUERY_CHUNK = 500      # rows read under the read lock at a time by query()
+STREAM_CACHE = 20_000  # jobs append_stream's fold keeps in memory before starting afresh
 _ABSENT = object()
 # attributes kept in queue_jobs columns (a projection of only these reads no ad)
 _COLUMN_ATTRS = {"clusterid": "ClusterId", "procid": "ProcId", "jobstatus": "JobStatus",
@@ -314,6 +322,82 @@ class Store:
             with self._cond:
                 self._cond.notify_all()
 
+    def append_stream(self, chunks: Iterable[Iterable[Record]], time: float | None = None) -> int:
+        """Append every record of ``chunks`` in one transaction; the last position.
+
+        Each chunk is folded and its rows written inside the transaction as it
+        arrives; the fold's cache starts afresh between chunks once it holds
+        more than ``STREAM_CACHE`` jobs (its loader reads the transaction's
+        own rows), so a stream of 10^6 procs never holds them all.  An
+        exception from ``chunks`` or from the fold rolls everything back.
+        """
+        if self.readonly:
+            raise JournalError(f"{self.path} is open read-only")
+        with self._write_lock:
+            conn, mark = self._conn, None
+            try:
+                self._begin()
+                keys: set[str] = set()
+                for chunk in chunks:
+                    request, rows = _Request(list(chunk), None, time), []
+                    self._apply_request(request, rows, keys)
+                    if request.error is not None:
+                        raise request.error
+                    if rows:
+                        conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?)", rows)
+                        self._write_changes(conn)
+                        self._max_cluster = max(self._max_cluster, max(r.cluster for r in rows))
+                    if len(self._fold.procs) > STREAM_CACHE:
+                        self._fold = QueueFold(_TableLoader(conn))
+                mark = self._finish()
+                position = self._head
+            except BaseException as exc:
+                error = self._abort(exc)
+                if error is exc:
+                    raise
+                raise error from exc
+        if mark is not None:
+            self.evidence.advance(*mark)
+        with self._cond:
+            self._cond.notify_all()
+        return position
+
+    def _begin(self) -> None:
+        """BEGIN IMMEDIATE; start the fold afresh if another process wrote meanwhile."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        head, checksum = self._read_head()
+        if head != self._head or checksum != self._last_checksum:
+            self._fold = QueueFold(_TableLoader(self._conn))   # another process wrote
+        self._head, self._last_checksum = head, checksum
+
+    def _finish(self) -> tuple[int, int, int] | None:
+        """Record the projection's position, COMMIT; the mark to record (None: nothing new)."""
+        conn = self._conn
+        written = self._head != self._committed
+        if written:
+            conn.execute("INSERT OR REPLACE INTO projection VALUES ('queue', ?, ?)",
+                         (self._head, self._last_checksum))
+        conn.execute("COMMIT")
+        self._committed = self._head
+        if len(self._fold.procs) > self.cache_limit:
+            self._fold = QueueFold(_TableLoader(conn))   # a cache: the tables hold it all
+        return (self._head, self._last_checksum, self._max_cluster) if written else None
+
+    def _abort(self, exc: BaseException) -> BaseException:
+        """Roll back the open transaction and reset to the committed state; the
+        error to give the appenders (sqlite3 errors translated)."""
+        conn = self._conn
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        self._head, self._last_checksum = self._read_head()
+        self._committed = self._head
+        self._fold = QueueFold(_TableLoader(conn))
+        if isinstance(exc, sqlite3.IntegrityError):
+            return JournalError(f"append refused: {exc}")
+        if isinstance(exc, sqlite3.Error):
+            return _translate(exc, "append failed")
+        return exc
+
     def _commit(self, batch: list[_Request]) -> tuple[int, int, int] | None:
         """One SQLite transaction (one fsync) for every request of ``batch``.
 
@@ -325,11 +409,7 @@ class Store:
         conn = self._conn
         mark = None
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            head, checksum = self._read_head()
-            if head != self._head or checksum != self._last_checksum:
-                self._fold = QueueFold(_TableLoader(conn))   # another process wrote
-            self._head, self._last_checksum = head, checksum
+            self._begin()
             rows: list[Row] = []
             keys: set[str] = set()
             for request in batch:
@@ -337,27 +417,10 @@ class Store:
             if rows:
                 conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?)", rows)
                 self._write_changes(conn)
-                conn.execute("INSERT OR REPLACE INTO projection VALUES ('queue', ?, ?)",
-                             (self._head, self._last_checksum))
-            conn.execute("COMMIT")
-            self._committed = self._head
-            if rows:
                 self._max_cluster = max(self._max_cluster, max(r.cluster for r in rows))
-                mark = (self._head, self._last_checksum, self._max_cluster)
-            if len(self._fold.procs) > self.cache_limit:
-                self._fold = QueueFold(_TableLoader(conn))   # a cache: the tables hold it all
+            mark = self._finish()
         except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            self._head, self._last_checksum = self._read_head()
-            self._committed = self._head
-            self._fold = QueueFold(_TableLoader(conn))
-            if isinstance(exc, sqlite3.IntegrityError):
-                error = JournalError(f"append refused: {exc}")
-            elif isinstance(exc, sqlite3.Error):
-                error = _translate(exc, "append failed")
-            else:
-                error = exc
+            error = self._abort(exc)
             for request in batch:
                 if request.error is None:
                     request.result, request.error = None, error
