@@ -99,6 +99,7 @@ class Master(Daemon):
         self.daemons = [d for d in START_ORDER if d in wanted]
         self.children: dict[str, subprocess.Popen] = {}
         self.restarts: dict[str, int] = {d: 0 for d in self.daemons}
+        self.exits: dict[str, int] = {}   # the last exit status of each daemon that exited
         self.disabled: set[str] = set()   # turned off by DaemonOff: not restarted
         self._lock = threading.Lock()
         self._lifeline_r, self._lifeline_w = os.pipe()
@@ -162,6 +163,7 @@ class Master(Daemon):
                 code = child.poll()
                 if code is None or name in self.disabled:
                     continue
+                self.exits[name] = code
                 if code == EXIT_REFUSED:
                     self.log.error("%s refused to run (see %s.stderr); not restarting it",
                                    name, name)
@@ -214,7 +216,8 @@ class Master(Daemon):
     def _status(self) -> dict:
         with self._lock:
             return {name: {"pid": child.pid, "running": child.poll() is None,
-                           "restarts": self.restarts[name]}
+                           "restarts": self.restarts[name],
+                           "exit": self.exits.get(name) if child.poll() is None else child.returncode}
                     for name, child in self.children.items()}
 
     def ads(self) -> list[dict]:

@@ -3,7 +3,9 @@
 ``PersonalPool(local_dir=...)`` writes ``local_dir/condor_config`` and
 points this process at it (CONDOR_CONFIG + ``reload_config``), so its repr
 already says INITIALIZED.  ``start()`` launches the master (in its own
-session) and returns once the collector knows every daemon (READY);
+session) and returns once the collector knows every daemon (READY), or
+stops the pool and raises ``HTCondorException`` naming a daemon that exited
+while the pool started, with the last line of its stderr;
 ``stop()`` asks the master to stop them all and waits until it is gone.
 A pool is stopped when its object is garbage-collected or the interpreter
 exits, unless ``detach()`` was called; ``attach(local_dir)`` finds a running
@@ -117,6 +119,7 @@ class PersonalPool:
         self._collector = None
         self._config_setter = SetCondorConfig(self.config_file)
         self._finalizer = None
+        self._stderr_sizes: dict[str, int] = {}
         if use_config:
             self.initialize()
             self._config_setter.set()
@@ -151,6 +154,9 @@ class PersonalPool:
         self._state = PersonalPoolState.STARTING
         env = dict(os.environ, CONDOR_CONFIG=str(self.config_file))
         env.pop("JOBLEDGER_LIFELINE_FD", None)
+        # the daemons append to their stderr files: what this start adds begins here
+        self._stderr_sizes = {path.name: path.stat().st_size
+                              for path in (self.local_dir / "log").glob("*.stderr")}
         log = open(self.local_dir / "log" / "master.stderr", "ab")
         try:
             self._master = subprocess.Popen([sys.executable, "-m", "daemons.master"], env=env,
@@ -167,38 +173,57 @@ class PersonalPool:
         self._state = PersonalPoolState.READY
         return self
 
-    def _wait_ready(self, timeout: float) -> None:
+    def _wait_ready(self, timeout: float, starting: bool = True) -> None:
+        """Until the collector knows every daemon and the master says each is up.
+
+        While the pool starts (``starting``), a daemon that has exited even once
+        (an import error, a refusal, a crash right after advertising) fails the
+        start: the pool is stopped and the error names the daemon and the last
+        line of its stderr.
+        """
         collector = ipc.sinful(str(self.local_dir / "run" / "collector.sock"))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._master is not None and self._master.poll() is not None:
-                raise HTCondorException(f"the pool's master exited (see {self.local_dir}/log)"
-                                        + _last_words(self.local_dir / "log" / "master.stderr"))
-            self._check_crash_loop()
+                stderr = self.local_dir / "log" / "master.stderr"
+                raise HTCondorException(f"the pool's master exited with status {self._master.returncode}"
+                                        f"{self._said(stderr)} (see {stderr})")
+            up = True
+            if starting:    # every daemon the master runs, not only those the collector knows
+                daemons = self._daemons()
+                self._fail_on_exit(daemons)
+                up = bool(daemons) and all(info["running"] for info in daemons.values())
             try:
-                if all(ipc.call(collector, "locate", timeout=2, daemon_type=int(kind))
-                       for kind in NEEDED):
+                if up and all(ipc.call(collector, "locate", timeout=2, daemon_type=int(kind))
+                              for kind in NEEDED):
                     return
             except HTCondorException:
                 pass
             time.sleep(0.02)
-        raise TimeoutError(f"the personal pool at {self.local_dir} did not become ready in {timeout}s")
+        raise HTCondorException(f"the personal pool at {self.local_dir} did not become ready in {timeout:g}s")
 
-    def _check_crash_loop(self, limit: int = 3) -> None:
-        """A daemon that keeps dying while the pool starts will not get better: say which."""
+    def _daemons(self) -> dict:
+        """The master's view of its daemons (``status``), or {} while it cannot answer."""
         try:
-            daemons = ipc.call(ipc.sinful(str(self.local_dir / "run" / "master.sock")), "status",
-                               timeout=2)
+            return ipc.call(ipc.sinful(str(self.local_dir / "run" / "master.sock")), "status", timeout=2)
         except HTCondorException:
-            return
+            return {}
+
+    def _fail_on_exit(self, daemons: dict) -> None:
+        """A daemon that exited while the pool starts will not get better: stop, say which."""
         for name, info in daemons.items():
-            if info["restarts"] >= limit:
-                stderr = self.local_dir / "log" / f"{name}.stderr"
-                tail = stderr.read_text(errors="replace")[-2000:] if stderr.exists() else ""
-                self._state = PersonalPoolState.STARTING
-                self.stop()
-                raise HTCondorException(f"the {name} daemon keeps exiting ({info['restarts']} restarts); "
-                                        f"its last words ({stderr}):\n{tail}")
+            if info["running"] and not info["restarts"]:
+                continue
+            code = info.get("exit")
+            stderr = self.local_dir / "log" / f"{name}.stderr"
+            self.stop()
+            raise HTCondorException(f"the {name} daemon exited as the pool started"
+                                    + (f" (status {code})" if code is not None else "")
+                                    + f"{self._said(stderr)} (see {stderr})")
+
+    def _said(self, stderr: Path) -> str:
+        """What a daemon wrote to ``stderr`` since this start (``_last_words``)."""
+        return _last_words(stderr, self._stderr_sizes.get(stderr.name, 0))
 
     def stop(self) -> "PersonalPool":
         if self._state is not PersonalPoolState.READY and self._state is not PersonalPoolState.STARTING:
@@ -233,7 +258,7 @@ class PersonalPool:
         if pool._master_start is None:
             raise Exception(f"no personal pool is running at {pool.local_dir}")
         pool._config_setter.set()
-        pool._wait_ready(5.0)
+        pool._wait_ready(5.0, starting=False)
         pool._state = PersonalPoolState.READY
         # As htcondor2's: an attached pool is not detached -- stop() (or losing the
         # object) stops it; call detach() to leave it running.
@@ -282,14 +307,23 @@ class PersonalPool:
         return done
 
 
-def _last_words(stderr: Path) -> str:
-    """The reason a daemon gave for refusing to run (its ``jobledger:`` lines), if any."""
+def _last_words(stderr: Path, since: int = 0, limit: int = 300) -> str:
+    """``": <why>"`` for a daemon that exited, from what it wrote to ``stderr``
+    after ``since``: its refusal (a ``jobledger:`` message, made one line), else
+    its last non-empty line (both ends of a long one); "" when it said nothing."""
     try:
-        text = stderr.read_text(errors="replace")
+        with open(stderr, "rb") as handle:
+            handle.seek(max(since, os.fstat(handle.fileno()).st_size - 65536))
+            text = handle.read().decode("utf-8", "replace")
     except OSError:
         return ""
-    start = text.rfind("jobledger: ")
-    return f": {text[start + len('jobledger: '):].strip()}" if start >= 0 else ""
+    refusal = text.rfind("jobledger: ")
+    if refusal >= 0:
+        return ": " + " ".join(text[refusal + len("jobledger: "):].split())
+    line = next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+    if len(line) > limit:
+        line = f"{line[:limit // 2]}...{line[-limit // 2:]}"
+    return f": {line}" if line else ""
 
 
 def _finalize(pid, start, run_dir, detached) -> None:

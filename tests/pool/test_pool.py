@@ -8,7 +8,7 @@ import pytest
 
 import jobledger as htcondor
 from jobledger.classad import ClassAd
-from jobledger.personal import PersonalPool
+from jobledger.personal import PersonalPool, PersonalPoolState
 from tests.pool.conftest import wait_until
 from tracking.jobeventlog import JobEventLog
 
@@ -427,17 +427,53 @@ def test_v1_transaction_commits_together_or_not_at_all(pool, tmp_path):
     schedd.act(htcondor.JobAction.Remove, f"ClusterId == {first} || ClusterId == {second.cluster()}")
 
 
-def test_start_reports_a_daemon_that_keeps_dying(tmp_path):
+def test_start_reports_a_daemon_that_exits_at_once(tmp_path):
     from tests.pool.conftest import pool_processes
     broken = PersonalPool(local_dir=tmp_path / "broken", config={"JOURNAL_DURABILITY": "bogus"})
     try:
-        with pytest.raises(htcondor.HTCondorException, match="schedd daemon keeps exiting") as info:
+        with pytest.raises(htcondor.HTCondorException, match="the schedd daemon exited as the pool "
+                                                             r"started \(status 1\): ") as info:
             broken.start()
-        assert "durability" in str(info.value)
+        assert "durability" in str(info.value) and "\n" not in str(info.value)
+        assert broken.state is PersonalPoolState.STOPPED
+        assert not pool_processes(tmp_path / "broken")       # stopped before start() raised
     finally:
         broken.stop()
         broken._config_setter.unset()
-    wait_until(lambda: not pool_processes(tmp_path / "broken"), 30, what="the broken pool to stop")
+
+
+# Makes one daemon's module fail to import, as a broken installation would: a
+# sitecustomize on PYTHONPATH that only the process running that module acts on.
+BROKEN_IMPORT = """
+import sys
+with open("/proc/self/cmdline", "rb") as handle:
+    ARGS = handle.read().split(b"\\0")
+class Broken:
+    def find_spec(self, name, path=None, target=None):
+        if name == "daemons.NAME":
+            raise ImportError("cannot import name 'Accountant' from 'daemons.accounting'")
+if b"daemons.NAME" in ARGS:
+    sys.meta_path.insert(0, Broken())
+"""
+
+
+@pytest.mark.parametrize("name", ["negotiator", "startd"])
+def test_pool_start_names_a_daemon_that_cannot_start_and_leaves_nothing(tmp_path, monkeypatch, name):
+    from click.testing import CliRunner
+    from jobledger.cli import main
+    from tests.pool.conftest import pool_processes
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(BROKEN_IMPORT.replace("NAME", name))
+    monkeypatch.setenv("PYTHONPATH", str(inject))
+    monkeypatch.delenv("CONDOR_CONFIG", raising=False)     # restored after: start sets it
+    local = tmp_path / "pool"
+    result = CliRunner().invoke(main, ["pool", "start", "--local-dir", str(local)])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith(f"Error: the {name} daemon exited as the pool started (status 1): ")
+    assert "ImportError: cannot import name 'Accountant' from 'daemons.accounting'" in result.output
+    assert f"(see {local}/log/{name}.stderr)" in result.output
+    assert not pool_processes(local)
 
 
 def test_allowed_job_duration_holds_with_code_46(pool, tmp_path):
