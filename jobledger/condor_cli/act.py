@@ -13,7 +13,7 @@ from __future__ import annotations
 from eventcore.enums import JobAction
 
 from jobledger.condor_cli import pool
-from jobledger.condor_cli.args import Args, Failed, Usage, entry
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
 
 PAST = {JobAction.Remove: "marked for removal", JobAction.RemoveX: "removed locally (remote state unknown)",
         JobAction.Hold: "held", JobAction.Release: "released"}
@@ -100,7 +100,7 @@ def parse(argv: list[str], prog: str, action: JobAction) -> Request:
             print(f"{version()}\n{platform()}")
             raise Failed(status=0)
         elif args.flag("help", 1):
-            raise Usage(status=0)
+            raise Help()
         else:
             raise Usage(f"Unrecognized option: {arg}")
     if "all" in req.kinds and (len(req.kinds) > 1 or req.ids):
@@ -247,7 +247,7 @@ def _act_constraint(schedd, action: JobAction, req: Request, reason, prog: str) 
 def _command(prog: str, action: JobAction):
     def run(argv: list[str]) -> int:
         return act(parse(argv, prog, action), action, prog)
-    return entry(prog, run, usage_text(prog, action))
+    return entry(prog, run, usage_text(prog, action), help_to="stderr")
 
 
 rm = _command("condor_rm", JobAction.Remove)
@@ -279,6 +279,8 @@ def qedit(argv: list[str]) -> int:
             name = args.value()
         elif args.flag("debug", 1) or args.flag("long", 1):
             pass
+        elif args.flag("help", 1):
+            raise Help()
         else:
             raise Usage()
     if constraint is None:
@@ -344,6 +346,8 @@ def reschedule(argv: list[str]) -> int:
             name = args.value()
         elif args.flag("debug", 1):
             pass
+        elif args.flag("help", 1):
+            raise Help()
         else:
             raise Usage()
     ad = pool.schedd_ad(name)
@@ -354,4 +358,4 @@ def reschedule(argv: list[str]) -> int:
     return 0
 
 
-reschedule_main = entry("condor_reschedule", reschedule, RESCHEDULE_USAGE)
+reschedule_main = entry("condor_reschedule", reschedule, RESCHEDULE_USAGE, help_to="stderr")

@@ -7,6 +7,14 @@ colon qualifiers (``-af:jh``).  ``Args`` walks argv once; each command asks
 arguments.  ``Usage`` carries a message and the exit status; ``entry`` turns
 it, and every error we raise on purpose, into text on stderr and that status:
 no traceback reaches the user.
+
+``-help`` is ``raise Help()`` in every command; where the usage text goes
+and the exit status are the tool's own, as HTCondor's tools differ: most
+print it on stdout and exit 0 (condor_submit, condor_q, condor_history,
+condor_qedit, condor_submit_dag, condor_watch_q), others on stderr
+(condor_rm/hold/release, condor_status, condor_wait, condor_tail,
+condor_userlog, condor_version, condor_off/on/restart/reschedule), and
+condor_config_val on stderr with exit status 1.  Each ``entry`` says which.
 """
 
 from __future__ import annotations
@@ -26,6 +34,10 @@ class Usage(Exception):
         self.message = message
         self.status = status
         self.show_usage = show_usage
+
+
+class Help(Exception):
+    """``-help``: the usage text where the tool prints it (``entry``'s ``help_to``)."""
 
 
 class Failed(Exception):
@@ -100,14 +112,22 @@ class Args:
         return Usage(f"{self.prog}: unknown argument {self.current}")
 
 
-def entry(prog: str, run: Callable[[list[str]], int | None], usage_text: str) -> Callable[[], None]:
+def entry(prog: str, run: Callable[[list[str]], int | None], usage_text: str,
+          help_to: str = "stdout", help_status: int = 0) -> Callable[[], None]:
     """A console-script ``main`` around ``run(argv)``: usage errors print the
-    usage text, our errors one line, and the process exits with the status."""
+    usage text, our errors one line, and the process exits with the status.
+    ``Help`` prints the usage text on ``help_to`` ("stdout" or "stderr") and
+    exits ``help_status``, as the HTCondor tool of that name does."""
+    if help_to not in ("stdout", "stderr"):
+        raise ValueError(f"help_to must be stdout or stderr, not {help_to!r}")
 
     def main(argv: list[str] | None = None) -> None:
         args = sys.argv[1:] if argv is None else argv
         try:
             status = run(args) or 0
+        except Help:
+            print(usage_text, end="", file=getattr(sys, help_to))
+            status = help_status
         except Usage as exc:
             if exc.message:
                 print(exc.message, file=sys.stderr)

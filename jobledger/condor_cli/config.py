@@ -15,7 +15,7 @@ import socket
 from daemons.config_files import param
 
 from jobledger.condor_cli import pool
-from jobledger.condor_cli.args import Args, Failed, Usage, entry
+from jobledger.condor_cli.args import Args, Help, Usage, entry
 
 CONFIG_VAL_USAGE = """\
 Usage: condor_config_val [options] variable [variable] ...
@@ -56,9 +56,8 @@ def config_val(argv: list[str]) -> int:
             args.value()
         elif any(args.flag(word, 3) for word in DAEMON_FLAGS) or args.flag("debug", 3):
             pass
-        elif args.flag("help", 1):
-            print(CONFIG_VAL_USAGE, end="")
-            raise Failed(status=0)
+        elif args.flag("help", 2):
+            raise Help()
         else:
             raise Usage(f"condor_config_val: unknown option {arg}")
     pool.load_config()
@@ -120,7 +119,8 @@ def _dump(table, patterns: list[str], verbose: bool) -> int:
     return 0
 
 
-config_val_main = entry("condor_config_val", config_val, CONFIG_VAL_USAGE)
+config_val_main = entry("condor_config_val", config_val, CONFIG_VAL_USAGE, help_to="stderr",
+                        help_status=1)
 
 
 VERSION_USAGE = "Usage: condor_version [-syscall] [-arch] [-opsys]\n"
@@ -138,10 +138,12 @@ def version(argv: list[str]) -> int:
             return 0
         if args.flag("syscall", 1):
             continue
+        if args.flag("help", 1):
+            raise Help()
         raise Usage()
     print(version_text())
     print(platform())
     return 0
 
 
-version_main = entry("condor_version", version, VERSION_USAGE)
+version_main = entry("condor_version", version, VERSION_USAGE, help_to="stderr")

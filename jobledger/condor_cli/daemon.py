@@ -13,7 +13,7 @@ from eventcore.enums import DaemonCommand, DaemonType
 from eventcore.errors import HTCondorException
 
 from jobledger.condor_cli import pool
-from jobledger.condor_cli.args import Args, Failed, Usage, entry
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
 
 DAEMONS = ("schedd", "startd", "collector", "negotiator", "master")
 
@@ -37,6 +37,8 @@ def _parse(argv: list[str], prog: str) -> str | None:
     for arg in args:
         if not args.is_flag():
             continue          # host names: every daemon of a personal pool is on this host
+        if args.flag("help", 1):
+            raise Help()
         if any(args.flag(name, 2) for name in DAEMONS):
             target = next(name for name in DAEMONS if args.flag(name, 2))
         elif args.flag("daemon", 1) or args.flag("subsystem", 2):
@@ -95,6 +97,6 @@ def restart(argv: list[str]) -> int:
     return 0
 
 
-off_main = entry("condor_off", off, usage_text("condor_off"))
-on_main = entry("condor_on", on, usage_text("condor_on"))
-restart_main = entry("condor_restart", restart, usage_text("condor_restart"))
+off_main = entry("condor_off", off, usage_text("condor_off"), help_to="stderr")
+on_main = entry("condor_on", on, usage_text("condor_on"), help_to="stderr")
+restart_main = entry("condor_restart", restart, usage_text("condor_restart"), help_to="stderr")

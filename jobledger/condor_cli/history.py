@@ -12,7 +12,7 @@ import sys
 
 from jobledger.condor_cli import pool, table
 from jobledger.condor_cli.adprint import Output
-from jobledger.condor_cli.args import Args, Failed, Usage, entry
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
 
 PROG = "condor_history"
 
@@ -75,8 +75,7 @@ def run(argv: list[str]) -> int:
         elif args.flag("forwards", 3) or args.flag("backwards", 3) or args.flag("wide", 1):
             pass
         elif args.flag("help", 1):
-            print(USAGE, end="")
-            raise Failed(status=0)
+            raise Help()
         else:
             raise Usage(f"Error: unrecognized argument {arg}")
     constraint = pool.join_all([pool.join_any(picks), *constraints])

@@ -19,7 +19,7 @@ from eventcore.errors import HTCondorException, UserLogError
 from eventcore.events import EventType
 
 from jobledger.condor_cli import pool, table
-from jobledger.condor_cli.args import Args, Failed, Usage, entry
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
 
 WAIT_USAGE = """\
 
@@ -70,6 +70,8 @@ def wait(argv: list[str]) -> int:
             from daemons.clients import platform, version
             print(f"{version()}\n{platform()}")
             return 0
+        elif args.flag("help", 1):
+            raise Help()
         else:
             raise Usage()
     if not positional or len(positional) > 2:
@@ -148,7 +150,7 @@ def _reason(exc: Exception) -> str:
     return text.split(": ", 1)[1].rsplit(":", 1)[0] if ": " in text else text
 
 
-wait_main = entry("condor_wait", wait, WAIT_USAGE)
+wait_main = entry("condor_wait", wait, WAIT_USAGE, help_to="stderr")
 
 
 # -- condor_userlog ------------------------------------------------------------------
@@ -263,6 +265,8 @@ def userlog(argv: list[str]) -> int:
     for arg in args:
         if not args.is_flag():
             files.append(arg)
+        elif args.flag("help", 1):          # -h..., but -ho... is -hostname
+            raise Help()
         elif args.flag("total", 1):
             totals_only = True
         elif args.flag("evict", 1):
@@ -294,7 +298,7 @@ def _errno(path: str) -> int:
     return 13
 
 
-userlog_main = entry("condor_userlog", userlog, USERLOG_USAGE)
+userlog_main = entry("condor_userlog", userlog, USERLOG_USAGE, help_to="stderr")
 
 
 # -- condor_tail --------------------------------------------------------------------
@@ -326,6 +330,8 @@ def tail(argv: list[str]) -> int:
             stderr = True
         elif args.flag("auto-retry", 2) or args.flag("debug", 1):
             pass
+        elif args.flag("help", 1):
+            raise Help()
         else:
             raise Usage()
     if not positional:
@@ -387,4 +393,4 @@ def _write(data: bytes) -> None:
     sys.stdout.flush()
 
 
-tail_main = entry("condor_tail", tail, TAIL_USAGE)
+tail_main = entry("condor_tail", tail, TAIL_USAGE, help_to="stderr")

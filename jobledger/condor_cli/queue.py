@@ -16,7 +16,7 @@ from eventcore.enums import QueryOpt
 
 from jobledger.condor_cli import pool, table
 from jobledger.condor_cli.adprint import Output
-from jobledger.condor_cli.args import Args, Failed, Usage, entry
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
 
 PROG = "condor_q"
 
@@ -112,8 +112,7 @@ def parse(argv: list[str], prog: str = PROG) -> Options:
             print(f"{version()}\n{platform()}")
             raise Failed(status=0)
         elif args.flag("help", 1):
-            print(USAGE, end="")
-            raise Failed(status=0)
+            raise Help()
         else:
             raise Usage(f"Error: unrecognized argument {arg}")
     return opts

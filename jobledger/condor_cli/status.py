@@ -16,7 +16,7 @@ from eventcore.enums import AdType
 
 from jobledger.condor_cli import pool, table
 from jobledger.condor_cli.adprint import Output
-from jobledger.condor_cli.args import Args, Failed, Usage, entry
+from jobledger.condor_cli.args import Args, Help, Usage, entry
 
 PROG = "condor_status"
 
@@ -164,8 +164,7 @@ def run(argv: list[str]) -> int:
         elif args.flag("wide", 1) or args.flag("compact", 3) or args.flag("direct", 3):
             pass
         elif args.flag("help", 1):
-            print(USAGE, end="")
-            raise Failed(status=0)
+            raise Help()
         else:
             raise Usage(f"Error: unknown argument {arg}")
     from daemons.clients import Collector
@@ -192,4 +191,4 @@ def run(argv: list[str]) -> int:
     return 0
 
 
-main = entry(PROG, run, USAGE)
+main = entry(PROG, run, USAGE, help_to="stderr")

@@ -15,7 +15,7 @@ import sys
 from eventcore.errors import SubmitError
 
 from jobledger.condor_cli import pool
-from jobledger.condor_cli.args import Args, Failed, Usage, entry
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
 
 PROG = "condor_submit"
 
@@ -98,7 +98,7 @@ def parse(argv: list[str]) -> Options:
                 raise Usage(f"{PROG}: {arg} requires at least one argument", show_usage=False)
             _one_queue(opts, " ".join(args.words()))
         elif args.flag("help", 1):
-            raise Usage(status=0)
+            raise Help()
         else:
             raise Usage()
     return opts

@@ -10,7 +10,7 @@ files DAGMan will write, as HTCondor's condor_submit_dag does.
 from __future__ import annotations
 
 from jobledger.condor_cli import pool
-from jobledger.condor_cli.args import Args, Failed, Usage, entry
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
 
 PROG = "condor_submit_dag"
 
@@ -62,7 +62,7 @@ def parse(argv: list[str]) -> tuple[str, dict, bool, str | None]:
             elif args.flag("name", 2):
                 name = args.value()
             elif args.flag("help", 1):
-                raise Usage(status=0)
+                raise Help()
             else:
                 raise args.unknown()
     if dag_file is None:

@@ -22,7 +22,7 @@ import time
 from eventcore.ids import JobId
 
 from jobledger.condor_cli import pool
-from jobledger.condor_cli.args import Args, Failed, Usage, entry
+from jobledger.condor_cli.args import Args, Help, Usage, entry
 
 PROG = "condor_watch_q"
 
@@ -104,8 +104,7 @@ def parse(argv: list[str]) -> Options:
                 or args.flag("exit-on-key-press", 6) or args.flag("no-exit-on-key-press", 8):
             pass
         elif args.flag("help", 1):
-            print(USAGE, end="")
-            raise Failed(status=0)
+            raise Help()
         else:
             raise Usage(f"{PROG}: error: unrecognized arguments: {arg}")
     return opts
