@@ -14,6 +14,8 @@ from __future__ import annotations
 import datetime
 import json
 import math
+from json.decoder import scanstring
+from json.scanner import py_make_scanner
 
 from eventcore.codecs.userlog_ads import ad_to_parsed, event_ad
 from eventcore.codecs.userlog_text_read import Garbled, Skipped, ByteOffsets
@@ -26,12 +28,48 @@ _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"
 
 
+class _Quoted(str):
+    """A JSON string that HTCondor's escaped form ``"\\/Expr(...)\\/"`` marks as an expression."""
+
+
+def _expression_string(s: str, end: int, strict: bool = True):
+    """``json``'s string scanner, noting a ``"\\/...\\/"`` string (raw escapes at both ends)."""
+    value, after = scanstring(s, end, strict)
+    if s.startswith("\\/", end) and s.startswith("\\/", after - 3) and len(value) >= 2:
+        return _Quoted(value), after
+    return value, after
+
+
+class _ExprAwareDecoder(json.JSONDecoder):
+    """Decodes values as ``json`` does, but keeps which strings were written
+    ``"\\/Expr(...)\\/"``: only those are expressions (HTCondor's JSON reader);
+    a string that merely reads ``/Expr(...)/`` is a string."""
+
+    def __init__(self):
+        super().__init__()
+        self.parse_string = _expression_string
+        self.scan_once = py_make_scanner(self)
+
+
+_EXPR_DECODER = _ExprAwareDecoder()
+
+
+def _decode_object(s: str, i: int):
+    """The JSON value at ``s[i]`` and where it ends; the exact (slower) decoder only
+    when the text has an escaped slash, without which nothing is an expression."""
+    obj, end = _DECODER.raw_decode(s, i)
+    if s.find("\\/", i, end) >= 0:
+        obj, end = _EXPR_DECODER.raw_decode(s, i)
+    return obj, end
+
+
 def decode_json_value(value):
-    """HTCondor JSON -> attribute value (``/Expr(..)/`` strings are expressions)."""
+    """HTCondor JSON -> attribute value: a string written ``"\\/Expr(<text>)\\/"``
+    (``_Quoted``) is an expression; every other string stays a string."""
     if isinstance(value, str):
-        if value.startswith("/Expr(") and value.endswith(")/"):
+        if type(value) is _Quoted and value[:6].lower() == "/expr(" and value.endswith(")/"):
             return Expr(value[6:-2])
-        return value
+        return str(value)
     if isinstance(value, list):
         return [decode_json_value(v) for v in value]
     if isinstance(value, dict):
@@ -82,7 +120,7 @@ def scan_json(buf: bytes, pos: int, state, limit: int | None = None):
             i = nxt + 1
             continue
         try:
-            obj, end = _DECODER.raw_decode(s, i)
+            obj, end = _decode_object(s, i)
         except json.JSONDecodeError:
             nxt = _next_event_object(s, i + 1)
             if nxt < 0:
@@ -101,13 +139,14 @@ def scan_json(buf: bytes, pos: int, state, limit: int | None = None):
 
 
 def json_value(value):
-    """Attribute value -> the JSON HTCondor writes."""
+    """Attribute value -> the JSON HTCondor writes (an expression as a ``_Quoted``
+    ``/Expr(<text>)/``, which ``render_json`` writes with escaped slashes)."""
     if isinstance(value, Expr):
-        return f"/Expr({value.text})/"
+        return _Quoted(f"/Expr({value.text})/")
     if isinstance(value, Special):
-        return None if value is UNDEFINED else "/Expr(error)/"
+        return None if value is UNDEFINED else _Quoted("/Expr(error)/")
     if isinstance(value, float) and not math.isfinite(value):
-        return f"/Expr(real(\"{'NaN' if math.isnan(value) else ('INF' if value > 0 else '-INF')}\"))/"
+        return _Quoted(f"/Expr(real(\"{'NaN' if math.isnan(value) else ('INF' if value > 0 else '-INF')}\"))/")
     if isinstance(value, (list, tuple)):
         return [json_value(v) for v in value]
     if isinstance(value, dict):
@@ -115,9 +154,24 @@ def json_value(value):
     return value
 
 
+def _dumps(value, indent: str = "") -> str:
+    """``json.dumps(value, indent=2)``, but a ``_Quoted`` string is written
+    ``"\\/Expr(...)\\/"``: the only strings a reader takes for expressions."""
+    if type(value) is _Quoted:
+        return '"\\/' + json.dumps(value[1:-1], ensure_ascii=False)[1:-1] + '\\/"'
+    inner = indent + "  "
+    if isinstance(value, dict) and value:
+        return "{\n" + ",\n".join(f"{inner}{json.dumps(k, ensure_ascii=False)}: {_dumps(v, inner)}"
+                                   for k, v in value.items()) + f"\n{indent}}}"
+    if isinstance(value, list) and value:
+        return "[\n" + ",\n".join(inner + _dumps(v, inner) for v in value) + f"\n{indent}]"
+    return json.dumps(value, ensure_ascii=False)
+
+
 def render_json(event: Event, fmt: TextFormat = TextFormat(),
                 tz: datetime.tzinfo = datetime.timezone.utc) -> str:
     """One event as HTCondor's JSON event log writes it (with the newline)."""
     ad = {k: json_value(v) for k, v in event_ad(event, fmt, tz).items()}
-    text = json.dumps(ad, indent=2, ensure_ascii=False)
-    return text.replace('"/Expr(', '"\\/Expr(').replace(')/"', ')\\/"') + "\n"
+    if any(type(v) is _Quoted or isinstance(v, (list, dict)) for v in ad.values()):
+        return _dumps(ad) + "\n"
+    return json.dumps(ad, indent=2, ensure_ascii=False) + "\n"

@@ -29,6 +29,8 @@ BYTES = st.integers(0, 2**40).map(float)
 USAGE = st.tuples(st.integers(0, 10**7), st.integers(0, 10**7)).map(lambda t: usage_text(*t))
 REAL = st.integers(-10**6, 10**6).map(lambda i: i / 64)
 STR_VALUE = st.text(string.ascii_letters + string.digits + " ._-:/\"é→", max_size=20)
+# strings that read like the JSON form of an expression stay strings in every format
+STR_VALUE = st.one_of(STR_VALUE, st.sampled_from(["/Expr(RequestMemory * 2)/", "/expr(1)/", "/Expr()/"]))
 SCALAR = st.one_of(st.integers(-2**40, 2**40), REAL, st.booleans(), STR_VALUE)
 VALUE = st.one_of(SCALAR, st.lists(SCALAR, max_size=3),
                   st.sampled_from([Expr("RequestMemory * 2"), Expr("MY.Cpus + 1")]))

@@ -49,6 +49,27 @@ def test_a_log_of_many_events_reads_back_in_order(many):
     assert [comparable(e) for e in read_events(data)] == [comparable(e) for e in many]
 
 
+def test_a_string_that_reads_like_an_expression_stays_a_string():
+    """HTCondor's JSON writes an expression "\\/Expr(<text>)\\/" and a string as it is;
+    its reader takes only the escaped form for an expression (classad2 agrees)."""
+    import classad2
+    from eventcore.events import Expr, make_event
+    attrs = {"Note": "/Expr(RequestMemory * 2)/", "Want": Expr("RequestMemory * 2"),
+             "Items": ["/Expr(x)/", 1], "Tail": "a\\/Expr(b)/"}
+    event = make_event(28, cluster=7, proc=0, subproc=0, timestamp=1709633472, attrs=attrs)
+    for name, (fmt, options) in FORMATS.items():
+        back = round_trip(event, fmt, options)
+        assert comparable(back) == comparable(event), name
+        got = event_to_dict(back)["attrs"]
+        assert got["Note"] == "/Expr(RequestMemory * 2)/" and got["Want"] == {"$expr": "RequestMemory * 2"}
+    text = render(event, "json")
+    assert '"Note": "/Expr(RequestMemory * 2)/"' in text
+    assert '"Want": "\\/Expr(RequestMemory * 2)\\/"' in text
+    ad = next(classad2.parseAds(text, classad2.ParserType.JSON))
+    assert ad["Note"] == "/Expr(RequestMemory * 2)/" and ad["Items"][0] == "/Expr(x)/"
+    assert isinstance(ad["Want"], classad2.ExprTree) and str(ad["Want"]) == "RequestMemory * 2"
+
+
 def test_legacy_dates_read_back_with_the_year_supplied():
     from eventcore.events import JobAbortedEvent
     event = JobAbortedEvent(cluster=3, proc=1, timestamp=1709633472, reason="gone")
