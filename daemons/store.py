@@ -200,6 +200,7 @@ class Store:
             raise JournalError(f"no journal at {self.path}")
         self._conn = self._connect()
         self._reader = self._connect()
+        self._scanners: list[sqlite3.Connection] = []   # idle connections of chunked queries
         self._head, self._last_checksum = self._read_head()
         self._committed = self._head   # _head runs ahead of it while a transaction is open
         self._fold = QueueFold(_TableLoader(self._conn))
@@ -258,6 +259,9 @@ class Store:
                     pass      # a reader holds the WAL: the next writer checkpoints it
             self._conn.close()
             self._reader.close()
+            for conn in self._scanners:
+                conn.close()
+            self._scanners.clear()
             if self.evidence is not None:
                 self.evidence.close()
 
@@ -701,10 +705,12 @@ class Store:
                f"ON c.cluster = j.cluster WHERE {p.where} ORDER BY j.cluster, j.proc")
         out: list[dict] = []
         cluster_cache: dict[int, dict | None] = {}
-        with self._read_lock:
-            cursor = self._reader.execute(sql, p.params)
-            rows = cursor.fetchmany(QUERY_CHUNK)
+        # A connection of its own: a statement left open between chunks holds its
+        # connection's read snapshot, and point reads (job_ad) must see every commit.
+        conn, cursor = self._scanner(), None
         try:
+            cursor = conn.execute(sql, p.params)
+            rows = cursor.fetchmany(QUERY_CHUNK)
             while rows:
                 for cluster, proc_ad, cluster_ad in rows:
                     if deadline is not None and _time.monotonic() > deadline:
@@ -717,12 +723,26 @@ class Store:
                     out.append(_project(ad, wanted))
                     if 0 <= limit <= len(out):
                         return out
-                with self._read_lock:
-                    rows = cursor.fetchmany(QUERY_CHUNK)
+                rows = cursor.fetchmany(QUERY_CHUNK)
         finally:
-            with self._read_lock:
+            if cursor is not None:
                 cursor.close()
+            self._scanner(done=conn)
         return out
+
+    def _scanner(self, done: sqlite3.Connection | None = None) -> sqlite3.Connection | None:
+        """A reader connection for one chunked query; ``done=conn`` gives it back (a few are kept)."""
+        with self._read_lock:
+            if done is None:
+                if self._scanners:
+                    return self._scanners.pop()
+            elif len(self._scanners) < 4 and not done.in_transaction:
+                self._scanners.append(done)
+                return None
+        if done is None:
+            return self._connect_reader()
+        done.close()
+        return None
 
     def _query_columns(self, p, wanted: list[str], limit: int) -> list[dict]:
         """A projection of indexed columns only: no ad is decoded."""

@@ -347,3 +347,32 @@ def test_constraints_may_be_expression_trees(tmp_path):
     s.append(life(JobId(1, 2)))
     assert [a["ProcId"] for a in s.history(ExprTree("ExitCode == 0"))] == ["2"]
     s.close()
+
+
+def test_point_reads_see_commits_made_while_a_chunked_query_is_open(tmp_path):
+    # A query keeps its statement open between chunks (the residual constraint is
+    # evaluated outside the lock); a job_ad read meanwhile must still see every commit
+    # (the schedd decides a starter's outcome on it: a stale ad dropped outcomes).
+    inside, resume = threading.Event(), threading.Event()
+
+    def pausing(text):
+        def keep(ad):
+            inside.set()
+            resume.wait(10)
+            return True
+        return keep
+
+    s = Store(tmp_path, constraint_filter=pausing)
+    s.append(submit(1, 600))
+    job = JobId(1, 599)
+    scan = threading.Thread(target=s.query, args=("JobStatus == 1 && Foo =!= 3",))
+    scan.start()
+    try:
+        assert inside.wait(10)
+        s.append([event(job, 1)])
+        assert s.job_status(job) is JobStatus.RUNNING
+        assert s.job_ad(job)["JobStatus"] == "2"
+    finally:
+        resume.set()
+        scan.join(10)
+    s.close()
