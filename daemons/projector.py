@@ -105,6 +105,7 @@ class Projector:
         self._error: BaseException | None = None
         self._retry_delay = RETRY_FIRST
         self._retry_at: float | None = None
+        self._known: LogTargets | None = None
         self.position = self._saved = self._cursor()
 
     def close(self) -> None:
@@ -126,8 +127,12 @@ class Projector:
         save_states(self._conn, [state])
 
     def _targets(self) -> LogTargets:
-        rows = self._conn.execute("SELECT cluster, proc, path, format FROM log_jobs")
-        return LogTargets({(c, p): Target(path, fmt) for c, p, path, fmt in rows})
+        """Every job's user log; read once, then kept: only this projector changes
+        ``log_jobs`` (a catch-up that fails drops it, to be read again)."""
+        if self._known is None:
+            rows = self._conn.execute("SELECT cluster, proc, path, format FROM log_jobs")
+            self._known = LogTargets({(c, p): Target(path, fmt) for c, p, path, fmt in rows})
+        return self._known
 
     # ----------------------------------------------------------- catch up --
     def catch_up(self) -> int:
@@ -135,12 +140,16 @@ class Projector:
         with self._lock:
             targets = self._targets()
             cursor = max(self._cursor(), self.position)   # position: past chunks that wrote nothing
-            self._repair(targets, cursor)
-            while True:
-                rows = list(self.store.rows(after=cursor, limit=self.chunk))
-                if not rows:
-                    break
-                cursor = self._project(self._entries(rows, targets), targets, rows[-1].position)
+            try:
+                self._repair(targets, cursor)
+                while True:
+                    rows = list(self.store.rows(after=cursor, limit=self.chunk))
+                    if not rows:
+                        break
+                    cursor = self._project(self._entries(rows, targets), targets, rows[-1].position)
+            except BaseException:
+                self._known = None     # may hold changes that were not committed
+                raise
             self.position = cursor
             self._schedule_retry(grow=False)
         self._tell_refused()
