@@ -25,7 +25,9 @@ import select
 import signal
 import socket
 import threading
+import sys
 import time
+import traceback
 
 from daemons import ipc
 from daemons.daemon import Daemon, alive, filesystem_domain, main_for, process_start_time
@@ -154,6 +156,9 @@ def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_time
                         code = starter(request["job"], request["claim"], execute_dir, schedd_address,
                                        lifeline_r, reconnect_timeout,
                                        update_intervals=update_intervals).run()
+                    except BaseException:
+                        traceback.print_exc()     # to the startd's stderr file
+                        sys.stderr.flush()
                     finally:
                         os._exit(code)
                 children.add(pid)
@@ -252,14 +257,14 @@ class Startd(Daemon):
 
     def _forget(self, finished) -> None:
         """Drop the claims whose starters are gone; ask for a negotiation if that freed
-        anything (a claim handed over to the next job frees nothing)."""
+        anything (a claim handed over to the next job frees nothing).  The state file
+        keeps them until the next launch rewrites it: a restarted startd adopts only
+        starters still alive."""
         with self._lock:
             done = [claim for claim, slot in self.claims.items() if finished(slot)]
             freed = any(any(self.claims[c]["resources"].values()) for c in done)
             for claim in done:
                 del self.claims[claim]
-            if done:
-                self._save_state()
         if freed:
             self._slot_freed()
         elif done:
