@@ -1,0 +1,179 @@
+"""The per-job cost of a pool beside Dask, one run: 2,000 /bin/true jobs on 2 slots.
+
+- Dask: a LocalCluster of 2 single-threaded worker processes runs
+  ``subprocess.run(["/bin/true"])`` 2,000 times (``client.submit`` each,
+  then ``gather``); run once before and once after the pool, the mean of
+  the two rates is the peer's figure;
+- the pool: a personal pool with NUM_CPUS = 2 (2 slots) takes one cluster of
+  2,000 /bin/true jobs with a user log; timed from the submit call until the
+  user log holds every job's terminated event.  The log is then checked:
+  every job has its submit, execute and terminated events in that order.
+
+Rows: jobs/s of each, ours/theirs, and the CPU milliseconds per job each
+pool process spent during the run, read from /proc/PID/stat before and
+after (user + system).  "starters + jobs" is the launcher's reaped children
+(cutime + cstime): the forked starters and the jobs they waited for.  The
+client is this process (submit, reading the log).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jobledger as htcondor
+from bench.bench_pool import _row, _tree_cpu
+from jobledger.personal import PersonalPool
+
+JOBS = 2000
+SLOTS = 2
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> tuple[int, int, int, str]:
+    """(ppid, own ticks, reaped children's ticks, name) of a live process."""
+    with open(f"/proc/{pid}/stat") as handle:
+        head, _, rest = handle.read().rpartition(")")
+    fields = rest.split()
+    return int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14]), head
+
+
+def pool_processes(local_dir: Path) -> dict[int, str]:
+    """pid -> role of the live processes of the pool at ``local_dir`` (daemons, launcher)."""
+    marker, found = str(local_dir).encode(), {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                if marker not in handle.read():
+                    continue
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if b"-m" in argv and argv.index(b"-m") + 1 < len(argv):
+            module = argv[argv.index(b"-m") + 1].decode()
+            if module.startswith("daemons."):
+                found[int(entry)] = module.split(".", 1)[1]
+    parents = {}
+    for pid in found:
+        try:
+            parents[pid] = _stat(pid)[0]
+        except OSError:
+            continue
+    roles = {pid: found[pid] for pid, parent in parents.items() if found.get(parent) != found[pid]}
+    for pid, parent in parents.items():   # the launcher: the startd's fork (starters: its forks)
+        if roles.get(parent) == "startd" and found[pid] == "startd":
+            roles[pid] = "launcher"
+    return roles
+
+
+def cpu_by_role(roles: dict[int, str]) -> dict[str, float]:
+    """CPU seconds so far of each role (the launcher's reaped children as "starters + jobs")."""
+    out: dict[str, float] = {}
+    for pid, role in roles.items():
+        try:
+            _, own, reaped, _ = _stat(pid)
+        except OSError:
+            continue
+        out[role] = out.get(role, 0.0) + own / TICK
+        if role == "launcher":
+            out["starters + jobs"] = out.get("starters + jobs", 0.0) + reaped / TICK
+    return out
+
+
+def run_dask(client) -> tuple[float, float]:
+    """(tasks/s, CPU seconds of this process tree) for JOBS /bin/true subprocesses."""
+    client.gather([client.submit(subprocess.run, ["/bin/true"], pure=False) for _ in range(20)])
+    began, cpu = time.perf_counter(), _tree_cpu()
+    futures = [client.submit(subprocess.run, ["/bin/true"], pure=False) for _ in range(JOBS)]
+    client.gather(futures)
+    return JOBS / (time.perf_counter() - began), _tree_cpu() - cpu
+
+
+def dask_round() -> tuple[float, float]:
+    from distributed import Client, LocalCluster
+    with LocalCluster(n_workers=SLOTS, threads_per_worker=1, dashboard_address=None,
+                      processes=True, host="127.0.0.1") as cluster, Client(cluster) as client:
+        return run_dask(client)
+
+
+def check_log(path: Path, cluster: int) -> tuple[int, dict]:
+    """(jobs of ``cluster`` with exactly submit, execute, terminated in the log in that
+    order, {proc: event types} of the others)."""
+    seen: dict[int, list[int]] = {}
+    for ev in htcondor.JobEventLog(str(path)).events(0):
+        if ev.cluster == cluster:
+            seen.setdefault(ev.proc, []).append(int(ev.type))
+    wanted = [int(htcondor.JobEventType.SUBMIT), int(htcondor.JobEventType.EXECUTE),
+              int(htcondor.JobEventType.JOB_TERMINATED)]
+    others = {proc: types for proc, types in seen.items() if types != wanted}
+    return len(seen) - len(others), others
+
+
+def run_pool(where: Path) -> tuple[float, dict[str, float], float]:
+    """(jobs/s, CPU seconds by role, this process's CPU seconds) for JOBS jobs on SLOTS slots."""
+    log = where / "jobs.log"
+    with PersonalPool(local_dir=where / "pool", config={"NUM_CPUS": str(SLOTS)}) as pool:
+        schedd = pool.schedd
+        warm = schedd.submit(htcondor.Submit({"executable": "/bin/true"}), count=10).cluster()
+        while schedd.query(f"ClusterId == {warm}", ["ProcId"], limit=1):
+            time.sleep(0.05)
+        roles = pool_processes(pool.local_dir)
+        before, mine = cpu_by_role(roles), time.process_time()
+        began = time.perf_counter()
+        job = htcondor.Submit({"executable": "/bin/true", "log": str(log), "initialdir": str(where)})
+        cluster = schedd.submit(job, count=JOBS).cluster()
+        done, events = 0, htcondor.JobEventLog(str(log))
+        deadline = time.monotonic() + 900
+        while done < JOBS:
+            for ev in events.events(stop_after=1):
+                if ev.type == htcondor.JobEventType.JOB_TERMINATED:
+                    done += 1
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{done} of {JOBS} jobs terminated after 900 s")
+        rate = JOBS / (time.perf_counter() - began)
+        after, mine = cpu_by_role(roles), time.process_time() - mine
+        clean, others = check_log(log, cluster)
+        if clean + len(others) != JOBS or any(t[-1] != int(htcondor.JobEventType.JOB_TERMINATED)
+                                              for t in others.values()):
+            raise AssertionError(f"user log: {clean} clean jobs; others {others}")
+        if others:
+            print(f"jobs with more events than submit, execute, terminated: {len(others)}, e.g. "
+                  f"{dict(list(others.items())[:3])}")
+    return rate, {role: after[role] - before.get(role, 0.0) for role in after}, mine
+
+
+def _load() -> str:
+    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    print(f"load average at start: {_load()}")
+    print(f"| {'measure':<58} | {'ours':>20} | {'CPU':>9} | {'target':<12} |")
+    print(f"|{'-' * 60}|{'-' * 22}|{'-' * 11}|{'-' * 14}|")
+    first, first_cpu = dask_round()
+    _row(f"Dask LocalCluster ({SLOTS} workers x 1 thread), {JOBS:,} /bin/true, before", first,
+         "tasks/s", "", first_cpu)
+    with tempfile.TemporaryDirectory(prefix="bench-jobcost-") as where:
+        rate, cpu, client = run_pool(Path(where))
+    _row(f"pool, {JOBS:,} /bin/true jobs, {SLOTS} slots, user log", rate, "jobs/s", "", sum(cpu.values()) + client)
+    second, second_cpu = dask_round()
+    _row(f"Dask LocalCluster ({SLOTS} workers x 1 thread), {JOBS:,} /bin/true, after", second,
+         "tasks/s", "", second_cpu)
+    _row("pool / Dask (mean of the two Dask runs)", rate / ((first + second) / 2), "x", ">= 0.5")
+    for role in sorted(cpu, key=lambda r: -cpu[r]):
+        _row(f"CPU per job: {role}", 1000 * cpu[role] / JOBS, "ms")
+    _row("CPU per job: client (submit, reading the user log)", 1000 * client / JOBS, "ms")
+    _row("CPU per job: all pool processes + client", 1000 * (sum(cpu.values()) + client) / JOBS, "ms")
+    _row("Dask: CPU per task, whole tree (mean of the two runs)", 1000 * (first_cpu + second_cpu) / 2 / JOBS, "ms")
+    print(f"load average at end: {_load()}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
