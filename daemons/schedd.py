@@ -9,7 +9,8 @@ actions by ``daemons.schedd_act``; periodic policy by ``daemons.schedd_policy``.
 Commands (IPC): ``new_cluster``, ``submit`` / ``submit_many`` (one append
 for a v1 transaction), ``query`` and ``history`` (streamed), ``act``,
 ``edit``, ``spooled``, ``reschedule``; for the negotiator ``idle_jobs`` and
-``matches``; for starters ``starter_outcome`` and ``starter_update``.
+``matches``; for starters ``starter_outcome`` and ``starter_update``; for
+DAGMan ``post_script_terminated`` (``daemons.schedd_dagman``).
 
 Claim reuse: when a job exits normally, the next idle job of the same kind
 (same Requirements, requests, owner) takes over its claim at once, as
@@ -29,6 +30,7 @@ from daemons.daemon import Daemon, main_for
 from daemons.negotiator import request_of
 from daemons.projector import Projector
 from daemons.schedd_act import Actions
+from daemons.schedd_dagman import post_script_terminated
 from daemons.schedd_local import SCHEDULER, SchedulerUniverse
 from daemons.schedd_policy import Policy
 from daemons.schedd_runs import RUN_ATTRS, Runs, event, starter_job
@@ -228,6 +230,7 @@ class Schedd(Daemon):
             "idle_jobs": self._idle_jobs,
             "matches": self._matches,
             "starter_outcome": self._starter_outcome,
+            "post_script_terminated": lambda peer, **a: post_script_terminated(self.store, **a),
             "starter_update": lambda peer, claim, job, image_size_kb, rss_kb:
                 self.runs.record_size(JobId.parse(job), claim, image_size_kb, rss_kb),
             "starter_transfer": lambda peer, claim, job, events, input_bytes:

@@ -40,13 +40,20 @@ from daemons.dagman.options import Options
 from eventcore.dag import parse_dag
 from eventcore.dag.report import (dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
                                   status_table)
-from eventcore.dag.run import ABORTED, DagRun, RemoveJobs, RunScript, SubmitJob, TERMINATED
+from eventcore.dag.run import ABORTED, POST_SCRIPT_TERMINATED, DagRun, RemoveJobs, RunScript, SubmitJob, TERMINATED
 from eventcore.errors import HTCondorException, HTCondorIOError, JobledgerError, UserLogFileChanged
 from tracking.jobeventlog import JobEventLog
 
 SCHEDD_RETRY = 0.2
 SUBMIT_CHUNK = 100      # node jobs per submit_many (one journal append)
 FIRST_CHUNK = 10
+
+
+def _code(event) -> int:
+    """A terminated event's result as DAGMan's $RETURN: the exit code, or -1000 - signal."""
+    if event.get("TerminatedNormally", True):
+        return int(event.get("ReturnValue", 0) or 0)
+    return -1000 - int(event.get("TerminatedBySignal", 0) or 0)
 
 
 def die_with_parent() -> None:
@@ -207,17 +214,24 @@ class Dagman:
         """True once the schedd has the clusters (one append).  A lost reply is sent again
         under the same idempotency token, so the schedd commits it at most once; False if
         the reserved ids went to someone else meanwhile (the caller builds again)."""
-        token = uuid.uuid4().hex
+        try:
+            self._send("submit_many", timeout=300, clusters=items, token=uuid.uuid4().hex)
+            return True
+        except ValueError as exc:
+            if "not reserved" in str(exc):
+                return False
+            raise
+
+    def _send(self, cmd: str, timeout: float = 60, **args):
+        """A schedd call sent again while the schedd cannot be reached (a lost reply included:
+        callers make it idempotent); a refusal is a ValueError."""
         while True:
             try:
-                ipc.call(self.schedd, "submit_many", timeout=300, clusters=items, token=token)
-                return True
+                return ipc.call(self.schedd, cmd, timeout=timeout, **args)
             except HTCondorException as exc:
-                if "not reserved" in str(exc):
-                    return False
                 if not isinstance(exc, HTCondorIOError) and not str(exc).startswith("cannot reach"):
-                    raise ValueError(str(exc)) from None     # the schedd refused the jobs
-                self.out(f"submit failed ({exc}); sending it again")
+                    raise ValueError(str(exc)) from None
+                self.out(f"{cmd} failed ({exc}); sending it again")
                 time.sleep(SCHEDD_RETRY)
 
     def _remove(self, action: RemoveJobs) -> None:
@@ -255,10 +269,12 @@ class Dagman:
         try:
             for event in self.reader.events(stop_after=wait):
                 number = int(event.type)
+                if number == POST_SCRIPT_TERMINATED:
+                    run.post_script_recorded(event.get("DAGNodeName", ""), event.cluster, _code(event), time.time())
+                    continue
                 code = 0
                 if number == TERMINATED:
-                    normal = event.get("TerminatedNormally", True)
-                    code = event.get("ReturnValue", 0) if normal else -1000 - int(event.get("TerminatedBySignal", 0))
+                    code = _code(event)
                 self._jobstate_event(run, event, number, code)
                 run.job_event(event.cluster, event.proc, number, time.time(), code)
                 if number in (TERMINATED, ABORTED):
@@ -302,10 +318,25 @@ class Dagman:
             if code is None:
                 continue
             del self.scripts[pid]
-            code = code if code >= 0 else -1000 + code
+            raw, code = code, code if code >= 0 else -1000 + code
+            if kind == "POST" and not run.defers(name, kind, code):
+                self._record_post(run, name, raw)
             self.out(f"{kind} Script of node {name} completed with status {code}")
             self.jobstate(name, f"{kind}_SCRIPT_{'SUCCESS' if code == 0 else 'FAILURE'}", str(code), run=run)
             run.script_done(name, kind, code, time.time())
+
+    def _record_post(self, run: DagRun, name: str, code: int) -> None:
+        """The POST_SCRIPT_TERMINATED event of the node's job, in the journal and so in the nodes
+        log, before DAGMan acts on the result: a DAGMan killed after this point does not run
+        the script again on recovery; one killed before it does (as HTCondor's)."""
+        cluster = run.nodes[name].cluster
+        if cluster is None:
+            return        # the job was never submitted: nothing names the node in the nodes log
+        outcome = {"code": code} if code >= 0 else {"signal": -code}
+        try:
+            self._send("post_script_terminated", cluster=cluster, node=name, **outcome)
+        except ValueError as exc:
+            self.out(f"WARNING: the POST script result of node {name} was not recorded: {exc}")
 
     # -- JOBSTATE_LOG, DOT, SAVE_POINT_FILE ----------------------------------------------------------
     def jobstate(self, node: str, event: str, condor_id: str = "-", run: DagRun | None = None) -> None:

@@ -33,7 +33,7 @@ DAG_OK, DAG_ERROR, DAG_NODE_FAILED, DAG_ABORT, DAG_RM, DAG_HALTED = 0, 1, 2, 3, 
 # condor_dagman's exit codes; the DAGMan job's on_exit_remove requeues on anything else.
 EXIT_OK, EXIT_ERROR, EXIT_ABORT = 0, 1, 2
 # Job event numbers the machine follows (ULog numbers).
-SUBMIT, EXECUTE, EVICTED, TERMINATED, ABORTED, HELD, RELEASED = 0, 1, 4, 5, 9, 12, 13
+SUBMIT, EXECUTE, EVICTED, TERMINATED, ABORTED, HELD, RELEASED, POST_SCRIPT_TERMINATED = 0, 1, 4, 5, 9, 12, 13, 16
 
 
 @attrs.frozen
@@ -178,12 +178,16 @@ class DagRun:
         self.idle -= sum(1 for state in run.procs.values() if state == "idle")
         run.procs = {}
 
+    def defers(self, name: str, kind: str, code: int) -> bool:
+        """True if ``code`` is the script's DEFER status (it runs again later)."""
+        script = self.dag.nodes[name].scripts[kind]
+        return script.defer_status is not None and code == script.defer_status
+
     def script_done(self, name: str, kind: str, code: int, now: float) -> None:
         self.running_scripts[kind] -= 1
         node, run = self.dag.nodes[name], self.nodes[name]
-        script = node.scripts[kind]
-        if script.defer_status is not None and code == script.defer_status:
-            heapq.heappush(self.deferred, (now + script.defer_time, name, kind))
+        if self.defers(name, kind, code):
+            heapq.heappush(self.deferred, (now + node.scripts[kind].defer_time, name, kind))
             return
         if kind == "PRE":
             run.pre_code = code
@@ -195,6 +199,21 @@ class DagRun:
                 self._submit_or_skip(name, now)
         elif kind == "POST":
             self._node_done(name, code, now)
+
+    def post_script_recorded(self, name: str, cluster: int, code: int, now: float) -> None:
+        """A POST_SCRIPT_TERMINATED event of the nodes log: node ``name``'s POST script, run for its
+        job ``cluster``, exited with ``code``.  Read back on recovery, it stands for the script: a
+        node whose job terminated and whose POST is recorded does not run POST again.  One that
+        no longer waits for that POST (done, retried, or this process already took the result)
+        ignores it."""
+        run = self.nodes.get(name)
+        if run is None or run.status != POST or run.cluster != cluster:
+            return
+        waiting = [a for a in self.pending if isinstance(a, RunScript) and (a.node, a.kind) == (name, "POST")]
+        if not waiting:
+            return          # the script runs in this process; its own exit decides
+        self.pending = [a for a in self.pending if a not in waiting]
+        self.script_done(name, "POST", code, now)
 
     def halt(self, pause: bool = False) -> None:
         """Start nothing new; once nothing runs, exit with a rescue DAG (or, paused, wait)."""

@@ -20,6 +20,11 @@ Imported events (from logs written elsewhere) may break the table (a log
 that starts midway); for them the status an event implies by itself is
 used instead (``implied_status``), and a job seen only through its events
 gets a minimal ad (ClusterId, ProcId, QDate, JobStatus).
+
+A POST_SCRIPT_TERMINATED event (016) is DAGMan's record of a node's POST
+script: it names the node's job but never creates or moves it (the job has
+usually left the queue by then); imported from a log, it is read like any
+other event.
 """
 
 from __future__ import annotations
@@ -27,11 +32,14 @@ from __future__ import annotations
 from typing import Callable, Iterable, Mapping, NamedTuple, Protocol
 
 from eventcore.errors import InvalidTransition
+from eventcore.events import EventType
 from eventcore.ids import JobId
 from eventcore.projections.jobad import event_updates, int_attr
 from eventcore.status import (
     JOB_RELEASED, STATUS_EVENTS, SUBMIT, TERMINAL, JobStatus, implied_status, next_status,
 )
+
+_DAGMAN_NOTE = int(EventType.POST_SCRIPT_TERMINATED)
 
 __all__ = ["Proc", "HistoryRow", "Changes", "QueueFold", "Loader", "owner_of", "merged_ad",
            "fold_entries"]
@@ -269,6 +277,8 @@ class QueueFold:
         number = int(event["type"])
         if job.cluster < 0 or job.proc < 0 or number >= 100:
             return  # cluster-level and execution-point (slot) events do not move a job
+        if number == _DAGMAN_NOTE and not payload.get("imported", False):
+            return  # DAGMan's record of a node's POST script, for a job that may have left
         key = (job.cluster, job.proc)
         row = self.proc(*key)
         before = _STATUS[row.status] if row is not None else None

@@ -222,3 +222,33 @@ def test_the_node_status_file_dagman_writes_reads_back_with_htcondor_dags_reader
     assert {report.nodes["B"].status, report.nodes["C"].status} == {NodeStatus.SUBMITTED}
     assert report.nodes["D"].status == NodeStatus.NOT_READY
     assert "STATUS_SUBMITTED" in node_status_text(d.run, 7)
+
+
+def test_recovery_takes_a_recorded_post_result_and_runs_an_unrecorded_post_again():
+    """Recovery replays the nodes log: A's job terminated and its POST_SCRIPT_TERMINATED event
+    is there (POST does not run again; its exit code 0 frees C); B's job terminated but its
+    POST never finished (it runs again)."""
+    run = make("JOB A a\nJOB B b\nJOB C c\nSCRIPT POST A p.sh\nSCRIPT POST B p.sh $RETURN\n"
+               "PARENT A B CHILD C\n")
+    run.adopt("A", 7, 0)
+    run.adopt("B", 8, 0)
+    run.job_event(7, 0, TERMINATED, 0.0, 0)
+    run.job_event(8, 0, TERMINATED, 0.0, 3)
+    run.post_script_recorded("A", 7, 0, 0.0)
+    run.post_script_recorded("B", 99, 0, 0.0)          # another attempt's job: not this one's
+    actions = run.actions(0.0)
+    assert actions == [RunScript("B", "POST", ("p.sh", "3"))]
+    assert run.nodes["A"].status == DONE and run.nodes["C"].waiting_on == 1
+    run.script_done("B", "POST", 0, 0.0)
+    assert [a.node for a in run.actions(0.0) if isinstance(a, SubmitJob)] == ["C"]
+    run.post_script_recorded("B", 8, 0, 0.0)          # read back after the fact: nothing changes
+    assert run.nodes["B"].status == DONE and run.running_scripts["POST"] == 0
+
+
+def test_a_recorded_failing_post_retries_the_node():
+    run = make("JOB A a\nSCRIPT POST A p.sh\nRETRY A 1\n")
+    run.adopt("A", 7, 0)
+    run.job_event(7, 0, TERMINATED, 0.0, 0)
+    run.post_script_recorded("A", 7, 2, 0.0)
+    assert [a.node for a in run.actions(0.0) if isinstance(a, SubmitJob)] == ["A"]
+    assert run.nodes["A"].retry == 1
