@@ -11,7 +11,8 @@ Starters are forked by a *launcher*: a single-threaded child of the startd
 forked before any thread starts, so forking a starter is cheap (no new
 interpreter) and safe.  Starters hold the read end of the startd's lifeline
 pipe: if the startd dies (even by SIGKILL) they see EOF, kill their jobs and
-report them evicted, and the jobs are run again.  A restarted startd finds
+report them evicted, and the jobs are run again.  A starter that dies before
+its job leaves the job to the launcher, which kills it (``daemons.orphans``).  A restarted startd finds
 the previous incarnation's starters in ``$(EXECUTE)/startd_state.json`` and
 keeps their resources until they are gone.
 """
@@ -32,6 +33,7 @@ import traceback
 from daemons import ipc
 from daemons.daemon import Daemon, alive, filesystem_domain, main_for, process_start_time
 from daemons.machine_facts import machine_facts
+from daemons.orphans import become_subreaper, kill_leftovers
 from daemons.starter import SIGNALS, Starter
 from eventcore.errors import HTCondorException
 
@@ -128,6 +130,7 @@ def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_time
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)          # a child's exit wakes the select at once
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    become_subreaper()                    # a dead starter's job comes to us (daemons.orphans)
     children: set[int] = set()
     open_ = True
     while open_ or children:
@@ -165,7 +168,7 @@ def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_time
                 ipc.send_message(sock, {"id": request["id"], "pid": pid,
                                         "start": process_start_time(pid),
                                         "scratch": os.path.join(execute_dir, f"dir_{pid}")})
-        while children:
+        while True:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
@@ -173,12 +176,16 @@ def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_time
                 break
             if pid == 0:
                 break
+            if pid not in children:
+                continue            # a leftover of a dead starter's job, killed below
             children.discard(pid)
             if open_:
                 try:
                     ipc.send_message(sock, {"exited": pid})
                 except OSError:
                     open_ = False
+        if wake_r in ready:     # a child exited: what a starter that is gone left behind goes too
+            kill_leftovers(children)
 
 
 class Startd(Daemon):

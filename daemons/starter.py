@@ -42,6 +42,7 @@ import time
 
 from daemons import ipc, transfer
 from daemons.daemon import filesystem_domain, process_start_time
+from daemons.orphans import become_subreaper
 from daemons.safe_open import safe_open
 from eventcore import transfer as plan
 from eventcore.errors import HTCondorException, TransferError
@@ -189,6 +190,7 @@ class Starter:
     # -- lifecycle ----------------------------------------------------------------
     def run(self) -> int:
         os.setsid()
+        become_subreaper()      # what the job leaves behind stays ours (daemons.orphans)
         os.makedirs(self.scratch, mode=0o700, exist_ok=True)
         for name, sig in SIGNALS.items():
             signal.signal(sig, lambda _s, _f, name=name: self.pending.append(name))

@@ -185,3 +185,39 @@ def test_master_sigkill_takes_every_process_down(tmp_path):
     finally:
         pool.stop()
         pool._config_setter.unset()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            return [int(child) for child in handle.read().split()]
+    except OSError:
+        return []
+
+
+def test_a_killed_starter_takes_its_job_along_and_the_job_runs_again_once(pool, tmp_path):
+    """kill -9 of the starter of a running sleep: the sleep goes too (it does not run on,
+    unobserved), the run ends in a shadow exception, and the requeued job completes once."""
+    from daemons.daemon import alive, process_start_time
+    log = str(tmp_path / "lost.log")
+    marker = tmp_path / "ran-once"
+    # The first run sleeps for good; the run after the kill finds the marker and ends at once.
+    script = f'test -e {marker} && exec sleep 0; touch {marker}; exec sleep 300'
+    job = ClassAd({"Cmd": "/bin/sh", "Arguments": f"-c '{script}'", "Iwd": str(tmp_path), "UserLog": log})
+    cluster = pool.schedd.submit(job, 1)
+    starter = wait_until(lambda: next((ad["StarterPid"] for ad in pool.schedd.query(
+        f"ClusterId == {cluster} && JobStatus == 2", ["StarterPid"])), None), 60, what="the job to run")
+    sleep = wait_until(lambda: next((pid for pid in _children(starter) if marker.exists()), None), 30,
+                       what="the job's sleep")
+    sleep_start = process_start_time(sleep)
+    with open(f"/proc/{sleep}/cmdline", "rb") as handle:
+        assert handle.read().split(b"\0")[:2] == [b"sleep", b"300"]
+    os.kill(starter, signal.SIGKILL)
+    wait_until(lambda: not alive(sleep, sleep_start), 30, what="the orphaned sleep to be killed")
+    wait_until(lambda: pool.schedd.history(f"ClusterId == {cluster}", ["ProcId"]), 60,
+               what="the requeued job to complete")
+    kinds = [event.type for event in JobEventLog(log).events(0)]
+    assert [int(kind) for kind in kinds] == [0, 1, 7, 1, 5], kinds   # submit, run, lost, run, done
+    assert len(pool.schedd.history(f"ClusterId == {cluster}", ["ProcId"])) == 1
+    ad = pool.schedd.history(f"ClusterId == {cluster}", ["NumShadowExceptions", "ExitCode"])[0]
+    assert ad["NumShadowExceptions"] == 1 and ad["ExitCode"] == 0
