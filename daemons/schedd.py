@@ -2,19 +2,23 @@
 
 Every change is a journal append first (``daemons.store.Store``: the queue
 and history are folded in the same transaction); user logs follow the
-journal through ``daemons.projector.Projector``.  Running jobs are handled
-by ``daemons.schedd_runs`` (claims, outcomes, reconnect after a restart);
-actions by ``daemons.schedd_act``; periodic policy by ``daemons.schedd_policy``.
+journal through ``daemons.projector.Projector``.  The schedd is made of parts
+that get what they need (the store, ``Runs``, a callback asking for a
+negotiation cycle), never the schedd itself:
+
+- ``daemons.schedd_runs.Runs``: all claim and run state, under one lock (claims
+  being started, outcomes, reconnect after a restart, telling starters);
+- ``daemons.schedd_match.Matches``: the negotiator's matches and claim reuse
+  become runs;
+- ``daemons.schedd_act.Actions``: act, edit, spool, retrieve;
+- ``daemons.schedd_policy.Policy``: the periodic policy walk;
+- ``daemons.schedd_local.SchedulerUniverse``: jobs the schedd starts itself.
 
 Commands (IPC): ``new_cluster``, ``submit`` / ``submit_many`` (one append
 for a v1 transaction), ``query`` and ``history`` (streamed), ``act``,
 ``edit``, ``spooled``, ``reschedule``; for the negotiator ``idle_jobs`` and
 ``matches``; for starters ``starter_outcome`` and ``starter_update``; for
 DAGMan ``post_script_terminated`` (``daemons.schedd_dagman``).
-
-Claim reuse: when a job exits normally, the next idle job of the same kind
-(same Requirements, requests, owner) takes over its claim at once, as
-HTCondor's schedd reuses claims, instead of waiting for a negotiation cycle.
 """
 
 from __future__ import annotations
@@ -22,39 +26,32 @@ from __future__ import annotations
 import pwd
 import threading
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from daemons import adwire, ipc, jobsets, spool
 from daemons.daemon import Daemon, main_for
-from daemons.negotiator import request_of
 from daemons.projector import Projector
 from daemons.schedd_act import Actions
 from daemons.schedd_dagman import post_script_terminated
-from daemons.schedd_local import SCHEDULER, SchedulerUniverse
-from daemons.schedd_policy import Policy
-from daemons.schedd_runs import RUN_ATTRS, Runs, event, starter_job
+from daemons.schedd_local import SchedulerUniverse, signal_local
+from daemons.schedd_match import MATCH_ATTRS, Matches
+from daemons.schedd_policy import SYSTEM_EXPRS, Policy
+from daemons.schedd_records import RUN_ATTRS, event
+from daemons.schedd_runs import Runs
 from daemons.store import Store
 from eventcore.codecs.journal import decode_payload
 from daemons.submit_notes import has_notes, submit_notes
 from eventcore.attrnames import check_values, fold
 from eventcore.enums import QueryOpt
-from eventcore.errors import HTCondorException, InvalidTransition, JournalError
+from eventcore.errors import HTCondorException, JournalError
 from eventcore.events import EventType
 from eventcore.ids import JobId
-from eventcore.records import ClusterAd, EventRecord, ProcAd, SetAttributes
+from eventcore.records import ClusterAd, EventRecord, ProcAd
 from eventcore.status import JobStatus
 from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
-from eventcore.transfer import output_on_evict
 
 HOLD_USER_LOG = 22  # HTCondor's UnableToInitUserLog
 LOG_WAIT = 30.0   # seconds a query or history waits for the user logs to catch up
-MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "JobPrio",
-               "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize",
-               "FileSystemDomain", "TransferInputSizeMB")  # should_transfer_files = NO/IF_NEEDED refer to these
-# Jobs alike in these may take over each other's claim (claim reuse).
-REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "Owner", "JobUniverse")
-REUSE_SCAN = 20     # idle jobs of other clusters looked at for one that may take a freed claim
 SUMMARY_KEYS = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 6: "Running",
                 7: "Suspended"}
 
@@ -87,9 +84,8 @@ class Schedd(Daemon):
         self._token_locks: dict[str, threading.Lock] = {}   # submits under way, by token
         self._cluster_lock = threading.Lock()
         self._next_cluster = 1
-        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="activate")
-        self._negotiator_poke = threading.Event()
-        self._claim_lock = threading.Lock()
+        self._cycle_wanted = threading.Event()
+        self._holds = ThreadPoolExecutor(max_workers=1, thread_name_prefix="user-log-hold")
         self.reuse_claims = self.config("CLAIM_WORKLIFE", "1200").strip() != "0"
         self.max_jobs_per_submission = self.config_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION)
         self.query_budget = self.config_float("SCHEDD_QUERY_TIMEOUT", 20.0)
@@ -105,13 +101,20 @@ class Schedd(Daemon):
         self.projector = Projector(self.store, event_log=self.config("EVENT_LOG", "") or None,
                                    on_refused=self._hold_unlogged)
         self.projector.catch_up()
-        self.runs = Runs(self.store, self.log, self._startd_call, self.spool_dir)
-        self.actions = Actions(self)
-        self.policy = Policy(self)
-        self.local = SchedulerUniverse(self)
+        self.runs = Runs(self.store, self.log, self._startd_call, self.spool_dir, signal_local)
+        self.matches = Matches(self.store, self.runs, self.log, self.spool_dir, self.reuse_claims)
+        self.actions = Actions(self.store, self.runs, self.spool_dir, self.want_cycle)
+        self.policy = Policy(self.store, self.runs, self.log, self.want_cycle,
+                             max_releases=self.config_int("SYSTEM_MAX_RELEASES", -1),
+                             interval=self.config_float("PERIODIC_EXPR_INTERVAL", 60),
+                             ceiling=self.config_float("MAX_PERIODIC_EXPR_INTERVAL", 1200),
+                             system={name: self.config(name, "") for name in SYSTEM_EXPRS})
+        self.local = SchedulerUniverse(self.store, self.runs, self.log, self.spool_dir,
+                                       self.address_of("schedd"), self.config_file,
+                                       self.config_float("SCHEDD_RECONNECT_TIMEOUT", 60))
         # Before the socket opens: settle what happened while we were away.
         self.runs.reconcile(startup=True)
-        self._kill_unknown_claims()
+        self.runs.kill_unknown_claims()
 
     def started(self) -> None:
         super().started()
@@ -119,14 +122,15 @@ class Schedd(Daemon):
         self.every(1.0, lambda: self.runs.reconcile(), name="reconcile")
         self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self.policy.run, name="policy")
         self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self._sweep_spool, name="spool")
-        self.every(0.0, self._poke_loop, name="poke-negotiator")
-        self.every(0.0, self.local.tick, name="scheduler-universe")
-        self.poke_negotiator()
+        self.every(0.0, self._send_cycle_requests, name="poke-negotiator")
+        self.every(0.0, self.local.tick, name="scheduler-univ")
+        self.want_cycle()
 
     def teardown(self) -> None:
         self.local.stop()
         self.projector.on_refused = None      # no holds once the pool below is shut
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._holds.shutdown(wait=True, cancel_futures=True)
+        self.matches.stop()
         self.projector.stop()
         self.projector.catch_up()
         self.projector.close()        # saves the cursor
@@ -180,38 +184,24 @@ class Schedd(Daemon):
         for job in jobs:
             if policy is not None and self.store.job_status(job) not in (
                     None, JobStatus.HELD, JobStatus.REMOVED, JobStatus.COMPLETED):
-                self._pool.submit(policy._apply, job, ("hold", reason, 0, HOLD_USER_LOG))
-
-    def _kill_unknown_claims(self) -> None:
-        """Starters whose run the journal never recorded (we died while starting them)."""
-        try:
-            claims = self._startd_call("claims")
-        except HTCondorException:
-            return
-        current = {adwire.evaluate(ad, "ClaimId") for _, ad in self.runs.running_jobs()}
-        for claim in claims:
-            if claim not in current:
-                self.log.info("claim %s is not in the journal: killing its starter", claim)
-                try:
-                    self._startd_call("signal", claim=claim, what="kill")
-                except HTCondorException:
-                    pass
+                self._holds.submit(policy.apply, job, ("hold", reason, 0, HOLD_USER_LOG))
 
     def _startd_call(self, cmd: str, address: str | None = None, **args):
         return ipc.call(address or self.address_of("startd"), cmd, timeout=10, **args)
 
-    def poke_negotiator(self) -> None:
+    def want_cycle(self) -> None:
         """Ask for a negotiation cycle without waiting: the poke thread sends it."""
-        self._negotiator_poke.set()
+        self._cycle_wanted.set()
 
-    def _poke_loop(self) -> None:
-        """Block until poked, then send one reschedule to the negotiator (pokes that
-        arrive meanwhile fold into the next one). The call goes to the base class:
-        calling our own override here would set the event we just cleared and spin."""
-        if not self._negotiator_poke.wait(1.0):
+    def _send_cycle_requests(self) -> None:
+        """Block until a cycle is wanted, then send one reschedule to the negotiator
+        (wishes that arrive meanwhile fold into the next one).  ``poke_negotiator``
+        (the daemon's synchronous call) is not overridden here: the last time it was,
+        this loop called the override, set the event it had just cleared, and spun."""
+        if not self._cycle_wanted.wait(1.0):
             return
-        self._negotiator_poke.clear()
-        Daemon.poke_negotiator(self)
+        self._cycle_wanted.clear()
+        self.poke_negotiator()
 
     # -- commands ------------------------------------------------------------------------
     def handlers(self) -> dict:
@@ -224,11 +214,11 @@ class Schedd(Daemon):
             "history": lambda peer, **a: self._after_logs(self._history(peer, **a)),
             "act": lambda peer, **a: self.actions.act(user_name(peer["uid"]), **a),
             "edit": lambda peer, **a: self.actions.edit(user_name(peer["uid"]), **a),
-            "reschedule": lambda peer: self.poke_negotiator(),
+            "reschedule": lambda peer: self.want_cycle(),
             "spooled": lambda peer, ids: self.actions.spooled(user_name(peer["uid"]), ids),
             "retrieve": lambda peer, **spec: self.actions.retrieve(user_name(peer["uid"]), **spec),
-            "idle_jobs": self._idle_jobs,
-            "matches": self._matches,
+            "idle_jobs": lambda peer, limit=1000: self.matches.idle_jobs(limit),
+            "matches": lambda peer, matches: self.matches.matched(matches),
             "starter_outcome": self._starter_outcome,
             "post_script_terminated": lambda peer, **a: post_script_terminated(self.store, **a),
             "starter_update": lambda peer, claim, job, image_size_kb, rss_kb:
@@ -327,7 +317,7 @@ class Schedd(Daemon):
             replies.append({"cluster": item["cluster"], "first_proc": 0,
                             "num_procs": len(item["proc_ads"]), "cluster_ad": shared})
         position = self.store.append(records)
-        self.poke_negotiator()
+        self.want_cycle()
         self.local.submitted(clusters)
         if logged:
             # condor_submit returns with the SUBMIT events in the user logs.
@@ -518,97 +508,9 @@ class Schedd(Daemon):
         ads = self.store.history(constraint or None, projection or [], match, since)
         return ipc.Streamed([ads[i:i + 2000] for i in range(0, len(ads), 2000)])
 
-    # -- negotiator ------------------------------------------------------------------------
-    def _idle_jobs(self, peer, limit: int = 1000) -> list:
-        busy = set(self.runs.activating_jobs)
-        out = []
-        for ad in self.store.query("JobStatus == 1", MATCH_ATTRS, limit + len(busy)):
-            job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
-            if job in busy or ad.get("JobUniverse") == str(SCHEDULER):
-                continue  # scheduler-universe jobs are ours to start, not matched to a slot
-            out.append(ad)
-            if len(out) >= limit:
-                break
-        return out
-
-    def _matches(self, peer, matches: list) -> int:
-        for match in matches:
-            claim = self._reserve(JobId.parse(match["job"]))
-            if claim is not None:
-                self._pool.submit(self._activate, JobId.parse(match["job"]), claim, match)
-        return len(matches)
-
-    def _reserve(self, job: JobId) -> str | None:
-        """A new claim id for ``job``, or None if the job is already being started."""
-        with self._claim_lock:
-            if job in self.runs.activating_jobs:
-                return None
-            claim = uuid.uuid4().hex
-            self.runs.activating[claim] = threading.Event()
-            self.runs.activating_jobs.add(job)
-            return claim
-
-    def _reuse_claim(self, old_claim: str, finished: dict) -> None:
-        """HTCondor's claim reuse: the next idle job of the same kind takes the finished
-        job's slot at once, without waiting for a negotiation cycle."""
-        startd = adwire.evaluate(finished, "RemoteHost")
-        if not isinstance(startd, str):
-            return
-        kind = tuple(finished.get(a) for a in REUSE_ATTRS)
-        # Jobs being started are idle too: fetch just enough to get past them.  The same
-        # cluster first; then any cluster, as HTCondor reuses a claim across its autocluster
-        # (a DAG's node jobs are one cluster each).
-        busy = len(self.runs.activating_jobs)
-        for constraint, limit in ((f"ClusterId == {int(finished['ClusterId'])} && JobStatus == 1", 2 + busy),
-                                  ("JobStatus == 1", REUSE_SCAN + busy)):
-            for ad in self.store.query(constraint, MATCH_ATTRS, limit):
-                if tuple(ad.get(a) for a in REUSE_ATTRS) != kind:
-                    continue
-                job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
-                claim = self._reserve(job)
-                if claim is not None:
-                    self._activate(job, claim, {"startd": startd, "request": request_of(ad),
-                                                "reuse": old_claim})
-                    return
-
-    def _activate(self, job: JobId, claim: str, match: dict) -> None:
-        try:
-            self._start_run(job, claim, match)
-        except Exception as exc:  # noqa: BLE001 - a failed start leaves the job idle
-            self.log.info("job %s: could not start: %s", job, exc)
-        finally:
-            self.runs.activating.pop(claim).set()
-            self.runs.activating_jobs.discard(job)
-
-    def _start_run(self, job: JobId, claim: str, match: dict) -> None:
-        ad = self.store.job_ad(job)
-        if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
-            return
-        address = match["startd"]
-        started = ipc.call(address, "activate", timeout=10, claim=claim, job=self._starter_job(job, ad),
-                           request=match["request"], reuse=match.get("reuse"), slot=match.get("slot"))
-        now = time.time()
-        records = [SetAttributes(job, set={
-            "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),
-            "StarterStart": str(started["start"]), "ScratchDir": adwire.quote(started["scratch"]),
-            "RemoteSlot": adwire.quote(started["slot"]),
-        }, by="schedd"), event(EventType.EXECUTE, job, now, ExecuteHost=address,
-                               SlotName=started["slot"])]
-        try:
-            self.store.append(records)
-        except InvalidTransition:
-            ipc.call(address, "signal", timeout=5, claim=claim, what="kill")
-
     def _sweep_spool(self) -> None:
         """Spooled files of jobs that have left the queue go too."""
         spool.sweep(self.spool_dir, lambda job: self.store.job_status(job) is not None)
-
-    def _starter_job(self, job: JobId, ad: dict) -> dict:
-        """What the starter gets: the job's values, and where ON_EXIT_OR_EVICT keeps files."""
-        values = starter_job(ad)
-        if output_on_evict(values):
-            values["_EvictedFiles"] = str(spool.job_spool(self.spool_dir, job) / "evicted")
-        return values
 
     # -- starters ---------------------------------------------------------------------------
     def _starter_outcome(self, peer, claim: str, job: str, outcome: dict) -> str:
@@ -618,9 +520,7 @@ class Schedd(Daemon):
         # The job is over whatever the journal decides about this report, so its
         # claim can be handed on while the outcome is being committed.
         job_id = JobId.parse(job)
-        finished = self.store.job_ad(job_id)
-        if finished is not None and self.reuse_claims and outcome.get("kind") == "exit":
-            self._pool.submit(self._reuse_claim, claim, finished)  # not after vacate/shutdown
+        self.matches.finished(job_id, claim, outcome)
         return self.runs.record_outcome(job_id, claim, outcome)
 
 

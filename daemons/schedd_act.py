@@ -14,7 +14,7 @@ import re
 import time
 
 from daemons import adwire, spool
-from daemons.schedd_runs import RUN_ATTRS, event, starter_job
+from daemons.schedd_records import RUN_ATTRS, event, starter_job
 from eventcore.attrnames import attr_name
 from eventcore.enums import JobAction, TransactionFlag
 from eventcore.errors import HTCondorException, TransferError
@@ -66,18 +66,22 @@ def _status(ad: dict) -> int:
 
 
 class Actions:
-    """act/edit of one schedd (``schedd`` gives store, runs, startd access, log)."""
+    """act/edit/spool/retrieve of one schedd: ``store``, ``runs`` (its lock orders
+    every change of a run; ``tell`` reaches starters), the spool, and ``poke``, which
+    asks for a negotiation cycle when jobs became idle."""
 
-    def __init__(self, schedd):
-        self.schedd = schedd
-        self.store = schedd.store
+    def __init__(self, store, runs, spool_dir, poke):
+        self.store = store
+        self.runs = runs
+        self.spool_dir = spool_dir
+        self.poke = poke
 
     # -- act -------------------------------------------------------------------------
     def act(self, user: str, action: int, ids: list | None = None, constraint: str | None = None,
             reason: str | None = None, subcode: int | None = None) -> dict:
         action = JobAction(action)
         counts = dict.fromkeys(BUCKETS, 0)
-        with self.schedd.runs.lock:
+        with self.runs.lock:
             chosen = self._choose(action, ids, constraint, counts)
             records, effects = [], []
             now = time.time()
@@ -91,11 +95,11 @@ class Actions:
             if counts["TotalSuccess"]:
                 self.store.append(records)
         for claim, what, ad in effects:
-            self._tell_starter(claim, what, ad)
+            self.runs.tell(claim, what, ad)
         if action is JobAction.Remove and counts["TotalSuccess"]:
             self._remove_others(user, chosen)
         if action is JobAction.Release and counts["TotalSuccess"]:
-            self.schedd.poke_negotiator()
+            self.poke()
         counts["TotalJobAds"] = total_ads
         counts["TotalChangedAds"] = 1 if counts["TotalSuccess"] else 0
         return counts
@@ -176,10 +180,10 @@ class Actions:
             if ad is None or _status(ad) != H or ad.get("HoldReasonCode") != "16":
                 continue
             try:
-                staged[job] = spool.spool_inputs(self.schedd.spool_dir, job, ad, starter_job(ad))
+                staged[job] = spool.spool_inputs(self.spool_dir, job, ad, starter_job(ad))
             except TransferError as failed:
                 staged[job] = failed
-        with self.schedd.runs.lock:
+        with self.runs.lock:
             now = time.time()
             records = []
             for job, changes in staged.items():
@@ -196,7 +200,7 @@ class Actions:
             if records:
                 self.store.append(records)
         if records:
-            self.schedd.poke_negotiator()
+            self.poke()
         return sum(1 for changes in staged.values() if isinstance(changes, dict))
 
     def retrieve(self, user: str, ids: list | None = None, constraint: str | None = None) -> int:
@@ -213,7 +217,7 @@ class Actions:
             if ad is None or _status(ad) != C or "SUBMIT_Iwd" not in ad:
                 continue
             try:
-                spool.retrieve_outputs(self.schedd.spool_dir, job, ad)
+                spool.retrieve_outputs(self.spool_dir, job, ad)
             except TransferError as failed:
                 raise HTCondorException(f"retrieving the output of job {job} failed: {failed.message}") from failed
             done += 1
@@ -227,20 +231,6 @@ class Actions:
             if isinstance(other, str) and other.strip():
                 reason = f"removed because OtherJobRemoveRequirements of job {job} matched"
                 self.act(user, JobAction.Remove, constraint=other, reason=reason)
-
-    def _tell_starter(self, claim, what: str, ad: dict | None = None) -> None:
-        if not isinstance(claim, str):
-            return
-        # A scheduler-universe job (DAGMan) is told to stop with a grace period, so it
-        # can clean up (remove_kill_sig); its starter is the schedd's, not a startd's.
-        if ad is not None and self.schedd.local.signal(ad, "vacate" if what == "kill" else what):
-            return
-        startd = adwire.evaluate(ad, "RemoteHost") if ad is not None else None
-        try:   # the startd that runs it (the local one, or the Dask workers' one)
-            self.schedd._startd_call("signal", address=startd if isinstance(startd, str) else None,
-                                     claim=claim, what=what)
-        except HTCondorException as exc:
-            self.schedd.log.info("could not tell claim %s to %s: %s", claim, what, exc)
 
     # -- edit ------------------------------------------------------------------------
     def edit(self, user: str, attr: str, value: str, ids: list | None = None,
@@ -261,7 +251,7 @@ class Actions:
             raise HTCondorException(f"Unable to commit transaction: {value!r} is not a ClassAd expression") from exc
         if attr.lower() in IMMUTABLE:
             raise HTCondorException(f"Unable to commit transaction: attribute {attr} may not be changed")
-        with self.schedd.runs.lock:
+        with self.runs.lock:
             if ids is not None:
                 jobs = parse_ids(ids)
                 missing = [str(j) for j in jobs if self.store.job_status(j) is None]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 from daemons.adwire import quote
-from daemons.schedd_runs import event
+from daemons.schedd_records import event
 from eventcore.errors import HTCondorException
 from eventcore.events import EventType
 from eventcore.ids import JobId

@@ -29,7 +29,7 @@ import time
 
 from daemons import adwire
 from daemons.daemon import LIFELINE_ENV, alive, process_start_time
-from daemons.schedd_runs import event, starter_job
+from daemons.schedd_records import event, starter_job
 from daemons.starter import SIGNALS, Starter
 from eventcore.errors import InvalidTransition
 from eventcore.events import EventType
@@ -43,16 +43,22 @@ LOCAL_SLOT = "local"
 class SchedulerUniverse:
     """Starts idle scheduler-universe jobs; signals and reaps their starters."""
 
-    def __init__(self, schedd):
-        self.schedd = schedd
-        self.execute_dir = schedd.spool_dir / "local_univ_execute"
+    def __init__(self, store, runs, log, spool_dir, schedd_address: str, config_file: str,
+                 reconnect_timeout: float):
+        self.store = store
+        self.runs = runs
+        self.log = log
+        self.schedd_address = schedd_address
+        self.config_file = config_file
+        self.reconnect_timeout = reconnect_timeout
+        self.execute_dir = spool_dir / "local_univ_execute"
         self.execute_dir.mkdir(parents=True, exist_ok=True)
         self.wake = threading.Event()
         self.children: dict[int, subprocess.Popen] = {}
         # The scheduler-universe jobs in the queue: looked at one by one (by key) each
         # round, so a large queue of other jobs costs nothing here.
         self.known = {JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
-                      for ad in schedd.store.query(f"JobUniverse == {SCHEDULER}", ["ClusterId", "ProcId"])}
+                      for ad in store.query(f"JobUniverse == {SCHEDULER}", ["ClusterId", "ProcId"])}
 
     def submitted(self, clusters: list) -> None:
         """New clusters were committed: note their scheduler-universe jobs and wake up."""
@@ -70,38 +76,35 @@ class SchedulerUniverse:
             if child.poll() is not None:
                 del self.children[pid]
         for job in sorted(self.known):
-            ad = self.schedd.store.job_ad(job)
+            ad = self.store.job_ad(job)
             if ad is None:
                 self.known.discard(job)
                 continue
             if adwire.evaluate(ad, "JobStatus") != 1:
                 continue
-            claim = self.schedd._reserve(job)
-            if claim is None:
-                continue
-            try:
-                self._start(job, ad, claim)
-            except (OSError, InvalidTransition) as exc:
-                self.schedd.log.info("scheduler universe job %s: could not start: %s", job, exc)
-            finally:
-                self.schedd.runs.activating.pop(claim).set()
-                self.schedd.runs.activating_jobs.discard(job)
+            with self.runs.starting(job) as claim:
+                if claim is None:
+                    continue
+                try:
+                    self._start(job, claim)
+                except (OSError, InvalidTransition) as exc:
+                    self.log.info("scheduler universe job %s: could not start: %s", job, exc)
 
-    def _start(self, job: JobId, ad: dict, claim: str) -> None:
-        current = self.schedd.store.job_ad(job)
+    def _start(self, job: JobId, claim: str) -> None:
+        current = self.store.job_ad(job)
         if current is None or adwire.evaluate(current, "JobStatus") != 1:
             return
         spec = starter_job(current)
-        extra = {"CONDOR_ID": str(job), "CONDOR_CONFIG": self.schedd.config_file,
-                 "_CONDOR_SCHEDD_ADDRESS": self.schedd.address_of("schedd")}
+        extra = {"CONDOR_ID": str(job), "CONDOR_CONFIG": self.config_file,
+                 "_CONDOR_SCHEDD_ADDRESS": self.schedd_address}
         spec["Environment"] = " ".join(filter(None, [spec.get("Environment") or "", *(
             shlex.quote(f"{k}={v}") for k, v in extra.items())]))
         # The master's lifeline: the job outlives a schedd crash, not the whole pool's.
         lifeline = os.environ.get(LIFELINE_ENV)
         request = json.dumps({"job": spec, "claim": claim, "execute_dir": str(self.execute_dir),
-                              "schedd": self.schedd.address_of("schedd"),
+                              "schedd": self.schedd_address,
                               "lifeline": int(lifeline) if lifeline else None,
-                              "reconnect": self.schedd.config_float("SCHEDD_RECONNECT_TIMEOUT", 60)})
+                              "reconnect": self.reconnect_timeout})
         child = subprocess.Popen([sys.executable, "-m", "daemons.schedd_local", request],
                                  stdin=subprocess.DEVNULL, close_fds=True,   # the starter leaves our session
                                  pass_fds=(int(lifeline),) if lifeline else ())
@@ -111,33 +114,34 @@ class SchedulerUniverse:
             "ClaimId": adwire.quote(claim), "StarterPid": str(child.pid), "StarterStart": str(start),
             "ScratchDir": adwire.quote(str(self.execute_dir / f"dir_{child.pid}")),
             "RemoteSlot": adwire.quote(LOCAL_SLOT),
-        }, by="schedd"), event(EventType.EXECUTE, job, time.time(), ExecuteHost=self.schedd.address_of("schedd"),
+        }, by="schedd"), event(EventType.EXECUTE, job, time.time(), ExecuteHost=self.schedd_address,
                                SlotName=LOCAL_SLOT)]
         try:
-            self.schedd.store.append(records)
+            self.store.append(records)
         except InvalidTransition:
             child.send_signal(signal.SIGQUIT)
             raise
 
-    def signal(self, ad: dict, what: str) -> bool:
-        """Send ``what`` to a scheduler-universe job's starter; False if the job is not ours."""
-        if adwire.evaluate(ad, "RemoteSlot") != LOCAL_SLOT:
-            return False
-        pid, start = adwire.evaluate(ad, "StarterPid"), adwire.evaluate(ad, "StarterStart")
-        if alive(pid, start):
-            try:
-                os.kill(pid, SIGNALS[what])
-            except ProcessLookupError:
-                pass
-        return True
-
     def stop(self) -> None:
         """The schedd is shutting down: stop its local jobs (they are requeued, and a
         DAGMan among them recovers when the schedd is back), as HTCondor's schedd does."""
-        for ad in self.schedd.store.query(f"JobStatus == 2 && JobUniverse == {SCHEDULER}"):
-            self.signal(ad, "shutdown")
+        for ad in self.store.query(f"JobStatus == 2 && JobUniverse == {SCHEDULER}"):
+            signal_local(ad, "shutdown")
         for child in self.children.values():
             child.poll()
+
+
+def signal_local(ad: dict, what: str) -> bool:
+    """Send ``what`` to a scheduler-universe job's starter; False if the job is not one."""
+    if adwire.evaluate(ad, "RemoteSlot") != LOCAL_SLOT:
+        return False
+    pid, start = adwire.evaluate(ad, "StarterPid"), adwire.evaluate(ad, "StarterStart")
+    if alive(pid, start):
+        try:
+            os.kill(pid, SIGNALS[what])
+        except ProcessLookupError:
+            pass
+    return True
 
 
 def main(argv: list[str]) -> int:

@@ -19,7 +19,7 @@ import time
 
 from daemons import adwire
 from daemons.schedd_act import ACTION_NAMES
-from daemons.schedd_runs import RUN_ATTRS, HOLD_POLICY, event
+from daemons.schedd_records import HOLD_POLICY, RUN_ATTRS, event
 from eventcore.enums import JobAction
 from eventcore.errors import InvalidTransition
 from eventcore.events import EventType
@@ -109,19 +109,29 @@ def _duration(seconds: float) -> str:
     return f"{s // 3600:d}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
-class Policy:
-    """The periodic walk of one schedd."""
+SYSTEM_EXPRS = ("SYSTEM_PERIODIC_HOLD", "SYSTEM_PERIODIC_RELEASE", "SYSTEM_PERIODIC_REMOVE")
 
-    def __init__(self, schedd):
-        self.schedd = schedd
-        self.store = schedd.store
-        self.max_releases = schedd.config_int("SYSTEM_MAX_RELEASES", -1)
-        self.base = schedd.config_float("PERIODIC_EXPR_INTERVAL", 60)
-        self.ceiling = schedd.config_float("MAX_PERIODIC_EXPR_INTERVAL", 1200)
+
+class Policy:
+    """The periodic walk of one schedd over ``store``; changes of runs under ``runs.lock``,
+    starters told through ``runs.tell``, ``poke`` after a release.
+
+    ``max_releases`` is SYSTEM_MAX_RELEASES, ``interval`` and ``ceiling`` are
+    PERIODIC_EXPR_INTERVAL and MAX_PERIODIC_EXPR_INTERVAL, ``system`` the pool's
+    SYSTEM_PERIODIC_* expressions by name (text).
+    """
+
+    def __init__(self, store, runs, log, poke, *, max_releases: int = -1, interval: float = 60,
+                 ceiling: float = 1200, system: dict | None = None):
+        self.store = store
+        self.runs = runs
+        self.log = log
+        self.poke = poke
+        self.max_releases = max_releases
+        self.base = interval
+        self.ceiling = ceiling
         self.next_walk = 0.0
-        self.system = {name: schedd.config(name, "") for name in
-                       ("SYSTEM_PERIODIC_HOLD", "SYSTEM_PERIODIC_RELEASE", "SYSTEM_PERIODIC_REMOVE")}
-        self.system = {k: v for k, v in self.system.items() if v.strip()}
+        self.system = {k: v for k, v in (system or {}).items() if v.strip()}
 
     def run(self) -> None:
         now = time.time()
@@ -133,13 +143,13 @@ class Policy:
                 continue
             verdict = periodic_verdict(ad, now, self.max_releases, self.system)
             if verdict is not None:
-                self._apply(JobId(int(ad["ClusterId"]), int(ad["ProcId"])), verdict)
+                self.apply(JobId(int(ad["ClusterId"]), int(ad["ProcId"])), verdict)
         spent = time.monotonic() - began
         self.next_walk = now + min(self.ceiling, max(self.base, spent * 100))
 
-    def _apply(self, job: JobId, verdict: tuple) -> None:
-        runs = self.schedd.runs
-        with runs.lock:
+    def apply(self, job: JobId, verdict: tuple) -> None:
+        """Carry out ``verdict`` (as ``periodic_verdict`` returns it) on ``job`` now."""
+        with self.runs.lock:
             ad = self.store.job_ad(job)
             if ad is None:
                 return
@@ -167,9 +177,9 @@ class Policy:
             try:
                 self.store.append(records)
             except InvalidTransition as exc:
-                self.schedd.log.info("policy on %s: %s", job, exc)
+                self.log.info("policy on %s: %s", job, exc)
                 return
         if claim:
-            self.schedd.actions._tell_starter(claim, "vacate" if kind == "vacate" else "kill", ad)
+            self.runs.tell(claim, "vacate" if kind == "vacate" else "kill", ad)
         if kind == "release":
-            self.schedd.poke_negotiator()
+            self.poke()

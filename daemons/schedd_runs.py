@@ -1,4 +1,4 @@
-"""The schedd's side of running jobs: claims, outcomes, reconnects, exit policy.
+"""The schedd's side of running jobs: claims, outcomes, reconnects.
 
 What a run leaves in the journal (all in the job's ad, so a restarted
 schedd knows it): ``ClaimId``, ``StarterPid``, ``StarterStart`` (the
@@ -16,6 +16,9 @@ its outcome file written meanwhile is recorded; a live starter is kept (at
 startup: JOB_DISCONNECTED then JOB_RECONNECTED, as HTCondor writes when the
 schedd comes back); a starter gone without an outcome sends the job back to
 idle (SHADOW_EXCEPTION, or JOB_RECONNECT_FAILED at startup).
+
+What the records of a run's end are (the exit policy) is
+``daemons.schedd_records``; how matches become runs, ``daemons.schedd_match``.
 """
 
 from __future__ import annotations
@@ -24,224 +27,97 @@ import os
 import shutil
 import threading
 import time
+import uuid
+from contextlib import contextmanager
 
 from daemons import adwire
 from daemons.daemon import alive
+from daemons.schedd_records import (HOLD_SPAWN, RUN_ATTRS, event, exit_records,
+                                    file_transfer_events)
 from daemons.spool import job_spool
 from daemons.starter import read_outcome
-from eventcore.errors import InvalidTransition
-from eventcore.events import EventType, event_to_dict, make_event
+from eventcore.errors import HTCondorException, InvalidTransition
+from eventcore.events import EventType
 from eventcore.ids import JobId
-from eventcore.records import EventRecord, LeaveQueue, SetAttributes
+from eventcore.records import SetAttributes
 from eventcore.status import JobStatus
 from eventcore.transfer import size_mb
 
-RUN_ATTRS = ("ClaimId", "StarterPid", "StarterStart", "ScratchDir", "RemoteSlot")
-# Hold codes of schedd.md 2.1 used here.
-HOLD_POLICY, HOLD_SPAWN = 3, 6  # schedd.md 2.1 (the starter names the other start failures)
 MAX_START_FAILURES = 3          # starters gone without an outcome before the job is held
-STARTER_JOB_ATTRS = ("ClusterId", "ProcId", "Cmd", "Arguments", "Args", "Environment", "Env", "Iwd",
-                     "In", "Out", "Err", "Owner", "GetEnv", "StreamOut", "JobUniverse",
-                     "ShouldTransferFiles", "WhenToTransferOutput", "TransferInput", "TransferOutput",
-                     "TransferOutputRemaps", "TransferExecutable", "TransferIn", "TransferOut",
-                     "TransferErr", "FileSystemDomain", "RequestDisk")
-TRANSFER_FAILURES = {12: "Transfer output files failure", 13: "Transfer input files failure"}
-
-
-def event(number: int, job: JobId, now: float, **attrs) -> EventRecord:
-    """The journal record of one user-log event of ``job``."""
-    made = make_event(number, cluster=job.cluster, proc=job.proc, timestamp=int(now),
-                      attrs={k: v for k, v in attrs.items() if v is not None})
-    return EventRecord(job, event_to_dict(made))
-
-
-def usage_text(user: float, system: float) -> str:
-    """HTCondor's ``Usr d hh:mm:ss, Sys d hh:mm:ss``."""
-    def part(seconds: float) -> str:
-        s = int(seconds)
-        return f"{s // 86400} {s % 86400 // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
-    return f"Usr {part(user)}, Sys {part(system)}"
-
-
-def starter_job(ad: dict) -> dict:
-    """What the starter needs of a job ad, evaluated to plain values."""
-    out = {}
-    for name in STARTER_JOB_ATTRS:
-        if name in ad:
-            value = adwire.evaluate(ad, name)
-            if value is not None:
-                out[name] = value
-    return out
-
-
-def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
-    """The records that end a run with ``outcome`` (exit policy of schedd.md 5.2).
-
-    ``ad`` is the job's current ad.  Returns the records to append: usage
-    attributes, then terminated (+ leave), requeue (evicted, terminated and
-    requeued), or hold.
-    """
-    kind = outcome.get("kind")
-    usage = outcome.get("usage") or {}
-    clear = tuple(a for a in RUN_ATTRS if a in ad)
-    common = usage_attrs(ad, outcome, now)
-    transfers = transfer_events(job, ad, outcome)
-    if kind in ("spawn_failed", "transfer_failed"):
-        setattrs = SetAttributes(job, set=common, delete=clear, by="schedd")
-        return [setattrs, *transfers, event(EventType.JOB_HELD, job, now,
-                                            HoldReason=hold_reason(ad, outcome),
-                                            HoldReasonCode=int(outcome.get("hold_code", HOLD_SPAWN)),
-                                            HoldReasonSubCode=int(outcome.get("errno", 0)))]
-    if kind != "exit":
-        setattrs = SetAttributes(job, set=common, delete=clear, by="schedd")
-        return [setattrs, *transfers, event(EventType.JOB_EVICTED, job, now, Checkpointed=False,
-                                RunRemoteUsage=usage_text(usage.get("user", 0), usage.get("sys", 0)),
-                                Reason=_evict_reason(outcome.get("reason")))]
-    by_signal = bool(outcome.get("by_signal"))
-    exit_attrs = dict(common, ExitBySignal="true" if by_signal else "false")
-    if by_signal:
-        exit_attrs["ExitSignal"] = str(int(outcome.get("signal", 0)))
-    else:
-        exit_attrs["ExitCode"] = str(int(outcome.get("code", 0)))
-    exit_attrs["NumJobCompletions"] = str(int(adwire.evaluate(ad, "NumJobCompletions") or 0) + 1)
-    after = {**ad, **exit_attrs, "CompletionDate": str(int(now))}
-    run_usage = usage_text(usage.get("user", 0), usage.get("sys", 0))
-    term = dict(TerminatedNormally=not by_signal, RunRemoteUsage=run_usage,
-                TotalRemoteUsage=run_usage)
-    if by_signal:
-        term.update(TerminatedBySignal=int(outcome.get("signal", 0)), CoreFile=None)
-    else:
-        term["ReturnValue"] = int(outcome.get("code", 0))
-    sets = [SetAttributes(job, set={k: v for k, v in exit_attrs.items() if k != "NumJobCompletions"},
-                          delete=clear, by="schedd"), *transfers]
-    verdict = exit_verdict(after)
-    if verdict[0] == "hold":
-        return [*sets, event(EventType.JOB_HELD, job, now, HoldReason=verdict[1],
-                            HoldReasonCode=HOLD_POLICY, HoldReasonSubCode=verdict[2])]
-    if verdict[0] == "requeue":
-        return [*sets, event(EventType.JOB_EVICTED, job, now, TerminatedAndRequeued=True,
-                            Checkpointed=False, RunRemoteUsage=run_usage, **{
-                                k: v for k, v in term.items()
-                                if k in ("TerminatedNormally", "ReturnValue", "TerminatedBySignal")})]
-    records = [*sets, event(EventType.JOB_TERMINATED, job, now, **term)]
-    if not adwire.evaluate({**after, "JobStatus": str(int(JobStatus.COMPLETED))}, "LeaveJobInQueue"):
-        records.append(LeaveQueue(job))
-    return records
-
-
-def hold_reason(ad: dict, outcome: dict) -> str:
-    """HoldReason of a run that could not start or whose files could not be transferred."""
-    message = outcome.get("message", "cannot start the job")
-    slot = adwire.evaluate(ad, "RemoteSlot") or "the execution point"
-    failure = TRANSFER_FAILURES.get(int(outcome.get("hold_code", 0)))
-    if outcome.get("kind") == "transfer_failed" and failure:
-        return f"{failure} at execution point {slot}. Details: {message}"
-    return f"Error from {slot if outcome.get('kind') == 'transfer_failed' else 'starter'}: {message}"
-
-
-def transfer_events(job: JobId, ad: dict, outcome: dict) -> list:
-    """FILE_TRANSFER events the starter timed (output transfer), in order."""
-    return file_transfer_events(job, ad, outcome.get("transfers") or [])
-
-
-def file_transfer_events(job: JobId, ad: dict, timed: list) -> list:
-    """FILE_TRANSFER (040) records of ``[[Type, time], ...]`` as HTCondor writes them:
-    the execution point's address, and the queueing delay on output start."""
-    host = adwire.evaluate(ad, "RemoteHost")
-    host = host if isinstance(host, str) else None
-    return [event(EventType.FILE_TRANSFER, job, when, Type=int(kind), Host=host,
-                  QueueingDelay=0 if int(kind) == 5 else None)
-            for kind, when in timed]
-
-
-def usage_attrs(ad: dict, outcome: dict, now: float) -> dict:
-    """CPU, wall clock and memory attributes a finished run adds to the job ad.
-
-    As HTCondor's shadow does at the end of a run: every run adds to the
-    cumulative times (``CumulativeSlotTime`` = wall time x the slot's cores);
-    a run that ended with the job's exit is *committed* (``CommittedTime``,
-    ``CommittedSlotTime``), an evicted one is not -- goodput is
-    CommittedTime / RemoteWallClockTime.
-    """
-    usage = outcome.get("usage") or {}
-    wall = max(0.0, float(outcome.get("end", now)) - float(outcome.get("start", now)))
-    cpus = adwire.evaluate(ad, "RequestCpus")
-    cpus = cpus if isinstance(cpus, (int, float)) and not isinstance(cpus, bool) and cpus > 0 else 1
-    user, system = float(usage.get("user", 0.0)), float(usage.get("sys", 0.0))
-
-    def total(name: str, more: float) -> str:
-        before = adwire.evaluate(ad, name)
-        before = before if isinstance(before, (int, float)) and not isinstance(before, bool) else 0
-        return adwire.literal_text(float(before) + more)
-
-    attrs = {
-        "RemoteUserCpu": adwire.literal_text(user),
-        "RemoteSysCpu": adwire.literal_text(system),
-        "CumulativeRemoteUserCpu": total("CumulativeRemoteUserCpu", user),
-        "CumulativeRemoteSysCpu": total("CumulativeRemoteSysCpu", system),
-        "RemoteWallClockTime": total("RemoteWallClockTime", wall),
-        "LastRemoteWallClockTime": adwire.literal_text(wall),
-        "CumulativeSlotTime": total("CumulativeSlotTime", wall * cpus),
-    }
-    if outcome.get("kind") == "exit":
-        attrs["CommittedTime"] = str(round(float(total("CommittedTime", wall))))
-        attrs["CommittedSlotTime"] = total("CommittedSlotTime", wall * cpus)
-        attrs["CommittedSuspensionTime"] = str(int(adwire.evaluate(ad, "CommittedSuspensionTime") or 0))
-    if isinstance(outcome.get("disk_usage_kb"), int):
-        attrs["DiskUsage"] = attrs["DiskUsage_RAW"] = str(max(1, outcome["disk_usage_kb"]))
-    if usage.get("maxrss_kb"):
-        attrs["ResidentSetSize"] = str(int(usage["maxrss_kb"]))
-        attrs["ImageSize"] = str(max(int(usage["maxrss_kb"]), int(adwire.evaluate(ad, "ImageSize") or 0)))
-    return attrs
-
-
-def _evict_reason(reason) -> str | None:
-    return {"startd_gone": "The startd went away", "vacate": "Job was vacated",
-            "kill": "Job was vacated", "shutdown": "The pool is shutting down",
-            "worker_lost": "The Dask worker running the job went away"}.get(reason)
-
-
-def exit_verdict(ad: dict) -> tuple:
-    """("hold", reason, subcode) | ("requeue",) | ("done",) for a job that just exited."""
-    if _fires(ad, "OnExitHold"):
-        reason = adwire.evaluate(ad, "OnExitHoldReason")
-        if not isinstance(reason, str):
-            reason = f"The job attribute OnExitHold expression '{ad['OnExitHold']}' evaluated to TRUE"
-        sub = adwire.evaluate(ad, "OnExitHoldSubCode")
-        return ("hold", reason, sub if isinstance(sub, int) else 0)
-    if "OnExitRemove" in ad:
-        value = adwire.evaluate(ad, "OnExitRemove")
-        if value is False or (isinstance(value, (int, float)) and not isinstance(value, bool)
-                              and value == 0):
-            return ("requeue",)
-    return ("done",)
-
-
-def _fires(ad: dict, name: str) -> bool:
-    if name not in ad:
-        return False
-    value = adwire.evaluate(ad, name)
-    return value is True or (isinstance(value, (int, float)) and not isinstance(value, bool)
-                             and value != 0)
+STARTED_WAIT = 10.0             # seconds a report waits for its run's start to be recorded
 
 
 class Runs:
-    """Claims and outcomes of the schedd (thread-safe; one lock orders outcomes)."""
+    """Claims and runs of one schedd, thread-safe under one lock (``lock``).
 
-    def __init__(self, store, log, startd_call, spool_dir=None):
+    The claim state is the journal's (each running job's ``ClaimId``) plus the
+    claims being started right now, which only this object holds: ``reserve``
+    one for a job, ``started`` once the start is recorded (or failed), or both
+    as ``with runs.starting(job) as claim``.  ``lock`` also orders every change
+    of a job's run (actions, policy, outcomes), so a report and an action
+    never both end one run.
+
+    ``startd_call(cmd, address=None, **args)`` talks to a startd;
+    ``signal_local(ad, what)`` signals a scheduler-universe job's starter and
+    says whether the job was one.
+    """
+
+    def __init__(self, store, log, startd_call, spool_dir=None, signal_local=None):
         self.spool_dir = spool_dir
         self.store = store
         self.log = log
         self.startd_call = startd_call
+        self.signal_local = signal_local or (lambda ad, what: False)
         self.lock = threading.RLock()
-        self.activating: dict[str, threading.Event] = {}   # claim -> set once recorded
-        self.activating_jobs: set[JobId] = set()
+        self._starting: dict[str, threading.Event] = {}   # claim -> set once its start is recorded
+        self._starting_jobs: set[JobId] = set()
+
+    # -- claims being started ---------------------------------------------------------
+    def reserve(self, job: JobId) -> str | None:
+        """A new claim id for ``job``, or None if the job is already being started."""
+        with self.lock:
+            if job in self._starting_jobs:
+                return None
+            claim = uuid.uuid4().hex
+            self._starting[claim] = threading.Event()
+            self._starting_jobs.add(job)
+            return claim
+
+    def started(self, job: JobId, claim: str) -> None:
+        """The start of ``job`` under ``claim`` is recorded, or failed: reports may go on."""
+        with self.lock:
+            self._starting.pop(claim).set()
+            self._starting_jobs.discard(job)
+
+    @contextmanager
+    def starting(self, job: JobId):
+        """``reserve`` a claim for ``job`` (None if it is being started) and release it after."""
+        claim = self.reserve(job)
+        try:
+            yield claim
+        finally:
+            if claim is not None:
+                self.started(job, claim)
+
+    def busy(self) -> frozenset:
+        """The jobs being started right now (idle in the queue, not to be matched again)."""
+        with self.lock:
+            return frozenset(self._starting_jobs)
+
+    def is_starting(self, claim: str) -> bool:
+        with self.lock:
+            return claim in self._starting
+
+    def _wait_started(self, claim: str, timeout: float = STARTED_WAIT) -> None:
+        """A report about ``claim`` waits for its start to be recorded (outside the lock)."""
+        with self.lock:
+            pending = self._starting.get(claim)
+        if pending is not None:
+            pending.wait(timeout)
 
     # -- outcomes -------------------------------------------------------------------
-    def record_outcome(self, job: JobId, claim: str, outcome: dict, wait: float = 10.0) -> str:
-        pending = self.activating.get(claim)
-        if pending is not None:
-            pending.wait(wait)  # the run is being recorded right now
+    def record_outcome(self, job: JobId, claim: str, outcome: dict, wait: float = STARTED_WAIT) -> str:
+        self._wait_started(claim, wait)
         with self.lock:
             ad = self.store.job_ad(job)
             if ad is None or not self._is_current(ad, claim):
@@ -258,9 +134,7 @@ class Runs:
 
     def record_input(self, job: JobId, claim: str, events: list, input_bytes: int) -> str:
         """The starter copied the inputs: FILE_TRANSFER events and TransferInputSizeMB."""
-        pending = self.activating.get(claim)
-        if pending is not None:
-            pending.wait(10.0)  # the run is being recorded right now
+        self._wait_started(claim)
         with self.lock:
             ad = self.store.job_ad(job)
             if ad is None or not self._is_current(ad, claim):
@@ -310,7 +184,7 @@ class Runs:
         settled = 0
         for job, ad in self.running_jobs():
             claim = adwire.evaluate(ad, "ClaimId")
-            if not isinstance(claim, str) or claim in self.activating:
+            if not isinstance(claim, str) or self.is_starting(claim):
                 continue
             settled += self._settle(job, ad, claim, startup)
         return settled
@@ -368,3 +242,34 @@ class Runs:
             self.store.append(records)
         except InvalidTransition as exc:
             self.log.info("job %s: %s", job, exc)
+
+    # -- telling starters -------------------------------------------------------------
+    def tell(self, claim, what: str, ad: dict | None = None) -> None:
+        """Tell the starter of ``claim`` to kill, vacate, suspend or continue its job."""
+        if not isinstance(claim, str):
+            return
+        # A scheduler-universe job (DAGMan) is told to stop with a grace period, so it
+        # can clean up (remove_kill_sig); its starter is the schedd's, not a startd's.
+        if ad is not None and self.signal_local(ad, "vacate" if what == "kill" else what):
+            return
+        startd = adwire.evaluate(ad, "RemoteHost") if ad is not None else None
+        try:   # the startd that runs it (the local one, or the Dask workers' one)
+            self.startd_call("signal", address=startd if isinstance(startd, str) else None,
+                             claim=claim, what=what)
+        except HTCondorException as exc:
+            self.log.info("could not tell claim %s to %s: %s", claim, what, exc)
+
+    def kill_unknown_claims(self) -> None:
+        """Starters whose run the journal never recorded (we died while starting them)."""
+        try:
+            claims = self.startd_call("claims")
+        except HTCondorException:
+            return
+        current = {adwire.evaluate(ad, "ClaimId") for _, ad in self.running_jobs()}
+        for claim in claims:
+            if claim not in current:
+                self.log.info("claim %s is not in the journal: killing its starter", claim)
+                try:
+                    self.startd_call("signal", claim=claim, what="kill")
+                except HTCondorException:
+                    pass

@@ -1,0 +1,134 @@
+"""How the schedd starts runs: the negotiator's matches, and claim reuse.
+
+The negotiator asks for ``idle_jobs`` and sends back ``matches`` (job, startd,
+request); each match gets a claim from ``Runs.reserve`` and is activated on its
+startd in a worker thread; the run is recorded (run attributes + EXECUTE) when
+the starter is up.  Claim reuse: when a job exits normally, the next idle job
+of the same kind (same Requirements, requests, owner) takes over its claim at
+once, as HTCondor's schedd reuses claims, instead of waiting for a
+negotiation cycle.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from daemons import adwire, ipc, spool
+from daemons.negotiator import request_of
+from daemons.schedd_local import SCHEDULER
+from daemons.schedd_records import event, starter_job
+from eventcore.errors import InvalidTransition
+from eventcore.events import EventType
+from eventcore.ids import JobId
+from eventcore.records import SetAttributes
+from eventcore.status import JobStatus
+from eventcore.transfer import output_on_evict
+
+MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "JobPrio",
+               "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize",
+               "FileSystemDomain", "TransferInputSizeMB")  # should_transfer_files = NO/IF_NEEDED refer to these
+# Jobs alike in these may take over each other's claim (claim reuse).
+REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "Owner", "JobUniverse")
+REUSE_SCAN = 20     # idle jobs of other clusters looked at for one that may take a freed claim
+ACTIVATE_WORKERS = 8
+
+
+class Matches:
+    """Starts runs of matched jobs (``store``, ``runs``, ``log``, the spool for evicted files)."""
+
+    def __init__(self, store, runs, log, spool_dir, reuse_claims: bool = True):
+        self.store = store
+        self.runs = runs
+        self.log = log
+        self.spool_dir = spool_dir
+        self.reuse_claims = reuse_claims
+        self._workers = ThreadPoolExecutor(max_workers=ACTIVATE_WORKERS, thread_name_prefix="activate")
+
+    def stop(self) -> None:
+        self._workers.shutdown(wait=True, cancel_futures=True)
+
+    def idle_jobs(self, limit: int = 1000) -> list:
+        """Idle jobs for the negotiator: not being started, not the scheduler universe's."""
+        busy = self.runs.busy()
+        out = []
+        for ad in self.store.query("JobStatus == 1", MATCH_ATTRS, limit + len(busy)):
+            job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
+            if job in busy or ad.get("JobUniverse") == str(SCHEDULER):
+                continue  # scheduler-universe jobs are ours to start, not matched to a slot
+            out.append(ad)
+            if len(out) >= limit:
+                break
+        return out
+
+    def matched(self, matches: list) -> int:
+        """The negotiator's matches: each job is started on its startd in a worker."""
+        for match in matches:
+            job = JobId.parse(match["job"])
+            claim = self.runs.reserve(job)
+            if claim is not None:
+                self._workers.submit(self._activate, job, claim, match)
+        return len(matches)
+
+    def finished(self, job: JobId, claim: str, outcome: dict) -> None:
+        """A run ended (its outcome is about to be recorded): an exit hands its claim on."""
+        ad = self.store.job_ad(job)
+        if ad is not None and self.reuse_claims and outcome.get("kind") == "exit":
+            self._workers.submit(self._reuse_claim, claim, ad)  # not after vacate/shutdown
+
+    def _reuse_claim(self, old_claim: str, finished: dict) -> None:
+        """HTCondor's claim reuse: the next idle job of the same kind takes the finished
+        job's slot at once, without waiting for a negotiation cycle."""
+        startd = adwire.evaluate(finished, "RemoteHost")
+        if not isinstance(startd, str):
+            return
+        kind = tuple(finished.get(a) for a in REUSE_ATTRS)
+        # Jobs being started are idle too: fetch just enough to get past them.  The same
+        # cluster first; then any cluster, as HTCondor reuses a claim across its autocluster
+        # (a DAG's node jobs are one cluster each).
+        busy = len(self.runs.busy())
+        for constraint, limit in ((f"ClusterId == {int(finished['ClusterId'])} && JobStatus == 1", 2 + busy),
+                                  ("JobStatus == 1", REUSE_SCAN + busy)):
+            for ad in self.store.query(constraint, MATCH_ATTRS, limit):
+                if tuple(ad.get(a) for a in REUSE_ATTRS) != kind:
+                    continue
+                job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
+                claim = self.runs.reserve(job)
+                if claim is not None:
+                    self._activate(job, claim, {"startd": startd, "request": request_of(ad),
+                                                "reuse": old_claim})
+                    return
+
+    def _activate(self, job: JobId, claim: str, match: dict) -> None:
+        try:
+            self._start_run(job, claim, match)
+        except Exception as exc:  # noqa: BLE001 - a failed start leaves the job idle
+            self.log.info("job %s: could not start: %s", job, exc)
+        finally:
+            self.runs.started(job, claim)
+
+    def _start_run(self, job: JobId, claim: str, match: dict) -> None:
+        ad = self.store.job_ad(job)
+        if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
+            return
+        address = match["startd"]
+        started = ipc.call(address, "activate", timeout=10, claim=claim, job=self._starter_job(job, ad),
+                           request=match["request"], reuse=match.get("reuse"), slot=match.get("slot"))
+        now = time.time()
+        records = [SetAttributes(job, set={
+            "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),
+            "StarterStart": str(started["start"]), "ScratchDir": adwire.quote(started["scratch"]),
+            "RemoteSlot": adwire.quote(started["slot"]),
+        }, by="schedd"), event(EventType.EXECUTE, job, now, ExecuteHost=address,
+                               SlotName=started["slot"])]
+        try:
+            self.store.append(records)
+        except InvalidTransition:
+            ipc.call(address, "signal", timeout=5, claim=claim, what="kill")
+
+    def _starter_job(self, job: JobId, ad: dict) -> dict:
+        """What the starter gets: the job's values, and where ON_EXIT_OR_EVICT keeps files."""
+        values = starter_job(ad)
+        if output_on_evict(values):
+            values["_EvictedFiles"] = str(spool.job_spool(self.spool_dir, job) / "evicted")
+        return values
