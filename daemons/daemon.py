@@ -31,6 +31,7 @@ from pathlib import Path
 from daemons import adwire, ipc
 from daemons.config_files import config_value, read_pool_config
 from daemons.selfmonitor import DEFAULT_WINDOW, SelfMonitor
+from daemons.threadnames import name_process
 from eventcore import classad
 from eventcore.errors import HTCondorException
 
@@ -241,6 +242,7 @@ class Daemon:
         return self._ad_sequence
 
     def run(self) -> int:
+        name_process(self.name)   # and every thread by its own name, as top -H shows them
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.stopping.set())
         self._watch_lifeline()

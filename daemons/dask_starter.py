@@ -32,6 +32,8 @@ WORKER_CHECK = 1.0   # seconds between looks at whether the job's worker is stil
 class DaskStarter(Starter):
     """One job's starter, running the job on ``job["_DaskWorker"]`` (see the module docstring)."""
 
+    process_name = "dask_starter"
+
     def __init__(self, job: dict, *args, **kwargs):
         job = dict(job)
         self.worker = job.pop("_DaskWorker")

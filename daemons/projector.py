@@ -296,7 +296,7 @@ class Projector:
             return
         self._stopping.clear()
         self._thread = threading.Thread(target=self._run, args=(interval,),
-                                        name="jobledger-projector", daemon=True)
+                                        name="projector", daemon=True)
         self._thread.start()
 
     def _run(self, interval: float) -> None:

@@ -35,6 +35,7 @@ from daemons.daemon import Daemon, alive, filesystem_domain, main_for, process_s
 from daemons.machine_facts import machine_facts
 from daemons.orphans import become_subreaper, kill_leftovers
 from daemons.starter import SIGNALS, Starter
+from daemons.threadnames import name_this_thread
 from eventcore.errors import HTCondorException
 
 STATE_FILE = "startd_state.json"
@@ -124,6 +125,7 @@ class Launcher:
 def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_timeout,
                    update_intervals, starter=Starter) -> None:
     """The launcher's whole life: fork starters on request, report their exits."""
+    name_this_thread("launcher")
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the startd stops us by closing the socket
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     wake_r, wake_w = os.pipe()

@@ -44,6 +44,7 @@ from daemons import ipc, transfer
 from daemons.daemon import filesystem_domain, process_start_time
 from daemons.orphans import become_subreaper
 from daemons.safe_open import safe_open
+from daemons.threadnames import name_process
 from eventcore import transfer as plan
 from eventcore.errors import HTCondorException, TransferError
 
@@ -167,6 +168,8 @@ def _stage(code: int, opened: list, path, iwd: str, mode: str, owner: int | None
 class Starter:
     """One job's starter (runs in the forked child; single-threaded)."""
 
+    process_name = "starter"     # as top and ps show it
+
     def __init__(self, job: dict, claim: str, execute_dir: str, schedd_address: str,
                  lifeline_fd: int | None, reconnect_timeout: float, kill_timeout: float = 5.0,
                  update_intervals: tuple[float, float] = (5.0, 300.0)):
@@ -189,6 +192,7 @@ class Starter:
 
     # -- lifecycle ----------------------------------------------------------------
     def run(self) -> int:
+        name_process(self.process_name)
         os.setsid()
         become_subreaper()      # what the job leaves behind stays ours (daemons.orphans)
         os.makedirs(self.scratch, mode=0o700, exist_ok=True)

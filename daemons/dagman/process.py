@@ -37,6 +37,7 @@ from daemons.dagman.files import DagmanOut, newest_rescue, read_bytes, rescue_nu
     write_metrics
 from daemons.dagman.node_submit import node_cluster
 from daemons.dagman.options import Options
+from daemons.threadnames import name_process
 from eventcore.dag import parse_dag
 from eventcore.dag.report import (dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
                                   status_table)
@@ -120,6 +121,7 @@ class Dagman:
 
     # -- the loop -----------------------------------------------------------------------------
     def run(self) -> int:
+        name_process("dagman")
         die_with_parent()
         signal.signal(signal.SIGTERM, self._removed)
         signal.signal(signal.SIGUSR1, self._removed)
