@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import re
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from daemons.personal import PersonalPool
+
+UNNAMED = re.compile(r"^(python.*|Thread-\d+.*)$")   # what a thread nobody named is called
 
 
 def pool_processes(local_dir: Path) -> list[int]:
@@ -28,6 +32,50 @@ def pool_processes(local_dir: Path) -> list[int]:
         if marker in environ and state != b"Z":
             found.append(int(entry))
     return found
+
+
+def thread_ticks(pids: list[int]) -> dict[tuple[int, int], tuple[str, int]]:
+    """(pid, tid) -> ("process/thread" as the kernel names them, utime + stime) of every
+    live thread of ``pids``."""
+    out = {}
+    for pid in pids:
+        try:
+            process = Path(f"/proc/{pid}/comm").read_text().strip()
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                stat = Path(f"/proc/{pid}/task/{tid}/stat").read_bytes()
+            except OSError:
+                continue
+            name = stat[stat.index(b"(") + 1:stat.rindex(b")")].decode(errors="replace")
+            out[(pid, int(tid))] = (f"{process}[{pid}]/{name}", stat_ticks(stat))
+    return out
+
+
+def stat_ticks(stat: bytes) -> int:
+    """utime + stime (clock ticks) of a /proc stat line."""
+    fields = stat.rsplit(b")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def python_processes(local_dir: Path) -> list[int]:
+    """The pool's processes that run our code (daemons, launcher, starters, DAGMan), not jobs."""
+    ours = os.path.realpath(sys.executable)
+    found = []
+    for pid in pool_processes(local_dir):
+        try:
+            if os.path.realpath(f"/proc/{pid}/exe") == ours:
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def unnamed_threads(names: list[str]) -> list[str]:
+    """Of ``thread_ticks`` names, those of threads nobody named (the interpreter's defaults)."""
+    return [name for name in names if UNNAMED.match(name.rsplit("/", 1)[1])]
 
 
 def wait_until(condition, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):

@@ -23,7 +23,8 @@ import pytest
 import jobledger as htcondor
 from daemons.audit import audit
 from daemons.personal import PersonalPool
-from tests.pool.conftest import pool_processes, stop_and_check, wait_until
+from tests.pool.conftest import (pool_processes, python_processes, stop_and_check, thread_ticks, unnamed_threads,
+                                 wait_until)
 from tests.pool.test_crash import daemon_pid
 from tracking.jobeventlog import JobEventLog
 
@@ -127,6 +128,13 @@ def test_workers_are_machines_with_their_resources(pool, cluster):
         assert ad["TotalDisk"] > 0 and ad["Machine"] and ad["OpSys"] == "LINUX"
         assert ad["FileSystemDomain"] != htcondor.param.get("FILESYSTEM_DOMAIN", "")
         assert ad["DaskWorkerAddress"].startswith("tcp://127.0.0.1:")
+
+
+def test_every_thread_of_the_dask_startd_has_a_name(pool):
+    """The dask_startd's own threads and the Dask client's in it, as the kernel shows them."""
+    names = [name for name, _ in thread_ticks(python_processes(pool.local_dir)).values()]
+    assert any(name.startswith("dask_startd[") for name in names)
+    assert not unnamed_threads(names), names
 
 
 def test_jobs_run_on_workers_with_their_files(pool, tmp_path):

@@ -13,8 +13,6 @@ precise idle figure is measured in bench/RESULTS.md; this is a gross guard.
 from __future__ import annotations
 
 import os
-import re
-import sys
 import time
 from pathlib import Path
 
@@ -24,7 +22,8 @@ import jobledger as htcondor
 from daemons import ipc
 from daemons.personal import PersonalPool
 from jobledger.classad import ClassAd
-from tests.pool.conftest import pool_processes, stop_and_check, wait_until
+from tests.pool.conftest import (pool_processes, python_processes, stat_ticks, stop_and_check, thread_ticks,
+                                 unnamed_threads, wait_until)
 
 NEGOTIATOR_INTERVAL = 300
 START_BOUND = 60.0    # generous, and still far below the negotiator's timer
@@ -32,7 +31,6 @@ IDLE_WINDOW = 2.0     # seconds of CPU time sampled
 IDLE_LIMIT = 0.10     # share of one core, the whole pool
 THREAD_LIMIT = 0.02   # share of one core, any one thread (idle ones use <1%; a spinning one
                       # gets 2 cores / load, 10% at a load of 18)
-UNNAMED = re.compile(r"^(python.*|Thread-\d+.*)$")   # what a thread nobody named is called
 
 
 @pytest.fixture(scope="module")
@@ -50,48 +48,10 @@ def cpu_ticks(pids: list[int]) -> int:
     total = 0
     for pid in pids:
         try:
-            total += _ticks(Path(f"/proc/{pid}/stat").read_bytes())
+            total += stat_ticks(Path(f"/proc/{pid}/stat").read_bytes())
         except OSError:
             continue
     return total
-
-
-def thread_ticks(pids: list[int]) -> dict[tuple[int, int], tuple[str, int]]:
-    """(pid, tid) -> ("process/thread" as the kernel names them, utime + stime) of every
-    live thread of ``pids``."""
-    out = {}
-    for pid in pids:
-        try:
-            process = Path(f"/proc/{pid}/comm").read_text().strip()
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                stat = Path(f"/proc/{pid}/task/{tid}/stat").read_bytes()
-            except OSError:
-                continue
-            name = stat[stat.index(b"(") + 1:stat.rindex(b")")].decode(errors="replace")
-            out[(pid, int(tid))] = (f"{process}[{pid}]/{name}", _ticks(stat))
-    return out
-
-
-def _ticks(stat: bytes) -> int:
-    fields = stat.rsplit(b")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
-def python_processes(local_dir: Path) -> list[int]:
-    """The pool's processes that run our code (daemons, launcher, starters, DAGMan), not jobs."""
-    ours = os.path.realpath(sys.executable)
-    found = []
-    for pid in pool_processes(local_dir):
-        try:
-            if os.path.realpath(f"/proc/{pid}/exe") == ours:
-                found.append(pid)
-        except OSError:
-            continue
-    return found
 
 
 def wait_idle(pool) -> None:
@@ -139,7 +99,7 @@ def test_every_thread_of_the_idle_pool_has_a_name(slow_pool):
     names = [name for name, _ in thread_ticks(python_processes(slow_pool.local_dir)).values()]
     assert any(name.endswith("/poke-negotiator") for name in names)
     assert any(name.endswith("/projector") for name in names)
-    assert not [name for name in names if UNNAMED.match(name.rsplit("/", 1)[1])], names
+    assert not unnamed_threads(names), names
 
 
 def test_a_job_starts_through_the_poke_not_the_timer(slow_pool, tmp_path):
@@ -178,7 +138,7 @@ def test_every_thread_of_a_running_dag_has_a_name(slow_pool, tmp_path):
             sum(name.endswith("]/starter") for name in names) >= 2 else None
     names = wait_until(named_processes, START_BOUND, interval=0.2,
                        what="DAGMan and its node job's starter to run")
-    assert not [name for name in names if UNNAMED.match(name.rsplit("/", 1)[1])], names
+    assert not unnamed_threads(names), names
     go.touch()
     wait_until(lambda: not slow_pool.schedd.query(f"ClusterId == {cluster}", ["JobStatus"]), START_BOUND,
                what=f"DAGMan job {cluster} to finish")
