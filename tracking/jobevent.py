@@ -25,9 +25,15 @@ __all__ = ["JobEvent", "JobEventType", "to_binding_value"]
 JobEventType = EventType
 
 
+_ENGINE = None
+
+
 def _classad():
-    from eventcore import classad
-    return classad
+    global _ENGINE
+    if _ENGINE is None:
+        from eventcore import classad
+        _ENGINE = classad
+    return _ENGINE
 
 
 # Nested ads repeat (the same slot's ExecuteProps in event after event; the
@@ -35,6 +41,8 @@ def _classad():
 # give every event its own copy.
 _AD_CACHE: dict = {}
 _SIMPLE = (str, int, float, bool)
+_TYPES = {t.value: t for t in EventType}     # EventType(n) is an enum call: ~10x a dict look-up
+_MY_TYPES = {n: my_type(n) for n in _TYPES}
 
 
 def _nested_ad(value: dict):
@@ -46,7 +54,7 @@ def _nested_ad(value: dict):
         if len(_AD_CACHE) > 1024:
             _AD_CACHE.clear()
         _AD_CACHE[id(value)] = hit = (value, ad)
-    return _classad().ClassAd(hit[1])
+    return hit[1].copy()
 
 
 def to_binding_value(value):
@@ -65,6 +73,24 @@ def to_binding_value(value):
     return value
 
 
+def _ids(ad: dict, h) -> None:
+    """The id attributes of an event with an unset id or of a non-job (1xx) event."""
+    if h.number >= 100:
+        ad.pop("Cluster", None)
+        ad.pop("Proc", None)
+        ad.pop("Subproc", None)
+        if h.cluster > 0:
+            ad["SlotId"] = h.cluster
+        if h.proc > 0:
+            ad["DSlotId"] = h.proc
+        return
+    for name, value in (("Cluster", h.cluster), ("Proc", h.proc), ("Subproc", h.subproc)):
+        if value >= 0:
+            ad[name] = value
+        else:
+            ad.pop(name, None)
+
+
 class JobEvent(Mapping):
     """One event read from a job event log (see the module docstring)."""
 
@@ -80,7 +106,9 @@ class JobEvent(Mapping):
     # -- htcondor2's properties ------------------------------------------
     @property
     def type(self) -> EventType:
-        return EventType(self._item.header.number)
+        n = self._item.header.number
+        t = _TYPES.get(n)
+        return t if t is not None else EventType(n)
 
     @property
     def cluster(self) -> int:
@@ -111,30 +139,23 @@ class JobEvent(Mapping):
     def _full(self) -> dict:
         ad = self._ad
         if ad is None:
-            h = self._item.header
-            ad = dict(self._item.attrs)
-            for k, v in ad.items():
+            item = self._item
+            h = item.header
+            attrs = item.attrs
+            ad = attrs.copy()
+            for k, v in attrs.items():
                 if type(v) not in _SIMPLE:
                     ad[k] = to_binding_value(v)
             n = h.number
-            ad["MyType"] = my_type(n)
+            ad["MyType"] = _MY_TYPES.get(n) or my_type(n)
             ad["EventTypeNumber"] = n
             ad["EventTime"] = h.event_time
-            if n >= 100:
-                ad.pop("Cluster", None)
-                ad.pop("Proc", None)
-                ad.pop("Subproc", None)
-                if h.cluster > 0:
-                    ad["SlotId"] = h.cluster
-                if h.proc > 0:
-                    ad["DSlotId"] = h.proc
+            if n < 100 and h.cluster >= 0 and h.proc >= 0 and h.subproc >= 0:    # the common case
+                ad["Cluster"] = h.cluster
+                ad["Proc"] = h.proc
+                ad["Subproc"] = h.subproc
             else:
-                for name, value in (("Cluster", h.cluster), ("Proc", h.proc),
-                                    ("Subproc", h.subproc)):
-                    if value >= 0:
-                        ad[name] = value
-                    else:
-                        ad.pop(name, None)
+                _ids(ad, h)
             self._ad = ad
         return ad
 

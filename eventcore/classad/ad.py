@@ -122,6 +122,23 @@ class ExprTree:
         return (ExprTree, (repr(self),))
 
 
+def _shared_exprs(exprs: dict) -> dict:
+    """``{k: e._share()}`` with the sharing inlined (copying an ad is a hot
+    path: each event's nested ads are copies of one converted ad)."""
+    out = {}
+    new = object.__new__
+    for k, e in exprs.items():
+        t = new(ExprTree)
+        t.node = e.node
+        t._fn = e._fn
+        t._h = e._h
+        t._lit = e._lit
+        t._text = e._text
+        t._old = e._old
+        out[k] = t
+    return out
+
+
 def value_node(v) -> N.Node:
     """A node whose value is the run-time value ``v``."""
     if type(v) is ListValue:
@@ -171,7 +188,7 @@ class ClassAd(MutableMapping):
                 self[k] = v
         elif isinstance(input, ClassAd):
             self._names.update(input._names)
-            self._exprs.update({k: e._share() for k, e in input._exprs.items()})
+            self._exprs = _shared_exprs(input._exprs)
         else:
             raise TypeError("input must be None, str, or dict")
 
@@ -340,13 +357,17 @@ class ClassAd(MutableMapping):
     formatJson = printJson
 
     def copy(self) -> "ClassAd":
-        return ClassAd(self)
+        twin = object.__new__(ClassAd)
+        twin._names = self._names.copy()
+        twin._exprs = _shared_exprs(self._exprs)
+        twin._parent = twin._cache = None
+        return twin
 
     def __copy__(self):
-        return ClassAd(self)
+        return self.copy()
 
     def __deepcopy__(self, memo):
-        return ClassAd(self)
+        return self.copy()
 
     def __eq__(self, other):
         """Same attribute names (ignoring case) bound to structurally equal expressions."""

@@ -287,38 +287,70 @@ def _evicted(first, lines):
     return attrs, {}
 
 
+_ROW_TAG = re.compile(r"[ \t]*([^ :]+)[^:]*:")
+_LAYOUTS: dict = {}     # resources table header -> its column ends
+_CELLS: dict = {}       # cell text -> value (requests and allocations repeat in every event)
+
+
+def _layout(header: str):
+    """(Usage end, Request end, Allocated end or None, Assigned start or None), or None."""
+    got = _LAYOUTS.get(header)
+    if got is None:
+        t = header[header.find(":") + 1:]
+        u = t.find("Usage")
+        r = t.find("Request")
+        if u < 0 or r < 0:
+            got = False
+        else:
+            use_end, req_end = u + 6, r + 8
+            a = t.find("Allocated", req_end - 1)
+            alloc_end = a + 9 if a >= 0 else None
+            s = t.find("Assigned", alloc_end) if alloc_end is not None else -1
+            got = (use_end, req_end, alloc_end, s if s >= 0 else None)
+        if len(_LAYOUTS) > 64:
+            _LAYOUTS.clear()
+        _LAYOUTS[header] = got
+    return got
+
+
+def _cell(text: str):
+    value = _CELLS.get(text)
+    if value is None:
+        value = parse_value(text)
+        if len(text) <= 64:
+            if len(_CELLS) > 4096:
+                _CELLS.clear()
+            _CELLS[text] = value
+    return value
+
+
 def _table(header: str, rows, attrs):
-    t = header[header.find(":") + 1:]
-    u = t.find("Usage")
-    r = t.find("Request")
-    if u < 0 or r < 0:
+    layout = _layout(header)
+    if not layout:
         return
-    use_end, req_end = u + 6, r + 8
-    a = t.find("Allocated", req_end - 1)
-    alloc_end = a + 9 if a >= 0 else None
-    s = t.find("Assigned", alloc_end) if alloc_end is not None else -1
-    asg_start = s if s >= 0 else None
+    use_end, req_end, alloc_end, asg_start = layout
     for row in rows:
         if ":" not in row:
             break
-        body = row.lstrip(" \t")
-        k = 0
-        while k < len(body) and body[k] not in " :":
-            k += 1
-        tag = body[:k]
-        colon = body.find(":", k)
-        if not tag or colon < 0:
+        m = _ROW_TAG.match(row)
+        if m is None:
             continue
-        r_text = body[colon + 1:]
-        slices = [(tag + "Usage", r_text[:use_end]), ("Request" + tag, r_text[use_end:req_end])]
+        tag = m.group(1)
+        r_text = row[m.end():]
+        value = _cell(r_text[:use_end])
+        if value is not NOT_A_VALUE:
+            attrs[tag + "Usage"] = value
+        value = _cell(r_text[use_end:req_end])
+        if value is not NOT_A_VALUE:
+            attrs["Request" + tag] = value
         if alloc_end is not None:
-            slices.append((tag, r_text[req_end:alloc_end]))
-        if asg_start is not None:
-            slices.append(("Assigned" + tag, r_text[asg_start:]))
-        for name, text in slices:
-            value = parse_value(text)
+            value = _cell(r_text[req_end:alloc_end])
             if value is not NOT_A_VALUE:
-                attrs[name] = value
+                attrs[tag] = value
+        if asg_start is not None:
+            value = _cell(r_text[asg_start:])
+            if value is not NOT_A_VALUE:
+                attrs["Assigned" + tag] = value
 
 
 _BYTE_ATTRS = {("Run", "Sent"): "SentBytes", ("Run", "Received"): "ReceivedBytes",
@@ -777,3 +809,68 @@ def parse_body_lazily(number: int, first: str, lines: list[str]):
     if not first.startswith(prefix):
         raise BadBody(f"event {number:03d} must start with {prefix!r}")
     return head(first, lines), {}
+
+
+# ------------------------------------------------- the common layouts, fast --
+# The termination and image size bodies HTCondor writes, in one regex match
+# each; any other text (extra blanks, negative or huge numbers, other words,
+# CRs) goes the general way, which gives the same attributes or the error.
+_U = (r"(Usr (?:0|[1-9][0-9]*) (?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9], "
+      r"Sys (?:0|[1-9][0-9]*) (?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9])")
+_TERMINATED_FAST = re.compile(
+    r"\t\(1\) Normal termination \(return value ([0-9]{1,9})\)\n"
+    r"\t\t" + _U + r"  -  Run Remote Usage\n"
+    r"\t\t" + _U + r"  -  Run Local Usage\n"
+    r"\t\t" + _U + r"  -  Total Remote Usage\n"
+    r"\t\t" + _U + r"  -  Total Local Usage\n"
+    r"\t([0-9]{1,15})  -  Run Bytes Sent By Job\n"
+    r"\t([0-9]{1,15})  -  Run Bytes Received By Job\n"
+    r"\t([0-9]{1,15})  -  Total Bytes Sent By Job\n"
+    r"\t([0-9]{1,15})  -  Total Bytes Received By Job\n")
+_IMAGE_FIRST_FAST = re.compile(r"Image size of job updated: ([0-9]{1,18})\Z")
+_IMAGE_FAST = re.compile(
+    r"\t([0-9]{1,18})  -  MemoryUsage of job \(MB\)\n"
+    r"\t([0-9]{1,18})  -  ResidentSetSize of job \(KB\)\n"
+    r"\t([0-9]{1,18})  -  ProportionalSetSize of job \(KB\)\n\Z")
+
+
+def _terminated_fast(first: str, body: str):
+    m = _TERMINATED_FAST.match(body)
+    if m is None or not first.startswith("Job terminated."):
+        return None
+    rest = body[m.end():]
+    table = None
+    if rest:
+        if not (rest.startswith("\tPartitionable ") or rest.startswith("\tResources")):
+            return None                         # whatever it is, the general reader decides
+        table = rest.split("\n")
+        table.pop()                             # the body ends with a newline
+    rv, rr, rl, tr, tl, sent, recv, tsent, trecv = m.groups()
+    attrs = {"TerminatedNormally": True, "ReturnValue": int(rv), "RunRemoteUsage": rr,
+             "RunLocalUsage": rl, "TotalRemoteUsage": tr, "TotalLocalUsage": tl,
+             "SentBytes": float(sent), "ReceivedBytes": float(recv),
+             "TotalSentBytes": float(tsent), "TotalReceivedBytes": float(trecv)}
+    if table:
+        _table(table[0], table[1:], attrs)
+    return attrs, {}
+
+
+def _image_size_fast(first: str, body: str):
+    m = _IMAGE_FAST.match(body)
+    f = _IMAGE_FIRST_FAST.match(first) if m is not None else None
+    if f is None:
+        return None
+    mem, rss, pss = m.groups()
+    return {"Size": int(f.group(1)), "ResidentSetSize": int(rss), "MemoryUsage": int(mem),
+            "ProportionalSetSize": int(pss)}, {}
+
+
+_FAST = {5: _terminated_fast, 6: _image_size_fast}
+
+
+def parse_body_fast(number: int, first: str, body: str):
+    """(attrs, hidden) for a termination or image size body in the layout
+    HTCondor writes (``body``: the lines after the header, each ending in a
+    newline, no CR), or None: then ``parse_body`` reads it (the same result)."""
+    fast = _FAST.get(number)
+    return fast(first, body) if fast is not None else None

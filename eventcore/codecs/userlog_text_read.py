@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from eventcore.codecs.userlog_text_bodies import BadBody, Deferred, parse_body_lazily
+from eventcore.codecs.userlog_text_bodies import BadBody, Deferred, parse_body_fast, parse_body_lazily
 from eventcore.codecs.userlog_time import UTC_ZONE, Zone, parse_header_time
 from eventcore.events import EventType
 
@@ -179,6 +179,8 @@ class TextReaderState:
         ``lazy``: ``attrs`` may be a ``Deferred`` (see ``parse_body_lazily``)."""
         key = (number, first, body)
         got = self._bodies.get(key)
+        if got is None and "\r" not in body:
+            got = parse_body_fast(number, first, body)
         if got is None:
             lines = body.split("\n") if body else []
             if lines and lines[-1] == "":
