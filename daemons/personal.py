@@ -177,9 +177,10 @@ class PersonalPool:
         """Until the collector knows every daemon and the master says each is up.
 
         While the pool starts (``starting``), a daemon that has exited even once
-        (an import error, a refusal, a crash right after advertising) fails the
-        start: the pool is stopped and the error names the daemon and the last
-        line of its stderr.
+        (an import error, a refusal, a crash before or while it advertises) fails
+        the start: the pool is stopped and the error names the daemon and the last
+        line of its stderr.  (One that dies moments after its ad is in may be seen
+        only once READY is reported: the master restarts it then, as ever.)
         """
         collector = ipc.sinful(str(self.local_dir / "run" / "collector.sock"))
         deadline = time.monotonic() + timeout
@@ -188,17 +189,19 @@ class PersonalPool:
                 stderr = self.local_dir / "log" / "master.stderr"
                 raise HTCondorException(f"the pool's master exited with status {self._master.returncode}"
                                         f"{self._said(stderr)} (see {stderr})")
-            up = True
-            if starting:    # every daemon the master runs, not only those the collector knows
+            try:
+                located = all(ipc.call(collector, "locate", timeout=2, daemon_type=int(kind))
+                              for kind in NEEDED)
+            except HTCondorException:
+                located = False
+            # Then the master's word on every daemon it runs (not only those the collector
+            # knows): asked after the ads are in, it also sees one that died after advertising.
+            if starting:
                 daemons = self._daemons()
                 self._fail_on_exit(daemons)
-                up = bool(daemons) and all(info["running"] for info in daemons.values())
-            try:
-                if up and all(ipc.call(collector, "locate", timeout=2, daemon_type=int(kind))
-                              for kind in NEEDED):
-                    return
-            except HTCondorException:
-                pass
+                located = located and bool(daemons) and all(info["running"] for info in daemons.values())
+            if located:
+                return
             time.sleep(0.02)
         raise HTCondorException(f"the personal pool at {self.local_dir} did not become ready in {timeout:g}s")
 
