@@ -32,7 +32,7 @@ from daemons.store import DB_NAME, Store  # noqa: E402
 from eventcore.codecs.journal import make_rows  # noqa: E402
 from eventcore.events import event_to_dict, make_event  # noqa: E402
 from eventcore.ids import JobId  # noqa: E402
-from eventcore.records import ClusterAd, EventRecord, ProcAd, quote_string  # noqa: E402
+from eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcAd, quote_string  # noqa: E402
 
 T0 = 1_700_000_000
 ATTRS = {
@@ -74,7 +74,7 @@ def cluster_records(cluster, procs, owner):
     return out
 
 
-def life_records(cluster, procs):
+def life_records(cluster, procs, leave=False):
     """About 8 records per job: execute, image sizes, evict, execute, end (held 1%)."""
     out = []
     t = T0 + 1000 + cluster
@@ -85,6 +85,8 @@ def life_records(cluster, procs):
             out.append(ev(cluster, p, 12, t + 100))
         elif p % 4 == 0:
             out.append(ev(cluster, p, 5, t + 100))
+            if leave:
+                out.append(LeaveQueue(JobId(cluster, p)))
     return out
 
 
@@ -156,7 +158,7 @@ def bench_concurrent(directory, durability, threads, per_thread, batch=1):
 
 
 # ------------------------------------------------------- big journal --
-def build_journal(directory, records_wanted, procs_per_cluster=100, owners=100):
+def build_journal(directory, records_wanted, procs_per_cluster=100, owners=100, leave=False):
     """Write the journal table directly (rows as append makes them), no projection."""
     local = os.path.join(directory, "big")
     Store(local).close()
@@ -167,7 +169,7 @@ def build_journal(directory, records_wanted, procs_per_cluster=100, owners=100):
     while position <= records_wanted:
         cluster += 1
         records = cluster_records(cluster, procs_per_cluster, f"user{cluster % owners}")
-        records += life_records(cluster, procs_per_cluster)
+        records += life_records(cluster, procs_per_cluster, leave)
         rows = make_rows(records, position, float(T0 + cluster), checksum)
         conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?)", rows)
         position, checksum = rows[-1].position + 1, rows[-1].checksum
@@ -193,7 +195,10 @@ def main(argv=None) -> None:
     records = int(argv[argv.index("--records") + 1]) if "--records" in argv else 1_000_000
     base = tempfile.mkdtemp(prefix="bench-journal-", dir=os.environ.get("BENCH_DIR"))
     try:
-        rows = append_rows(base) + big_journal_rows(base, records)
+        if "--storage" in argv:      # the before/after rows of the storage package (issue 16)
+            rows = storage_rows(base, records)
+        else:
+            rows = append_rows(base) + big_journal_rows(base, records) + storage_rows(base, 0)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print_table(rows)
@@ -281,6 +286,78 @@ def big_journal_rows(base: str, records: int) -> list[tuple]:
         rows.append((f"query {label} on {njobs:,} jobs", f"{elapsed * 1000:,.1f} ms",
                      f"{cpu * 1000:,.1f} ms", f"{len(found):,} ads; target < 50 ms"))
     opened.close()
+    return rows
+
+
+def storage_rows(base: str, records: int) -> list[tuple]:
+    """Append, rebuild, history(match) and projector catch-up (``records`` > 0: all of them;
+    0: only those the full run does not already print)."""
+    rows = []
+    if records:
+        for durability, batch, total in (("fsync", 1, 2000), ("group", 1000, 100_000),
+                                         ("normal", 1000, 100_000)):
+            runs = [bench_sequential(os.path.join(base, f"st{durability}{i}"), durability,
+                                     batch, total) for i in range(3)]
+            rows.append((f"append 1 thread x {batch} records/append, {durability} (best of 3)",
+                         f"{max(r[0] for r in runs):,.0f} rec/s",
+                         f"{max(r[2] for r in runs):,.0f} rec/s", ""))
+        rate, cpu = bench_concurrent(base, "group", 16, 400)
+        rows.append(("append 16 threads x 1 record/append, group", f"{rate:,.0f} rec/s",
+                     f"{cpu:,.0f} rec/s", ""))
+        local, total, jobs = build_journal(base, records, leave=True)
+        store = Store(local)
+        runs = [timed(store.rebuild_queue) for _ in range(3)]
+        rows.append((f"cold rebuild of the queue from {total:,} records (best of 3)",
+                     f"{min(r[0] for r in runs):.2f} s", f"{min(r[2] for r in runs):.2f} s",
+                     f"{total / min(r[0] for r in runs):,.0f} rec/s"))
+        rows += history_rows(store)
+        store.close()
+    return rows + projector_rows(base)
+
+
+def history_rows(store) -> list[tuple]:
+    rows = []
+    left = len(store.history(projection=["ClusterId"]))
+    for label, kwargs in (("history(match=10)", {"match": 10}),
+                          ('history(Owner == "user7", match=10)',
+                           {"constraint": 'Owner == "user7"', "match": 10}),
+                          ("history(match=1000)", {"match": 1000})):
+        elapsed, found, cpu = timed(lambda: store.history(**kwargs), repeat=5)
+        rows.append((f"{label} of {left:,} left jobs", f"{elapsed * 1000:,.1f} ms",
+                     f"{cpu * 1000:,.1f} ms", f"{len(found):,} ads"))
+    return rows
+
+
+def projector_rows(base: str, clusters: int = 100, procs: int = 100) -> list[tuple]:
+    """User logs of ``clusters x procs`` queued jobs: the first catch-up, then one event at a time."""
+    from daemons.projector import Projector
+    local, logs = os.path.join(base, "proj"), os.path.join(base, "proj-logs")
+    os.makedirs(logs, exist_ok=True)
+    store = Store(local, durability="normal")
+    for c in range(1, clusters + 1):
+        records = cluster_records(c, procs, f"user{c % 10}")
+        records[0] = ClusterAd(c, {**records[0].ad,
+                                   "UserLog": quote_string(os.path.join(logs, f"{c}.log"))})
+        store.append(records)
+    for c in range(1, clusters + 1):
+        store.append(life_records(c, procs))     # 3 jobs in 4 stay queued
+    projector = Projector(store, fsync=False)
+    total = store.head()
+    elapsed, _, cpu = timed(projector.catch_up)
+    rows = [(f"projector catch-up: {total:,} records to {clusters} user logs",
+             f"{total / elapsed:,.0f} rec/s", f"{total / cpu:,.0f} rec/s",
+             f"{clusters * procs:,} jobs")]
+    n, t = 300, T0 + 10_000
+    start, cpu = time.perf_counter(), time.process_time()
+    for i in range(n):
+        store.append([ev(1 + i % clusters, 1, 6, t + i)])
+        projector.catch_up()
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    rows.append((f"append 1 event + projector catch-up, {store.job_count():,} queued jobs "
+                 "with user logs", f"{elapsed / n * 1000:,.2f} ms", f"{cpu / n * 1000:,.2f} ms",
+                 f"{n / elapsed:,.0f} events/s"))
+    projector.close()
+    store.close()
     return rows
 
 

@@ -36,7 +36,6 @@ import datetime
 import hashlib
 import os
 import re
-import sqlite3
 from collections import defaultdict
 from pathlib import Path
 from typing import NamedTuple
@@ -55,7 +54,7 @@ from daemons.evidence import HighWater
 from daemons.journal_check import (
     RECOVERY, known_cluster, log_faults, open_readonly, read_rows, verify, written_logs,
 )
-from daemons.store import DB_NAME
+from daemons.storage.schema import DB_NAME
 from tracking.localzone import LOCAL_TZINFO
 
 __all__ = ["Finding", "Report", "audit"]
@@ -108,14 +107,16 @@ def audit(local_dir, tz: datetime.tzinfo | None = None,
     tz = tz or LOCAL_TZINFO
     try:
         return _audit(Path(local_dir), path, tz, user_log_format, event_log_format)
-    except sqlite3.DatabaseError as exc:
+    except JournalCorrupt:
+        raise
+    except JournalError as exc:
         raise JournalCorrupt(f"the database file cannot be read: {exc}", path=str(path)) from None
 
 
 def _audit(local_dir: Path, path: Path, tz, user_log_format, event_log_format) -> Report:
     conn = open_readonly(path)
     try:
-        conn.execute("BEGIN")          # one snapshot for every read below
+        conn.snapshot()                # one snapshot for every read below
         findings, notes, rows = [], [], []
         verdict = verify(conn, local_dir, keep=rows)
         jobs = {r.position: f"{r.cluster}.{r.proc}" for r in rows}
@@ -164,13 +165,13 @@ def _read_after(path: Path, head: int) -> list:
 def _check_pages(conn, findings) -> None:
     """SQLite's own structure check: pages of any table that are damaged."""
     try:
-        problems = [r[0] for r in conn.execute("PRAGMA quick_check(100)")]
-    except sqlite3.DatabaseError as exc:
+        problems = conn.quick_check(100)
+    except JournalError as exc:
         problems = [str(exc)]
     for problem in problems:
         if problem != "ok":
             findings.append(Finding("page", f"database structure: {problem}", None, None,
-                                    conn.execute("PRAGMA database_list").fetchone()[2]))
+                                    conn.file_name()))
 
 
 def _decode(rows, findings):
@@ -225,24 +226,24 @@ def _check_transitions(entries, findings, notes) -> tuple[QueueFold, list]:
 
 def _check_queue(conn, fold: QueueFold, head: int, findings, notes) -> None:
     try:
-        row = conn.execute("SELECT position FROM projection WHERE name='queue'").fetchone()
-        if row is None:
+        position = conn.projection_position("queue")
+        if position is None:
             if head:
                 notes.append("the queue projection has not been built (a restart builds it)")
             return
-        if row[0] != head:
-            notes.append(f"queue projection at position {row[0]}, journal head {head} "
+        if position != head:
+            notes.append(f"queue projection at position {position}, journal head {head} "
                          "(a restart catches up)")
             return
-        stored = _table(conn, "SELECT cluster, proc, status, ad FROM queue_jobs", "queue",
+        stored = _table(conn.queue_rows(), "queue",
                         findings, lambda c, p, s, ad: ((c, p), (s, decode_ad(ad))),
                         lambda c, p, *_: (None, f"{c}.{p}"))
-        history = _table(conn, "SELECT position, cluster, proc, ad FROM history", "history",
+        history = _table(conn.history_rows(), "history",
                          findings, lambda pos, c, p, ad: (pos, (c, p, decode_ad(ad))),
                          lambda pos, c, p, _: (pos, f"{c}.{p}"))
-        clusters = _table(conn, "SELECT cluster, ad FROM queue_clusters", "queue", findings,
+        clusters = _table(conn.cluster_rows(), "queue", findings,
                           lambda c, ad: (c, decode_ad(ad)), lambda c, _: (None, f"{c}.-1"))
-    except sqlite3.DatabaseError as exc:
+    except JournalError as exc:
         findings.append(Finding("page", f"the queue tables cannot be read: {exc}"))
         return
     folded = {k: (v.status, v.ad) for k, v in fold.jobs()}
@@ -263,10 +264,10 @@ def _check_queue(conn, fold: QueueFold, head: int, findings, notes) -> None:
                                 f"{cluster}.-1"))
 
 
-def _table(conn, sql, kind, findings, decode, where) -> dict:
+def _table(rows, kind, findings, decode, where) -> dict:
     """A projection table as a dict; a row that cannot be decoded is a finding."""
     out = {}
-    for row in conn.execute(sql):
+    for row in rows:
         try:
             key, value = decode(*row)
         except Exception as exc:  # noqa: BLE001 - a damaged row is a finding
@@ -295,12 +296,9 @@ def _expected_renders(entries, tz, user_fmt, event_fmt, findings):
 
 
 def _check_logs(conn, entries, tz, user_fmt, event_fmt, findings, notes, read_later) -> None:
-    states = {p: (pos, off, seq, ctime) for p, pos, off, seq, ctime in conn.execute(
-        "SELECT path, position, offset, sequence, ctime FROM log_files")}
-    cursor = conn.execute("SELECT position FROM projection WHERE name='logs'").fetchone()
-    cursor = cursor[0] if cursor else 0
-    failures = {path: error for path, _, error in
-                conn.execute("SELECT path, position, error FROM log_failures")}
+    states = {p: (pos, off, seq, ctime) for p, pos, off, seq, ctime in conn.log_states()}
+    cursor = conn.projection_position("logs") or 0
+    failures = {path: error for path, _, error in conn.log_failures()}
     per_file, global_items = _expected_renders(entries, tz, user_fmt, event_fmt, findings)
     unexplained = {}
     for path, items in sorted(per_file.items()):

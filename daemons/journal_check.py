@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import zlib
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
@@ -26,13 +25,13 @@ from typing import Callable, Iterator, NamedTuple
 from eventcore.codecs.journal import Row
 from eventcore.errors import JournalBehind, JournalCorrupt, JournalError
 from daemons.evidence import HighWater, Mark
+from daemons.storage.reader import Reader
+from daemons.storage.schema import DB_NAME
 
 __all__ = ["Fault", "Verdict", "read_rows", "verify", "evidence_faults", "check_before_start",
            "RECOVERY", "open_readonly", "accept_loss", "known_cluster", "written_logs",
            "logged_cluster", "log_faults"]
 
-COLUMNS = "position, time, cluster, proc, type, payload, key, checksum, event"
-_FAR = 1 << 62
 
 RECOVERY = (
     "To recover: stop the pool, put back journal.sqlite (with its -wal file) from a copy taken "
@@ -59,85 +58,24 @@ class Verdict(NamedTuple):
         return not self.faults
 
 
-def open_readonly(path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=30)
+def open_readonly(path) -> Reader:
+    return Reader(path)
 
 
-def read_rows(conn: sqlite3.Connection, faults: list, after: int = 0) -> Iterator[tuple]:
+def read_rows(reader: Reader, faults: list, after: int = 0) -> Iterator[tuple]:
     """The rows (tuples of ``Row``'s fields) after ``after`` in order; unreadable
     runs become ``page`` faults and reading goes on after them."""
-    position = after
-    while True:
-        try:
-            for row in conn.execute(f"SELECT {COLUMNS} FROM journal WHERE position > ? "
-                                    "ORDER BY position", (position,)):
-                position = row[0]
-                yield row
-            return
-        except sqlite3.DatabaseError as exc:
-            error = exc
-        resume = _next_readable(conn, position)
-        if resume is None:
-            faults.append(Fault("page", f"no row after position {position} can be read "
-                                f"({error}): a damaged page of the database file", position + 1))
-            return
-        # A scan fails on the row *after* the one it would return next, so look
-        # at each position up to the resume point on its own.
-        lost: list[int] = []
-        for q in range(position + 1, resume + 1):
-            try:
-                row = conn.execute(f"SELECT {COLUMNS} FROM journal WHERE position = ?",
-                                   (q,)).fetchone()
-            except sqlite3.DatabaseError:
-                lost.append(q)
-                continue
-            _report_lost(faults, lost, error)
-            lost = []
-            if row is not None:
-                yield row
-        _report_lost(faults, lost, error)
-        position = resume
-
-
-def _report_lost(faults: list, lost: list[int], error) -> None:
-    if lost:
-        faults.append(Fault("page", f"rows at positions {lost[0]}..{lost[-1]} cannot be read "
-                            f"({error}): a damaged page of the database file", lost[0]))
-
-
-def _readable_from(conn, start: int) -> tuple[bool, int | None]:
-    """(query from ``start`` works, its first position or None past the end)."""
-    try:
-        row = conn.execute("SELECT position, payload FROM journal WHERE position >= ? "
-                           "ORDER BY position LIMIT 1", (start,)).fetchone()
-    except sqlite3.DatabaseError:
-        return False, None
-    return True, (row[0] if row else None)
-
-
-def _next_readable(conn, last_good: int) -> int | None:
-    """The first position after a damaged run that reads again (None: nothing does)."""
-    failing, step = last_good + 1, 1
-    while True:
-        probe = min(last_good + 1 + step, _FAR)
-        works, first = _readable_from(conn, probe)
-        if works:
-            break
-        if probe >= _FAR:
-            return None
-        failing, step = probe, step * 2
-    low, high = failing, probe        # query from `low` fails, from `high` works
-    while high - low > 1:
-        middle = (low + high) // 2
-        works, found = _readable_from(conn, middle)
-        if works:
-            high, first = middle, found
+    def lost(first: int, last: int | None, error) -> None:
+        if last is None:
+            faults.append(Fault("page", f"no row after position {first - 1} can be read "
+                                f"({error}): a damaged page of the database file", first))
         else:
-            low = middle
-    return first
+            faults.append(Fault("page", f"rows at positions {first}..{last} cannot be read "
+                                f"({error}): a damaged page of the database file", first))
+    return reader.rows_past_damage(after, lost)
 
 
-def verify(conn: sqlite3.Connection, local_dir=None, keep: list | None = None) -> Verdict:
+def verify(conn: Reader, local_dir=None, keep: list | None = None) -> Verdict:
     """Chain, continuity and pages of the whole journal, and its end against the mark.
 
     ``keep``: a list the rows are appended to (audit reads them once).
@@ -184,6 +122,10 @@ def _chain(rows, faults: list) -> tuple[int, int, int]:
     return position, previous, count
 
 
+def _reason(exc: JournalError) -> str:
+    return exc.message if isinstance(exc, JournalCorrupt) else str(exc)
+
+
 def _hex(value) -> str:
     return f"{value:08x}" if isinstance(value, int) else repr(value)
 
@@ -199,13 +141,12 @@ def evidence_faults(conn, mark: Mark | None, head: int, local_dir) -> list:
                       f"{head + 1}..{mark.position} are missing (a damaged or deleted "
                       "journal.sqlite-wal, or a journal.sqlite deleted or replaced)", head + 1)]
     try:
-        row = conn.execute("SELECT checksum FROM journal WHERE position=?",
-                           (mark.position,)).fetchone()
-    except sqlite3.DatabaseError:
+        found = conn.checksum_at(mark.position)
+    except JournalError:
         return []       # reported as a page fault
-    if row is not None and row[0] != mark.checksum:
+    if found is not None and found != mark.checksum:
         return [Fault("evidence", f"the record at position {mark.position} is not the one "
-                      f"committed there (checksum {row[0]:08x}, {where} records "
+                      f"committed there (checksum {found:08x}, {where} records "
                       f"{mark.checksum:08x}): this journal.sqlite is another journal or was "
                       "rewritten", mark.position)]
     return []
@@ -219,7 +160,6 @@ def check_before_start(local_dir) -> Verdict:
     the journal still lists must not hold a cluster id the journal (or the
     mark) never reached.
     """
-    from daemons.store import DB_NAME
     path = Path(local_dir) / DB_NAME
     if not path.exists():
         verdict = Verdict(0, 0, 0, HighWater(local_dir).read(), [])
@@ -234,8 +174,9 @@ def check_before_start(local_dir) -> Verdict:
                                                      lambda: known_cluster(conn, verdict.mark))
             finally:
                 conn.close()
-        except sqlite3.DatabaseError as exc:
-            raise JournalCorrupt(f"the database file cannot be read: {exc}", path=str(path)) from None
+        except JournalError as exc:
+            raise JournalCorrupt(f"the database file cannot be read: {_reason(exc)}",
+                                 path=str(path)) from None
     if faults:
         shown = "\n".join(f"  {f.kind}" + ("" if f.position is None else f" at position {f.position}")
                           + f": {f.message}" for f in faults[:20])
@@ -255,8 +196,8 @@ def known_cluster(conn, mark: Mark | None) -> int:
     cluster = 0
     if conn is not None:
         try:
-            cluster = conn.execute("SELECT max(cluster) FROM journal").fetchone()[0] or 0
-        except sqlite3.DatabaseError:
+            cluster = conn.max_cluster()
+        except JournalError:
             pass           # reported as a page fault
     return max(cluster, mark.cluster if mark else 0)
 
@@ -275,8 +216,8 @@ def written_logs(local_dir, conn) -> list[str]:
             paths.append(event_log)
     if conn is not None:
         try:
-            paths += [p for (p,) in conn.execute("SELECT path FROM log_files")]
-        except sqlite3.DatabaseError:
+            paths += conn.log_paths()
+        except JournalError:
             pass
     return list(dict.fromkeys(paths))
 
@@ -318,7 +259,6 @@ def accept_loss(local_dir) -> tuple[Mark | None, Mark]:
     largest ever used.  Returns (old mark, new mark).
     """
     from daemons.master import lock_local_dir, pool_running_in
-    from daemons.store import DB_NAME
     local_dir = Path(local_dir)
     lock = lock_local_dir(local_dir)         # held while the mark moves: no master starts
     if lock is None:

@@ -1,8 +1,14 @@
 """The projector: journal entries -> user-log files and the global event log.
 
-The queue and history are projected by ``daemons.store.Store.append`` in
-the append's own transaction.  Files cannot join it, so this projector
-follows the journal behind the commit:
+The queue and history are projected by ``daemons.storage.store.Store.append``
+in the append's own transaction.  Files cannot join it, so this projector
+follows the journal behind the commit: it takes the committed entries from
+the store in memory (``Store.recent``: the payloads as appended, never
+encoded and decoded again) and reads the journal only after a restart or
+when it fell behind the store's window.  Its state (cursor, each file's
+position and offset, the jobs' log targets, failed logs) is in
+``daemons.storage.cursors``; the jobs' log targets are loaded once and then
+kept up to date from the records projected.
 
 ``Projector(store, event_log=None, max_event_log=1_000_000, event_log_rotations=1,
             user_log_format=TextFormat(), event_log_format=EVENT_LOG_FORMAT,
@@ -44,19 +50,17 @@ initialize).
 from __future__ import annotations
 
 import datetime
-import sqlite3
 import threading
 import time as _time
 
 from eventcore.codecs.userlog_text_write import TextFormat
 from eventcore.errors import UnsafePathError
-from eventcore.journal import entry_from_row
+from eventcore.journal import Entry, entry_from_row, job_id
 from eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, Target, planned_writes, render
-from daemons.store import Store
+from daemons.storage.cursors import FileState, LogCursors
+from daemons.storage.store import Store
 from tracking.localzone import LOCAL_TZINFO
-from daemons.userlog_files import (
-    EventLogWriter, FileState, UserLogWriter, load_state, save_states,
-)
+from daemons.userlog_files import EventLogWriter, UserLogWriter
 
 __all__ = ["Projector", "local_zone", "CURSOR"]
 
@@ -93,9 +97,8 @@ class Projector:
         self.event_log_format = event_log_format
         self.tz = tz or local_zone()
         self.chunk = chunk
-        self._conn = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False,
-                                     timeout=30)
-        self._conn.execute("PRAGMA synchronous=FULL")
+        self.cursors = LogCursors(store.path, CURSOR)
+        self._targets: LogTargets | None = None     # loaded at the first catch-up
         self._lock = threading.Lock()
         self._users = UserLogWriter(fsync=fsync)
         self._events = EventLogWriter(max_event_log, event_log_rotations, fsync=fsync,
@@ -105,60 +108,65 @@ class Projector:
         self._error: BaseException | None = None
         self._retry_delay = RETRY_FIRST
         self._retry_at: float | None = None
-        self._known: LogTargets | None = None
-        self.position = self._saved = self._cursor()
+        self.position = self._saved = self.cursors.position()
 
     def close(self) -> None:
         self.stop()
         with self._lock:
             if self.position > self._saved:
-                self._conn.execute("INSERT OR REPLACE INTO projection VALUES (?, ?, 0)",
-                                   (CURSOR, self.position))
+                self.cursors.save_position(self.position)
                 self._saved = self.position
-        self._conn.close()
+        self.cursors.close()
 
     # ------------------------------------------------------------ state --
-    def _cursor(self) -> int:
-        row = self._conn.execute("SELECT position FROM projection WHERE name=?",
-                                 (CURSOR,)).fetchone()
-        return row[0] if row else 0
-
     def _save_now(self, state: FileState) -> None:
-        save_states(self._conn, [state])
+        self.cursors.save_states([state])
 
-    def _targets(self) -> LogTargets:
-        """Every job's user log; read once, then kept: only this projector changes
-        ``log_jobs`` (a catch-up that fails drops it, to be read again)."""
-        if self._known is None:
-            rows = self._conn.execute("SELECT cluster, proc, path, format FROM log_jobs")
-            self._known = LogTargets({(c, p): Target(path, fmt) for c, p, path, fmt in rows})
-        return self._known
+    def targets(self) -> LogTargets:
+        """The jobs' log targets: loaded once, then kept by the records projected."""
+        if self._targets is None:
+            self._targets = LogTargets({key: Target(path, fmt) for key, (path, fmt)
+                                        in self.cursors.targets().items()})
+        return self._targets
 
     # ----------------------------------------------------------- catch up --
     def catch_up(self) -> int:
         """Write everything the journal holds; return the position reached."""
         with self._lock:
-            targets = self._targets()
-            cursor = max(self._cursor(), self.position)   # position: past chunks that wrote nothing
             try:
+                targets = self.targets()
+                cursor = max(self.cursors.position(), self.position)   # past chunks that wrote nothing
                 self._repair(targets, cursor)
                 while True:
-                    rows = list(self.store.rows(after=cursor, limit=self.chunk))
-                    if not rows:
+                    entries, last = self._next_chunk(cursor, targets)
+                    if last is None:
                         break
-                    cursor = self._project(self._entries(rows, targets), targets, rows[-1].position)
+                    cursor = self._project(entries, targets, last)
             except BaseException:
-                self._known = None     # may hold changes that were not committed
+                self._targets = None        # the saved ones are the truth again
                 raise
             self.position = cursor
             self._schedule_retry(grow=False)
         self._tell_refused()
         return cursor
 
+    def _next_chunk(self, cursor: int, targets: LogTargets):
+        """(entries after ``cursor``, the last position they cover) or (None, None) at the
+        end: from the store's memory, or read from the journal when it is not there."""
+        recent = self.store.recent(cursor, self.chunk)
+        if recent:
+            return self._entries_in_memory(recent, targets), recent[-1][0].position
+        if recent is not None and self.store.head() <= cursor:
+            return None, None
+        rows = list(self.store.rows(after=cursor, limit=self.chunk))
+        if not rows:
+            return None, None
+        return self._entries(rows, targets), rows[-1].position
+
     def retry_failed(self) -> dict[str, tuple[int, str]]:
         """Try the failed user logs again (up to the cursor); return those still failing."""
         with self._lock:
-            self._repair(self._targets(), self.position)
+            self._repair(self.targets(), self.position)
             failed = self._schedule_retry(grow=True)
         self._tell_refused()
         return failed
@@ -187,6 +195,16 @@ class Projector:
                 continue
             yield entry_from_row(row)
 
+    def _entries_in_memory(self, recent, targets: LogTargets):
+        """``_entries`` of rows committed by this process: their payloads as appended."""
+        paths, event_log = targets.paths, self.event_log
+        for row, payload in recent:
+            if (row.type == "event" and not event_log
+                    and paths.get((row.cluster, row.proc), paths.get((row.cluster, -1))) is None):
+                continue
+            yield Entry(row.position, row.time, job_id(row.cluster, row.proc), row.type, payload,
+                        row.key)
+
     def _project(self, entries, targets: LogTargets, last: int) -> int:
         """Write ``entries`` to their files; commit the cursor at ``last``."""
         planned, planned_global = planned_writes(
@@ -199,35 +217,22 @@ class Projector:
         for path, items in per_file.items():
             if path in failed:
                 continue       # waits for _repair, to keep the file's order
-            state = load_state(self._conn, path)
+            state = self.cursors.load_state(path)
             try:
                 states.append(self._users.write(state, items))
             except OSError as exc:
                 new_failures.append((path, state.position, _describe(exc)))
                 self._note_refused(exc, path, [e.job for e, _ in planned[path]])
         if global_items:
-            states.append(self._events.write(load_state(self._conn, self.event_log),
+            states.append(self._events.write(self.cursors.load_state(self.event_log),
                                              global_items))
         if not (states or new_failures or targets.changed) and last - self._saved < UNSAVED_LIMIT:
             # Nothing written: a crash here only means folding these rows again
             # (they go to no file), so spare the commit and its fsync.
             return last
-        conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            save_states(conn, states)
-            conn.executemany("INSERT OR REPLACE INTO log_failures VALUES (?,?,?)", new_failures)
-            for (cluster, proc), target in targets.changed.items():
-                if target is None:
-                    conn.execute("DELETE FROM log_jobs WHERE cluster=? AND proc=?", (cluster, proc))
-                else:
-                    conn.execute("INSERT OR REPLACE INTO log_jobs VALUES (?,?,?,?)",
-                                 (cluster, proc, target.path, target.format))
-            conn.execute("INSERT OR REPLACE INTO projection VALUES (?, ?, 0)", (CURSOR, last))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        self.cursors.commit(states, new_failures,
+                            {key: None if target is None else (target.path, target.format)
+                             for key, target in targets.changed.items()}, last)
         targets.changed.clear()
         self._saved = last
         return last
@@ -235,13 +240,12 @@ class Projector:
     # ---------------------------------------------------------- failures --
     def failures(self) -> dict[str, tuple[int, str]]:
         """User logs that could not be written: path -> (last position written, error)."""
-        return {path: (position, error) for path, position, error in
-                self._conn.execute("SELECT path, position, error FROM log_failures")}
+        return self.cursors.failures()
 
     def _repair(self, targets: LogTargets, cursor: int) -> None:
         """Try the failed user logs again: their events up to ``cursor``, in order."""
         for path in self.failures():
-            state = load_state(self._conn, path)
+            state = self.cursors.load_state(path)
             items, jobs = [], []
             for e in self.store.entries(after=state.position):
                 if e.position > cursor:
@@ -258,13 +262,9 @@ class Projector:
                 state = self._users.write(state, items)
             except OSError as exc:
                 self._note_refused(exc, path, jobs)
-                self._conn.execute("UPDATE log_failures SET error=? WHERE path=?",
-                                   (_describe(exc), path))
+                self.cursors.note_failure(path, _describe(exc))
                 continue
-            self._conn.execute("BEGIN IMMEDIATE")
-            save_states(self._conn, [state])
-            self._conn.execute("DELETE FROM log_failures WHERE path=?", (path,))
-            self._conn.execute("COMMIT")
+            self.cursors.repaired(state)
 
     def _note_refused(self, exc: OSError, path: str, jobs) -> None:
         if isinstance(exc, UnsafePathError) and self.on_refused is not None:

@@ -11,7 +11,7 @@ position written to it and the file's size after that write.  Writing is:
 2. the remaining events are appended, one ``write()`` each (``O_APPEND``),
    then fsynced (unless ``fsync=False``);
 3. the caller saves the new ``(position, offset)`` with its own cursor in one
-   transaction (``FileState`` rows via ``save_states``).
+   transaction (``FileState`` rows, daemons.storage.cursors).
 
 The global event log adds a header event at the start of every file and
 rotation (``EventLogWriter``): the new sequence is saved *before* the rename,
@@ -23,33 +23,15 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import Callable
 
 from daemons.safe_open import safe_open_fd
+from daemons.storage.cursors import FileState
 from eventcore.projections.userlog import render_header, rotation_names
 
-__all__ = ["FileState", "reconcile", "append_texts", "load_state", "save_states",
+__all__ = ["FileState", "reconcile", "append_texts",
            "UserLogWriter", "EventLogWriter", "header_sequence"]
-
-
-class FileState(NamedTuple):
-    path: str
-    position: int
-    offset: int
-    sequence: int = 0
-    ctime: int = 0
-
-
-def load_state(conn: sqlite3.Connection, path: str) -> FileState:
-    row = conn.execute("SELECT position, offset, sequence, ctime FROM log_files WHERE path=?",
-                       (path,)).fetchone()
-    return FileState(path, *row) if row else FileState(path, 0, 0)
-
-
-def save_states(conn: sqlite3.Connection, states) -> None:
-    conn.executemany("INSERT OR REPLACE INTO log_files VALUES (?,?,?,?,?)", list(states))
 
 
 def reconcile(path: str, offset: int, expected: list[bytes]) -> tuple[int, int]:

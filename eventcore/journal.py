@@ -28,7 +28,7 @@ from eventcore.errors import PositionConflict
 from eventcore.ids import JobId
 from eventcore.records import Record
 
-__all__ = ["Entry", "Journal", "MemoryJournal", "entry_from_row"]
+__all__ = ["Entry", "Journal", "MemoryJournal", "entry_from_row", "job_id"]
 
 
 @attrs.frozen
@@ -51,7 +51,8 @@ class Entry:
 _JOBS: dict[tuple[int, int], JobId] = {}
 
 
-def _job(cluster: int, proc: int) -> JobId:
+def job_id(cluster: int, proc: int) -> JobId:
+    """The ``JobId`` (shared by the entries of one job: a bounded cache)."""
     job = _JOBS.get((cluster, proc))
     if job is None:
         if len(_JOBS) > 200_000:
@@ -63,7 +64,7 @@ def _job(cluster: int, proc: int) -> JobId:
 def entry_from_row(row: Row | tuple) -> Entry:
     """Decode a stored row (upcasting its payload) into an ``Entry``."""
     position, time, cluster, proc, kind, payload, key = row[:7]
-    return Entry(position, time, _job(cluster, proc), kind,
+    return Entry(position, time, job_id(cluster, proc), kind,
                  decode_payload(kind, payload, position), key)
 
 

@@ -1,12 +1,15 @@
 """Imports point inward: façade -> daemons/tracking -> eventcore.
 
-eventcore is pure (stdlib and attrs only); tracking never imports daemons;
-nothing but the façade imports the façade.
+eventcore is pure (stdlib and attrs only); tracking never imports daemons,
+but for the storage package's read-only reader (daemons.storage.reader);
+nothing but the façade imports the façade.  Only daemons/storage/ holds SQL
+on the journal.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -27,15 +30,24 @@ ALLOWED = {
 FORBIDDEN_IN_CORE = {"sqlite3", "sqlite_utils", "threading", "subprocess", "socket", "random", "multiprocessing"}
 
 
-def imported_roots(path: Path) -> set[str]:
+# modules a layer may import from a layer it otherwise may not
+EXCEPTIONS = {"tracking": {"daemons.storage.reader"}}
+
+
+def imported_modules(path: Path) -> set[str]:
     tree = ast.parse(path.read_text("utf-8"), str(path))
-    roots = set()
+    names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            roots.update(a.name.split(".")[0] for a in node.names)
+            names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            roots.add(node.module.split(".")[0])
-    return roots
+            names.add(node.module)
+    return names
+
+
+def imported_roots(path: Path, package: str = "") -> set[str]:
+    allowed = EXCEPTIONS.get(package, set())
+    return {name.split(".")[0] for name in imported_modules(path) if name not in allowed}
 
 
 def modules(package: str):
@@ -47,7 +59,7 @@ def test_imports_point_inward(package):
     stdlib = set(sys.stdlib_module_names)
     bad = {}
     for path in modules(package):
-        roots = imported_roots(path) - stdlib - {"__future__"}
+        roots = imported_roots(path, package) - stdlib - {"__future__"}
         wrong = roots - ALLOWED[package]
         if wrong:
             bad[str(path.relative_to(ROOT))] = sorted(wrong)
@@ -61,3 +73,42 @@ def test_eventcore_is_pure():
         if wrong:
             bad[str(path.relative_to(ROOT))] = sorted(wrong)
     assert not bad, f"eventcore must not do I/O or draw randomness: {bad}"
+
+
+def test_the_reader_tracking_imports_needs_no_daemon():
+    """daemons.storage.reader (imported by tracking) stays below the daemons."""
+    stdlib = set(sys.stdlib_module_names)
+    allowed = {"eventcore", "sqlite_utils", "daemons.storage.errors", "daemons.storage.schema"}
+    for name in ("reader", "errors", "schema"):
+        path = ROOT / "daemons" / "storage" / f"{name}.py"
+        wrong = {m for m in imported_modules(path) if m.split(".")[0] not in stdlib | {"__future__"}
+                 and m.split(".")[0] not in allowed and m not in allowed}
+        assert not wrong, f"daemons/storage/{name}.py imports {sorted(wrong)}"
+    assert not imported_modules(ROOT / "daemons" / "storage" / "__init__.py")
+
+
+# SQL on the journal's tables, in a string literal
+_JOURNAL_TABLES = ("journal", "meta", "projection", "queue_jobs", "queue_clusters", "history",
+                   "log_files", "log_jobs", "log_failures")
+_SQL = re.compile(r"\b(SELECT\b.*\bFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|"
+                  r"DELETE\s+FROM|CREATE\s+(TABLE|INDEX)|DROP\s+TABLE|PRAGMA)\b", re.S)
+# their own SQLite files, not the journal
+OTHER_DATABASES = {"tracking/checkpoint.py"}
+
+
+def test_only_the_storage_package_holds_sql_on_the_journal():
+    bad = []
+    for package in ("eventcore", "daemons", "tracking", "jobledger"):
+        for path in modules(package):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel.startswith("daemons/storage/") or rel in OTHER_DATABASES:
+                continue
+            text = path.read_text("utf-8")
+            if "import sqlite3" in text:
+                bad.append(f"{rel}: imports sqlite3")
+            for node in ast.walk(ast.parse(text, rel)):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                        and _SQL.search(node.value) and any(
+                            re.search(rf"\b{t}\b", node.value) for t in _JOURNAL_TABLES):
+                    bad.append(f"{rel}:{node.lineno}: {node.value[:60]!r}")
+    assert not bad, "SQL on the journal outside daemons/storage/:\n" + "\n".join(bad)

@@ -1,8 +1,8 @@
 """The journal tracker: follows a pool's SQLite journal, no user-log files needed.
 
-It opens the journal READ-ONLY (``file:...?mode=ro``) with sqlite3 and reads
-the ``journal`` table by position (schemas/store.sql: ``position, time,
-cluster, proc, type, payload, key, checksum``): first everything after its
+It opens the journal READ-ONLY through ``daemons.storage.reader.Reader`` (the
+storage package's read-only reader, which refuses a schema version it does
+not know) and reads records by position: first everything after its
 starting position (list), then whatever is committed later (watch).  A
 change of the database directory (the WAL file growing) wakes it at once;
 since a commit becomes visible a moment after its bytes are written, a wake
@@ -22,17 +22,17 @@ status fold).  ``set``, ``action`` and ``leave`` do not move a job's status.
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from eventcore.codecs.journal import decode_payload
-from eventcore.errors import TrackerError
+from eventcore.errors import JournalError, TrackerError
 from eventcore.ids import JobId
 from eventcore.projections.jobstate import JobState, event_number
 from eventcore.status import JobStatus
+from daemons.storage.reader import Reader
 from tracking.core import Batch, Seed, Tracker
 from tracking.watch import DirectoryWatcher
 
@@ -98,7 +98,7 @@ class JournalTracker(Tracker):
         self._start_after = after
         self.position = after
         self._checksum: int | None = None
-        self._db: sqlite3.Connection | None = None
+        self._db: Reader | None = None
         self._data_version: int | None = None
         self._noticed = 0.0                  # when the directory last changed
         self._clusters: dict[int, Mapping[str, str]] = {}   # cluster ads, for proc records
@@ -109,21 +109,21 @@ class JournalTracker(Tracker):
     def _checkpoint_kind(self) -> str:
         return f"journal:{self.path.resolve()}"
 
-    def _connect(self) -> sqlite3.Connection | None:
-        """The read-only connection; None while the pool has not created its journal."""
+    def _connect(self) -> Reader | None:
+        """The read-only reader; None while the pool has not created its journal."""
         if self._db is None:
             if not self.path.exists():
                 return None
-            uri = f"{self.path.resolve().as_uri()}?mode=ro"
-            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            self._db = self._select(Reader, self.path)
         return self._db
 
-    def _select(self, db: sqlite3.Connection, sql: str, args: tuple) -> list:
+    def _select(self, read, *args):
+        """``read(*args)``; None while the pool is still creating its journal."""
         try:
-            return db.execute(sql, args).fetchall()
-        except sqlite3.Error as exc:
-            if "no such table" in str(exc):        # a pool still creating its journal
-                return []
+            return read(*args)
+        except JournalError as exc:
+            if "no such table" in str(exc):
+                return None
             raise TrackerError(f"cannot read the journal: {exc}", str(self.path)) from exc
 
     # --- positions ------------------------------------------------------------
@@ -138,8 +138,7 @@ class JournalTracker(Tracker):
             db = self._connect()
             if db is None:
                 return False
-            row = self._select(db, "SELECT checksum FROM journal WHERE position = ?", (position,))
-            if not row or row[0][0] != checksum:
+            if self._select(db.checksum_at, position) != checksum:
                 return False
         self.position, self._checksum = position, checksum
         return True
@@ -150,13 +149,12 @@ class JournalTracker(Tracker):
 
     # --- reading ----------------------------------------------------------------
 
-    def _cluster_ad(self, db: sqlite3.Connection, cluster: int) -> Mapping[str, str]:
+    def _cluster_ad(self, db: Reader, cluster: int) -> Mapping[str, str]:
         """The attributes a cluster's procs share (its latest ``cluster`` record)."""
         ad = self._clusters.get(cluster)
         if ad is None:
-            rows = self._select(db, "SELECT payload, position FROM journal WHERE type = 'cluster'"
-                                " AND cluster = ? ORDER BY position DESC LIMIT 1", (cluster,))
-            ad = decode_payload("cluster", rows[0][0], rows[0][1])["ad"] if rows else {}
+            found = self._select(db.latest_cluster_ad, cluster)
+            ad = decode_payload("cluster", *found)["ad"] if found else {}
             if len(self._clusters) > 10_000:
                 self._clusters.clear()
             self._clusters[cluster] = ad
@@ -170,18 +168,16 @@ class JournalTracker(Tracker):
         db = self._connect()
         if db is None:
             return Batch()
-        query = ("SELECT position, time, cluster, proc, type, payload, checksum FROM journal"
-                 " WHERE position > ? ORDER BY position LIMIT ?")
-        rows = self._select(db, query, (self.position, self.batch))
+        rows = self._select(db.rows, self.position, self.batch)
         while not rows and time.monotonic() - self._noticed < SETTLE:
             # The WAL changed but the commit is not visible yet (it is written before
             # it is published, and publishing touches no file a watch can see).
             time.sleep(0.001)
-            rows = self._select(db, query, (self.position, self.batch))
+            rows = self._select(db.rows, self.position, self.batch)
         if not rows:
             return Batch()
         items: list = []
-        for position, when, cluster, proc, kind, payload, _ in rows:
+        for position, when, cluster, proc, kind, payload, _key, _checksum, _event in rows:
             if kind == "event":
                 event = PayloadEvent(decode_payload(kind, payload, position)["event"])
                 if event_number(event) < 100:
@@ -192,7 +188,8 @@ class JournalTracker(Tracker):
                 ad = {**self._cluster_ad(db, cluster), **decode_payload(kind, payload, position)["ad"]}
                 items.append(Seed(born(JobId(cluster, proc), ad, when)))
         last = rows[-1]
-        return Batch(items, {"journal": [last[0], last[6]]}, more=len(rows) == self.batch)
+        return Batch(items, {"journal": [last.position, last.checksum]},
+                     more=len(rows) == self.batch)
 
     def start(self) -> "JournalTracker":
         self._watcher.start()

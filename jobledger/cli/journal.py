@@ -1,12 +1,14 @@
-"""``jobledger journal import|export|queue-log|status-diagram``, ``jobledger replay``, ``jobledger audit``.
+"""``jobledger journal import|export|queue-log|sql|status-diagram``, ``jobledger replay``,
+``jobledger audit``.
 
-A thin layer: the work is in daemons.importer, eventcore.projections.replay
-and daemons.audit.  Expected failures are ``ClickException``s (exit 1 for
+A thin layer: the work is in daemons.importer, eventcore.projections.replay,
+daemons.storage.sql and daemons.audit.  Expected failures are ``ClickException``s (exit 1 for
 findings and bad input, 2 for usage errors as click does).
 """
 
 from __future__ import annotations
 
+import csv
 import datetime
 import json
 import os
@@ -134,6 +136,54 @@ def accept_loss(local_dir):
         else "nothing was lost"
     click.echo(f"high-water mark now at position {new.position} ({lost}); "
                f"new clusters start after {new.cluster}")
+
+
+@journal.command("sql")
+@click.argument("statement")
+@local_dir_option
+@click.option("--json", "as_json", is_flag=True, help="A JSON array of objects, one a row.")
+@click.option("--csv", "as_csv", is_flag=True, help="CSV with a header line.")
+def sql(statement, local_dir, as_json, as_csv):
+    """Run one read-only SQL statement on the journal and print its rows.
+
+    The tables are in schemas/store.sql (journal, queue_jobs, queue_clusters,
+    history, ...).  Statements that would change anything are refused.
+    Output is a table unless --json or --csv.
+    """
+    from daemons.storage.sql import query
+    if as_json and as_csv:
+        raise click.UsageError("--json and --csv exclude each other")
+    try:
+        columns, rows = query(os.path.join(local_dir, DB_NAME), statement)
+    except JobledgerError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps([dict(zip(columns, map(_json_value, row))) for row in rows],
+                              indent=2))
+    elif as_csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+    else:
+        click.echo(_table(columns, rows))
+
+
+def _json_value(value):
+    return value.hex() if isinstance(value, bytes) else value
+
+
+def _table(columns: list[str], rows: list[tuple]) -> str:
+    """Columns padded to their widest cell, numbers to the right."""
+    cells = [[("" if v is None else str(v)) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    numeric = [all(isinstance(row[i], (int, float)) or row[i] is None for row in rows)
+               for i in range(len(columns))]
+
+    def line(values):
+        return "  ".join(v.rjust(w) if n else v.ljust(w)
+                         for v, w, n in zip(values, widths, numeric)).rstrip()
+    out = [line(columns), "  ".join("-" * w for w in widths)] + [line(r) for r in cells]
+    return "\n".join(out)
 
 
 @journal.command("status-diagram")

@@ -9,7 +9,7 @@ import pytest
 
 from daemons.projector import Projector
 from daemons.store import Store
-from daemons.userlog_files import header_sequence, load_state, reconcile
+from daemons.userlog_files import header_sequence, reconcile
 from eventcore.ids import JobId
 from eventcore.projections.userlog import HEADER_WIDTH, render, render_header, rotation_names
 
@@ -67,7 +67,7 @@ def test_restart_reconciles_the_tail(pool, tail):
     store.append(submit(1, 1, log=log))
     p = Projector(store, tz=UTC)
     p.catch_up()
-    saved = load_state(p._conn, log)
+    saved = p.cursors.load_state(log)
     store.append(life(JobId(1, 0))[:2])
     texts = [render(e.payload["event"], tz=UTC).encode() for e in store.entries(after=saved.position)]
     # the writer wrote some bytes, then died before saving its state
@@ -80,7 +80,7 @@ def test_restart_reconciles_the_tail(pool, tail):
     p.catch_up()
     want = "".join(t for _, t in expected_text(store, log))
     assert open(log).read() == want
-    assert load_state(p._conn, log).offset == len(want.encode())
+    assert p.cursors.load_state(log).offset == len(want.encode())
     p.close()
 
 
@@ -137,7 +137,7 @@ def test_interrupted_rotation_is_finished_on_restart(pool):
     store.append(submit(1, 2))
     p = Projector(store, event_log=evlog, max_event_log=10**9, tz=UTC)
     p.catch_up()
-    state = load_state(p._conn, evlog)
+    state = p.cursors.load_state(evlog)
     # crash right after saving the rotation intent, before the rename
     p._save_now(state._replace(sequence=state.sequence + 1, offset=0, ctime=5))
     before = open(evlog).read()

@@ -94,7 +94,7 @@ class JournalMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def torn_tail(self, data):
         """A projector killed in the middle of writing the next event of some log."""
-        pending = [e for e in self.store.entries(after=self.projector._cursor())
+        pending = [e for e in self.store.entries(after=self.projector.cursors.position())
                    if e.type == "event"]
         logs = {e.job.cluster: e for e in pending}
         for e in logs.values():

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from daemons.queryplan import plan, split_conjuncts
+from daemons.storage.queryplan import plan, split_conjuncts
 from daemons.store import Store
 from eventcore.codecs.journal import verify_rows
 from eventcore.errors import InvalidTransition, JournalError, PositionConflict
@@ -292,7 +292,7 @@ def test_column_projection_equals_decoded_ads(store):
 
 
 def test_one_refused_request_in_a_group_leaves_the_others(tmp_path):
-    from daemons.store import _Request
+    from daemons.storage.store import _Request
     s = Store(tmp_path, durability="group", constraint_filter=all_ads)
     s.append(submit(1, 3))
     good1 = _Request([event(JobId(1, 0), 1)], None)

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from daemons import store as store_module
+from daemons.storage import store as store_module
 from daemons.store import Store
 from eventcore.codecs.journal import verify_rows
 from eventcore.errors import InvalidTransition

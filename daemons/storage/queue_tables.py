@@ -1,0 +1,135 @@
+"""The queue and history tables as the queue fold's snapshot (eventcore.projections.queue).
+
+``TableLoader`` feeds a ``QueueFold`` the rows it has not seen yet;
+``write_changes`` writes what the fold changed; ``fold_range`` folds the
+journal after a position into the tables and moves the ``queue`` row of
+``projection`` there; ``rebuild`` drops the tables and folds everything.
+All run on the writer's connection, inside or around its transactions.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from eventcore.codecs.journal import decode_payload
+from eventcore.ids import JobId
+from eventcore.projections.queue import Proc, QueueFold, owner_of
+from daemons.adrow import decode_ad, encode_ad
+from daemons.storage.schema import create_tables
+
+__all__ = ["TableLoader", "write_changes", "fold_range", "rebuild", "snapshot_position",
+           "save_snapshot"]
+
+_ABSENT = object()
+
+
+class TableLoader:
+    """Feeds the queue fold from the queue tables (rows it has not seen)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def proc(self, cluster, proc):
+        row = self.conn.execute("SELECT status, ad FROM queue_jobs WHERE cluster=? AND proc=?",
+                                (cluster, proc)).fetchone()
+        return Proc(row[0], decode_ad(row[1])) if row else None
+
+    def cluster(self, cluster):
+        row = self.conn.execute("SELECT ad FROM queue_clusters WHERE cluster=?",
+                                (cluster,)).fetchone()
+        return decode_ad(row[0]) if row else None
+
+    def proc_count(self, cluster):
+        return self.conn.execute("SELECT count(*) FROM queue_jobs WHERE cluster=?",
+                                 (cluster,)).fetchone()[0]
+
+
+def snapshot_position(conn: sqlite3.Connection) -> tuple[int, int] | None:
+    """(position, checksum) the queue tables reflect, None if never built."""
+    return conn.execute("SELECT position, checksum FROM projection WHERE name='queue'").fetchone()
+
+
+def save_snapshot(conn: sqlite3.Connection, position: int, checksum: int) -> None:
+    conn.execute("INSERT OR REPLACE INTO projection VALUES ('queue', ?, ?)", (position, checksum))
+
+
+def write_changes(conn: sqlite3.Connection, fold: QueueFold) -> None:
+    """Write the rows ``fold`` changed since it last gave its changes."""
+    changes = fold.take_changes()
+    upserts, deletes = [], []
+    owners: dict[int, str | None] = {}
+    for key in changes.procs:
+        row = fold.procs.get(key)
+        if row is None:
+            deletes.append(key)
+            continue
+        if "Owner" in row.ad:
+            owner = owner_of(row.ad)
+        else:
+            owner = owners.get(key[0], _ABSENT)
+            if owner is _ABSENT:
+                owner = owners[key[0]] = owner_of(fold.cluster(key[0]) or {})
+        upserts.append((key[0], key[1], row.status, owner, encode_ad(row.ad)))
+    if deletes:
+        conn.executemany("DELETE FROM queue_jobs WHERE cluster=? AND proc=?", deletes)
+    if upserts:
+        conn.executemany(
+            "INSERT INTO queue_jobs VALUES (?,?,?,?,?) ON CONFLICT(cluster, proc) "
+            "DO UPDATE SET status=excluded.status, owner=excluded.owner, ad=excluded.ad "
+            "WHERE owner IS NOT excluded.owner OR status != excluded.status "
+            "OR ad != excluded.ad", upserts)
+    for cluster in changes.clusters:
+        ad = fold.clusters.get(cluster)
+        if ad is None:
+            conn.execute("DELETE FROM queue_clusters WHERE cluster=?", (cluster,))
+        else:
+            conn.execute("INSERT OR REPLACE INTO queue_clusters VALUES (?,?)",
+                         (cluster, encode_ad(ad)))
+            owner = owner_of(ad)
+            if owner is not None:
+                conn.execute("UPDATE queue_jobs SET owner=? WHERE cluster=? AND owner IS NOT ?",
+                             (owner, cluster, owner))
+    if changes.history:
+        conn.executemany("INSERT INTO history VALUES (?,?,?,?,?,?)",
+                         [(h.position, h.cluster, h.proc, h.owner, h.completion_date,
+                           encode_ad(h.ad)) for h in changes.history])
+
+
+def fold_range(conn: sqlite3.Connection, fold: QueueFold, after: int, columns: str) -> None:
+    """Fold the journal after ``after`` into the tables, in one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        last = (after, 0)
+        cursor = conn.execute(f"SELECT {columns} FROM journal WHERE position > ? "
+                              "ORDER BY position", (after,))
+        apply, passes, jobs = fold.apply, fold.passes_over, {}
+        position = checksum = None
+        for position, time, cluster, proc, kind, text, _key, checksum, number in cursor:
+            job = jobs.get((cluster, proc))
+            if job is None:
+                job = jobs[(cluster, proc)] = JobId(cluster, proc)
+            if number is not None and passes(job, number):
+                fold.position = position
+                continue
+            apply(position, time, job, kind, decode_payload(kind, text, position))
+        if position is not None:
+            last = (position, checksum)
+        write_changes(conn, fold)
+        save_snapshot(conn, *last)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def rebuild(conn: sqlite3.Connection, columns: str) -> None:
+    """Drop the queue tables (even damaged ones) and fold the whole journal again."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+    conn.execute("BEGIN IMMEDIATE")
+    for table in ("queue_jobs", "queue_clusters", "history"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    conn.execute("DELETE FROM projection WHERE name='queue'")
+    conn.execute("COMMIT")
+    create_tables(conn)
+    fold_range(conn, QueueFold(), 0, columns)     # from scratch: nothing to load

@@ -1,0 +1,569 @@
+"""The pool's journal and queue in SQLite: the commit point of every command.
+
+``Store(local_dir, durability="fsync")`` opens (creating if needed)
+``<local_dir>/journal.sqlite`` in WAL mode.  API for the schedd:
+
+``append(records, expected_head=None, time=None) -> int``
+    Append journal records (``eventcore.records``) atomically and return the
+    last position.  In the same SQLite transaction the queue projection is
+    folded and its rows written, so the queue never disagrees with the
+    journal.  Raises ``PositionConflict`` (head is not ``expected_head``),
+    ``InvalidTransition`` (the status table refuses an event; nothing is
+    appended) or ``JournalError``.  Records whose ``key`` is already in the
+    journal are skipped.  Thread-safe (and safe against a second process:
+    the write lock is SQLite's); in "group" mode concurrent appends share
+    commits.
+``append_stream(chunks, time=None) -> int``
+    Append the records of every chunk (an iterable of record iterables, e.g.
+    a big submission arriving over IPC) in ONE transaction, folding and
+    writing each chunk's rows as it comes, so memory holds one chunk, not
+    the whole stream.  Anything raised while the chunks are read (a client
+    gone mid-stream) or folded rolls the whole stream back: nothing of it is
+    committed.  Holds the journal's write lock while the chunks arrive.
+``head() -> int``                          last position (0 = empty)
+``wait_for_position(pos, timeout) -> bool``  True once ``head() >= pos``
+``entries(after=0, limit=None)``           ``Entry`` objects, ascending
+``rows(after=0)``                          raw rows with checksums (audit)
+``job_ad(job) -> dict | None``             merged ad (attr -> expression text)
+``job_status(job) -> JobStatus | None``
+``query(constraint, projection, limit)``   merged ads of matching jobs
+``history(constraint, projection, match, since)``  left jobs, newest first
+``status_counts()`` / ``job_count()``      JobStatus -> jobs; all jobs in the queue
+``next_cluster_id()``                      1 + the largest cluster ever seen
+``keyed(key) -> Row | None``               the row holding an idempotency key
+``rebuild_queue()``                        drop the queue and fold the journal again
+``close()``
+``recovered``                              how the open found the queue: "empty",
+                                           "current", "caught-up", "rebuilt", "read-only"
+
+``Store(local_dir, readonly=True)`` opens an existing journal for reading
+only (no queue catch-up; ``append`` refuses): tools such as replay/export.
+
+Ads come back as ``dict`` name -> ClassAd expression text; the reads are
+``daemons.storage.views.QueueViews`` (constraints evaluated by
+``constraint_filter``, a callable ``text -> predicate(ad) -> bool``, by
+default the ClassAd engine's).
+
+Committed entries in memory: ``recent(after, limit)`` gives the rows this
+store committed after ``after`` with their payloads as appended (no JSON
+decode), from a window of the last ``RECENT`` records; None when ``after``
+is older than the window (read the journal instead).  The projector follows
+the journal this way (daemons.projector).
+
+Schema: opening for writing creates or upgrades it (daemons.storage.schema);
+a journal of an unknown version is refused, never misread.
+
+Durability (explicit, chosen at open):
+
+- ``"fsync"``: each append is its own transaction, ``synchronous=FULL``:
+  the WAL is fsynced before ``append`` returns.
+- ``"group"``: group commit.  Appends that arrive while a commit is under
+  way queue up; the next writer drains the whole queue into one transaction
+  and one fsync (``synchronous=FULL``), and each append returns after that
+  commit.  ``group_window`` (default 0, bounded by the caller) makes the
+  writer wait that many seconds for more arrivals first.  Same guarantee
+  as "fsync", more throughput under concurrent load.
+- ``"normal"``: ``synchronous=NORMAL``: survives a killed process, may lose
+  the last commits on power loss (SQLite WAL semantics).
+
+Evidence: a writing store keeps the journal's high-water mark outside the
+database (``daemons.evidence``: last committed position, its checksum, the
+largest cluster id), advanced after each commit and before the appends of
+that commit return (a ``pwrite``; fsynced at most once a second).  Opening for writing a journal that does not reach its
+mark (lost WAL frames, a deleted or replaced ``journal.sqlite``) raises
+``JournalBehind``; ``next_cluster_id`` never goes below the mark's cluster.
+The database file is created 0600 (its -wal and -shm follow), and ``close``
+checkpoints the WAL into it (``wal_checkpoint(TRUNCATE)``).
+
+Restart: the queue tables are the projection's snapshot; the ``projection``
+row says which journal position (and checksum there) they reflect.  On open
+the records after it are folded; if the snapshot does not belong to this
+journal (position past the head, checksum differs) or cannot be read (bad
+rows, a damaged table) the queue is rebuilt from the whole journal instead,
+never a stall.  Rows that were edited behind the store's back but still
+read fine are not detected here: ``jobledger audit`` compares the tables
+with a fold of the journal.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time as _time
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from eventcore.codecs.journal import Row, make_rows, record_to_payload
+from eventcore.errors import (
+    InvalidTransition, JournalBehind, JournalError, PositionConflict,
+)
+from eventcore.journal import Entry, entry_from_row
+from eventcore.projections.queue import QueueFold
+from eventcore.records import Record
+from daemons.evidence import HighWater, Mark
+from daemons.storage import queue_tables
+from daemons.storage.errors import guard, translate
+from daemons.storage.reader import Reader
+from daemons.storage.schema import (
+    DB_NAME, check_readable, connect, create_private, journal_columns, migrate,
+)
+from daemons.storage.views import QueueViews, default_constraint_filter
+
+__all__ = ["Store", "DURABILITY", "DB_NAME", "default_constraint_filter", "RECENT"]
+
+DURABILITY = ("fsync", "group", "normal")
+RECENT = 20_000        # committed records kept in memory for the projector
+STREAM_CACHE = 20_000  # jobs append_stream's fold keeps in memory before starting afresh
+
+
+class _Request:
+    __slots__ = ("records", "expected", "time", "result", "error", "done")
+
+    def __init__(self, records, expected, time=None):
+        self.records = records
+        self.expected = expected
+        self.time = time
+        self.result = None
+        self.error = None
+        self.done = False
+
+
+class Store(QueueViews):
+    """SQLite journal + queue projection (see the module docstring)."""
+
+    def __init__(self, local_dir, durability: str = "fsync", group_window: float = 0.0,
+                 constraint_filter: Callable[[str], Callable[[dict], bool]] | None = None,
+                 clock: Callable[[], float] = _time.time, readonly: bool = False):
+        if durability not in DURABILITY:
+            raise ValueError(f"durability must be one of {DURABILITY}, not {durability!r}")
+        self.local_dir = Path(local_dir)
+        self.path = self.local_dir / DB_NAME
+        self.durability = durability
+        self.group_window = group_window
+        self.constraint_filter = constraint_filter or default_constraint_filter
+        self.clock = clock
+        self.cache_limit = 500_000   # jobs the writer keeps in memory before starting afresh
+        self._write_lock = threading.Lock()   # one writer connection
+        self._read_lock = threading.Lock()
+        self._recent_lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._pending: list[_Request] = []
+        self._leader = False
+        self.evidence: HighWater | None = None
+        self.readonly = readonly
+        if not readonly:
+            self.local_dir.mkdir(parents=True, exist_ok=True)
+            create_private(self.path)
+        elif not self.path.exists():
+            raise JournalError(f"no journal at {self.path}")
+        self._conn = self._connect(migrate_schema=not readonly)
+        self._reader = self._connect()
+        self._scanners: list[sqlite3.Connection] = []   # idle connections of chunked reads
+        if not readonly:
+            self.evidence = HighWater(self.local_dir, sync=durability != "normal")
+        self._columns = journal_columns(self._conn)
+        self._head, self._last_checksum = self._read_head()
+        self._committed = self._head   # _head runs ahead of it while a transaction is open
+        self._recent: list[tuple[Row, dict]] = []
+        self._recent_base = self._head + 1    # position of _recent[0]
+        self._fold = QueueFold(queue_tables.TableLoader(self._conn))
+        if not readonly:
+            self._max_cluster = self._check_evidence()
+        self.recovered = "read-only" if readonly else self._catch_up_queue()
+
+    # ------------------------------------------------------------ set-up --
+    def _connect(self, migrate_schema: bool = False) -> sqlite3.Connection:
+        try:
+            conn = connect(self.path, "NORMAL" if self.durability == "normal" else "FULL")
+        except sqlite3.Error as exc:
+            raise translate(exc, "opening the journal", self.path) from None
+        try:
+            if migrate_schema:
+                migrate(conn, self.path)
+            else:
+                check_readable(conn, self.path)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _check_evidence(self) -> int:
+        """Refuse a journal behind its high-water mark; return the largest cluster id used."""
+        from daemons.journal_check import RECOVERY, evidence_faults
+        mark = self.evidence.mark
+        faults = evidence_faults(Reader.over(self._conn, self.path), mark, self._head,
+                                 self.local_dir)
+        if faults:
+            self.close()
+            raise JournalBehind(f"{faults[0].message}. "
+                                + RECOVERY.format(local_dir=self.local_dir), path=str(self.path))
+        if mark is not None and mark.position == self._head:
+            return mark.cluster
+        cluster = max(Reader.over(self._conn, self.path).max_cluster(),
+                      mark.cluster if mark else 0)
+        if self._head:
+            self.evidence.reset(Mark(self._head, self._last_checksum, cluster))
+        return cluster
+
+    def _read_head(self, conn=None) -> tuple[int, int]:
+        return Reader.over(conn or self._conn, self.path).head()
+
+
+    def close(self) -> None:
+        """Close; a writer checkpoints the WAL into the database file first."""
+        with self._write_lock, self._read_lock:
+            if not self.readonly and getattr(self, "recovered", None) is not None:
+                try:
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error:
+                    pass      # a reader holds the WAL: the next writer checkpoints it
+            self._conn.close()
+            self._reader.close()
+            for conn in self._scanners:
+                conn.close()
+            self._scanners.clear()
+            if self.evidence is not None:
+                self.evidence.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ------------------------------------------------------------ append --
+    def append(self, records: Iterable[Record], expected_head: int | None = None,
+               time: float | None = None) -> int:
+        """Append atomically; return the last position (see module docstring).
+
+        ``time`` overrides the store's clock for these records (tests, tools).
+        """
+        if self.readonly:
+            raise JournalError(f"{self.path} is open read-only")
+        request = _Request(list(records), expected_head, time)
+        if self.durability != "group":
+            self._commit_and_mark([request])
+        else:
+            self._group_append(request)
+        if request.error is not None:
+            raise request.error
+        return request.result
+
+    def _group_append(self, request: _Request) -> None:
+        with self._cond:
+            self._pending.append(request)
+            while self._leader and not request.done:
+                self._cond.wait()
+            if request.done:
+                return
+            self._leader = True
+        try:
+            if self.group_window > 0:
+                _time.sleep(self.group_window)   # let followers join (bounded)
+            with self._cond:
+                batch, self._pending = self._pending, []
+            self._commit_and_mark(batch)
+        finally:
+            with self._cond:
+                self._leader = False
+                self._cond.notify_all()
+
+    def _commit_and_mark(self, batch: list[_Request]) -> None:
+        """Commit ``batch``, then advance the high-water mark, then wake its appenders.
+
+        The mark is written outside the write lock (the next batch commits
+        meanwhile) and before any append of the batch returns: an
+        acknowledged append is always within the mark.
+        """
+        try:
+            with self._write_lock:
+                mark = self._commit(batch)
+            if mark is not None:
+                self.evidence.advance(*mark)
+        finally:
+            for request in batch:
+                request.done = True
+            with self._cond:
+                self._cond.notify_all()
+
+    def _commit(self, batch: list[_Request]) -> tuple[int, int, int] | None:
+        """One SQLite transaction (one fsync) for every request of ``batch``.
+
+        Requests are folded one by one (a refused one is rolled back in the
+        fold alone); the rows of all accepted ones are written at the end.
+        Returns the mark to record (position, checksum, largest cluster id),
+        None when nothing was written.
+        """
+        mark = None
+        try:
+            self._begin()
+            rows: list[Row] = []
+            payloads: list[dict] = []
+            keys: set[str] = set()
+            for request in batch:
+                self._apply_request(request, rows, payloads, keys)
+            self._write(rows)
+            mark = self._finish()
+            if rows:
+                self._remember(rows, payloads)
+        except BaseException as exc:
+            error = self._abort(exc)
+            for request in batch:
+                if request.error is None:
+                    request.result, request.error = None, error
+            if not isinstance(exc, Exception):
+                raise
+        return mark
+
+    def append_stream(self, chunks: Iterable[Iterable[Record]], time: float | None = None) -> int:
+        """Append every record of ``chunks`` in one transaction; the last position.
+
+        Each chunk is folded and its rows written inside the transaction as it
+        arrives; the fold's cache starts afresh between chunks once it holds
+        more than ``STREAM_CACHE`` jobs (its loader reads the transaction's
+        own rows), so a stream of 10^6 procs never holds them all.  An
+        exception from ``chunks`` or from the fold rolls everything back.
+        The stream's entries are not kept in memory (``recent``): the
+        projector reads them back from the journal.
+        """
+        if self.readonly:
+            raise JournalError(f"{self.path} is open read-only")
+        with self._write_lock:
+            mark = None
+            try:
+                self._begin()
+                keys: set[str] = set()
+                for chunk in chunks:
+                    request, rows = _Request(list(chunk), None, time), []
+                    self._apply_request(request, rows, [], keys)
+                    if request.error is not None:
+                        raise request.error
+                    self._write(rows)
+                    if len(self._fold.procs) > STREAM_CACHE:
+                        self._fold = QueueFold(queue_tables.TableLoader(self._conn))
+                mark = self._finish()
+                position = self._head
+                self._forget_recent(position)
+            except BaseException as exc:
+                error = self._abort(exc)
+                if error is exc:
+                    raise
+                raise error from exc
+        if mark is not None:
+            self.evidence.advance(*mark)
+        with self._cond:
+            self._cond.notify_all()
+        return position
+
+    def _begin(self) -> None:
+        """BEGIN IMMEDIATE; start the fold afresh if another process wrote meanwhile."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        head, checksum = self._read_head()
+        if head != self._head or checksum != self._last_checksum:
+            self._fold = QueueFold(queue_tables.TableLoader(self._conn))   # another process wrote
+            self._forget_recent(head)
+        self._head, self._last_checksum = head, checksum
+
+    def _write(self, rows: list[Row]) -> None:
+        """The rows and the queue changes they made, inside the open transaction."""
+        if rows:
+            self._conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            queue_tables.write_changes(self._conn, self._fold)
+            self._max_cluster = max(self._max_cluster, max(r.cluster for r in rows))
+
+    def _finish(self) -> tuple[int, int, int] | None:
+        """Record the projection's position, COMMIT; the mark to record (None: nothing new)."""
+        conn = self._conn
+        written = self._head != self._committed
+        if written:
+            queue_tables.save_snapshot(conn, self._head, self._last_checksum)
+        conn.execute("COMMIT")
+        self._committed = self._head
+        if len(self._fold.procs) > self.cache_limit:
+            self._fold = QueueFold(queue_tables.TableLoader(conn))   # a cache: the tables hold it all
+        return (self._head, self._last_checksum, self._max_cluster) if written else None
+
+    def _abort(self, exc: BaseException) -> BaseException:
+        """Roll back the open transaction and reset to the committed state; the
+        error to give the appenders (sqlite3 errors translated)."""
+        conn = self._conn
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        self._head, self._last_checksum = self._read_head()
+        self._committed = self._head
+        self._fold = QueueFold(queue_tables.TableLoader(conn))
+        return translate(exc, "append", self.path) if isinstance(exc, sqlite3.Error) else exc
+
+    def _apply_request(self, request: _Request, out: list[Row], payloads_out: list[dict],
+                       keys: set[str]) -> None:
+        """Fold one request; on success add its rows to ``out`` and advance the head."""
+        fold = self._fold
+        if request.expected is not None and request.expected != self._head:
+            request.error = PositionConflict(request.expected, self._head)
+            return
+        records = self._drop_known_keys(request.records, keys)
+        if not records:
+            request.result = self._head
+            return
+        now = float(self.clock() if request.time is None else request.time)
+        fold.begin()
+        try:
+            payloads = [record_to_payload(r) for r in records]
+            rows = make_rows(records, self._head + 1, now, self._last_checksum, payloads)
+            apply = fold.apply
+            for row, record, payload in zip(rows, records, payloads):
+                apply(row.position, now, record.job, row.type, payload)
+        except Exception as exc:
+            fold.rollback()
+            request.error = exc
+            return
+        fold.commit()
+        keys.update(r.key for r in records if r.key is not None)
+        out.extend(rows)
+        payloads_out.extend(payloads)
+        self._head, self._last_checksum = rows[-1].position, rows[-1].checksum
+        request.result = self._head
+
+    def _drop_known_keys(self, records: list, pending: set[str]) -> list:
+        """Idempotency: records whose key is in the journal (or earlier in this commit) go."""
+        keys = [r.key for r in records if r.key is not None]
+        if not keys:
+            return records
+        known = set(pending) | Reader.over(self._conn, self.path).known_keys(keys)
+        out = []
+        for record in records:
+            if record.key is not None:
+                if record.key in known:
+                    continue
+                known.add(record.key)
+            out.append(record)
+        return out
+
+    # ---------------------------------------------- committed, in memory --
+    def _remember(self, rows: list[Row], payloads: list[dict]) -> None:
+        with self._recent_lock:
+            self._recent.extend(zip(rows, payloads))
+            extra = len(self._recent) - RECENT
+            if extra > RECENT // 4:         # trim in steps, not on every append
+                del self._recent[:extra]
+                self._recent_base += extra
+
+    def _forget_recent(self, head: int) -> None:
+        with self._recent_lock:
+            self._recent = []
+            self._recent_base = head + 1
+
+    def recent(self, after: int, limit: int) -> list[tuple[Row, dict]] | None:
+        """Up to ``limit`` (row, payload) this store committed after ``after``, in
+        order; None when the window no longer (or not yet) reaches back to it."""
+        with self._recent_lock:
+            start = after + 1 - self._recent_base
+            if start < 0:
+                return None
+            return self._recent[start:start + limit]
+
+    # ----------------------------------------------------------- restart --
+    def _catch_up_queue(self) -> str:
+        """Bring the queue tables to the journal head; say how ("current", ...)."""
+        with self._write_lock:
+            try:
+                row = queue_tables.snapshot_position(self._conn)
+                if row is None and self._head == 0:
+                    return "empty"
+                if row is not None and self._snapshot_matches(*row):
+                    if row[0] == self._head:
+                        return "current"
+                    self._fold_range(row[0])
+                    return "caught-up"
+            except (InvalidTransition, JournalError, KeyError, TypeError, ValueError,
+                    sqlite3.DatabaseError):
+                pass   # the snapshot does not hold what it claims: replay everything
+            with guard("rebuilding the queue", self.path):
+                self._rebuild()
+            return "rebuilt"
+
+    def _snapshot_matches(self, position: int, checksum: int) -> bool:
+        if position > self._head or position < 0:
+            return False
+        if position == 0:
+            return checksum == 0
+        return Reader.over(self._conn, self.path).checksum_at(position) == checksum
+
+    def _fold_range(self, after: int) -> None:
+        try:
+            queue_tables.fold_range(self._conn, self._fold, after, self._columns)
+        except BaseException:
+            self._fold = QueueFold(queue_tables.TableLoader(self._conn))
+            raise
+
+    def _rebuild(self) -> None:
+        try:
+            queue_tables.rebuild(self._conn, self._columns)
+        finally:
+            self._fold = QueueFold(queue_tables.TableLoader(self._conn))
+
+    def rebuild_queue(self) -> None:
+        """Drop the queue projection and fold the whole journal again."""
+        with self._write_lock, guard("rebuilding the queue", self.path):
+            self._rebuild()
+
+    # ------------------------------------------------------------- reads --
+    def head(self) -> int:
+        with self._read_lock:
+            return self._read_head(self._reader)[0]
+
+    def wait_for_position(self, position: int, timeout: float | None = None) -> bool:
+        """Block until the journal holds ``position`` (or ``timeout`` seconds pass)."""
+        deadline = None if timeout is None else _time.monotonic() + timeout
+        while True:
+            # not _head: it counts the records of a transaction still open
+            if self._committed >= position or self.head() >= position:
+                return True
+            remaining = None if deadline is None else deadline - _time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            with self._cond:
+                self._cond.wait(0.05 if remaining is None else min(0.05, remaining))
+
+    def rows(self, after: int = 0, limit: int | None = None) -> Iterator[Row]:
+        """Raw rows with checksums (audit, the projector's fallback), on a connection
+        of their own so a long read holds no lock of the store."""
+        reader = Reader(self.path, check=False)
+        try:
+            if limit is not None:
+                yield from reader.rows(after, limit)
+            else:
+                yield from reader.iter_rows(after)
+        finally:
+            reader.close()
+
+    def entries(self, after: int = 0, limit: int | None = None) -> Iterator[Entry]:
+        return (entry_from_row(row) for row in self.rows(after, limit))
+
+    def _scanner(self, done: sqlite3.Connection | None = None) -> sqlite3.Connection | None:
+        """A reader connection for one chunked read; ``done=conn`` gives it back (a few
+        are kept).  Its own: a statement left open between chunks holds its connection's
+        read snapshot, and point reads (job_ad) must see every commit."""
+        with self._read_lock:
+            if done is None:
+                if self._scanners:
+                    return self._scanners.pop()
+            elif len(self._scanners) < 4 and not done.in_transaction:
+                self._scanners.append(done)
+                return None
+        if done is None:
+            return Reader(self.path, check=False).conn
+        done.close()
+        return None
+
+    def keyed(self, key: str) -> Row | None:
+        """The journal row holding ``key`` (idempotent submits and imports), or None."""
+        with self._read_lock:
+            return Reader.over(self._reader, self.path).keyed(key)
+
+    def next_cluster_id(self) -> int:
+        """1 + the largest cluster id ever committed (by the high-water mark too: never reused)."""
+        with self._read_lock:
+            cluster = Reader.over(self._reader, self.path).max_cluster()
+        mark = self.evidence.mark if self.evidence is not None else None
+        return max(cluster, mark.cluster if mark else 0) + 1

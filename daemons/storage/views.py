@@ -1,0 +1,212 @@
+"""Queue and history views: what ``condor_q`` and ``condor_history`` read.
+
+``QueueViews`` is mixed into ``daemons.storage.store.Store``: point reads go
+through the store's reader connection under its read lock (``self._reader``,
+``self._read_lock``), chunked reads through a connection of their own
+(``self._scanner()``); constraints are evaluated with ``self.constraint_filter``.
+Constraints are ClassAd expression text: ``==`` conjuncts on ClusterId,
+ProcId, JobStatus or Owner use indexes (daemons.storage.queryplan); the rest
+is evaluated on each candidate ad.  Rows are read in chunks (``CHUNK``) and
+reading stops as soon as enough ads matched: ``history(match=N)`` reads the
+newest rows only until N matched (``LIMIT N`` in SQL when there is no
+constraint).
+"""
+
+from __future__ import annotations
+
+import time as _time
+from typing import Callable, Iterable, Iterator
+
+from eventcore.ids import JobId
+from eventcore.projections.queue import merged_ad
+from eventcore.records import quote_string
+from eventcore.status import JobStatus
+from daemons.adrow import decode_ad
+from daemons.adtext import compile_filter
+from daemons.storage.errors import guard
+from daemons.storage.queryplan import plan
+
+__all__ = ["QueueViews", "default_constraint_filter", "CHUNK"]
+
+CHUNK = 500      # rows read under the read lock at a time
+# attributes kept in queue_jobs columns (a projection of only these reads no ad)
+_COLUMN_ATTRS = {"clusterid": "ClusterId", "procid": "ProcId", "jobstatus": "JobStatus",
+                 "owner": "Owner"}
+
+
+def default_constraint_filter(text: str) -> Callable[[dict], bool]:
+    """A predicate over ads (attr -> expression text) from the ClassAd engine."""
+    return compile_filter(text)
+
+
+class QueueViews:
+    """Reads of the queue and history tables (see the module docstring)."""
+
+    def _read(self, sql: str, args: tuple = ()) -> list:
+        with self._read_lock, guard("reading the queue", self.path):
+            return self._reader.execute(sql, args).fetchall()
+
+    def _chunks(self, sql: str, args: tuple) -> Iterator[list]:
+        """The rows of ``sql`` CHUNK at a time, on a connection of the store's own for
+        chunked reads (``_scanner``), so no lock is held between chunks."""
+        conn, cursor = self._scanner(), None
+        try:
+            with guard("reading the queue", self.path):
+                cursor = conn.execute(sql, args)
+                rows = cursor.fetchmany(CHUNK)
+            while rows:
+                yield rows
+                with guard("reading the queue", self.path):
+                    rows = cursor.fetchmany(CHUNK)
+        finally:
+            if cursor is not None:
+                cursor.close()
+            self._scanner(done=conn)
+
+    def job_ad(self, job: JobId) -> dict | None:
+        rows = self._read("SELECT j.ad, c.ad FROM queue_jobs j LEFT JOIN queue_clusters c "
+                          "ON c.cluster = j.cluster WHERE j.cluster=? AND j.proc=?",
+                          (job.cluster, job.proc))
+        if not rows:
+            return None
+        proc_ad, cluster_ad = rows[0]
+        return merged_ad(decode_ad(cluster_ad) if cluster_ad else None, decode_ad(proc_ad))
+
+    def job_status(self, job: JobId) -> JobStatus | None:
+        rows = self._read("SELECT status FROM queue_jobs WHERE cluster=? AND proc=?",
+                          (job.cluster, job.proc))
+        return JobStatus(rows[0][0]) if rows else None
+
+    def cluster_ad(self, cluster: int) -> dict | None:
+        rows = self._read("SELECT ad FROM queue_clusters WHERE cluster=?", (cluster,))
+        return decode_ad(rows[0][0]) if rows else None
+
+    def status_counts(self) -> dict[int, int]:
+        """JobStatus -> number of jobs in the queue (from the status index)."""
+        return dict(self._read("SELECT status, count(*) FROM queue_jobs GROUP BY status"))
+
+    def owner_status_counts(self) -> dict[tuple[str, int], int]:
+        """(Owner, JobStatus) -> number of jobs in the queue (for the Submitter ads)."""
+        return {(owner or "", status): n for owner, status, n in self._read(
+            "SELECT owner, status, count(*) FROM queue_jobs GROUP BY owner, status")}
+
+    def job_count(self) -> int:
+        """Number of jobs (proc ads) in the queue."""
+        return self._read("SELECT count(*) FROM queue_jobs")[0][0]
+
+    def query(self, constraint: str | None = None, projection: Iterable[str] | None = None,
+              limit: int = -1, deadline: float | None = None) -> list[dict]:
+        """Merged ads of the jobs matching ``constraint``, by (cluster, proc).
+
+        ``constraint``: ClassAd text or anything whose ``str()`` is (an ExprTree).
+        Rows are read in chunks and the constraint is evaluated between them,
+        outside the read lock, so appends (which take it) are never held up for
+        long; past ``deadline`` (``time.monotonic()``) ``TimeoutError``.
+        """
+        if constraint is not None and not isinstance(constraint, str):
+            constraint = str(constraint)
+        p = plan(constraint)
+        predicate = self.constraint_filter(p.residual) if p.residual else None
+        wanted = list(projection or [])
+        if wanted and predicate is None and all(w.lower() in _COLUMN_ATTRS for w in wanted):
+            return self._query_columns(p, wanted, limit)
+        sql = ("SELECT j.cluster, j.ad, c.ad FROM queue_jobs j LEFT JOIN queue_clusters c "
+               f"ON c.cluster = j.cluster WHERE {p.where} ORDER BY j.cluster, j.proc")
+        out: list[dict] = []
+        cluster_cache: dict[int, dict | None] = {}
+        for rows in self._chunks(sql, p.params):
+            for cluster, proc_ad, cluster_ad in rows:
+                if deadline is not None and _time.monotonic() > deadline:
+                    raise TimeoutError("the query ran past its time budget")
+                if cluster not in cluster_cache:
+                    cluster_cache[cluster] = decode_ad(cluster_ad) if cluster_ad else None
+                ad = merged_ad(cluster_cache[cluster], decode_ad(proc_ad))
+                if predicate is not None and not predicate(ad):
+                    continue
+                out.append(_project(ad, wanted))
+                if 0 <= limit <= len(out):
+                    return out
+        return out
+
+    def _query_columns(self, p, wanted: list[str], limit: int) -> list[dict]:
+        """A projection of indexed columns only: no ad is decoded."""
+        sql = (f"SELECT j.cluster, j.proc, j.status, j.owner FROM queue_jobs j WHERE {p.where} "
+               "ORDER BY j.cluster, j.proc")
+        if limit >= 0:
+            sql += f" LIMIT {int(limit)}"
+        names = [(_COLUMN_ATTRS[w.lower()], w.lower()) for w in wanted]
+        out = []
+        for cluster, proc, status, owner in self._read(sql, p.params):
+            values = {"clusterid": str(cluster), "procid": str(proc), "jobstatus": str(status),
+                      "owner": None if owner is None else quote_string(owner)}
+            out.append({name: values[low] for name, low in names if values[low] is not None})
+        return out
+
+    def history(self, constraint: str | None = None, projection: Iterable[str] | None = None,
+                match: int = -1, since: str | int | None = None) -> list[dict]:
+        """Ads of jobs that left the queue, newest first (schedd.md 6.3); reading
+        stops once ``match`` ads matched (or at ``since``)."""
+        if constraint is not None and not isinstance(constraint, str):
+            constraint = str(constraint)
+        predicate = self.constraint_filter(constraint) if constraint else None
+        stop = _since_predicate(since, self.constraint_filter) if since is not None else None
+        wanted = list(projection or [])
+        where, params = _history_where(constraint) if stop is None else ("1", ())
+        sql = f"SELECT j.ad FROM history j WHERE {where} ORDER BY j.position DESC"
+        if predicate is None and stop is None and match >= 0:
+            sql += f" LIMIT {int(match)}"
+        out: list[dict] = []
+        if match == 0:
+            return out
+        for rows in self._chunks(sql, params):
+            for (text,) in rows:
+                ad = decode_ad(text)
+                if stop is not None and stop(ad):
+                    return out
+                if predicate is not None and not predicate(ad):
+                    continue
+                out.append(_project(ad, wanted))
+                if 0 <= match <= len(out):
+                    return out
+        return out
+
+
+def _history_where(constraint: str | None) -> tuple[str, tuple]:
+    """SQL narrowing the history to the ClusterId/ProcId conjuncts of ``constraint``
+    (the whole constraint is still evaluated on each ad)."""
+    p = plan(constraint)
+    parts = [(c, v) for c, v in zip(p.where.split(" AND "), p.params)
+             if c in ("j.cluster = ?", "j.proc = ?")]
+    if not parts:
+        return "1", ()
+    return " AND ".join(c for c, _ in parts), tuple(v for _, v in parts)
+
+
+def _project(ad: dict, wanted: list[str]) -> dict:
+    if not wanted:
+        return ad
+    lower = {k.lower(): k for k in ad}
+    return {lower[w.lower()]: ad[lower[w.lower()]] for w in wanted if w.lower() in lower}
+
+
+def _since_predicate(since, compile_filter) -> Callable[[dict], bool]:
+    """``since`` (int cluster, "C.P", or an expression) as a predicate over ads."""
+    if isinstance(since, bool):
+        raise TypeError("since must be an int, a 'C.P' string or an expression")
+    if isinstance(since, int):
+        return lambda ad: _int_of(ad, "ClusterId") == since
+    text = str(since).strip()
+    parts = text.split(".")
+    if len(parts) == 2 and all(p.strip().lstrip("-").isdigit() for p in parts):
+        cluster, proc = int(parts[0]), int(parts[1])
+        return lambda ad: (_int_of(ad, "ClusterId"), _int_of(ad, "ProcId")) == (cluster, proc)
+    if text.isdigit():
+        return lambda ad: _int_of(ad, "ClusterId") == int(text)
+    return compile_filter(text)
+
+
+def _int_of(ad: dict, name: str) -> int | None:
+    try:
+        return int(ad.get(name, ""))
+    except ValueError:
+        return None
