@@ -155,13 +155,13 @@ class Projector:
         end: from the store's memory, or read from the journal when it is not there."""
         recent = self.store.recent(cursor, self.chunk)
         if recent:
-            return self._entries_in_memory(recent, targets), recent[-1][0].position
+            return self._entries(recent, targets), recent[-1][0].position
         if recent is not None and self.store.head() <= cursor:
             return None, None
         rows = list(self.store.rows(after=cursor, limit=self.chunk))
         if not rows:
             return None, None
-        return self._entries(rows, targets), rows[-1].position
+        return self._entries(((row, None) for row in rows), targets), rows[-1].position
 
     def retry_failed(self) -> dict[str, tuple[int, str]]:
         """Try the failed user logs again (up to the cursor); return those still failing."""
@@ -182,28 +182,23 @@ class Projector:
         self._retry_at = _time.monotonic() + self._retry_delay
         return failed
 
-    def _entries(self, rows, targets: LogTargets):
-        """The entries of ``rows`` decoded, but for events no file will hold.
+    def _entries(self, pairs, targets: LogTargets):
+        """Entries of ``pairs`` (row, payload as appended or None: decode the row's),
+        but for events no file will hold.
 
         Without an event log, an event of a job with no user log is passed
         over undecoded (most of a big submit's SUBMIT events).
         """
-        paths = targets.paths
-        for row in rows:
-            if (row.type == "event" and not self.event_log
-                    and paths.get((row.cluster, row.proc), paths.get((row.cluster, -1))) is None):
-                continue
-            yield entry_from_row(row)
-
-    def _entries_in_memory(self, recent, targets: LogTargets):
-        """``_entries`` of rows committed by this process: their payloads as appended."""
         paths, event_log = targets.paths, self.event_log
-        for row, payload in recent:
+        for row, payload in pairs:
             if (row.type == "event" and not event_log
                     and paths.get((row.cluster, row.proc), paths.get((row.cluster, -1))) is None):
                 continue
-            yield Entry(row.position, row.time, job_id(row.cluster, row.proc), row.type, payload,
-                        row.key)
+            if payload is None:
+                yield entry_from_row(row)
+            else:
+                yield Entry(row.position, row.time, job_id(row.cluster, row.proc), row.type,
+                            payload, row.key)
 
     def _project(self, entries, targets: LogTargets, last: int) -> int:
         """Write ``entries`` to their files; commit the cursor at ``last``."""
