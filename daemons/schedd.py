@@ -11,6 +11,7 @@ negotiation cycle), never the schedd itself:
 - ``daemons.schedd_match.Matches``: the negotiator's matches and claim reuse
   become runs;
 - ``daemons.schedd_act.Actions``: act, edit, spool, retrieve;
+- ``daemons.schedd_query.Queries``: query (ads, summary, groups) and history;
 - ``daemons.schedd_policy.Policy``: the periodic policy walk;
 - ``daemons.schedd_local.SchedulerUniverse``: jobs the schedd starts itself.
 
@@ -34,15 +35,15 @@ from daemons.projector import Projector
 from daemons.schedd_act import Actions
 from daemons.schedd_dagman import post_script_terminated
 from daemons.schedd_local import SchedulerUniverse, signal_local
-from daemons.schedd_match import MATCH_ATTRS, Matches
+from daemons.schedd_match import Matches
 from daemons.schedd_policy import SYSTEM_EXPRS, Policy
+from daemons.schedd_query import SUMMARY_KEYS, Queries
 from daemons.schedd_records import RUN_ATTRS, event
 from daemons.schedd_runs import Runs
 from daemons.store import Store
 from eventcore.codecs.journal import decode_payload
 from daemons.submit_notes import has_notes, submit_notes
 from eventcore.attrnames import check_values, fold
-from eventcore.enums import QueryOpt
 from eventcore.errors import HTCondorException, JournalError
 from eventcore.events import EventType
 from eventcore.ids import JobId
@@ -52,8 +53,6 @@ from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
 
 HOLD_USER_LOG = 22  # HTCondor's UnableToInitUserLog
 LOG_WAIT = 30.0   # seconds a query or history waits for the user logs to catch up
-SUMMARY_KEYS = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 6: "Running",
-                7: "Suspended"}
 
 
 def user_name(uid: int) -> str:
@@ -79,6 +78,7 @@ class Schedd(Daemon):
         self.store: Store | None = None
         self.projector: Projector | None = None
         self.runs: Runs | None = None
+        self.queries: Queries | None = None
         self.schedd_name = self.config("SCHEDD_NAME", "") or self.host
         self.reserved: dict[int, int] = {}      # cluster id -> uid that reserved it
         self._token_locks: dict[str, threading.Lock] = {}   # submits under way, by token
@@ -101,6 +101,7 @@ class Schedd(Daemon):
         self.projector = Projector(self.store, event_log=self.config("EVENT_LOG", "") or None,
                                    on_refused=self._hold_unlogged)
         self.projector.catch_up()
+        self.queries = Queries(self.store, self.query_budget)
         self.runs = Runs(self.store, self.log, self._startd_call, self.spool_dir, signal_local)
         self.matches = Matches(self.store, self.runs, self.log, self.spool_dir, self.reuse_claims)
         self.actions = Actions(self.store, self.runs, self.spool_dir, self.want_cycle)
@@ -141,7 +142,7 @@ class Schedd(Daemon):
         ad["ScheddIpAddr"] = ad["MyAddress"]
         ad["MaxJobsPerSubmission"] = self.max_jobs_per_submission
         counts = dict.fromkeys(("Idle", "Running", "Held", "Removed", "Completed", "Suspended"), 0)
-        for key, number in self._status_counts().items():
+        for key, number in (self.queries.status_counts() if self.queries is not None else {}).items():
             counts[key] += number
         for key, value in counts.items():
             ad[f"Total{key}Jobs"] = value
@@ -210,8 +211,8 @@ class Schedd(Daemon):
             "new_cluster": self._new_cluster,
             "submit": self._submit,
             "submit_many": self._submit_many,
-            "query": lambda peer, **a: self._after_logs(self._query(peer, **a)),
-            "history": lambda peer, **a: self._after_logs(self._history(peer, **a)),
+            "query": lambda peer, **a: self._after_logs(self.queries.query(user_name(peer["uid"]), **a)),
+            "history": lambda peer, **a: self._after_logs(self.queries.history(**a)),
             "act": lambda peer, **a: self.actions.act(user_name(peer["uid"]), **a),
             "edit": lambda peer, **a: self.actions.edit(user_name(peer["uid"]), **a),
             "reschedule": lambda peer: self.want_cycle(),
@@ -397,116 +398,6 @@ class Schedd(Daemon):
             self.log.info("user logs are more than %ss behind the journal; answering anyway",
                           LOG_WAIT)
         return answer
-
-    def _query(self, peer, constraint=None, projection=None, limit=-1, opts=0):
-        opts = QueryOpt(opts)
-        constraint = constraint or None
-        if constraint:
-            try:
-                adwire.check_constraint(constraint)
-            except Exception as exc:
-                raise HTCondorException("Parse error in constraint") from exc
-        now = str(int(time.time()))
-        if opts & QueryOpt.DefaultMyJobsOnly:
-            mine = f"Owner == {adwire.quote(user_name(peer['uid']))}"
-            constraint = f"({constraint}) && {mine}" if constraint else mine
-        if opts == QueryOpt.SummaryOnly:
-            return ipc.Streamed([[self._summary(constraint, now)]])
-        if opts & QueryOpt.SummaryOnly:
-            return ipc.Streamed([])
-        wanted = list(projection or [])
-        if opts & (QueryOpt.AutoCluster | QueryOpt.GroupBy):
-            return ipc.Streamed([self._grouped(constraint, wanted, opts, now)])
-        try:    # one client's costly constraint cannot hold the schedd for long
-            ads = self.store.query(constraint, wanted, limit,
-                                   deadline=time.monotonic() + self.query_budget)
-        except TimeoutError:
-            raise HTCondorException(f"the query ran longer than its budget of {self.query_budget:g} s "
-                                    "(SCHEDD_QUERY_TIMEOUT): narrow the constraint") from None
-        for ad in ads:
-            ad["ServerTime"] = now
-        batches = [ads[i:i + 2000] for i in range(0, len(ads), 2000)]
-        if opts & QueryOpt.IncludeClusterAd:
-            batches.insert(0, self._cluster_ads(constraint, wanted, now))
-        if opts & QueryOpt.IncludeJobsetAds:
-            sets = [dict({k: v for k, v in ad.items() if not wanted or k in wanted}, ServerTime=now)
-                    for ad in jobsets.jobset_ads(self.store) if adwire.matches(constraint, ad)]
-            batches.insert(0, sets)
-        return ipc.Streamed(batches)
-
-    def _cluster_ads(self, constraint, wanted, now) -> list:
-        out = []
-        clusters = sorted({int(ad["ClusterId"]) for ad in self.store.query(None, ["ClusterId"])})
-        for cluster in clusters:
-            ad = self.store.cluster_ad(cluster)
-            if ad is not None and adwire.matches(constraint, ad):
-                ad = {k: v for k, v in ad.items() if not wanted or k in wanted}
-                ad["ServerTime"] = now
-                out.append(ad)
-        return out
-
-    def _status_counts(self) -> dict:
-        """Jobs per summary key over the whole queue, counted by SQLite (no ads loaded)."""
-        counts: dict = {}
-        if self.store is None:
-            return counts
-        for status, number in self.store.status_counts().items():
-            key = SUMMARY_KEYS.get(int(status))
-            if key:
-                counts[key] = counts.get(key, 0) + number
-        return counts
-
-    def _summary(self, constraint, now) -> dict:
-        counts = {name: 0 for name in set(SUMMARY_KEYS.values())}
-        every = {name: 0 for name in counts}
-        every.update(self._status_counts())
-        for ad in self.store.query(constraint, ["JobStatus"]) if constraint else []:
-            key = SUMMARY_KEYS.get(int(ad.get("JobStatus", "1")))
-            if key:
-                counts[key] += 1
-        if not constraint:
-            counts = dict(every)
-        summary = {"MyType": '"Summary"', "ServerTime": now, "ErrorCode": "0",
-                   "Jobs": str(sum(counts.values()))}
-        for name in counts:
-            summary[name] = str(counts[name])
-            summary[f"Allusers{name}"] = str(every[name])
-            summary[f"Scheduler{name}"] = "0"
-        summary["AllusersJobs"] = str(sum(every.values()))
-        return summary
-
-    def _grouped(self, constraint, wanted, opts, now) -> list:
-        """AutoCluster/GroupBy ads, as HTCondor's JobAggregationResults builds them.
-
-        GroupBy tests the constraint on each job and again on each group ad;
-        AutoCluster tests it only on the autocluster ads.  Attribute names are
-        case-insensitive, as everywhere in ClassAds.
-        """
-        group_by = bool(opts & QueryOpt.GroupBy)
-        keys = wanted if group_by and wanted else list(MATCH_ATTRS[:6])
-        groups: dict[tuple, list[str]] = {}
-        for ad in self.store.query(constraint if group_by else None):
-            folded = {name.lower(): value for name, value in ad.items()}
-            signature = tuple(folded.get(k.lower()) for k in keys)
-            groups.setdefault(signature, []).append(f"{ad['ClusterId']}.{ad['ProcId']}")
-        out = []
-        for number, (signature, ids) in enumerate(groups.items(), start=1):
-            ad = {k: v for k, v in zip(keys, signature) if v is not None}
-            ad.update({"JobCount": str(len(ids)), "JobIds": adwire.quote(" ".join(ids)),
-                       "ServerTime": now})
-            ad["Id" if group_by else "AutoClusterId"] = str(number)
-            if adwire.matches(constraint, ad):
-                out.append(ad)
-        return out
-
-    def _history(self, peer, constraint=None, projection=None, match=-1, since=None):
-        if constraint:
-            try:
-                adwire.check_constraint(constraint)
-            except Exception as exc:
-                raise HTCondorException("Parse error in constraint") from exc
-        ads = self.store.history(constraint or None, projection or [], match, since)
-        return ipc.Streamed([ads[i:i + 2000] for i in range(0, len(ads), 2000)])
 
     def _sweep_spool(self) -> None:
         """Spooled files of jobs that have left the queue go too."""
