@@ -235,7 +235,7 @@ class Startd(Daemon):
         super().started()
         self.launcher.on_dead = self._launcher_died
         self.every(0.2, self._check_starters, name="check-starters")
-        self.every(1.0, self._advertise_changes, name="advertise-changes", wake=self._changed)
+        self.every(1.0, self._advertise_changes, name="ads-on-change", wake=self._changed)
 
     def _launcher_died(self) -> None:
         """Without its launcher the startd cannot start jobs: exit, the master restarts us."""
