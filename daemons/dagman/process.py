@@ -8,9 +8,13 @@ decides:
 
 * node jobs go to the same schedd, the ready ones of a round in one
   ``submit_many`` (one journal append);
-* the shared ``<dag>.nodes.log`` is followed with ``JobEventLog``; a
-  terminated event is acted on as soon as it is read (the reader polls
-  every 50 ms), not on a 5 s scan;
+* the shared ``<dag>.nodes.log`` is followed with ``JobEventLog``, woken
+  by a file-change notification (``tracking.watch``; the reader's 50 ms
+  poll where there is none); a terminated event is acted on as soon as it
+  is read, not on a 5 s scan;
+* the cluster ids of node jobs are reserved ahead (``SPARE_IDS``), so a
+  child's submit is one round trip; a long round of submits reads the log
+  between its chunks, so a child made ready meanwhile goes out next;
 * scripts run as child processes in the node's directory.
 
 Recovery: every start first asks the schedd (queue and history) for the
@@ -28,6 +32,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import threading
 import time
 import uuid
 
@@ -44,10 +49,12 @@ from eventcore.dag.report import (dot_text, jobstate_line, metrics, node_status_
 from eventcore.dag.run import ABORTED, POST_SCRIPT_TERMINATED, DagRun, RemoveJobs, RunScript, SubmitJob, TERMINATED
 from eventcore.errors import HTCondorException, HTCondorIOError, JobledgerError, UserLogFileChanged
 from tracking.jobeventlog import JobEventLog
+from tracking.watch import DirectoryWatcher
 
 SCHEDD_RETRY = 0.2
 SUBMIT_CHUNK = 100      # node jobs per submit_many (one journal append)
 FIRST_CHUNK = 10
+SPARE_IDS = 32          # cluster ids reserved ahead of need
 
 
 def _code(event) -> int:
@@ -79,6 +86,10 @@ class Dagman:
         self.out = DagmanOut(os.environ.get("_CONDOR_DAGMAN_LOG", f"{self.dag_file}.dagman.out"))
         self.nodes_log = os.path.abspath(f"{self.dag_file}.nodes.log")
         self.reader: JobEventLog | None = None
+        self.log_changed = threading.Event()
+        self.watcher = DirectoryWatcher(self.log_changed.set)
+        self.spare_ids: list[int] = []                  # reserved cluster ids not used yet
+        self.spare_of = None                            # ... by this schedd (_schedd_instance)
         self.scripts: dict[int, tuple] = {}           # pid -> (Popen, node, kind)
         self.removed = False
         self.start = time.time()
@@ -138,6 +149,8 @@ class Dagman:
         self.control = ControlServer(run, self.out, control_path())
         address = self.control.start()
         self._call("edit", attr="DAGManContact", value=f'"{address}"', ids=[self.dagman_id])
+        self.watcher.add([self.nodes_log])
+        self.watcher.start()
         self._open_log(run)
         last_status = 0.0
         while run.exit_code is None:
@@ -153,6 +166,7 @@ class Dagman:
                 self._status(run)
         self._carry_out(run, run.actions(time.time()))
         self.control.close()
+        self.watcher.stop()
         return self._exit(run, run.exit_code)
 
     def _removed(self, *_):
@@ -160,11 +174,21 @@ class Dagman:
 
     def _carry_out(self, run: DagRun, actions: list) -> None:
         submits = [a for a in actions if isinstance(a, SubmitJob)]
-        start, size = 0, FIRST_CHUNK          # a few first, so the first children go out early
-        while start < len(submits):
-            self._submit(run, submits[start:start + size])
-            start, size = start + size, SUBMIT_CHUNK
-        for action in actions:
+        others = [a for a in actions if not isinstance(a, SubmitJob)]
+        size = FIRST_CHUNK                    # a few first, so the first children go out early
+        while submits:
+            self._submit(run, submits[:size])
+            submits, size = submits[size:], SUBMIT_CHUNK
+            if submits:
+                # A long round: read what the log got meanwhile, and send the nodes it made
+                # ready in a chunk of their own before the rest of the round (a fan-in's
+                # child does not wait for the round, nor for 100 others to be built).
+                self._follow(run, 0)
+                more = run.actions(time.time())
+                ready = [a for a in more if isinstance(a, SubmitJob)]
+                submits, size = ready + submits, min(len(ready), SUBMIT_CHUNK) or SUBMIT_CHUNK
+                others += [a for a in more if not isinstance(a, SubmitJob)]
+        for action in others:
             if isinstance(action, RunScript):
                 self._start_script(run, action)
             elif isinstance(action, RemoveJobs):
@@ -199,8 +223,8 @@ class Dagman:
 
     def _build(self, run: DagRun, submits: list) -> tuple[list, list]:
         items, names = [], []
-        first = self._call("new_cluster", count=len(submits))
-        for cluster, action in enumerate(submits, start=first):
+        ids = self._cluster_ids(len(submits))
+        for cluster, action in zip(ids, submits):
             try:
                 item = node_cluster(run.dag, run, action.node, cluster, self.dagman_id, self.batch,
                                     self.nodes_log, self.owner)
@@ -212,6 +236,26 @@ class Dagman:
             names.append(action.node)
         return items, names
 
+    def _cluster_ids(self, count: int) -> list[int]:
+        """``count`` reserved cluster ids, from the spare ones while they last.  A new
+        reservation replaces what is left of the spare (never mixed: after a schedd restart
+        the new schedd may hand out the same numbers again, to us or to another process)."""
+        schedd = self._schedd_instance()
+        if len(self.spare_ids) < count or schedd != self.spare_of:
+            first = self._call("new_cluster", count=count + SPARE_IDS)
+            self.spare_ids, self.spare_of = list(range(first, first + count + SPARE_IDS)), schedd
+        ids, self.spare_ids = self.spare_ids[:count], self.spare_ids[count:]
+        return ids
+
+    def _schedd_instance(self):
+        """Which schedd process answers (its socket file is made anew by each start): spare
+        ids reserved from another one are forgotten, never used to take someone's ids."""
+        try:
+            st = os.stat(ipc.socket_path(self.schedd))
+        except (OSError, HTCondorException):
+            return None
+        return st.st_ino, st.st_mtime_ns
+
     def _submit_many(self, items: list) -> bool:
         """True once the schedd has the clusters (one append).  A lost reply is sent again
         under the same idempotency token, so the schedd commits it at most once; False if
@@ -221,6 +265,7 @@ class Dagman:
             return True
         except ValueError as exc:
             if "not reserved" in str(exc):
+                self.spare_ids = []    # the schedd restarted: every reservation is gone
                 return False
             raise
 
@@ -263,6 +308,11 @@ class Dagman:
             self._follow(run, 0)
 
     def _follow(self, run: DagRun, wait: float) -> None:
+        if self.watcher.watching:
+            if wait:
+                self.log_changed.wait(wait)    # a write to the nodes log wakes us at once
+            self.log_changed.clear()           # (then everything written so far is read)
+            wait = 0
         if self.reader is None:
             self._open_log(run)
             if self.reader is None:
