@@ -14,8 +14,9 @@ Rows:
   logs are looked at) vs polling (every log's size is checked).
 - ``read N jobs (journal)``: ``JournalTracker`` over a pool journal.
 - ``tracker RSS``: a child process reads the N jobs' logs with a
-  ``UserLogTracker`` and reports its resident memory (after imports, after
-  the read, after 20 more steps with nothing new) and the growth per job.
+  ``UserLogTracker``, a quarter of the logs at a time, and reports its
+  resident memory after each quarter and after 20 more steps with nothing
+  new, and the growth per job once the step's working set is reached.
 - latency rows: a writer appends one event at a time (a new job's submit)
   to a user log, or commits one journal append; the time from the write
   returning to the tracker's callback; p50 / p99 over 400 writes.
@@ -108,29 +109,41 @@ def rss():
         return int(f.read().split()[1]) * 4096
 
 paths = [line for line in sys.stdin.read().split("\n") if line]
+quarter = len(paths) // 4
 base = rss()
-tracker = UserLogTracker(paths, batch=50_000)
-while tracker.step():
-    pass
-while tracker.step():
-    pass
-after = rss()
+tracker = UserLogTracker(paths[:quarter], batch=20_000)
+seen = []
+for k in range(1, 5):
+    if k > 1:
+        tracker.add_logs(paths[(k - 1) * quarter:k * quarter if k < 4 else len(paths)])
+    while tracker.step():
+        pass
+    while tracker.step():
+        pass
+    seen.append(rss())
 for _ in range(20):
     tracker.step()
-print(base, after, rss(), len(tracker.states))
+done = sum(1 for s in tracker.states.values() if s.done)
+print(base, *seen, rss(), len(tracker.states), done)
 tracker.stop()
 """
 
 
-def tracker_rss(n: int, paths) -> tuple:
-    """Resident memory of a process whose tracker has read the n jobs (mostly completed)."""
+def tracker_rss(n: int, paths, root: Path = ROOT) -> tuple:
+    """Resident memory of a process whose tracker reads the n jobs' logs a quarter at
+    a time (the default batch, 20,000 events a step): after imports, after each
+    quarter, after 20 idle steps.  Growth per job = from the first quarter to
+    the end, per job added (the step's working set is reached by then)."""
     import subprocess
-    out = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(ROOT)], input="\n".join(map(str, paths)),
+    out = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(root)], input="\n".join(map(str, paths)),
                          capture_output=True, text=True, check=True).stdout.split()
-    base, after, later, jobs = (int(x) for x in out)
+    base, q1, q2, q3, q4, later, jobs, done = (int(x) for x in out)
     assert jobs == n, (jobs, n)
-    return (f"tracker RSS, {n:,} jobs read (MB; after 20 idle steps {later / 2**20:.1f} MB; "
-            f"{(after - base) / n:,.0f} B/job over imports)", after / 2**20, "MB", None)
+    per_job = (q4 - q1) / (n - n // 4)
+    return (f"tracker RSS, {n:,} jobs read ({done:,} finished; MB after each quarter "
+            f"{q1 / 2**20:.1f} / {q2 / 2**20:.1f} / {q3 / 2**20:.1f} / {q4 / 2**20:.1f}, after 20 idle "
+            f"steps {later / 2**20:.1f}; {per_job:,.0f} B per job after the first quarter)",
+            q4 / 2**20, "MB", None)
 
 
 def idle_steps(n: int, paths) -> list[tuple]:

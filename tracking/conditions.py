@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from eventcore.ids import JobId
 from eventcore.projections.jobstate import JobState
 from eventcore.status import JobStatus
+from tracking.jobtable import JobTable
 
 __all__ = ["all_done", "any_failed", "any_held", "failed"]
 
@@ -26,6 +27,10 @@ def _jobs(states: Mapping[JobId, JobState], cluster: int | None):
 def all_done(cluster: int | None = None, expected: int = 1) -> Condition:
     """Every job (of ``cluster``) has completed or been removed."""
     def condition(states):
+        if isinstance(states, JobTable):      # packed jobs are finished: count them, no more
+            live = states.live(cluster)
+            packed = sum(1 for _ in states.outcomes(cluster))
+            return len(live) + packed >= expected and all(s.done for s in live)
         jobs = _jobs(states, cluster)
         return len(jobs) >= expected and all(s.done for s in jobs)
     return condition
@@ -33,7 +38,10 @@ def all_done(cluster: int | None = None, expected: int = 1) -> Condition:
 
 def any_held(cluster: int | None = None) -> Condition:
     """Some job (of ``cluster``) is held."""
-    return lambda states: any(s.status == JobStatus.HELD for s in _jobs(states, cluster))
+    def condition(states):
+        jobs = states.live(cluster) if isinstance(states, JobTable) else _jobs(states, cluster)
+        return any(s.status == JobStatus.HELD for s in jobs)
+    return condition
 
 
 def failed(state: JobState) -> bool:
@@ -43,4 +51,9 @@ def failed(state: JobState) -> bool:
 
 def any_failed(cluster: int | None = None) -> Condition:
     """Some job (of ``cluster``) completed with a non-zero exit code or a signal."""
-    return lambda states: any(failed(s) for s in _jobs(states, cluster))
+    def condition(states):
+        if isinstance(states, JobTable):
+            return (any(failed(s) for s in states.live(cluster))
+                    or any(f for *_, f in states.outcomes(cluster)))
+        return any(failed(s) for s in _jobs(states, cluster))
+    return condition

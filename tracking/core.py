@@ -33,6 +33,7 @@ from eventcore.errors import TrackerTimeout
 from eventcore.ids import JobId
 from eventcore.projections.jobstate import Change, JobState, apply_event, compare, job_of
 from tracking.checkpoint import Checkpoint
+from tracking.jobtable import JobTable
 
 __all__ = ["Batch", "Seed", "Tracker"]
 
@@ -68,7 +69,7 @@ class Tracker:
 
     def __init__(self, *, checkpoint: str | os.PathLike | None = None, interval: float = 1.0):
         self.interval = interval
-        self.states: dict[JobId, JobState] = {}
+        self.states: JobTable = JobTable()     # {JobId: JobState}; finished jobs packed
         self.anomalies: dict[str, int] = {}
         self.memo: list = []                     # durable record for callbacks
         self._callbacks: list[Callable[[Change], Any]] = []
@@ -118,7 +119,7 @@ class Tracker:
             self.replays += 1
             self._seek({})
             return
-        self.states = dict(saved.states)
+        self.states = JobTable(saved.states)
         self.memo = list(saved.memo)
         self.anomalies = {k: v for k, v in saved.counters.items()}
 
@@ -212,11 +213,12 @@ class Tracker:
         """
         self._callbacks.append(callback)
 
-    def snapshot(self) -> dict[JobId, JobState]:
+    def snapshot(self) -> JobTable:
+        """A copy of the job table (a ``{JobId: JobState}`` mapping) as of now."""
         with self._step_lock:
-            return dict(self.states)
+            return self.states.copy()
 
-    def wait_until(self, condition: Condition, timeout: float | None = None) -> dict[JobId, JobState]:
+    def wait_until(self, condition: Condition, timeout: float | None = None) -> Mapping[JobId, JobState]:
         """Block until ``condition(states)`` holds; returns the states then.
 
         Raises ``TrackerTimeout`` after ``timeout`` seconds, or the worker's error.

@@ -21,7 +21,29 @@ from eventcore.errors import HTCondorException, UserLogFileChanged
 from tracking.jobevent import JobEvent
 from tracking.jobeventlog import JobEventLog
 
-__all__ = ["LogCursor", "LogReplaced"]
+__all__ = ["LogCursor", "LogEvent", "LogReplaced"]
+
+
+class LogEvent:
+    """What the status fold reads of an event: its number, ids, time and body
+    attributes (``get`` is exact-case, as the fold asks).  A batch of events
+    keeps neither their text nor their full ``JobEvent`` mapping: what a step
+    holds at once stays small, and nothing is converted that the fold does not read."""
+
+    __slots__ = ("type", "cluster", "proc", "timestamp", "_attrs")
+
+    def __init__(self, event: JobEvent):
+        self.type = event._item.header.number
+        self.cluster = event.cluster
+        self.proc = event.proc
+        self.timestamp = event.timestamp
+        self._attrs = event._item.attrs
+
+    def get(self, key: str, default=None):
+        return self._attrs.get(key, default)
+
+    def __repr__(self) -> str:
+        return f"LogEvent({self.type}, {self.cluster}.{self.proc}, {self.timestamp})"
 
 
 class LogReplaced(Exception):
@@ -66,18 +88,18 @@ class LogCursor:
             raise
         return log
 
-    def read(self, limit: int | None = None) -> tuple[list[JobEvent], int, bool]:
+    def read(self, limit: int | None = None) -> tuple[list[LogEvent], int, bool]:
         """(events, offset after them, whether more may be waiting) from the offset."""
         log = self._open()
         if log is None:
             return [], self.offset, False
-        events: list[JobEvent] = []
+        events: list[LogEvent] = []
         more = False
         try:
             if not self.inode:
                 self.device, self.inode = log.__getstate__()["ident"]
             for event in log.events(0):
-                events.append(event)
+                events.append(LogEvent(event))
                 if limit is not None and len(events) >= limit:
                     more = True
                     break

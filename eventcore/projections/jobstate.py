@@ -203,7 +203,7 @@ def job_of(event: JobEventLike) -> JobId | None:
         return None
     job = _JOB_IDS.get((cluster, proc))
     if job is None:                       # a memo of immutable values: still pure
-        if len(_JOB_IDS) >= 1 << 18:
+        if len(_JOB_IDS) >= 1 << 14:      # recent jobs only: a tracker's table owns the rest
             _JOB_IDS.clear()
         job = _JOB_IDS[(cluster, proc)] = JobId(cluster, proc)
     return job

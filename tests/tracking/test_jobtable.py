@@ -1,0 +1,90 @@
+"""The trackers' job table: a dict of job states, finished jobs packed, always exact."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings, strategies as st
+
+from eventcore.ids import JobId
+from eventcore.projections.jobstate import JobState
+from eventcore.status import JobStatus
+from tracking.jobtable import JobTable
+
+T0 = 1_700_000_000
+_times = st.one_of(st.none(), st.integers(T0 - 10, T0 + 10**6), st.sampled_from([0, -1, 2**40, -(2**63)]))
+_ints = st.one_of(st.none(), st.integers(-3, 300), st.sampled_from([2**31 - 1, -(2**31), 2**31, 2**70]))
+_texts = st.one_of(st.none(), st.sampled_from(["slot1@ep01", "slot2@ep01", "", "why ö"]))
+_flags = st.one_of(st.none(), st.booleans(), st.just(1))
+_jobs = st.builds(JobId, st.integers(0, 5), st.one_of(st.integers(0, 40), st.just(10**9)))
+
+
+@st.composite
+def states(draw):
+    return JobState(
+        job=draw(_jobs), status=draw(st.sampled_from(list(JobStatus) + [4])),
+        last_status=draw(st.one_of(st.none(), st.sampled_from(list(JobStatus)))),
+        entered_status=draw(_times), submitted=draw(_times), first_start=draw(_times),
+        last_start=draw(_times), completed=draw(_times), exit_code=draw(_ints),
+        exit_signal=draw(_ints), exit_by_signal=draw(_flags), hold_reason=draw(_texts),
+        hold_code=draw(_ints), hold_subcode=draw(_ints), starts=draw(st.integers(0, 5)),
+        holds=draw(_ints.filter(lambda v: v is not None)), evictions=draw(st.integers(0, 3)),
+        host=draw(_texts), seen_submit=draw(st.booleans()), last_event=draw(_ints),
+        last_event_time=draw(_times), events=draw(st.integers(0, 2**33)))
+
+
+def _same(a: JobState, b: JobState) -> bool:
+    """Equal, field by field, with the same types (a bool stays a bool, an int an int)."""
+    import attrs
+    for f in attrs.fields(JobState):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if x != y or (type(x) is bool) != (type(y) is bool) or (x is None) != (y is None):
+            return False
+    return True
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["set", "set", "set", "del"]), states()), max_size=60))
+def test_the_table_is_a_dict_of_states(ops):
+    table, model = JobTable(), {}
+    for op, state in ops:
+        if op == "set":
+            table[state.job] = model[state.job] = state
+        elif state.job in model:
+            del table[state.job], model[state.job]
+        else:
+            assert state.job not in table
+    assert len(table) == len(model) and set(table) == set(model)
+    assert table == model and dict(table.items()) == model
+    for job, state in model.items():
+        assert job in table and _same(table[job], state) and _same(table.get(job), state)
+    copy = table.copy()
+    assert copy == model
+    for job in list(model):
+        del copy[job]
+    assert not copy and table == model
+
+
+def test_finished_jobs_are_packed_and_read_back_equal():
+    table = JobTable()
+    done = [JobState(JobId(7, p), JobStatus.COMPLETED, JobStatus.RUNNING, T0 + p, T0, T0 + 1, T0 + 1,
+                     T0 + p, p % 3, None, False, None, None, None, 1, 0, 0, "slot1@ep01", True, 5,
+                     T0 + p, 3) for p in range(1000)]
+    running = JobState(JobId(7, 1000), JobStatus.RUNNING, entered_status=T0)
+    for s in done + [running]:
+        table[s.job] = s
+    assert table.packed == 1000 and len(table) == 1001
+    assert all(_same(table[s.job], s) for s in done) and table[running.job] is running
+    table[JobId(7, 3)] = JobState(JobId(7, 3), JobStatus.IDLE)        # back in the queue: live again
+    assert table.packed == 999 and table[JobId(7, 3)].status == JobStatus.IDLE
+    table[JobId(7, 3)] = done[3]
+    assert table.packed == 1000 and _same(table[JobId(7, 3)], done[3])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(states(), max_size=40), st.one_of(st.none(), st.integers(0, 5)), st.integers(0, 30))
+def test_conditions_read_a_table_as_they_read_a_dict(items, cluster, expected):
+    from tracking.conditions import all_done, any_failed, any_held
+    table, model = JobTable(), {}
+    for state in items:
+        table[state.job] = model[state.job] = state
+    for condition in (all_done(cluster, expected), any_held(cluster), any_failed(cluster)):
+        assert condition(table) == condition(model)
