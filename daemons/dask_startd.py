@@ -14,18 +14,27 @@ looked at every second: a worker that joins is advertised and a negotiation
 asked for, one that leaves is withdrawn from the collector.
 
 A job matched to a worker runs through ``daemons.dask_starter.DaskStarter``,
-forked by the same launcher as local starters.
+forked by the same launcher as local starters.  The starters share this
+daemon's one connection to the Dask scheduler: a starter hands its staged
+sandbox to ``dask_run``, asks ``dask_result`` until the task is done (or
+lost: its worker left, the scheduler went away), and passes signals on with
+``dask_signal``; this daemon submits the task, holds its future and signals
+the job on its worker (``daemons.dask_task.signal_job``).  A claim whose
+starter is gone has its task released, and the worker kills the job.
 """
 
 from __future__ import annotations
 
+import base64
 import itertools
+import threading
 import time
 
 from daemons import adwire, ipc
 from daemons.daemon import main_for
 from daemons.dask_security import security_from, security_settings
 from daemons.dask_starter import DaskStarter
+from daemons.dask_task import run_job, signal_job
 from daemons.startd import Startd
 from eventcore.errors import HTCondorException
 
@@ -58,6 +67,7 @@ class DaskStartd(Startd):
         self.security = security_settings(self.config)
         self.workers: dict[str, dict] = {}   # worker address -> {"slot", "total", "facts"}
         self.client = None
+        self.tasks: dict[str, object] = {}   # claim -> the Future of its job's task
         self._numbers = itertools.count(1)
 
     def started(self) -> None:
@@ -75,14 +85,21 @@ class DaskStartd(Startd):
 
     def _worker_infos(self) -> dict:
         """The scheduler's workers; none while it is unreachable (a scheduler that went
-        away and came back is connected to again)."""
+        away and came back is connected to again), the ones known when it is only slow.
+
+        The scheduler is asked directly: ``Client.scheduler_info()`` returns a cached
+        identity that the client's own periodic refresh may have replaced meanwhile
+        with one listing no workers."""
         try:
             if self.client.status in ("closed", "failed"):
                 self.client.close(timeout=2)
                 self.client = self._connect(2)
-            return self.client.scheduler_info(n_workers=-1)["workers"]
+            return self.client.sync(self.client.scheduler.identity, n_workers=-1)["workers"]
         except Exception as exc:  # noqa: BLE001 - an unreachable scheduler has no workers
             self.log.info("Dask scheduler not answering: %s", exc)
+            if self.client.status == "running":
+                with self._lock:
+                    return {address: None for address in self.workers}
             return {}
 
     # -- workers ---------------------------------------------------------------------
@@ -129,7 +146,78 @@ class DaskStartd(Startd):
 
     def _advertise_changes(self) -> None:
         self._refresh_workers()
+        self._release_orphans()
         super()._advertise_changes()
+
+    # -- the starters' tasks -----------------------------------------------------------
+    def handlers(self) -> dict:
+        handlers = super().handlers()
+        handlers.update({"dask_run": self._dask_run, "dask_result": self._dask_result,
+                         "dask_signal": self._dask_signal})
+        return handlers
+
+    def _worker_of(self, claim: str) -> str | None:
+        with self._lock:
+            entry = self.claims.get(claim)
+            return entry.get("worker") if entry is not None else None
+
+    def _dask_run(self, peer, claim: str, spec: dict, sandbox: str) -> bool:
+        """Submit the job of ``claim`` to its worker: ``sandbox`` is the staged sandbox (tar, base64)."""
+        address = self._worker_of(claim)
+        if address is None or address not in self.workers:
+            return False
+        future = self.client.submit(
+            run_job, spec, base64.b64decode(sandbox), claim, key=f"jobledger-{claim}",
+            workers=[address], allow_other_workers=False, pure=False, retries=0)
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        self.tasks[claim] = (future, done)
+        return True
+
+    def _dask_result(self, peer, claim: str, wait: float = 0.5) -> dict:
+        """``{"state": "running"}``, ``{"state": "done", "result": outcome}`` (the sandbox
+        in it base64) or ``{"state": "lost"}`` (the worker or the scheduler went away)."""
+        future, done = self.tasks.get(claim, (None, None))
+        if future is None:
+            return {"state": "lost"}
+        if future.status == "pending" and self._worker_of(claim) in self.workers \
+                and self.client.status == "running":
+            # A done callback, not result(timeout=): that call can fail under load instead
+            # of timing out (a cancelled wait inside distributed's sync).
+            done.wait(max(0.0, min(float(wait), 5.0)))
+            if future.status == "pending":
+                return {"state": "running"}
+        if future.status != "finished":
+            self.tasks.pop(claim, None)   # the last reference: the task is released, not waited for
+            self.log.info("claim %s: the Dask task is %s", claim, future.status)
+            return {"state": "lost"}
+        self.tasks.pop(claim, None)
+        try:
+            result = dict(future.result())
+        except Exception as exc:  # noqa: BLE001 - a result we cannot fetch is a lost run
+            self.log.info("claim %s: could not fetch the Dask task's result: %r", claim, exc)
+            return {"state": "lost"}
+        result["sandbox"] = base64.b64encode(result.get("sandbox", b"")).decode("ascii")
+        return {"state": "done", "result": result}
+
+    def _dask_signal(self, peer, claim: str, signum: int) -> bool:
+        """Send ``signum`` to the job of ``claim`` on its worker."""
+        address = self._worker_of(claim)
+        if address is None or claim not in self.tasks:
+            return False
+        try:
+            done = self.client.run(signal_job, claim, int(signum), workers=[address], on_error="return")
+        except Exception as exc:  # noqa: BLE001 - a worker that is gone has no job to signal
+            self.log.info("claim %s: could not signal its job: %s", claim, exc)
+            return False
+        return done.get(address) is True
+
+    def _release_orphans(self) -> None:
+        """Tasks whose starters are gone are released: their workers kill the jobs."""
+        with self._lock:
+            gone = [claim for claim in self.tasks if claim not in self.claims]
+        for claim in gone:
+            self.tasks.pop(claim, None)   # the last reference: the scheduler releases the task
 
     # -- resources and ads ---------------------------------------------------------------
     def free_on(self, address: str) -> dict:
@@ -186,8 +274,7 @@ class DaskStartd(Startd):
                      "pid": 0, "start": None, "since": int(time.time())}
             self.claims[claim] = entry
             self.job_starts += 1
-        job = dict(job, _DaskWorker=address, _DaskScheduler=self.scheduler, _DaskSecurity=self.security)
-        return self._launch(claim, entry, job)
+        return self._launch(claim, entry, dict(job, _DaskStartd=self.address_of(self.name)))
 
     def withdraw_ads(self) -> None:
         with self._lock:

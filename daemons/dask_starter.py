@@ -5,132 +5,111 @@
 its own process (so the schedd's reconnect and "starter gone" checks work
 unchanged), the sandbox, the input and output transfer of
 ``daemons.transfer``, ``outcome.json`` and the report to the schedd -- and
-only moves the run: the staged sandbox goes to the worker as tar bytes
-(``daemons.dask_task.run_job``), the job runs there in a sandbox of the
-worker's own, and the sandbox comes back with the exit status and usage,
-after which the outputs are sent as for a local run.  No file system is
-shared with the worker.
+only moves the run: the staged sandbox goes to the Dask startd as tar bytes
+(``dask_run``), which submits ``daemons.dask_task.run_job`` to the job's
+worker over its one connection to the scheduler; the job runs there in a
+sandbox of the worker's own, and the sandbox comes back (``dask_result``)
+with the exit status and usage, after which the outputs are sent as for a
+local run.  No file system is shared with the worker, and no starter opens
+a Dask connection of its own.
 
-Stopping: hold/remove/vacate (SIGTERM/SIGQUIT to this starter) and the
-startd's death set the job's Dask ``Event``; the task kills the job.  A
-worker that leaves while the job runs makes the run *evicted*
-(``reason: worker_lost``): the schedd requeues the job.
+Instructions (SIGTERM vacate, SIGQUIT kill, SIGUSR1/SIGUSR2 suspend and
+continue) are handled as by a local starter, except that the signals go to
+the job's process group on the worker (``dask_signal``).  A worker that
+leaves, or a scheduler that goes away, while the job runs makes the run
+*evicted* (``reason: worker_lost``): the schedd requeues the job.  The
+startd dying (the lifeline reads EOF) takes its connection with it: the
+task is released and the worker kills the job.
 """
 
 from __future__ import annotations
 
+import base64
 import os
-import traceback
+import signal
 import time
+import traceback
 
-from daemons.dask_task import pack, run_job, unpack
+from daemons import ipc
+from daemons.dask_task import pack, unpack
 from daemons.starter import HOLD_SPAWN, STOPPING, Starter, job_arguments, job_environment
+from eventcore.errors import HTCondorException
 
-WORKER_CHECK = 1.0   # seconds between looks at whether the job's worker is still there
+POLL = 0.5   # seconds the Dask startd holds a dask_result call while the task runs
 
 
 class DaskStarter(Starter):
-    """One job's starter, running the job on ``job["_DaskWorker"]`` (see the module docstring)."""
+    """One job's starter, running the job through the Dask startd ``job["_DaskStartd"]``."""
 
     process_name = "dask_starter"
 
     def __init__(self, job: dict, *args, **kwargs):
         job = dict(job)
-        self.worker = job.pop("_DaskWorker")
-        self.scheduler = job.pop("_DaskScheduler")
-        self.security = job.pop("_DaskSecurity", None)
+        self.startd = job.pop("_DaskStartd")
         super().__init__(job, *args, **kwargs)
         self.sandboxed = True    # nothing is shared with the worker
-        self.client = None
-        self.future = None
-        self.kill_event = f"jobledger-kill-{self.claim}"
+        self.submitted = False
+
+    def _ask(self, cmd: str, timeout: float = 30, **args):
+        return ipc.call(self.startd, cmd, timeout=timeout, claim=self.claim, **args)
 
     def _spawn(self):
-        from distributed import Client
-        from daemons.dask_security import security_from
         spec = {"argv": [self.inputs.command, *job_arguments(self.job)],
-                "env": job_environment(self.job, "."),
-                "stdin": self.inputs.stdin, "stdout": None, "stderr": None}
+                "env": job_environment(self.job, ".")}
         spec["stdin"], spec["stdout"], spec["stderr"] = self._sandbox_streams()
         try:
-            self.client = Client(self.scheduler, timeout=10, set_as_default=True,  # wait() uses it
-                                 security=security_from(self.security))
-        except Exception:  # noqa: BLE001 - the cluster, not the job, failed: run it again later
+            self.submitted = self._ask("dask_run", spec=spec,
+                                       sandbox=base64.b64encode(pack(self.scratch)).decode("ascii"))
+        except Exception:  # noqa: BLE001 - the startd, not the job, failed: the job runs again later
             traceback.print_exc()
-            return None
-        self.future = self.client.submit(run_job, spec, pack(self.scratch), self.kill_event,
-                                         key=f"jobledger-{self.claim}", workers=[self.worker],
-                                         allow_other_workers=False, pure=False, retries=0)
-        return self.future
+        return None
 
     def _wait(self, start: float) -> dict:
-        from distributed import Event
-        from distributed import wait as wait_for
         killed_by = None
-        next_check = time.monotonic() + WORKER_CHECK
-        if self.future is None:   # the scheduler could not be reached
-            return self._lost(start)
-        try:
-            while not self.future.done():
-                if self.pending and self.pending[-1] in STOPPING and killed_by is None:
-                    killed_by = self.pending[-1]
-                if self.lifeline_fd is not None and self._select([self.lifeline_fd], 0) \
-                        and not os.read(self.lifeline_fd, 1):
-                    self.lifeline_fd = None
-                    killed_by = killed_by or "startd_gone"
-                if killed_by:
-                    Event(self.kill_event, client=self.client).set()
-                    try:
-                        wait_for(self.future, timeout=10)
-                    except TimeoutError:
-                        pass
-                    break
-                if time.monotonic() >= next_check:
-                    if not self._worker_present():
-                        return self._lost(start)
-                    next_check = time.monotonic() + WORKER_CHECK
-                try:
-                    wait_for(self.future, timeout=0.2)
-                except TimeoutError:
-                    pass
-            if not self.future.done() or self.future.status != "finished":
-                return self._lost(start, killed_by)
-            result = self.future.result()
-        finally:
-            self._close()
-        unpack(result.pop("sandbox", b""), self.scratch)
+        deadline = None
+        reply = {"state": "lost"}
+        while self.submitted:
+            self._handle_instructions()
+            if self.pending and self.pending[-1] in STOPPING and killed_by is None:
+                killed_by = self.pending[-1]
+                deadline = time.monotonic() + (self.kill_timeout if killed_by == "vacate" else 0)
+            if self.lifeline_fd is not None and self._select([self.lifeline_fd], 0) \
+                    and not os.read(self.lifeline_fd, 1):
+                return self._lost(start, "startd_gone")   # its connection, and the task, went with it
+            if deadline is not None and time.monotonic() >= deadline:
+                self._signal_job(signal.SIGKILL)
+                deadline = None
+            try:
+                reply = self._ask("dask_result", timeout=POLL + 30, wait=POLL)
+            except Exception:  # noqa: BLE001 - a startd that cannot answer has lost the task
+                traceback.print_exc()
+                reply = {"state": "lost"}
+            if reply["state"] != "running":
+                break
+        if reply["state"] != "done":
+            return self._lost(start, killed_by)
+        result = reply["result"]
+        unpack(base64.b64decode(result.pop("sandbox", "")), self.scratch)
         result.pop("host", None)
+        result["suspended"] = self.suspended_total
         if killed_by:
             result.update(kind="evicted", reason=killed_by)
         elif result.get("kind") == "spawn_failed":
             result["hold_code"] = HOLD_SPAWN
         return result
 
-    def _worker_present(self) -> bool:
-        """Is the job's worker still in the cluster?  Not when the scheduler is gone."""
-        if self.client.status != "running":
-            return False
-        try:
-            return self.worker in self.client.scheduler_info(n_workers=-1)["workers"]
-        except Exception:  # noqa: BLE001 - a scheduler we cannot ask has lost the job
-            return False
-
     def _lost(self, start: float, reason: str | None = None) -> dict:
-        if self.future is not None:
-            self.future.cancel()
         return {"kind": "evicted", "reason": reason or "worker_lost", "start": start, "end": time.time(),
                 "usage": {}}
 
-    def _close(self) -> None:
-        if self.client is not None:
-            try:
-                self.client.close(timeout=5)
-            except Exception:  # noqa: BLE001 - the outcome is what matters now
-                pass
-            self.client = None
-
     def _signal_job(self, sig: int) -> None:
-        """The job is not a local process: stops go through ``_wait`` and the kill event."""
+        """The job's process group is on the worker: the Dask startd signals it there."""
+        if not self.submitted:
+            return
+        try:
+            self._ask("dask_signal", timeout=10, signum=int(sig))
+        except HTCondorException:
+            pass   # a startd we cannot reach has lost the task: the result says so
 
     def run(self) -> int:
         try:

@@ -1,4 +1,4 @@
-"""What runs inside a Dask worker for the pool: the job itself, and the worker's facts.
+"""What runs inside a Dask worker for the pool: the job itself, its signals, the worker's facts.
 
 These functions are shipped to ``dask worker`` processes (which need
 jobledger importable, as they need any task's code).  Nothing here assumes
@@ -6,8 +6,12 @@ a file system shared with the pool: the sandbox arrives as tar bytes, the
 job runs in a fresh directory under the worker's own ``local_directory``,
 and the sandbox goes back as tar bytes with the exit status and usage.
 
-A job is stopped by setting the Dask ``Event`` named ``kill_event``: the
-task polls it, kills the job's process group and reports the stop.
+Instructions reach the running job through ``signal_job``, which the Dask
+startd calls on the job's worker (``Client.run``): it signals the job's
+process group there (SIGTERM vacate, SIGKILL kill, SIGSTOP/SIGCONT suspend
+and continue).  A signal that arrives before the job started is kept and
+sent once it has.  A task whose future was released -- the Dask startd, and
+its connection with it, went away -- kills its job: nobody waits for it.
 """
 
 from __future__ import annotations
@@ -15,16 +19,22 @@ from __future__ import annotations
 import io
 import os
 import platform
+import select
 import shutil
 import signal
 import subprocess
 import tarfile
 import tempfile
+import threading
 import time
 
 from daemons.starter import exit_status
 
-POLL = 0.2   # seconds between looks at the job and its kill event
+CHECK = 1.0   # seconds between looks at whether the task is still wanted
+
+# This worker's running jobs: claim -> {"pid": process group or None, "signals": not yet sent}.
+RUNNING: dict[str, dict] = {}
+_RUNNING_LOCK = threading.Lock()
 
 
 def pack(directory: str) -> bytes:
@@ -55,26 +65,48 @@ def _arch(machine: str) -> str:
     return {"x86_64": "X86_64", "aarch64": "aarch64", "arm64": "aarch64"}.get(machine, machine.upper())
 
 
-def run_job(spec: dict, sandbox: bytes, kill_event: str) -> dict:
+def signal_job(claim: str, signum: int) -> bool:
+    """Send ``signum`` to the job of ``claim`` on this worker (run by ``Client.run``);
+    False when it has not started yet (it gets the signal when it does)."""
+    with _RUNNING_LOCK:
+        entry = RUNNING.setdefault(claim, {"pid": None, "signals": []})
+        if entry["pid"] is None:
+            entry["signals"].append(signum)
+            return False
+        pid = entry["pid"]
+    _killpg(pid, signum)
+    return True
+
+
+def run_job(spec: dict, sandbox: bytes, claim: str) -> dict:
     """Run one job in a fresh sandbox on this worker; its outcome and sandbox back.
 
     ``spec``: ``argv`` (relative to the sandbox when not absolute), ``env``,
     ``stdin``/``stdout``/``stderr`` (sandbox file names or None).
     """
-    from distributed import Event, get_worker
-    base = get_worker().local_directory
-    scratch = tempfile.mkdtemp(prefix="jobledger_", dir=base)
+    from distributed import get_worker
+    worker = get_worker()
+    key = worker.get_current_task()
+    scratch = tempfile.mkdtemp(prefix="jobledger_", dir=worker.local_directory)
     try:
         unpack(sandbox, scratch)
-        result = _run(spec, scratch, Event(kill_event))
+        result = _run(spec, scratch, claim, lambda: _released(worker, key))
         result["sandbox"] = pack(scratch)
         result["host"] = platform.node()
         return result
     finally:
+        with _RUNNING_LOCK:
+            RUNNING.pop(claim, None)
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _run(spec: dict, scratch: str, kill) -> dict:
+def _released(worker, key) -> bool:
+    """Has the scheduler let go of this task (its client released it or went away)?"""
+    task = worker.state.tasks.get(key)
+    return task is None or task.state in ("cancelled", "released", "forgotten")
+
+
+def _run(spec: dict, scratch: str, claim: str, released) -> dict:
     start = time.time()
     opened = []
 
@@ -102,20 +134,34 @@ def _run(spec: dict, scratch: str, kill) -> dict:
     finally:
         for handle in opened:
             handle.close()
-    killed = None
-    while True:
-        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-        if pid:
-            break
-        if killed is None and kill.wait(POLL):
-            killed = "kill"
-            _killpg(child.pid, signal.SIGKILL)
+    with _RUNNING_LOCK:
+        entry = RUNNING.setdefault(claim, {"pid": None, "signals": []})
+        entry["pid"], early = child.pid, entry["signals"]
+    for signum in early:
+        _killpg(child.pid, signum)
+    status, usage, dropped = _reap(child.pid, released)
     _killpg(child.pid, signal.SIGKILL)   # whatever the job left behind in its group
     child.returncode = 0                 # reaped above
     outcome = {"start": start, "end": time.time(),
                "usage": {"user": usage.ru_utime, "sys": usage.ru_stime, "maxrss_kb": usage.ru_maxrss}}
-    outcome.update({"kind": "evicted", "reason": killed} if killed else exit_status(status))
+    outcome.update({"kind": "evicted", "reason": "released"} if dropped else exit_status(status))
     return outcome
+
+
+def _reap(pid: int, released) -> tuple:
+    """Wait for the job (at once when it exits); kill it if its task is released.
+    (wait status, rusage, whether it was killed for that)."""
+    pidfd = os.pidfd_open(pid)
+    dropped = False
+    try:
+        while not select.select([pidfd], [], [], CHECK)[0]:
+            if not dropped and released():
+                dropped = True
+                _killpg(pid, signal.SIGKILL)
+    finally:
+        os.close(pidfd)
+    _, status, usage = os.wait4(pid, 0)
+    return status, usage, dropped
 
 
 def _killpg(pid: int, sig: int) -> None:

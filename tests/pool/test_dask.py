@@ -11,7 +11,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import os
 import signal
 import socket
 import subprocess
@@ -340,3 +339,92 @@ def test_cli_pool_start_with_a_dask_scheduler(cluster, tmp_path):
     finally:
         subprocess.run(cli + ["stop", *where], env=env, capture_output=True, timeout=120)
     wait_until(lambda: not pool_processes(tmp_path / "clipool"), 15, what="the CLI pool to stop")
+
+
+class Follower:
+    """The events of one user log, read as they come (one reader, never re-read)."""
+
+    def __init__(self, log: Path):
+        self.log, self.reader, self.seen = log, None, []
+
+    def poll(self) -> list:
+        if self.reader is None and self.log.exists():
+            self.reader = JobEventLog(str(self.log))
+        if self.reader is not None:
+            self.seen += list(self.reader.events(0))
+        return self.seen
+
+    def count(self, kind: int) -> int:
+        return sum(1 for e in self.poll() if int(e.type) == kind)
+
+
+FLEET_JOBS = 500
+
+
+def test_fleet_of_jobs_survives_a_worker_and_the_schedd_killed(tmp_path):
+    """The issue's must-show case: a `dask scheduler` and three `dask worker`s on loopback,
+    each in a directory of its own, run 500 jobs with an input and an output file each.
+    One worker is SIGKILLed mid-run (a third of the jobs done), then the schedd (two
+    thirds done).  Every job terminates exactly once by its user log, with exit code 0
+    and its output back; the queue empties and `jobledger audit` passes."""
+    scheduler, address = start_scheduler(tmp_path)
+    processes = [scheduler]
+    try:
+        workers = {f"f{i}": start_worker(address, tmp_path / f"f{i}", f"f{i}") for i in range(WORKERS)}
+        processes += workers.values()
+        pool = PersonalPool(local_dir=tmp_path / "pool", config={
+            "DASK_SCHEDULER_ADDRESS": address, "DAEMON_LIST": "MASTER COLLECTOR NEGOTIATOR SCHEDD"})
+        pool.start()
+        try:
+            _run_fleet(pool, workers, tmp_path)
+        finally:
+            stop_and_check(pool)
+    finally:
+        stop_all(processes)
+
+
+def _run_fleet(pool, workers: dict, tmp_path: Path) -> None:
+    wait_until(lambda: len(worker_names(pool)) >= WORKERS, 60, what="the three workers' slots")
+    iwd = tmp_path / "submit"
+    iwd.mkdir()
+    (iwd / "job.sh").write_text('#!/bin/sh\nread word < in$1.txt\nsleep 0.1\n'
+                                'echo "$word $1" > result.txt\necho "stdout $1"\n')
+    for i in range(FLEET_JOBS):
+        (iwd / f"in{i}.txt").write_text(f"input{i}\n")
+    log = Follower(iwd / "fleet.log")
+    cluster_id = pool.schedd.submit(htcondor.Submit({
+        "executable": "job.sh", "arguments": "$(ProcId)", "initialdir": str(iwd),
+        "should_transfer_files": "YES", "transfer_input_files": "in$(ProcId).txt",
+        "transfer_output_remaps": '"result.txt=result$(ProcId).txt"',
+        "output": "out$(ProcId).txt", "log": str(log.log)}), count=FLEET_JOBS).cluster()
+
+    wait_until(lambda: log.count(5) >= FLEET_JOBS // 3, 120, interval=0.2, what="a third of the jobs")
+    wait_until(lambda: any((tmp_path / "f0" / "local").rglob("jobledger_*")), 30, interval=0.01,
+               what="a job running on the worker f0")     # so that the kill hits one
+    victim = workers["f0"]
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    wait_until(lambda: log.count(5) >= 2 * FLEET_JOBS // 3, 120, interval=0.2, what="two thirds of the jobs")
+    before = daemon_pid(pool, "schedd")
+    os.kill(before, signal.SIGKILL)
+    wait_until(lambda: daemon_pid(pool, "schedd") != before, 30, what="the schedd to restart")
+    wait_until(lambda: log.count(5) >= FLEET_JOBS, 180, interval=0.2, what="every job to terminate")
+
+    seen = log.poll()
+    terminated = collections.Counter(e.proc for e in seen if int(e.type) == 5)
+    assert terminated == {proc: 1 for proc in range(FLEET_JOBS)}
+    assert all(e["ReturnValue"] == 0 for e in seen if int(e.type) == 5)
+    lost = [e for e in seen if int(e.type) in (4, 7)]   # evicted, or the shadow's exception
+    assert lost, "the killed worker was running jobs: they were evicted and requeued"
+    executes = collections.Counter(e.proc for e in seen if int(e.type) == 1)
+    assert all(executes[e.proc] >= 2 for e in lost)
+    for proc in range(FLEET_JOBS):
+        assert (iwd / f"result{proc}.txt").read_text() == f"input{proc} {proc}\n"
+        assert (iwd / f"out{proc}.txt").read_text() == f"stdout {proc}\n"
+    wait_until(lambda: not pool.schedd.query(f"ClusterId == {cluster_id}", ["ProcId"]), 30,
+               what="the cluster to leave the queue")
+    wait_until(lambda: audit(pool.local_dir).ok, 30, what="the user log to catch up with the journal")
+    env = {k: v for k, v in os.environ.items() if k != "CONDOR_CONFIG"}
+    checked = subprocess.run([str(Path(sys.executable).parent / "jobledger"), "audit", "--local-dir",
+                              str(pool.local_dir)], env=env, capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
