@@ -110,10 +110,3 @@ class DaskStarter(Starter):
             self._ask("dask_signal", timeout=10, signum=int(sig))
         except HTCondorException:
             pass   # a startd we cannot reach has lost the task: the result says so
-
-    def run(self) -> int:
-        try:
-            return super().run()
-        except Exception:
-            traceback.print_exc()   # into the startd's stderr file: the launcher exits silently
-            raise
