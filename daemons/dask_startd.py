@@ -39,6 +39,7 @@ from daemons.startd import Startd
 from eventcore.errors import HTCondorException
 
 RESOURCES = ("Cpus", "Memory", "Disk")
+RESULT_TIMEOUT = 20.0   # seconds to fetch a finished task's outcome and sandbox from its worker
 
 
 def worker_slot_name(info: dict, facts: dict) -> str:
@@ -192,8 +193,8 @@ class DaskStartd(Startd):
             self.log.info("claim %s: the Dask task is %s", claim, future.status)
             return {"state": "lost"}
         self.tasks.pop(claim, None)
-        try:
-            result = dict(future.result())
+        try:   # held on its worker: gone with it when the worker died since it finished
+            result = dict(future.result(timeout=RESULT_TIMEOUT))
         except Exception as exc:  # noqa: BLE001 - a result we cannot fetch is a lost run
             self.log.info("claim %s: could not fetch the Dask task's result: %r", claim, exc)
             return {"state": "lost"}

@@ -16,6 +16,7 @@ its connection with it, went away -- kills its job: nobody waits for it.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import platform
@@ -31,6 +32,7 @@ import time
 from daemons.starter import exit_status
 
 CHECK = 1.0   # seconds between looks at whether the task is still wanted
+TEXT_BUSY_RETRIES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)   # seconds before each new try (see _popen)
 
 # This worker's running jobs: claim -> {"pid": process group or None, "signals": not yet sent}.
 RUNNING: dict[str, dict] = {}
@@ -123,10 +125,8 @@ def _run(spec: dict, scratch: str, claim: str, released) -> dict:
         out = stream(spec.get("stdout"), "wb")
         err = out if spec.get("stderr") and spec.get("stderr") == spec.get("stdout") \
             else stream(spec.get("stderr"), "wb")
-        child = subprocess.Popen(argv, cwd=scratch, stdin=stream(spec.get("stdin"), "rb"),
-                                 stdout=out, stderr=err, env=dict(spec["env"], _CONDOR_SCRATCH_DIR=scratch,
-                                                                  TMPDIR=scratch),
-                                 process_group=0, close_fds=True)
+        child = _popen(argv, cwd=scratch, stdin=stream(spec.get("stdin"), "rb"), stdout=out, stderr=err,
+                       env=dict(spec["env"], _CONDOR_SCRATCH_DIR=scratch, TMPDIR=scratch))
     except (OSError, ValueError, TypeError) as exc:
         return {"kind": "spawn_failed", "errno": getattr(exc, "errno", 0) or 0,
                 "message": f"cannot start the job on the Dask worker: {exc}", "start": start,
@@ -146,6 +146,20 @@ def _run(spec: dict, scratch: str, claim: str, released) -> dict:
                "usage": {"user": usage.ru_utime, "sys": usage.ru_stime, "maxrss_kb": usage.ru_maxrss}}
     outcome.update({"kind": "evicted", "reason": "released"} if dropped else exit_status(status))
     return outcome
+
+
+def _popen(argv: list, **streams) -> subprocess.Popen:
+    """Start the job in its own process group.  ETXTBSY is tried again: the worker runs
+    tasks in threads, and a fork for another task's job may briefly hold the write end of
+    the executable just unpacked here until that child execs."""
+    for delay in TEXT_BUSY_RETRIES:
+        try:
+            return subprocess.Popen(argv, process_group=0, close_fds=True, **streams)
+        except OSError as exc:
+            if exc.errno != errno.ETXTBSY:
+                raise
+            time.sleep(delay)
+    return subprocess.Popen(argv, process_group=0, close_fds=True, **streams)
 
 
 def _reap(pid: int, released) -> tuple:

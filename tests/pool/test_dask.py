@@ -357,6 +357,12 @@ class Follower:
     def count(self, kind: int) -> int:
         return sum(1 for e in self.poll() if int(e.type) == kind)
 
+    def terminated(self, at_least: int) -> bool:
+        """Have ``at_least`` jobs terminated?  A hold fails the test at once, saying why."""
+        held = [e for e in self.poll() if int(e.type) == 12]
+        assert not held, f"job {held[0].cluster}.{held[0].proc} held: {held[0].get('HoldReason')}"
+        return self.count(5) >= at_least
+
 
 FLEET_JOBS = 500
 
@@ -398,17 +404,17 @@ def _run_fleet(pool, workers: dict, tmp_path: Path) -> None:
         "transfer_output_remaps": '"result.txt=result$(ProcId).txt"',
         "output": "out$(ProcId).txt", "log": str(log.log)}), count=FLEET_JOBS).cluster()
 
-    wait_until(lambda: log.count(5) >= FLEET_JOBS // 3, 120, interval=0.2, what="a third of the jobs")
+    wait_until(lambda: log.terminated(FLEET_JOBS // 3), 120, interval=0.2, what="a third of the jobs")
     wait_until(lambda: any((tmp_path / "f0" / "local").rglob("jobledger_*")), 30, interval=0.01,
                what="a job running on the worker f0")     # so that the kill hits one
     victim = workers["f0"]
     victim.send_signal(signal.SIGKILL)
     victim.wait()
-    wait_until(lambda: log.count(5) >= 2 * FLEET_JOBS // 3, 120, interval=0.2, what="two thirds of the jobs")
+    wait_until(lambda: log.terminated(2 * FLEET_JOBS // 3), 120, interval=0.2, what="two thirds of the jobs")
     before = daemon_pid(pool, "schedd")
     os.kill(before, signal.SIGKILL)
     wait_until(lambda: daemon_pid(pool, "schedd") != before, 30, what="the schedd to restart")
-    wait_until(lambda: log.count(5) >= FLEET_JOBS, 180, interval=0.2, what="every job to terminate")
+    wait_until(lambda: log.terminated(FLEET_JOBS), 180, interval=0.2, what="every job to terminate")
 
     seen = log.poll()
     terminated = collections.Counter(e.proc for e in seen if int(e.type) == 5)
