@@ -130,10 +130,14 @@ def test_rm_hold_release_messages(subfile):
     ran = run(act.rm, str(cluster))
     assert ran.status == 0 and ran.out == f"All jobs in cluster {cluster} have been marked for removal\n"
     assert run(queue.main, str(cluster), "-af", "ProcId").out == ""
+    # Another job in the queue: with none at all, condor_rm says "There are no jobs in the
+    # queue" and exits 0 instead (as HTCondor's does), whatever tests ran before this one.
+    other = submitted(run(submit.main, subfile(SLEEP + "queue 1\n")))
     ran = run(act.rm, str(cluster))
     assert ran.status == 1 and f"Couldn't find/remove all jobs in cluster {cluster}" in ran.err
     ran = run(act.rm, "nosuchuser", "-totals")
     assert ran.out.startswith("0 Succeeded, 0 Failed, 0 Not Found")
+    assert run(act.rm, str(other)).status == 0
 
 
 def test_qedit_sets_attributes_of_matching_jobs(subfile):
