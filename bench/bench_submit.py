@@ -7,8 +7,9 @@ Rows:
   itemdata      jobledger: ``Submit.itemdata()`` rows per second
   itemdata-h2   htcondor2: ``Submit.itemdata()`` rows per second (partial peer:
                 htcondor2 cannot make job ads without a schedd)
-  peak RSS      the client half of one 10^5- and 10^6-job ``queue N`` submission
-                (MAX_JOBS_PER_SUBMISSION raised), each in its own process
+  peak RSS      one durable 10^5- and 10^6-job ``queue N`` submission through a
+                real pool (MAX_JOBS_PER_SUBMISSION raised), each in a fresh pool
+                and client process: jobs/s, client and schedd peak RSS
 
 Target: plan >= 50,000 job ads/s.  Each row is run RUNS times; the table
 shows the best run (what the code can do: the machine is shared, so the
@@ -114,27 +115,67 @@ def main() -> None:
 
 _PEAK_CHILD = """
 import resource, sys, time
-from eventcore.submit.env import StaticEnvironment
-from eventcore.submit.description import Submit
+import jobledger as htcondor
 n = int(sys.argv[1])
+sub = htcondor.Submit({"executable": "/bin/true", "arguments": "$(ProcId)", "hold": "true"})
+schedd = htcondor.Schedd()
+schedd.submit(sub, count=10)      # warm up (imports, connection)
 began = time.perf_counter()
-sub = Submit.using(StaticEnvironment(), "executable = /bin/true\\narguments = $(ProcId)\\nqueue %d\\n" % n)
-plan = sub.cluster(max_jobs=n)       # MAX_JOBS_PER_SUBMISSION raised to n
-assert plan.num_procs == n
+result = schedd.submit(sub, count=n)
+assert result.num_procs() == n
 print(time.perf_counter() - began, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
+def _peak_kb(pid: int) -> int:
+    """VmHWM (peak resident set, KiB) of a live process."""
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no VmHWM for pid {pid}")
+
+
+def _schedd_pid(local_dir) -> int:
+    marker = str(local_dir).encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                environ = fh.read()
+        except OSError:
+            continue
+        if b"daemons.schedd" in cmdline and marker in environ:
+            return int(entry)
+    raise RuntimeError("no schedd found")
+
+
 def peak_rss(sizes=(100_000, 1_000_000)) -> None:
-    """Peak RSS of the client half of one n-job submission (``queue n``, the
-    limit raised), each size in a fresh process so its peak is its own."""
+    """One durable ``queue N`` submission of held jobs (per-proc ``arguments``)
+    through a real pool (MAX_JOBS_PER_SUBMISSION raised), each size in a fresh
+    pool and a fresh client process: jobs/s from the client's submit call to
+    its reply, the client's peak RSS and the schedd's (VmHWM)."""
     import subprocess
     import sys
-    print(f"{'jobs':>10} {'seconds':>8} {'peak RSS MB':>12}")
+    from pathlib import Path
+
+    from jobledger.personal import PersonalPool
+    print(f"{'jobs':>10} {'seconds':>8} {'jobs/s':>8} {'client peak RSS MB':>19} "
+          f"{'schedd peak RSS MB':>19} {'schedd before MB':>17}")
     for n in sizes:
-        out = subprocess.run([sys.executable, "-c", _PEAK_CHILD, str(n)], capture_output=True,
-                             text=True, check=True).stdout.split()
-        print(f"{n:>10,} {float(out[0]):>8.1f} {int(out[1]) / 1024:>12,.0f}")
+        with tempfile.TemporaryDirectory() as tmp, \
+                PersonalPool(local_dir=Path(tmp) / "pool",
+                             config={"MAX_JOBS_PER_SUBMISSION": str(max(sizes))}) as pool:
+            pid = _schedd_pid(pool.local_dir)
+            idle = _peak_kb(pid)
+            out = subprocess.run([sys.executable, "-c", _PEAK_CHILD, str(n)], capture_output=True,
+                                 text=True, check=True, env=dict(os.environ)).stdout.split()
+            seconds, client = float(out[0]), int(out[1])
+            print(f"{n:>10,} {seconds:>8.1f} {n / seconds:>8,.0f} {client / 1024:>19,.0f} "
+                  f"{_peak_kb(pid) / 1024:>19,.0f} {idle / 1024:>17,.0f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
 from eventcore.submit.translate import SPOOLED_LEAVE_IN_QUEUE
 
 RETRY_SECONDS = 60.0   # how long a submit keeps trying to reach a restarting schedd
+UPLOAD_CHUNK = 2000    # procs per message when a submission is sent in chunks (more than this many)
 _ID = re.compile(r"^\s*\d+\.\d+\s*$")
 _CLUSTER = re.compile(r"^\s*\d+\s*$")
 
@@ -155,19 +156,32 @@ class Schedd:
         reserved) and the submits, which carry an idempotency token: the schedd
         answers a repeated token with the clusters it committed the first time.
         """
+        return self._again(lambda: self._call(cmd, **args))
+
+    @staticmethod
+    def _again(send):
+        """``send()``, again after a ``ConnectionLost`` for up to ``RETRY_SECONDS``."""
         deadline, delay = time.monotonic() + RETRY_SECONDS, 0.05
         while True:
             try:
-                return self._call(cmd, **args)
+                return send()
             except ipc.ConnectionLost:
                 if time.monotonic() + delay > deadline:
                     raise
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
-    def _submit_call(self, cmd: str, **args):
-        """A submit (``submit``/``submit_many``) under a new idempotency token."""
-        return self._call_again(cmd, token=uuid.uuid4().hex, **args)
+    def _submit_call(self, cmd: str, chunks=None, **args):
+        """A submit (``submit``/``submit_many``) under a new idempotency token.
+
+        ``chunks`` (a function giving the chunks afresh): the procs go as an
+        upload, made while they are sent; a retry sends them again from the start.
+        """
+        token = uuid.uuid4().hex
+        if chunks is None:
+            return self._call_again(cmd, token=token, **args)
+        return self._again(lambda: ipc.call_upload(self._address, cmd, chunks(), timeout=300,
+                                                   token=token, **args))
 
     def __repr__(self) -> str:
         return f"<jobledger.Schedd at {self._address}>"
@@ -181,32 +195,36 @@ class Schedd:
             if ad_results is None and isinstance(itemdata, list):
                 ad_results = itemdata
             return self._submit_ad(description, count or 1, spool, ad_results)
-        cluster, cluster_ad, proc_ads = self._prepare(description, count, itemdata, queue, spool)
-        reply = self._submit_call("submit", cluster=cluster, cluster_ad=cluster_ad,
-                                  proc_ads=proc_ads)
+        cluster, stream = self._prepare(description, count, itemdata, queue, spool)
+        if stream.num_procs > UPLOAD_CHUNK:   # sent in chunks, never held whole
+            reply = self._submit_call("submit", lambda: _chunked(stream.procs(), UPLOAD_CHUNK),
+                                      cluster=cluster, cluster_ad=stream.cluster_attrs,
+                                      num_procs=stream.num_procs)
+        else:
+            reply = self._submit_call("submit", cluster=cluster, cluster_ad=stream.cluster_attrs,
+                                      proc_ads=list(stream.procs()))
         return SubmitResult(reply["cluster"], reply["first_proc"], reply["num_procs"],
-                            to_ad(reply["cluster_ad"]), proc_ads if spool else None)
+                            to_ad(reply["cluster_ad"]), [] if spool else None)
 
     def transaction(self, flags=TransactionFlag.Default, continue_txn: bool = False) -> "Transaction":
         """v1: ``with schedd.transaction() as txn: sub.queue(txn, count)``; the clusters
         queued in it are committed together when the block ends, or not at all."""
         return Transaction(self)
 
-    def _prepare(self, description, count, itemdata, queue, spool) -> tuple[int, dict, list]:
-        """Reserve a cluster id and build its ads (the client half of a submit)."""
-        from daemons.submit_env import Submit, build_cluster  # the submit language
+    def _prepare(self, description, count, itemdata, queue, spool) -> tuple:
+        """Reserve a cluster id; its ads, made as they are read (``ClusterStream``)."""
+        from daemons.submit_env import Submit, build_stream  # the submit language
         if not isinstance(description, Submit):
             raise TypeError("description must be a Submit")
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise TypeError("count must be a non-negative int")
         limit = self.location.get("MaxJobsPerSubmission", MAX_JOBS_PER_SUBMISSION)
         cluster = self._call_again("new_cluster")
-        cluster_ad, proc_ads, warned = build_cluster(description, cluster, count, itemdata, queue,
-                                                     spool, cwd=os.getcwd(), owner=_user(),
-                                                     max_jobs=limit if isinstance(limit, int) else None)
-        for message in warned:
+        stream = build_stream(description, cluster, count, itemdata, queue, spool, cwd=os.getcwd(),
+                              owner=_user(), max_jobs=limit if isinstance(limit, int) else None)
+        for message in stream.warnings:
             warnings.warn(message, UserWarning, stacklevel=3)
-        return cluster, cluster_ad, proc_ads
+        return cluster, stream
 
     def _submit_ad(self, ad: ClassAd, count: int, spool: bool, ad_results=None) -> int:
         """v1: a raw job ClassAd, ``count`` procs; returns the cluster id (and fills
@@ -302,6 +320,18 @@ class Schedd:
         self._call("retrieve", **parse_job_spec(job_spec))
 
 
+def _chunked(items, size: int):
+    """Lists of ``size`` consecutive items (the last may be shorter)."""
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 class Transaction:
     """v1's ``Schedd.transaction()``: clusters queued inside commit together at the end.
 
@@ -316,7 +346,8 @@ class Transaction:
         self.pending: list[dict] = []
 
     def submit(self, description, count: int = 1, itemdata=None, spool: bool = False) -> SubmitResult:
-        cluster, cluster_ad, proc_ads = self.schedd._prepare(description, count, itemdata, None, spool)
+        cluster, stream = self.schedd._prepare(description, count, itemdata, None, spool)
+        cluster_ad, proc_ads = stream.cluster_attrs, list(stream.procs())
         self.pending.append({"cluster": cluster, "cluster_ad": cluster_ad, "proc_ads": proc_ads})
         return SubmitResult(cluster, 0, len(proc_ads), to_ad(cluster_ad), proc_ads if spool else None)
 

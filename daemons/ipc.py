@@ -8,6 +8,13 @@ is one of
     {"items": [...]} ... {"end": result} streaming (query, history, watch)
     {"err": [kind, message, detail]}     failure (below)
 
+An upload (``call_upload``: a submission too big for one message) is a
+request with ``"upload": true``; the server answers ``{"more": true}`` when
+its handler starts reading, and the client then sends ``{"chunk": ...}``
+messages and ``{"end": true}`` before the reply.  The handler gets them as
+the ``upload`` argument (``Upload``); if it answers without reading them
+(e.g. a retried submit already committed) the reply comes at once.
+
 A failure names the exception's class: ours (every ``JobledgerError`` of
 eventcore/errors.py and the daemons) or one of a few built-ins.  ``detail``
 holds its classes' names, most specific first, and its data attributes, so
@@ -41,6 +48,7 @@ from eventcore.errors import HTCondorException, HTCondorIOError, JobledgerError
 _HEADER = struct.Struct(">I")
 MAX_MESSAGE = 1 << 30
 DEFAULT_TIMEOUT = 30.0
+UPLOAD_IDLE = 60.0     # seconds a server waits for the next chunk of an upload
 _PEERCRED = struct.Struct("3i")
 
 
@@ -171,6 +179,43 @@ def call(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **args
     return reply.get("ok")
 
 
+def call_upload(address: str, cmd: str, chunks: Iterable, timeout: float | None = DEFAULT_TIMEOUT,
+                **args):
+    """``call``, with ``chunks`` (JSON-able values, made as they are sent) sent
+    after the request once the server asks for them.  An exception raised by
+    ``chunks`` itself goes to the caller as it is (the server, its connection
+    closed midway, keeps nothing of the upload)."""
+    sock = connect(address, timeout)
+    try:
+        try:
+            send_message(sock, {"cmd": cmd, "args": args, "upload": True})
+            reply = recv_message(sock)
+        except (OSError, ValueError) as exc:
+            raise ConnectionLost(f"failed talking to daemon at {address}: {exc}") from exc
+        if "more" in reply:
+            _send_chunks(sock, chunks)
+            try:
+                reply = recv_message(sock)
+            except (OSError, ValueError) as exc:
+                raise ConnectionLost(f"failed talking to daemon at {address}: {exc}") from exc
+    finally:
+        sock.close()
+    if "err" in reply:
+        _raise_remote(*reply["err"])
+    return reply.get("ok")
+
+
+def _send_chunks(sock: socket.socket, chunks: Iterable) -> None:
+    """Each chunk, then the end mark; stops early (quietly) when the server
+    stops reading: its reply says why."""
+    try:
+        for chunk in chunks:
+            send_message(sock, {"chunk": chunk})
+        send_message(sock, {"end": True})
+    except OSError:
+        return
+
+
 def stream(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **args) -> Iterator:
     """Send one request and yield the items of its streamed reply."""
     sock = connect(address, timeout)
@@ -198,6 +243,32 @@ class Streamed:
 
     def __init__(self, batches: Iterable[list]):
         self.batches = batches
+
+
+class Upload:
+    """The chunks a client sends after an upload request (``call_upload``).
+
+    Iterating asks the client for them and yields each until the client's
+    end mark; a client gone midway raises ``ConnectionError``, one silent for
+    ``UPLOAD_IDLE`` seconds ``TimeoutError`` (both ``OSError``s: whatever the
+    handler was doing with the chunks must be undone).  Read once.
+    """
+
+    def __init__(self, conn: socket.socket):
+        self._conn = conn
+        self._read = False
+
+    def __iter__(self) -> Iterator:
+        if self._read:
+            raise RuntimeError("an upload is read once")
+        self._read = True
+        send_message(self._conn, {"more": True})
+        self._conn.settimeout(UPLOAD_IDLE)
+        while True:
+            message = recv_message(self._conn)
+            if "end" in message:
+                return
+            yield message["chunk"]
 
 
 Handler = Callable[..., object]
@@ -281,7 +352,10 @@ class Server:
             handler = self.handlers.get(cmd)
             if handler is None:
                 raise HTCondorException(f"unknown command {cmd!r}")
-            result = handler(peer, **request.get("args", {}))
+            args = request.get("args", {})
+            if request.get("upload"):
+                args = dict(args, upload=Upload(conn))
+            result = handler(peer, **args)
             if isinstance(result, Streamed):
                 for batch in result.batches:
                     if batch:

@@ -243,28 +243,37 @@ class Schedd(Daemon):
                 self.reserved[reserved] = peer["uid"]
         return cluster
 
-    def _submit(self, peer, cluster: int, cluster_ad: dict, proc_ads: list,
-                token: str | None = None) -> dict:
-        """Commit one cluster: its ad, its procs and their SUBMIT events, in one append."""
-        return self._submit_many(peer, [{"cluster": cluster, "cluster_ad": cluster_ad,
-                                         "proc_ads": proc_ads}], token)[0]
+    def _submit(self, peer, cluster: int, cluster_ad: dict, proc_ads: list | None = None,
+                token: str | None = None, num_procs: int | None = None, upload=None) -> dict:
+        """Commit one cluster: its ad, its procs and their SUBMIT events, in one append.
 
-    def _submit_many(self, peer, clusters: list, token: str | None = None) -> list[dict]:
+        The procs come in ``proc_ads``, or (a big submission) as chunks of an
+        ``upload`` announcing ``num_procs``: each chunk is journaled as it
+        arrives, all in one transaction, so a client gone midway commits nothing.
+        """
+        item = {"cluster": cluster, "cluster_ad": cluster_ad, "proc_ads": proc_ads,
+                "num_procs": num_procs}
+        return self._submit_many(peer, [item], token, upload)[0]
+
+    def _submit_many(self, peer, clusters: list, token: str | None = None, upload=None) -> list[dict]:
         """Commit clusters in one append (a v1 transaction): all of them or none.
 
         ``token`` (the client's idempotency token) makes a retried submit safe:
         each cluster ad is journaled with the key ``submit:<token>:<cluster>``,
         and a submit whose token is already in the journal is answered with the
-        committed clusters instead of committing them again.
+        committed clusters instead of committing them again (an upload's chunks
+        are then never asked for).
         """
+        if upload is not None and len(clusters) != 1:
+            raise ValueError("an upload carries the procs of one cluster")
         if token is None:
-            return self._commit_submit(peer, clusters, None)
+            return self._commit_submit(peer, clusters, None, upload)
         with self._cluster_lock:
             lock = self._token_locks.setdefault(token, threading.Lock())
         try:
             with lock:       # the first attempt may still be running when the retry comes
                 done = self._committed_submit(peer, clusters, token)
-                return done if done is not None else self._commit_submit(peer, clusters, token)
+                return done if done is not None else self._commit_submit(peer, clusters, token, upload)
         finally:
             with self._cluster_lock:
                 self._token_locks.pop(token, None)
@@ -300,37 +309,58 @@ class Schedd(Daemon):
                 self.reserved[cluster] = owner
         raise HTCondorException(f"cluster {cluster} was not reserved by this submitter")
 
-    def _commit_submit(self, peer, clusters: list, token: str | None) -> list[dict]:
+    def _commit_submit(self, peer, clusters: list, token: str | None, upload=None) -> list[dict]:
         now = int(time.time())
         for item in clusters:
             self._claim_reservation(peer, item["cluster"], token)
-        total = sum(len(item["proc_ads"]) for item in clusters)
-        if total > self.max_jobs_per_submission:
+        counts = [_proc_count(item, upload) for item in clusters]
+        if sum(counts) > self.max_jobs_per_submission:
             raise HTCondorException(too_many_jobs(self.max_jobs_per_submission))
-        records, replies, logged = [], [], False
-        for item in clusters:
-            shared, more = self._cluster_records(user_name(peer["uid"]), item["cluster"],
-                                                 item["cluster_ad"], item["proc_ads"], now)
-            if token is not None:
-                more[0] = ClusterAd(item["cluster"], more[0].ad, key=submit_key(token, item["cluster"]))
-            records += more
-            logged = logged or "UserLog" in shared or any("UserLog" in ad for ad in item["proc_ads"])
-            replies.append({"cluster": item["cluster"], "first_proc": 0,
-                            "num_procs": len(item["proc_ads"]), "cluster_ad": shared})
-        position = self.store.append(records)
+        owner, replies, logged = user_name(peer["uid"]), [], []
+
+        def chunks():
+            for item, count in zip(clusters, counts):
+                cluster = item["cluster"]
+                shared, head, build = self._cluster_records(owner, cluster, item["cluster_ad"], count, now)
+                if token is not None:
+                    head = ClusterAd(cluster, head.ad, key=submit_key(token, cluster))
+                replies.append({"cluster": cluster, "first_proc": 0, "num_procs": count,
+                                "cluster_ad": shared})
+                logged.append("UserLog" in shared)
+                yield [head]
+                made = 0
+                for chunk in (upload if upload is not None else [item["proc_ads"]]):
+                    if not isinstance(chunk, list) or made + len(chunk) > count:
+                        raise HTCondorException(f"cluster {cluster}: more procs than the {count} announced")
+                    made += len(chunk)
+                    logged[-1] = logged[-1] or any("UserLog" in ad for ad in chunk if isinstance(ad, dict))
+                    yield build(chunk, made - len(chunk))
+                if made != count:
+                    raise HTCondorException(f"cluster {cluster}: {made} procs came, {count} were announced")
+        try:
+            if upload is None:     # small: one append, which may share a group commit
+                position = self.store.append([record for chunk in chunks() for record in chunk])
+            else:
+                position = self.store.append_stream(chunks())
+        except BaseException:
+            with self._cluster_lock:   # nothing committed: the submitter still holds its ids
+                for item in clusters:
+                    self.reserved[item["cluster"]] = peer["uid"]
+            raise
         self.want_cycle()
         self.local.submitted(clusters)
-        if logged:
+        if any(logged):
             # condor_submit returns with the SUBMIT events in the user logs.
             self.projector.wait_for_position(position, 30)
         for reply in replies:
             reply["position"] = position
         return replies
 
-    def _cluster_records(self, owner: str, cluster: int, cluster_ad: dict, proc_ads: list,
-                         now: int) -> tuple[dict, list]:
-        """The cluster ad as stored, and the records of the cluster (ad, procs, SUBMIT events)."""
-        if not proc_ads:
+    def _cluster_records(self, owner: str, cluster: int, cluster_ad: dict, num_procs: int,
+                         now: int) -> tuple:
+        """The cluster ad as stored, its record, and ``build(proc_ads, first_index)``
+        giving the records of those procs (proc ad and SUBMIT event each)."""
+        if not num_procs:
             raise ValueError("invalid Queue statement: no jobs")
         try:   # one key per attribute however spelled ("MY.owner", "OWNER"), before the checks
             shared = fold(cluster_ad, SPELLINGS)
@@ -344,7 +374,7 @@ class Schedd(Daemon):
         shared.pop("ProcId", None)
         spellings = dict(SPELLINGS, **{name.lower(): name for name in shared})
         shared.setdefault("QDate", str(now))
-        shared["TotalSubmitProcs"] = str(len(proc_ads))  # set at commit, as HTCondor's schedd does
+        shared["TotalSubmitProcs"] = str(num_procs)  # set at commit, as HTCondor's schedd does
         shared.setdefault("MyType", '"Job"')
         shared.setdefault("TargetType", '"Machine"')
         for attr in RUN_ATTRS:
@@ -352,7 +382,6 @@ class Schedd(Daemon):
         set_name = adwire.evaluate(shared, "JobSetName") if "JobSetName" in shared else None
         if isinstance(set_name, str) and set_name and jobsets.enabled(self.config("USE_JOBSETS", "false")):
             shared["JobSetId"] = str(jobsets.jobset_id(self.store, owner, set_name, cluster))
-        records = [ClusterAd(cluster, shared)]
         # One SUBMIT payload, copied per proc (building 100,000 event records one by one is slow).
         template = event(EventType.SUBMIT, JobId(cluster, 0), now,
                          SubmitHost=self.address_of("schedd")).event
@@ -360,28 +389,44 @@ class Schedd(Daemon):
         default_status = shared.get("JobStatus", "1")
         if has_notes(shared):
             template = dict(template, attrs=dict(template["attrs"], **submit_notes(shared)))
-        for index, own in enumerate(proc_ads):
-            proc = int(own.get("ProcId", own.get("procid", index)))
-            try:
-                ad = {k: v for k, v in fold(own, spellings).items() if k not in refused}
-                check_values(ad)
-            except ValueError as exc:
-                raise HTCondorException(f"Failed to set attribute for job {cluster}.{proc}: {exc}") from None
-            ad["ProcId"] = str(proc)
-            status = ad.get("JobStatus", default_status).strip()
-            if status not in ("1", "5"):
-                raise HTCondorException(f"Failed to set JobStatus={status} for job {cluster}.{proc}: "
-                                        "a new job must be idle (1) or held (5)")
-            ad["JobStatus"] = status
-            ad.setdefault("EnteredCurrentStatus", str(now))
-            ad.setdefault("GlobalJobId", f'"{self.schedd_name}#{cluster}.{proc}#{now}"')
-            job = JobId(cluster, proc)
-            records.append(ProcAd(job, ad))
-            payload = dict(template, proc=proc)
-            if has_notes(own):  # notes of this proc's own (e.g. one DAG node per proc)
-                payload["attrs"] = dict(template["attrs"], **submit_notes(dict(shared, **ad)))
-            records.append(EventRecord(job, payload))
-        return shared, records
+
+        kept: dict[tuple, tuple] = {}   # a proc's attribute names -> (_kept_names, has_notes)
+
+        def build(proc_ads: list, first: int) -> list:
+            records = []
+            for index, own in enumerate(proc_ads, first):
+                if not isinstance(own, dict):
+                    raise HTCondorException(f"cluster {cluster}: proc {index} is not an ad")
+                proc = int(own.get("ProcId", own.get("procid", index)))
+                try:
+                    names = tuple(own)
+                    known = kept.get(names)
+                    if known is None:   # the procs of a submit mostly share their names
+                        known = (_kept_names(names, spellings, refused), has_notes(own))
+                        if len(kept) < 64:
+                            kept[names] = known
+                    pairs, notes = known
+                    ad = ({plain: own[name] for name, plain in pairs} if pairs is not None else
+                          {k: v for k, v in fold(own, spellings).items() if k not in refused})
+                    check_values(ad)
+                except ValueError as exc:
+                    raise HTCondorException(f"Failed to set attribute for job {cluster}.{proc}: {exc}") from None
+                ad["ProcId"] = str(proc)
+                status = ad.get("JobStatus", default_status).strip()
+                if status not in ("1", "5"):
+                    raise HTCondorException(f"Failed to set JobStatus={status} for job {cluster}.{proc}: "
+                                            "a new job must be idle (1) or held (5)")
+                ad["JobStatus"] = status
+                ad.setdefault("EnteredCurrentStatus", str(now))
+                ad.setdefault("GlobalJobId", f'"{self.schedd_name}#{cluster}.{proc}#{now}"')
+                job = JobId(cluster, proc)
+                records.append(ProcAd(job, ad))
+                payload = dict(template, proc=proc)
+                if notes:  # notes of this proc's own (e.g. one DAG node per proc)
+                    payload["attrs"] = dict(template["attrs"], **submit_notes(dict(shared, **ad)))
+                records.append(EventRecord(job, payload))
+            return records
+        return shared, ClusterAd(cluster, shared), build
 
     def _after_logs(self, answer):
         """``answer`` (just read from the queue or the history) once the user logs hold
@@ -413,6 +458,25 @@ class Schedd(Daemon):
         job_id = JobId.parse(job)
         self.matches.finished(job_id, claim, outcome)
         return self.runs.record_outcome(job_id, claim, outcome)
+
+
+def _kept_names(names: tuple, spellings: dict, refused: set) -> tuple | None:
+    """(name as sent, name as stored) of each attribute a new proc keeps; None
+    when two names spell one attribute (``fold`` then decides whose value wins)."""
+    plain = list(fold(dict.fromkeys(names, ""), spellings))
+    if len(plain) != len(names):
+        return None
+    return tuple((name, stored) for name, stored in zip(names, plain) if stored not in refused)
+
+
+def _proc_count(item: dict, upload) -> int:
+    """How many procs a submitted cluster has (an upload announces it)."""
+    if upload is None:
+        return len(item["proc_ads"])
+    count = item.get("num_procs")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError("an upload must announce num_procs, a positive int")
+    return count
 
 
 def submit_key(token: str, cluster: int) -> str:

@@ -3,8 +3,9 @@
 ``eventcore.submit`` is pure; this module gives it the submitting process's
 current directory, files, environment variables, wall clock and a random
 generator.  ``Submit`` here is the class ``jobledger.Submit`` re-exports;
-``build_cluster`` is what ``Schedd.submit`` calls to turn a ``Submit`` into
-the cluster ad and proc ads it sends to the schedd.
+``build_stream`` is what ``Schedd.submit`` calls to turn a ``Submit`` into
+the cluster ad and the proc ads it sends to the schedd as they are made;
+``build_cluster`` makes them all at once (v1 transactions, DAGMan).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import random
 import stat
 import time
 from collections.abc import Mapping
+
+import attrs
 
 from daemons.daemon import filesystem_domain
 from daemons.safe_open import safe_open_fd
@@ -102,27 +105,48 @@ class Submit(_description.Submit):
 def build_cluster(description, cluster: int, count: int = 0, itemdata=None, queue: str | None = None,
                   spool: bool = False, cwd: str | None = None, owner: str = "",
                   qdate: int | None = None, max_jobs: int | None = None):
-    """``Schedd.submit``'s half of a submit: ``(cluster_ad, proc_ads, warnings)``.
+    """A whole submit at once: ``(cluster_ad, proc_ads, warnings)``.
 
     ``cluster_ad`` maps attribute names to ClassAd expression text common to
     every proc; ``proc_ads`` is one such dict per proc (ProcId, JobStatus and
     whatever differs).  Raises ``SubmitError`` (a ValueError) on bad input.
     """
+    stream = build_stream(description, cluster, count, itemdata, queue, spool, cwd, owner, qdate,
+                          max_jobs)
+    return stream.cluster_attrs, list(stream.procs()), list(stream.warnings)
+
+
+def build_stream(description, cluster: int, count: int = 0, itemdata=None, queue: str | None = None,
+                 spool: bool = False, cwd: str | None = None, owner: str = "",
+                 qdate: int | None = None, max_jobs: int | None = None) -> _jobs.ClusterStream:
+    """``Schedd.submit``'s half of a submit: a ``ClusterStream`` whose procs are
+    made (and their user logs checked) as they are sent.  The statement, the
+    cluster ad and its user log are checked at once (``SubmitError``); a bad
+    value met later comes from the iteration."""
     env = OsSubmitEnvironment(cwd)
-    plan = _jobs.plan_cluster(description, env, cluster_id=cluster, count=count, itemdata=itemdata,
-                              queue=queue, spool=spool, owner=owner, max_jobs=max_jobs,
-                              qdate=env.now() if qdate is None else qdate)
-    check_user_logs(description, plan)
-    return plan.cluster_attrs, plan.proc_attrs, list(plan.warnings)
+    stream = _jobs.stream_cluster(description, env, cluster_id=cluster, count=count, itemdata=itemdata,
+                                  queue=queue, spool=spool, owner=owner, max_jobs=max_jobs,
+                                  qdate=env.now() if qdate is None else qdate)
+    check_user_logs(description, [stream.cluster_attrs.get("UserLog")])
+    made = stream.procs
+
+    def procs():
+        seen = set()
+        for proc in made():
+            log = proc.get("UserLog")
+            if log is not None and log not in seen:
+                check_user_logs(description, [log])
+                seen.add(log)
+            yield proc
+    return attrs.evolve(stream, procs=procs)
 
 
-def check_user_logs(description, plan) -> None:
-    """condor_submit's check before a submit: every user log can be opened
-    for appending (created if new); ``SubmitError`` naming the ``log`` line otherwise."""
+def check_user_logs(description, texts) -> None:
+    """condor_submit's check before a submit: every user log (ClassAd string
+    text; None skipped) can be opened for appending (created if new);
+    ``SubmitError`` naming the ``log`` line otherwise."""
     from eventcore.classad.api import unquote
     from eventcore.errors import SubmitError
-    texts = {plan.cluster_attrs.get("UserLog")} | {proc["UserLog"] for proc in plan.proc_attrs
-                                                    if "UserLog" in proc}
     for text in sorted(t for t in texts if t):
         path = unquote(text)
         try:

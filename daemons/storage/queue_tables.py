@@ -43,6 +43,20 @@ class TableLoader:
         return self.conn.execute("SELECT count(*) FROM queue_jobs WHERE cluster=?",
                                  (cluster,)).fetchone()[0]
 
+    def preload(self, fold: QueueFold, records) -> None:
+        """Look up at once the procs ``records`` submit that ``fold`` has not seen
+        (one range query per cluster instead of one query per proc)."""
+        wanted: dict[int, list[int]] = {}
+        for record in records:
+            if record.type == "proc" and (record.job.cluster, record.job.proc) not in fold.procs:
+                wanted.setdefault(record.job.cluster, []).append(record.job.proc)
+        for cluster, procs in wanted.items():
+            found = {proc: Proc(status, decode_ad(ad)) for proc, status, ad in self.conn.execute(
+                "SELECT proc, status, ad FROM queue_jobs WHERE cluster=? AND proc BETWEEN ? AND ?",
+                (cluster, min(procs), max(procs)))}
+            for proc in procs:
+                fold.procs[(cluster, proc)] = found.get(proc)
+
 
 def snapshot_position(conn: sqlite3.Connection) -> tuple[int, int] | None:
     """(position, checksum) the queue tables reflect, None if never built."""

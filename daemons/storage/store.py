@@ -335,6 +335,7 @@ class Store(QueueViews):
                 keys: set[str] = set()
                 for chunk in chunks:
                     request, rows = _Request(list(chunk), None, time), []
+                    queue_tables.TableLoader(self._conn).preload(self._fold, request.records)
                     self._apply_request(request, rows, [], keys)
                     if request.error is not None:
                         raise request.error

@@ -1,6 +1,8 @@
 """From a ``Submit`` to the job ads of one cluster, fast.
 
-``plan_cluster`` returns a ``ClusterPlan``: the attributes common to every
+``plan_cluster`` returns a ``ClusterPlan``, ``stream_cluster`` a
+``ClusterStream`` whose procs are made as they are read (a 10^6-job
+submission is sent to the schedd in chunks, never held whole): the attributes common to every
 proc once (``cluster_attrs``) and, per proc, only what differs
 (``proc_attrs``: ProcId, JobStatus and the attributes whose commands use
 per-job macros such as ``$(ProcId)`` or queue variables).  Values are
@@ -110,10 +112,24 @@ def _itemdata_rows(itemdata) -> tuple[tuple[str, ...], list[dict]]:
     return names, rows
 
 
-def job_list(sub, env, count: int = 0, itemdata=None, queue: str | None = None,
-             first_proc: int = 0, max_jobs: int | None = None) -> list[_Job]:
-    """The (proc, step, row, item values) of every job the statement makes;
-    ``SubmitError`` (condor_submit's words) when that is more than ``max_jobs``."""
+@attrs.frozen
+class JobSource:
+    """The jobs a queue statement makes, produced as they are read: ``count``
+    of them, ``item_names`` (the first row's variables), ``iter(source)``
+    gives (proc, step, row, item values) afresh each time."""
+
+    count: int
+    item_names: tuple[str, ...]
+    _make: object = attrs.field(alias="make")
+
+    def __iter__(self) -> Iterator[_Job]:
+        return self._make()
+
+
+def job_source(sub, env, count: int = 0, itemdata=None, queue: str | None = None,
+               first_proc: int = 0, max_jobs: int | None = None) -> JobSource:
+    """The jobs the statement makes (``JobSource``); ``SubmitError``
+    (condor_submit's words) when that is more than ``max_jobs``, or none."""
     if queue is not None and (count or itemdata is not None):
         raise ValueError("queue= cannot be combined with count= or itemdata=")
     if queue is None:
@@ -128,24 +144,35 @@ def job_list(sub, env, count: int = 0, itemdata=None, queue: str | None = None,
     else:
         bound = None if spec.selection is not None else max_jobs
         rows = load_rows(spec, env, where, bound, n)
-    if max_jobs is not None and rows is not None and n * len(spec.selected(len(rows))) > max_jobs:
-        raise SubmitError(too_many_jobs(max_jobs), *where)
-    jobs: list[_Job] = []
     if rows is None:
         if spec.mode is not None and itemdata is None:
             raise SubmitError("invalid Queue statement: no items selected", *where)
-        jobs = [_Job(first_proc + step, step, 0, {}) for step in range(n)]
-    elif n == 1:
-        jobs = [_Job(first_proc + i, 0, r, rows[r]) for i, r in enumerate(spec.selected(len(rows)))]
+        total, names = n, ()
+
+        def make():
+            return (_Job(first_proc + step, step, 0, {}) for step in range(n))
     else:
-        proc = first_proc
-        for r in spec.selected(len(rows)):
-            for step in range(n):
-                jobs.append(_Job(proc, step, r, rows[r]))
-                proc += 1
-    if not jobs:
+        selected = spec.selected(len(rows))
+        total = n * len(selected)
+        if max_jobs is not None and total > max_jobs:
+            raise SubmitError(too_many_jobs(max_jobs), *where)
+        names = tuple(rows[selected[0]]) if total else ()
+
+        def make():
+            picked = rows.pick(selected) if hasattr(rows, "pick") else ((r, rows[r]) for r in selected)
+            if n == 1:
+                return (_Job(first_proc + i, 0, r, row) for i, (r, row) in enumerate(picked))
+            return (_Job(first_proc + i * n + step, step, r, row)
+                    for i, (r, row) in enumerate(picked) for step in range(n))
+    if not total:
         raise SubmitError("invalid Queue statement: it makes no jobs", *where)
-    return jobs
+    return JobSource(total, names, make)
+
+
+def job_list(sub, env, count: int = 0, itemdata=None, queue: str | None = None,
+             first_proc: int = 0, max_jobs: int | None = None) -> list[_Job]:
+    """Every job of ``job_source`` in a list."""
+    return list(job_source(sub, env, count, itemdata, queue, first_proc, max_jobs))
 
 
 def _static_macros(cluster_id: int, qdate: int) -> dict[str, str]:
@@ -199,6 +226,28 @@ class _Planner:
         return lookup
 
 
+@attrs.frozen
+class ClusterStream:
+    """A cluster's job ads made as they are read: ``cluster_attrs`` once,
+    ``num_procs``, ``warnings``; ``procs()`` yields each proc's attribute
+    dict (what ``ClusterPlan.proc_attrs`` holds), afresh on each call, so a
+    10^6-job submission never holds them all.  A bad value met on the way
+    raises ``SubmitError`` from the iteration."""
+
+    cluster_id: int
+    cluster_attrs: dict[str, str]
+    num_procs: int
+    warnings: tuple[str, ...]
+    _procs: object = attrs.field(alias="procs")
+
+    def procs(self) -> Iterator[dict[str, str]]:
+        return self._procs()
+
+    def plan(self) -> ClusterPlan:
+        """Every proc made at once."""
+        return ClusterPlan(self.cluster_id, self.cluster_attrs, list(self.procs()), self.warnings)
+
+
 def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None,
                  queue: str | None = None, spool: bool = False, owner: str = "",
                  qdate: int = 0, first_proc: int = 0, fast: bool = True,
@@ -208,9 +257,19 @@ def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None
     ``fast=False`` expands every command in full for every job and runs
     every rule per job (the reference the fast path is tested against).
     ``max_jobs``: refuse a statement making more jobs (MAX_JOBS_PER_SUBMISSION)."""
-    jobs = job_list(sub, env, count, itemdata, queue, first_proc, max_jobs)
+    return stream_cluster(sub, env, cluster_id=cluster_id, count=count, itemdata=itemdata,
+                          queue=queue, spool=spool, owner=owner, qdate=qdate, first_proc=first_proc,
+                          fast=fast, max_jobs=max_jobs).plan()
+
+
+def stream_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None,
+                   queue: str | None = None, spool: bool = False, owner: str = "",
+                   qdate: int = 0, first_proc: int = 0, fast: bool = True,
+                   max_jobs: int | None = None) -> ClusterStream:
+    """``plan_cluster``'s work with the procs made as they are read (``ClusterStream``)."""
+    jobs = job_source(sub, env, count, itemdata, queue, first_proc, max_jobs)
     planner = _Planner(sub, env, cluster_id, owner, spool, qdate)
-    var_names = {name.lower(): name for job in jobs[:1] for name in job.items}
+    var_names = {name.lower(): name for name in jobs.item_names}
     slots = {name: i for i, name in enumerate(PER_JOB + tuple(var_names))}
     rules = T.RULES + T.custom_request_rules(planner.keys) + T.custom_attribute_rules(planner.keys)
 
@@ -243,9 +302,12 @@ def plan_cluster(sub, env, *, cluster_id: int = 1, count: int = 0, itemdata=None
 
     proc_rules = [(index, fn, {name for name, w in winner.items() if w > index})
                   for index, fn in proc_rules]
-    proc_attrs = _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, constants,
-                             present, status, rules, derived)
-    return ClusterPlan(cluster_id, cluster_attrs, proc_attrs, tuple(T.warnings_for(planner.keys)))
+
+    def procs():
+        return _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, constants,
+                           present, status, rules, derived)
+    return ClusterStream(cluster_id, cluster_attrs, jobs.count, tuple(T.warnings_for(planner.keys)),
+                         procs)
 
 
 def _compile_commands(planner: _Planner, rules, slots: dict[str, int], fast: bool):
@@ -280,13 +342,12 @@ def _compile_commands(planner: _Planner, rules, slots: dict[str, int], fast: boo
 
 
 def _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, constants, present,
-                status, rules, derived) -> list[dict[str, str]]:
-    """The per-proc attribute dicts (the hot loop of a big submit)."""
+                status, rules, derived) -> Iterator[dict[str, str]]:
+    """The per-proc attribute dicts, one at a time (the hot loop of a big submit)."""
     env, owner, spool = planner.env, planner.owner, planner.spool
     cluster_id = planner.cluster_id
     item_names = [var_names[low] for low in tuple(slots)[len(PER_JOB):]]
     formats = list(templates.items())
-    out_list = []
     index = -1
     job = None
     view = T.Job({}, constants, env, owner, spool, present)   # one view, its values swapped per job
@@ -316,12 +377,11 @@ def _proc_attrs(planner, jobs, slots, var_names, templates, slow, proc_rules, co
                         # long texts that repeat (Requirements) share one string
                         proc[name] = shared.setdefault(text, text) if len(text) > 64 else text
                 index = -1
-            out_list.append(proc)
+            yield proc
     except SubmitError as exc:
         if index < 0:
             raise
         raise _rule_error(planner, exc, rules[index][0], job) from None
-    return out_list
 
 
 def _full_values(planner: _Planner, job: _Job, formats, slow, live) -> dict:
@@ -367,4 +427,4 @@ def _base_attrs(sub, env, cluster_id: int, qdate: int, owner: str) -> dict[str, 
     return out
 
 
-__all__ = ["ClusterPlan", "plan_cluster", "job_list"]
+__all__ = ["ClusterPlan", "ClusterStream", "plan_cluster", "stream_cluster", "job_list", "job_source"]

@@ -2,13 +2,16 @@
 
 ``parse_queue`` turns the (macro-expanded) arguments into a ``QueueSpec``;
 ``load_rows`` reads its items (inline text, a block, a file or a glob, all
-through the environment) into a list of row dicts.  Rules: submit.md
+through the environment) as ``Rows``: the row texts, split into row dicts
+only as they are read, so a 10^6-row item file stays one text in memory.  Rules: submit.md
 section 3.  Errors are ``SubmitError``s naming the queue line.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 
 import attrs
 
@@ -188,49 +191,152 @@ def split_row(row: str, names: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def split_rows(texts: list[str], names: tuple[str, ...]) -> list[dict[str, str]]:
-    """``split_row`` over many rows (the common one- and two-variable cases inline)."""
+def row_splitter(names: tuple[str, ...]) -> Callable[[str], dict[str, str]]:
+    """``split_row`` for ``names`` as one function of the row text (the common
+    one- and two-variable cases inline)."""
     if len(names) == 1:
         (name,) = names
-        return [{name: t.strip(" \t")} for t in texts]
-    if len(names) == 2 and not any("\x1f" in t for t in texts):
+        return lambda t: {name: t.strip(" \t")}
+    if len(names) == 2:
         first, second = names
         search = _ROW_SEPARATOR.search
-        out = []
-        for t in texts:
+
+        def two(t: str) -> dict[str, str]:
+            if "\x1f" in t:
+                return split_row(t, names)
             t = t.strip(" \t")
             m = search(t)
             if m is None:
-                out.append({first: t, second: ""})
-            else:
-                out.append({first: t[:m.start()].strip(" \t"), second: t[m.end():].lstrip(" \t")})
-        return out
-    return [split_row(t, names) for t in texts]
+                return {first: t, second: ""}
+            return {first: t[:m.start()].strip(" \t"), second: t[m.end():].lstrip(" \t")}
+        return two
+    return lambda t: split_row(t, names)
 
 
-def table_rows(texts: list[str], where) -> list[dict[str, str]]:
-    """``from table``: the first row names the columns (comma separated; the
-    statement's own variable names are ignored), each further row is split at
-    commas, the last column taking the rest; missing columns are empty."""
-    if not texts:
-        return []
-    header = [name.strip(" \t") for name in texts[0].split(",")]
+def split_rows(texts: list[str], names: tuple[str, ...]) -> list[dict[str, str]]:
+    """``split_row`` over many rows."""
+    return list(map(row_splitter(names), texts))
+
+
+def _table_header(text: str, where) -> list[str]:
+    """``from table``'s first row: the column names (the statement's own
+    variable names are ignored)."""
+    header = [name.strip(" \t") for name in text.split(",")]
     bad = [name for name in header if not _VAR_RE.match(name) or name[0].isdigit()]
     if bad:
         raise _fail(f"Columns {len(bad)} have names that are not allowed : {' '.join(bad)}", where)
-    rows = []
-    for text in texts[1:]:
+    return header
+
+
+def _table_splitter(header: list[str]) -> Callable[[str], dict[str, str]]:
+    """Each further ``from table`` row is split at commas, the last column
+    taking the rest; missing columns are empty."""
+    def split(text: str) -> dict[str, str]:
         parts = [p.strip(" \t") for p in text.split(",", len(header) - 1)]
         parts += [""] * (len(header) - len(parts))
-        rows.append(dict(zip(header, parts)))
-    return rows
+        return dict(zip(header, parts))
+    return split
+
+
+class Rows:
+    """The item rows of a queue statement: row texts, split into dicts only
+    as they are read (a 10^6-row item file is held as its text, not as 10^6
+    dicts).  ``len``, iteration, ``rows[i]``, and ``pick(indexes)``."""
+
+    def __init__(self, texts: Sequence[str], split: Callable[[str], dict[str, str]]):
+        self._texts = texts
+        self._split = split
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def __iter__(self) -> Iterator[dict[str, str]]:
+        return map(self._split, self._texts)
+
+    def __getitem__(self, index: int) -> dict[str, str]:
+        return self._split(self._texts[index])
+
+    def pick(self, indexes: range | list[int]) -> Iterator[tuple[int, dict[str, str]]]:
+        """(index, row) for each of ``indexes``, in their order."""
+        if not isinstance(indexes, range) or indexes.step < 0:
+            return ((i, self[i]) for i in indexes)
+        split = self._split
+        return ((i, split(t)) for i, t in enumerate(self._texts) if i in indexes)
+
+
+class _Lines(Sequence):
+    """The lines of a text (``\r`` dropped at their ends), cut out as they
+    are read; ``len`` counts them once."""
+
+    def __init__(self, text: str):
+        self._text = text
+        self._count = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[str]:
+        text, start, end = self._text, 0, len(self._text)
+        while start < end:
+            stop = text.find("\n", start)
+            if stop < 0:
+                stop = end
+            yield text[start:stop].rstrip("\r")
+            start = stop + 1
+
+    def __getitem__(self, index: int) -> str:
+        if isinstance(index, slice) or not -self._count <= index < self._count:
+            raise IndexError(index)
+        index %= self._count
+        for i, line in enumerate(self):
+            if i == index:
+                return line
+        raise IndexError(index)
+
+
+class _Skip1(Sequence):
+    """A sequence without its first element (``from table``'s header line)."""
+
+    def __init__(self, texts: Sequence[str]):
+        self._texts = texts
+
+    def __len__(self) -> int:
+        return len(self._texts) - 1
+
+    def __iter__(self) -> Iterator[str]:
+        it = iter(self._texts)
+        next(it, None)
+        return it
+
+    def __getitem__(self, index: int) -> str:
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        return self._texts[index % len(self) + 1]
+
+
+_BLANK_LINE = re.compile(r"^[ \t]*\r?$", re.MULTILINE)
+
+
+def _check_not_blank(texts: Sequence[str], where) -> None:
+    """``SubmitError`` naming the first empty item row."""
+    if isinstance(texts, _Lines):
+        text = texts._text
+        for m in _BLANK_LINE.finditer(text):
+            if m.start() == len(text) and text.endswith("\n"):
+                break    # the end of the last line, not a row of its own
+            row = text.count("\n", 0, m.start()) + 1
+            raise _fail(f"invalid Queue statement: item row {row} is empty", where)
+        return
+    for i, text in enumerate(texts):
+        if not text.strip(" \t"):
+            raise _fail(f"invalid Queue statement: item row {i + 1} is empty", where)
 
 
 def load_rows(spec: QueueSpec, env, where, max_jobs: int | None = None,
-              per_row: int = 1) -> list[dict[str, str]] | None:
-    """Every row of the (unsliced) item list; None when there are no items.
-    With ``max_jobs``: ``SubmitError`` as soon as the rows (``per_row``
-    jobs each) would make more jobs than that, before they are all split."""
+              per_row: int = 1) -> Rows | None:
+    """Every row of the (unsliced) item list, as ``Rows`` (split when read);
+    None when there are no items.  With ``max_jobs``: ``SubmitError`` as soon
+    as the rows (``per_row`` jobs each) would make more jobs than that."""
     if spec.mode is None:
         return None
     names = spec.variables
@@ -241,9 +347,8 @@ def load_rows(spec: QueueSpec, env, where, max_jobs: int | None = None,
             raise _fail(too_many_jobs(max_jobs), where)
     if spec.mode == "in":
         lines = _block_lines(spec) if spec.block is not None else [spec.items or ""]
-        tokens = [t for line in lines for t in _SEPARATORS.split(line) if t]
-        check(len(tokens))
-        rows = [_first_only(t, names) for t in tokens]
+        texts = [t for line in lines for t in _SEPARATORS.split(line) if t]
+        split = partial(_first_only, names=names)
     elif spec.mode == "from":
         if spec.block is not None:
             texts = [line.strip(" \t") for line in _block_lines(spec)]
@@ -251,18 +356,18 @@ def load_rows(spec: QueueSpec, env, where, max_jobs: int | None = None,
             texts = [spec.items.strip(" \t")]
         else:
             texts = _read_rows(spec.items, env, where, check)
-        check(len(texts))
-        for i, text in enumerate(texts):
-            if not text.strip(" \t"):
-                raise _fail(f"invalid Queue statement: item row {i + 1} is empty", where)
-        rows = table_rows(texts, where) if spec.table else split_rows(texts, names)
+        _check_not_blank(texts, where)
+        split = row_splitter(names)
+        if spec.table and len(texts):
+            split = _table_splitter(_table_header(texts[0], where))
+            texts = texts[1:] if isinstance(texts, list) else _Skip1(texts)
     else:
         lines = _block_lines(spec) if spec.block is not None else [spec.items or ""]
         patterns = [t for line in lines for t in line.split() if t]
-        found = _glob(patterns, spec.qualifier, env)
-        check(len(found))
-        rows = [_first_only(p, names) for p in found]
-    return rows or None
+        texts = _glob(patterns, spec.qualifier, env)
+        split = partial(_first_only, names=names)
+    check(len(texts))
+    return Rows(texts, split) if len(texts) else None
 
 
 def _block_lines(spec: QueueSpec) -> list[str]:
@@ -275,7 +380,7 @@ def _first_only(token: str, names: tuple[str, ...]) -> dict[str, str]:
     return row
 
 
-def _read_rows(name: str, env, where, check) -> list[str]:
+def _read_rows(name: str, env, where, check) -> _Lines:
     if name.endswith("|"):
         raise _fail("invalid Queue statement: 'from command |' is not supported", where)
     try:
@@ -283,9 +388,9 @@ def _read_rows(name: str, env, where, check) -> list[str]:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise _fail(f"can't open file {name}: {reason}", where) from None
-    check(text.count("\n") + (0 if text.endswith("\n") else 1))
-    return [line.rstrip("\r") for line in text.split("\n")][:-1] if text.endswith("\n") \
-        else [line.rstrip("\r") for line in text.split("\n")] if text else []
+    lines = _Lines(text)
+    check(len(lines))
+    return lines
 
 
 def _glob(patterns: list[str], qualifier: str, env) -> list[str]:
