@@ -164,19 +164,30 @@ def connect(address: str, timeout: float | None = DEFAULT_TIMEOUT) -> socket.soc
     return sock
 
 
+def _reply(sock: socket.socket, address: str, request=None):
+    """Send ``request`` (if any), then read a reply; ``ConnectionLost`` if the connection fails."""
+    try:
+        if request is not None:
+            send_message(sock, request)
+        return recv_message(sock)
+    except (OSError, ValueError) as exc:
+        raise ConnectionLost(f"failed talking to daemon at {address}: {exc}") from exc
+
+
+def _result(reply):
+    if "err" in reply:
+        _raise_remote(*reply["err"])
+    return reply.get("ok")
+
+
 def call(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **args):
     """Send one request and return the result of its reply."""
     sock = connect(address, timeout)
     try:
-        send_message(sock, {"cmd": cmd, "args": args})
-        reply = recv_message(sock)
-    except (OSError, ValueError) as exc:
-        raise ConnectionLost(f"failed talking to daemon at {address}: {exc}") from exc
+        reply = _reply(sock, address, {"cmd": cmd, "args": args})
     finally:
         sock.close()
-    if "err" in reply:
-        _raise_remote(*reply["err"])
-    return reply.get("ok")
+    return _result(reply)
 
 
 def call_upload(address: str, cmd: str, chunks: Iterable, timeout: float | None = DEFAULT_TIMEOUT,
@@ -187,22 +198,13 @@ def call_upload(address: str, cmd: str, chunks: Iterable, timeout: float | None 
     closed midway, keeps nothing of the upload)."""
     sock = connect(address, timeout)
     try:
-        try:
-            send_message(sock, {"cmd": cmd, "args": args, "upload": True})
-            reply = recv_message(sock)
-        except (OSError, ValueError) as exc:
-            raise ConnectionLost(f"failed talking to daemon at {address}: {exc}") from exc
+        reply = _reply(sock, address, {"cmd": cmd, "args": args, "upload": True})
         if "more" in reply:
             _send_chunks(sock, chunks)
-            try:
-                reply = recv_message(sock)
-            except (OSError, ValueError) as exc:
-                raise ConnectionLost(f"failed talking to daemon at {address}: {exc}") from exc
+            reply = _reply(sock, address)
     finally:
         sock.close()
-    if "err" in reply:
-        _raise_remote(*reply["err"])
-    return reply.get("ok")
+    return _result(reply)
 
 
 def _send_chunks(sock: socket.socket, chunks: Iterable) -> None:
