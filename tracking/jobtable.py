@@ -157,6 +157,14 @@ class JobTable(MutableMapping):
             return list(self._live.values())
         return [s for j, s in self._live.items() if j.cluster == cluster]
 
+    def brief(self):
+        """``(cluster, proc, status, failed)`` of every job, packed ones without
+        building their states (what per-batch counts need)."""
+        for job, state in list(self._live.items()):
+            failed = state.status == _COMPLETED and (bool(state.exit_by_signal) or bool(state.exit_code))
+            yield job.cluster, job.proc, int(state.status), failed
+        yield from self.outcomes()
+
     def outcomes(self, cluster: int | None = None):
         """``(cluster, proc, status, failed)`` of each packed (finished) job, without
         building its state: ``failed`` = completed with a non-zero exit code or a signal."""

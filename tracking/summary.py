@@ -13,6 +13,7 @@ import attrs
 from eventcore.ids import JobId
 from eventcore.projections.jobstate import JobState
 from eventcore.status import JobStatus
+from tracking.jobtable import JobTable
 
 __all__ = ["BatchSummary", "progress_bar", "summarize"]
 
@@ -56,13 +57,18 @@ _FIELD = {JobStatus.IDLE: "idle", JobStatus.RUNNING: "running",
 def summarize(states: Mapping[JobId, JobState]) -> list[BatchSummary]:
     """One summary per cluster, by cluster id."""
     counts: dict[int, dict] = {}
-    for job, state in states.items():
-        c = counts.setdefault(job.cluster, {"procs": []})
-        field = _FIELD[JobStatus(state.status)]
+    if isinstance(states, JobTable):          # finished jobs counted without building their states
+        jobs = states.brief()
+    else:
+        jobs = ((job.cluster, job.proc, int(state.status), state.status == JobStatus.COMPLETED
+                 and bool(state.exit_by_signal or state.exit_code)) for job, state in states.items())
+    for cluster, proc, status, failed in jobs:
+        c = counts.setdefault(cluster, {"procs": []})
+        field = _FIELD[JobStatus(status)]
         c[field] = c.get(field, 0) + 1
-        if state.status == JobStatus.COMPLETED and (state.exit_by_signal or state.exit_code):
+        if failed:
             c["failed"] = c.get("failed", 0) + 1
-        c["procs"].append(job.proc)
+        c["procs"].append(proc)
     return [BatchSummary(cluster, **{**c, "procs": tuple(c["procs"])})
             for cluster, c in sorted(counts.items())]
 

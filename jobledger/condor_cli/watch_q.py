@@ -278,8 +278,8 @@ def run(argv: list[str]) -> int:
         with tracker:
             while True:
                 drain(tracker)
-                states = {job: int(state.status) for job, state in tracker.states.items()
-                          if only is None or job.cluster in only}
+                states = {JobId(c, p): status for c, p, status, _ in tracker.states.brief()
+                          if only is None or c in only}
                 now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
                 text = screen(states, opts, names, procs, {}, now)
                 body = text.rsplit("\nUpdated at ", 1)[0]

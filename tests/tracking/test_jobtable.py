@@ -26,7 +26,7 @@ def states(draw):
         last_start=draw(_times), completed=draw(_times), exit_code=draw(_ints),
         exit_signal=draw(_ints), exit_by_signal=draw(_flags), hold_reason=draw(_texts),
         hold_code=draw(_ints), hold_subcode=draw(_ints), starts=draw(st.integers(0, 5)),
-        holds=draw(_ints.filter(lambda v: v is not None)), evictions=draw(st.integers(0, 3)),
+        holds=draw(st.one_of(st.integers(0, 3), st.sampled_from([2**31, 2**70]))), evictions=draw(st.integers(0, 3)),
         host=draw(_texts), seen_submit=draw(st.booleans()), last_event=draw(_ints),
         last_event_time=draw(_times), events=draw(st.integers(0, 2**33)))
 
@@ -88,3 +88,14 @@ def test_conditions_read_a_table_as_they_read_a_dict(items, cluster, expected):
         table[state.job] = model[state.job] = state
     for condition in (all_done(cluster, expected), any_held(cluster), any_failed(cluster)):
         assert condition(table) == condition(model)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(states(), max_size=40))
+def test_batch_summaries_of_a_table_are_those_of_a_dict(items):
+    from tracking.summary import summarize
+    table, model = JobTable(), {}
+    for state in items:
+        table[state.job] = model[state.job] = state
+    key = lambda b: (b.cluster, b.idle, b.running, b.held, b.completed, b.removed, b.failed, sorted(b.procs))
+    assert [key(b) for b in summarize(table)] == [key(b) for b in summarize(model)]
