@@ -124,9 +124,9 @@ class PollTracker(Tracker):
         for ad in ads:
             job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
             states[job] = state_from_ad(ad, self.states.get(job))
-        gone = [job for job, state in self.states.items()
-                if job not in states and not state.done
-                and (clusters is None or job.cluster in clusters)]
+        gone = [state.job for state in self.states.live()      # live: the jobs not finished
+                if state.job not in states and not state.done
+                and (clusters is None or state.job.cluster in clusters)]
         states.update((s.job, s) for s in self._left_queue(gone))
         positions = {"history_since": mark} if mark is not None else {}
         return Batch(sorted(states.values(), key=lambda s: s.job), positions)
@@ -173,7 +173,7 @@ class PollTracker(Tracker):
             per = counts.setdefault(int(ad["ClusterId"]), {})
             status = int(ad["JobStatus"])
             per[status] = per.get(status, 0) + int(ad["JobCount"])
-        known = {job.cluster for job, s in self.states.items() if not s.done}
+        known = {s.job.cluster for s in self.states.live() if not s.done}
         changed = {c for c in counts.keys() | self._counts.keys() | known
                    if counts.get(c) != self._counts.get(c)}
         self._counts = counts
