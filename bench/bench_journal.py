@@ -29,7 +29,7 @@ if str(ROOT) not in sys.path:
 
 from daemons.journal_check import check_before_start  # noqa: E402
 from daemons.store import DB_NAME, Store  # noqa: E402
-from eventcore.codecs.journal import make_rows  # noqa: E402
+from eventcore.codecs.journal import Row, make_rows  # noqa: E402
 from eventcore.events import event_to_dict, make_event  # noqa: E402
 from eventcore.ids import JobId  # noqa: E402
 from eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcAd, quote_string  # noqa: E402
@@ -197,8 +197,11 @@ def main(argv=None) -> None:
     try:
         if "--storage" in argv:      # the before/after rows of the storage package (issue 16)
             rows = storage_rows(base, records)
+        elif "--append-path" in argv:
+            rows = append_path_rows(base)
         else:
-            rows = append_rows(base) + big_journal_rows(base, records) + storage_rows(base, 0)
+            rows = (append_rows(base) + big_journal_rows(base, records) + storage_rows(base, 0)
+                    + append_path_rows(base))
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print_table(rows)
@@ -313,6 +316,35 @@ def storage_rows(base: str, records: int) -> list[tuple]:
         rows += history_rows(store)
         store.close()
     return rows + projector_rows(base)
+
+
+def append_path_rows(base: str, records: int = 100_000) -> list[tuple]:
+    """The journal insert of the hot append path: sqlite3's executemany beside
+    sqlite-utils' insert_all, the same rows into the same schema, one transaction each."""
+    import sqlite_utils
+    rows = make_rows(cycles(1, 1000, records), 1, float(T0), 0)
+    columns = Row._fields
+    out = []
+    for label in ("sqlite3 executemany", "sqlite-utils insert_all"):
+        local = os.path.join(base, f"path-{label.split()[0]}")
+        Store(local).close()
+        conn = sqlite3.connect(os.path.join(local, DB_NAME), isolation_level=None)
+        conn.execute("PRAGMA synchronous=FULL")
+        db = sqlite_utils.Database(conn, execute_plugins=False)
+
+        def insert():
+            conn.execute("BEGIN IMMEDIATE")
+            if label.startswith("sqlite3"):
+                conn.executemany("INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            else:
+                db["journal"].insert_all((dict(zip(columns, r)) for r in rows),
+                                         batch_size=1000)
+            conn.execute("COMMIT")
+        elapsed, _, cpu = timed(insert)
+        conn.close()
+        out.append((f"journal insert of {records:,} rows, {label}", f"{records / elapsed:,.0f} rec/s",
+                    f"{records / cpu:,.0f} rec/s", "the append path uses the faster"))
+    return out
 
 
 def history_rows(store) -> list[tuple]:

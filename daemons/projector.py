@@ -98,6 +98,7 @@ class Projector:
         self.tz = tz or local_zone()
         self.chunk = chunk
         self.cursors = LogCursors(store.path, CURSOR)
+        store.keep_recent()
         self._targets: LogTargets | None = None     # loaded at the first catch-up
         self._lock = threading.Lock()
         self._users = UserLogWriter(fsync=fsync)

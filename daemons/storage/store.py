@@ -44,11 +44,12 @@ Ads come back as ``dict`` name -> ClassAd expression text; the reads are
 ``constraint_filter``, a callable ``text -> predicate(ad) -> bool``, by
 default the ClassAd engine's).
 
-Committed entries in memory: ``recent(after, limit)`` gives the rows this
-store committed after ``after`` with their payloads as appended (no JSON
-decode), from a window of the last ``RECENT`` records; None when ``after``
-is older than the window (read the journal instead).  The projector follows
-the journal this way (daemons.projector).
+Committed entries in memory: once ``keep_recent()`` was called (by the
+projector), ``recent(after, limit)`` gives the rows this store committed
+after ``after`` with their payloads as appended (no JSON decode) and drops
+those up to ``after``; at most ``RECENT`` records wait there (a follower
+further behind reads the journal: ``recent`` says None).  The projector
+follows the journal this way (daemons.projector).
 
 Schema: opening for writing creates or upgrades it (daemons.storage.schema);
 a journal of an unknown version is refused, never misread.
@@ -164,6 +165,7 @@ class Store(QueueViews):
         self._columns = journal_columns(self._conn)
         self._head, self._last_checksum = self._read_head()
         self._committed = self._head   # _head runs ahead of it while a transaction is open
+        self._keeping = False                 # keep_recent() was called
         self._recent: list[tuple[Row, dict]] = []
         self._recent_base = self._head + 1    # position of _recent[0]
         self._fold = QueueFold(queue_tables.TableLoader(self._conn))
@@ -441,11 +443,21 @@ class Store(QueueViews):
         return out
 
     # ---------------------------------------------- committed, in memory --
+    def keep_recent(self) -> None:
+        """Keep committed entries in memory for ``recent`` from now on (the projector
+        asks; without a follower nothing is kept, so appends pay nothing for it)."""
+        with self._write_lock, self._recent_lock:
+            if not self._keeping:
+                self._keeping = True
+                self._recent, self._recent_base = [], self._committed + 1
+
     def _remember(self, rows: list[Row], payloads: list[dict]) -> None:
+        if not self._keeping:
+            return
         with self._recent_lock:
             self._recent.extend(zip(rows, payloads))
             extra = len(self._recent) - RECENT
-            if extra > RECENT // 4:         # trim in steps, not on every append
+            if extra > 0:                  # the follower fell behind: it reads the journal
                 del self._recent[:extra]
                 self._recent_base += extra
 
@@ -456,12 +468,17 @@ class Store(QueueViews):
 
     def recent(self, after: int, limit: int) -> list[tuple[Row, dict]] | None:
         """Up to ``limit`` (row, payload) this store committed after ``after``, in
-        order; None when the window no longer (or not yet) reaches back to it."""
+        order; None when they are not in memory (not kept, or no longer, or not
+        yet: read the journal).  Entries up to ``after`` are dropped: the follower
+        has them, and short-lived entries cost the appends (and the GC) least."""
         with self._recent_lock:
             start = after + 1 - self._recent_base
-            if start < 0:
+            if not self._keeping or start < 0 or start > len(self._recent):
                 return None
-            return self._recent[start:start + limit]
+            if start:
+                del self._recent[:start]
+                self._recent_base += start
+            return self._recent[:limit]
 
     # ----------------------------------------------------------- restart --
     def _catch_up_queue(self) -> str:

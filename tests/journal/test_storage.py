@@ -184,13 +184,29 @@ def workload(tmp_path):
 
 def test_entries_in_memory_equal_the_entries_read_back(tmp_path):
     store = Store(tmp_path / "pool")
+    store.append(submit(9, 1))
+    assert store.recent(0, 10) is None          # nobody follows: nothing is kept
+    store.keep_recent()
+    first = store.head()
     for record in workload(tmp_path):
         store.append([record])
-    recent = store.recent(0, 1000)
+    recent = store.recent(first, 1000)
     assert [Entry(r.position, r.time, job_id(r.cluster, r.proc), r.type, payload, r.key)
-            for r, payload in recent] == list(store.entries())
-    assert [r for r, _ in recent] == list(store.rows())
+            for r, payload in recent] == list(store.entries(after=first))
+    assert [r for r, _ in recent] == list(store.rows(after=first))
+    assert store.recent(first + 3, 2) == recent[3:5]      # what the follower has is dropped
+    assert store.recent(first, 10) is None
     assert store.recent(store.head(), 10) == []
+    store.close()
+
+
+def test_a_follower_too_far_behind_reads_the_journal(tmp_path, monkeypatch):
+    monkeypatch.setattr(store_module, "RECENT", 10)
+    store = Store(tmp_path / "pool")
+    store.keep_recent()
+    store.append(submit(1, 20))                  # 41 records: only the last 10 are kept
+    assert store.recent(0, 100) is None
+    assert [r.position for r, _ in store.recent(31, 100)] == list(range(32, 42))
     store.close()
 
 
