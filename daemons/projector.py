@@ -68,6 +68,7 @@ CURSOR = "logs"
 # journal positions the cursor may run ahead of its saved value while nothing is written
 UNSAVED_LIMIT = 10_000
 RETRY_FIRST, RETRY_MAX = 0.5, 30.0     # seconds between retries of failed user logs
+BATCH_WINDOW = 0.02   # seconds the follower waits after a catch-up, so appends gather
 
 
 def _describe(exc: OSError) -> str:
@@ -286,7 +287,7 @@ class Projector:
             _time.sleep(0.01)
         return True
 
-    def start(self, interval: float = 0.05) -> None:
+    def start(self, interval: float = 0.5) -> None:
         """Follow the journal in a background thread."""
         if self._thread is not None:
             return
@@ -300,10 +301,12 @@ class Projector:
             while not self._stopping.is_set():
                 if self.store.head() > self.position:
                     self.catch_up()
+                    # Let the next appends gather: one write, fsync and cursor commit for them all.
+                    self._stopping.wait(BATCH_WINDOW)
                 elif self._retry_at is not None and _time.monotonic() >= self._retry_at:
                     self.retry_failed()
                 else:
-                    self.store.wait_for_position(self.position + 1, interval)
+                    self.store.wait_for_position(self.position + 1, interval, self._stopping)
         except BaseException as exc:   # kept, re-raised by stop()
             self._error = exc
 
@@ -312,6 +315,7 @@ class Projector:
         thread, self._thread = self._thread, None
         if thread is not None:
             self._stopping.set()
+            self.store.wake_waiters()
             thread.join()
         if self._error is not None:
             error, self._error = self._error, None

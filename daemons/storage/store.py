@@ -530,30 +530,44 @@ class Store(QueueViews):
         with self._read_lock:
             return self._read_head(self._reader)[0]
 
-    def wait_for_position(self, position: int, timeout: float | None = None) -> bool:
-        """Block until the journal holds ``position`` (or ``timeout`` seconds pass)."""
+    def wake_waiters(self) -> None:
+        """Wake every ``wait_for_position`` now (those given a ``stop`` look at it)."""
+        with self._cond:
+            self._cond.notify_all()
+
+    def wait_for_position(self, position: int, timeout: float | None = None,
+                          stop: threading.Event | None = None) -> bool:
+        """Block until the journal holds ``position`` (or ``timeout`` seconds pass, or
+        ``stop`` is set and ``wake_waiters`` called)."""
         deadline = None if timeout is None else _time.monotonic() + timeout
-        while True:
-            # not _head: it counts the records of a transaction still open
-            if self._committed >= position or self.head() >= position:
+        while stop is None or not stop.is_set():
+            # not _head: it counts the records of a transaction still open.  The head
+            # read catches another process's commits; our own ones notify _cond.
+            if self.head() >= position:
                 return True
             remaining = None if deadline is None else deadline - _time.monotonic()
             if remaining is not None and remaining <= 0:
                 return False
             with self._cond:
-                self._cond.wait(0.05 if remaining is None else min(0.05, remaining))
+                if self._committed < position:
+                    self._cond.wait(0.5 if remaining is None else min(0.5, remaining))
+            if self._committed >= position:
+                return True
+        return False
 
     def rows(self, after: int = 0, limit: int | None = None) -> Iterator[Row]:
-        """Raw rows with checksums (audit, the projector's fallback), on a connection
-        of their own so a long read holds no lock of the store."""
-        reader = Reader(self.path, check=False)
+        """Raw rows with checksums (audit, the projector's catch-up), on a connection
+        of the chunked reads (``_scanner``) so a long read holds no lock of the store
+        (a new connection per catch-up cost the schedd ~12% of its CPU)."""
+        conn = self._scanner()
         try:
+            reader = Reader.over(conn, self.path)
             if limit is not None:
                 yield from reader.rows(after, limit)
             else:
                 yield from reader.iter_rows(after)
         finally:
-            reader.close()
+            self._scanner(done=conn)
 
     def entries(self, after: int = 0, limit: int | None = None) -> Iterator[Entry]:
         return (entry_from_row(row) for row in self.rows(after, limit))
