@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import socket
 import struct
 import threading
@@ -49,6 +50,7 @@ _HEADER = struct.Struct(">I")
 MAX_MESSAGE = 1 << 30
 DEFAULT_TIMEOUT = 30.0
 UPLOAD_IDLE = 60.0     # seconds a server waits for the next chunk of an upload
+IDLE_WORKER = 30.0     # seconds a server thread waits for another connection
 _PEERCRED = struct.Struct("3i")
 
 
@@ -279,6 +281,9 @@ Handler = Callable[..., object]
 class Server:
     """A threaded Unix-socket server: one thread per connection, handlers by name.
 
+    A thread that has answered waits up to ``IDLE_WORKER`` seconds for the next
+    connection before it ends, so a busy pool does not start a thread per request.
+
     ``handlers[cmd](peer, **args)`` returns a JSON-able result, or a
     ``Streamed``.  Exceptions go back to the client as ``{"err": ...}``;
     ``unexpected`` (if given) is told about those that are not ours.
@@ -294,6 +299,9 @@ class Server:
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._closing = threading.Event()
+        self._handoff: queue.SimpleQueue = queue.SimpleQueue()   # connections for idle threads
+        self._idle = 0            # threads waiting on _handoff (or about to)
+        self._idle_lock = threading.Lock()
 
     def bind(self) -> "Server":
         if os.path.exists(self.path):
@@ -314,7 +322,10 @@ class Server:
         return self
 
     def close(self) -> None:
-        self._closing.set()
+        with self._idle_lock:
+            self._closing.set()
+            for _ in range(self._idle):
+                self._handoff.put(None)     # the idle threads end
         if self._sock is not None:
             try:
                 self._sock.shutdown(socket.SHUT_RDWR)
@@ -334,8 +345,31 @@ class Server:
             if uid != self.uid:
                 conn.close()  # another user: refused before reading anything
                 continue
-            threading.Thread(target=self._serve, args=(conn, pid, uid), name="ipc-conn",
+            with self._idle_lock:
+                if self._idle:
+                    self._idle -= 1
+                    self._handoff.put((conn, pid, uid))
+                    continue
+            threading.Thread(target=self._work, args=((conn, pid, uid),), name="ipc-conn",
                              daemon=True).start()
+
+    def _work(self, job) -> None:
+        """Serve ``job``, then the connections handed over while idle, until none comes."""
+        while job is not None:
+            self._serve(*job)
+            with self._idle_lock:
+                if self._closing.is_set():
+                    return
+                self._idle += 1
+            try:
+                job = self._handoff.get(timeout=IDLE_WORKER)
+            except queue.Empty:
+                with self._idle_lock:   # one may have been handed over just now
+                    try:
+                        job = self._handoff.get_nowait()
+                    except queue.Empty:
+                        self._idle -= 1
+                        job = None
 
     def _serve(self, conn: socket.socket, pid: int, uid: int) -> None:
         with conn:

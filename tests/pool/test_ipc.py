@@ -10,6 +10,7 @@ from daemons import ipc
 from eventcore.errors import (ClassAdParseError, HTCondorException, InvalidTransition, MacroError,
                               SubmitError, TrackerTimeout)
 from eventcore.status import JobStatus
+from tests.pool.conftest import wait_until
 
 
 @pytest.fixture
@@ -104,4 +105,25 @@ def test_other_uid_is_refused(tmp_path):
         with pytest.raises(HTCondorException):
             ipc.call(srv.address, "echo", timeout=5)
     finally:
+        srv.close()
+
+
+def test_a_thread_that_answered_serves_the_next_connection(tmp_path):
+    import threading
+    release = threading.Event()
+    handlers = {"who": lambda peer: threading.get_ident(),
+                "hold": lambda peer: release.wait(10)}
+    srv = ipc.Server(str(tmp_path / "w.sock"), handlers).start()
+    try:
+        first = ipc.call(srv.address, "who")
+        wait_until(lambda: srv._idle == 1, 10, what="the thread to wait for the next connection")
+        assert ipc.call(srv.address, "who") == first      # no new thread per request
+        # a request that blocks keeps its thread: the next one is served meanwhile
+        held = threading.Thread(target=ipc.call, args=(srv.address, "hold"))
+        held.start()
+        assert isinstance(ipc.call(srv.address, "who"), int)
+        release.set()
+        held.join(10)
+    finally:
+        release.set()
         srv.close()
