@@ -252,7 +252,7 @@ class Daemon:
         self.server = ipc.Server(str(self.run_dir / f"{self.name}.sock"), self.handlers(),
                                  unexpected=self.unexpected).start(f"{self.name}-ipc")
         self.started()
-        while not self.stopping.wait(0.5):
+        while not self.stopping.wait(5.0):   # a signal's handler sets it at once
             pass
         self.log.info("%s stopping", self.name)
         try:
@@ -275,14 +275,13 @@ class Daemon:
             return
         fd = int(fd)
 
-        def watch():
+        def watch():   # a daemon thread: blocks until the master's end of the pipe closes
             while not self.stopping.is_set():
-                ready, _, _ = select.select([fd], [], [], 1.0)
-                if ready:
-                    if not os.read(fd, 1):
-                        self.log.info("master is gone: stopping")
-                        self.stopping.set()
-                        return
+                ready, _, _ = select.select([fd], [], [])
+                if ready and not os.read(fd, 1):
+                    self.log.info("master is gone: stopping")
+                    self.stopping.set()
+                    return
         threading.Thread(target=watch, name="lifeline", daemon=True).start()
 
 

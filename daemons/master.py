@@ -152,7 +152,7 @@ class Master(Daemon):
 
     def started(self) -> None:
         super().started()
-        self.every(0.1, self._supervise, name="supervise")
+        self.every(0.5, self._supervise, name="supervise")
 
     def _supervise(self) -> None:
         backoff = self.config_float("MASTER_BACKOFF_CONSTANT", 0)

@@ -137,7 +137,7 @@ def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_time
     open_ = True
     while open_ or children:
         try:
-            ready, _, _ = select.select(([sock] if open_ else []) + [wake_r], [], [], 1.0)
+            ready, _, _ = select.select(([sock] if open_ else []) + [wake_r], [], [], 5.0)
         except InterruptedError:
             ready = []
         if wake_r in ready:
@@ -234,8 +234,10 @@ class Startd(Daemon):
     def started(self) -> None:
         super().started()
         self.launcher.on_dead = self._launcher_died
-        self.every(0.2, self._check_starters, name="check-starters")
-        self.every(1.0, self._advertise_changes, name="ads-on-change", wake=self._changed)
+        # The launcher reports its starters' exits; this finds those it cannot see
+        # (a previous startd's starters).
+        self.every(1.0, self._check_starters, name="check-starters")
+        self.every(0.0, self._advertise_changes, name="ads-on-change")
 
     def _launcher_died(self) -> None:
         """Without its launcher the startd cannot start jobs: exit, the master restarts us."""
@@ -409,7 +411,11 @@ class Startd(Daemon):
         return self.slot_ads()
 
     def _advertise_changes(self) -> None:
-        """Changed slots go to the collector at most once a second (the negotiator asks us)."""
+        """Changed slots go to the collector at most once a second (the negotiator asks
+        us); unchanged ones every UPDATE_INTERVAL (``started``)."""
+        if not self._changed.wait(5.0):
+            return
+        self._changed.clear()
         self.advertise()
         self.stopping.wait(1.0)
 
