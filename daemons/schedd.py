@@ -27,6 +27,7 @@ from __future__ import annotations
 import pwd
 import threading
 import time
+from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 
 from daemons import adwire, ipc, jobsets, spool
@@ -199,7 +200,7 @@ class Schedd(Daemon):
         (wishes that arrive meanwhile fold into the next one).  ``poke_negotiator``
         (the daemon's synchronous call) is not overridden here: the last time it was,
         this loop called the override, set the event it had just cleared, and spun."""
-        if not self._cycle_wanted.wait(1.0):
+        if not self._cycle_wanted.wait(5.0):
             return
         self._cycle_wanted.clear()
         self.poke_negotiator()
@@ -455,9 +456,16 @@ class Schedd(Daemon):
         # claim is offered to the next job of the same kind.
         # The job is over whatever the journal decides about this report, so its
         # claim can be handed on while the outcome is being committed.
+        # The starter exits once answered: answering after the handover means the
+        # startd never sees that slot free (no negotiation cycle per job).
+        # The starter exits once answered: answering after the handover means the
+        # startd never sees that slot free (no negotiation cycle per job).
         job_id = JobId.parse(job)
-        self.matches.finished(job_id, claim, outcome)
-        return self.runs.record_outcome(job_id, claim, outcome)
+        handover = self.matches.finished(job_id, claim, outcome)
+        result = self.runs.record_outcome(job_id, claim, outcome)
+        if handover is not None:
+            futures.wait([handover], timeout=10)
+        return result
 
 
 def _kept_names(names: tuple, spellings: dict, refused: set) -> tuple | None:

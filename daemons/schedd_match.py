@@ -12,7 +12,7 @@ negotiation cycle.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from daemons import adwire, ipc, spool
 from daemons.negotiator import request_of
@@ -70,11 +70,15 @@ class Matches:
                 self._workers.submit(self._activate, job, claim, match)
         return len(matches)
 
-    def finished(self, job: JobId, claim: str, outcome: dict) -> None:
-        """A run ended (its outcome is about to be recorded): an exit hands its claim on."""
-        ad = self.store.job_ad(job)
-        if ad is not None and self.reuse_claims and outcome.get("kind") == "exit":
-            self._workers.submit(self._reuse_claim, claim, ad)  # not after vacate/shutdown
+    def finished(self, job: JobId, claim: str, outcome: dict) -> Future | None:
+        """A run ended (its outcome is about to be recorded): an exit hands its claim on
+        (not after vacate/shutdown).  Returns the handover under way, if any: the
+        starter is answered after it, so the startd never sees the slot free."""
+        if not (self.reuse_claims and outcome.get("kind") == "exit"):
+            return None
+        self.runs.wait_started(claim)   # a short job can end before its run is recorded
+        ad = self.store.job_ad(job)     # (and then its ad would name no startd)
+        return None if ad is None else self._workers.submit(self._reuse_claim, claim, ad)
 
     def _reuse_claim(self, old_claim: str, finished: dict) -> None:
         """HTCondor's claim reuse: the next idle job of the same kind takes the finished

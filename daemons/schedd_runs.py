@@ -108,7 +108,7 @@ class Runs:
         with self.lock:
             return claim in self._starting
 
-    def _wait_started(self, claim: str, timeout: float = STARTED_WAIT) -> None:
+    def wait_started(self, claim: str, timeout: float = STARTED_WAIT) -> None:
         """A report about ``claim`` waits for its start to be recorded (outside the lock)."""
         with self.lock:
             pending = self._starting.get(claim)
@@ -117,7 +117,7 @@ class Runs:
 
     # -- outcomes -------------------------------------------------------------------
     def record_outcome(self, job: JobId, claim: str, outcome: dict, wait: float = STARTED_WAIT) -> str:
-        self._wait_started(claim, wait)
+        self.wait_started(claim, wait)
         with self.lock:
             ad = self.store.job_ad(job)
             if ad is None or not self._is_current(ad, claim):
@@ -134,7 +134,7 @@ class Runs:
 
     def record_input(self, job: JobId, claim: str, events: list, input_bytes: int) -> str:
         """The starter copied the inputs: FILE_TRANSFER events and TransferInputSizeMB."""
-        self._wait_started(claim)
+        self.wait_started(claim)
         with self.lock:
             ad = self.store.job_ad(job)
             if ad is None or not self._is_current(ad, claim):

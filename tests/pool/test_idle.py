@@ -142,3 +142,19 @@ def test_every_thread_of_a_running_dag_has_a_name(slow_pool, tmp_path):
     go.touch()
     wait_until(lambda: not slow_pool.schedd.query(f"ClusterId == {cluster}", ["JobStatus"]), START_BOUND,
                what=f"DAGMan job {cluster} to finish")
+
+
+def test_a_finished_job_hands_its_claim_to_the_next_without_a_cycle(slow_pool, tmp_path):
+    # Claim reuse: the schedd answers a starter's outcome only once the next idle job
+    # of the same kind holds that claim, so the startd never sees the slot free and
+    # nobody asks for a negotiation per job: a few cycles for the whole cluster.
+    jobs = 12
+    wait_until(lambda: negotiator_cycles(slow_pool) >= 1, 30, what="the negotiator's first cycle")
+    cycles = negotiator_cycles(slow_pool)
+    log = tmp_path / "jobs.log"
+    job = ClassAd({"Cmd": "/bin/true", "Iwd": str(tmp_path), "UserLog": str(log)})
+    slow_pool.schedd.submit(job, jobs)
+    wait_until(lambda: log.exists() and log.read_text().count("\n005 (") >= jobs, START_BOUND,
+               what=f"{jobs} jobs to terminate")
+    # one cycle for the submit, one per slot freed at the end (they may fold together)
+    assert negotiator_cycles(slow_pool) - cycles <= 1 + len(os.sched_getaffinity(0))
