@@ -193,7 +193,7 @@ def incremental(n: int, paths, load, rounds: int = 5) -> tuple:
             statistics.median(rates), "events/s", None)
 
 
-def read_journal(n: int, tmp: Path) -> tuple:
+def read_journal(n: int, tmp: Path) -> list[tuple]:
     load = workload(n, seed=1, per_cluster=PER_LOG)
     store = Store(tmp / f"pool{n}", durability="normal")
     groups = journal_records(load)
@@ -210,7 +210,39 @@ def read_journal(n: int, tmp: Path) -> tuple:
 
     t_ours, jobs = timed(ours)
     assert jobs == n
-    return (f"read {n:,} jobs (journal, {records:,} records)", records / t_ours, "records/s", None)
+    return [(f"read {n:,} jobs (journal, {records:,} records)", records / t_ours, "records/s", None),
+            journal_tracker_rss(n, tmp / f"pool{n}" / "journal.sqlite")]
+
+
+_JOURNAL_RSS_CHILD = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from tracking.journal import JournalTracker
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+base = rss()
+tracker = JournalTracker(sys.argv[2], batch=20_000, notify=False)
+while tracker.step():
+    pass
+after = rss()
+done = sum(1 for s in tracker.states.values() if s.done)
+print(base, after, len(tracker.states), done)
+tracker.stop()
+"""
+
+
+def journal_tracker_rss(n: int, journal: Path, root: Path = ROOT) -> tuple:
+    """Resident memory of a process whose ``JournalTracker`` has read the n jobs' journal."""
+    import subprocess
+    out = subprocess.run([sys.executable, "-c", _JOURNAL_RSS_CHILD, str(root), str(journal)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    base, after, jobs, done = (int(x) for x in out)
+    assert jobs == n, (jobs, n)
+    return (f"journal tracker RSS, {n:,} jobs read ({done:,} finished; {(after - base) / n:,.0f} B "
+            "per job over imports)", after / 2**20, "MB", None)
 
 
 def percentile(values, p):
@@ -301,7 +333,7 @@ def main(sizes=(10_000, 100_000)) -> None:
         print(f"| {'case':<58} | {'rate':>12} | {'unit':<9} | ours/theirs |")
         print(f"|{'-' * 60}|{'-' * 14}|{'-' * 11}|-------------|")
         for n in sizes:
-            rows = read_userlogs(n, tmp) + [read_journal(n, tmp)]
+            rows = read_userlogs(n, tmp) + read_journal(n, tmp)
             for name, rate, unit, ratio in rows:
                 r = f"{ratio:.2f}" if ratio else "-"
                 print(f"| {name:<58} | {rate:>12,.0f} | {unit:<9} | {r:>11} |", flush=True)
