@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import itertools
+import socket
 import threading
 import time
 
@@ -40,6 +41,30 @@ from eventcore.errors import HTCondorException
 
 RESOURCES = ("Cpus", "Memory", "Disk")
 RESULT_TIMEOUT = 20.0   # seconds to fetch a finished task's outcome and sandbox from its worker
+
+
+def scheduler_problem(address: str, timeout: float = 5.0) -> str | None:
+    """Why the Dask scheduler at ``address`` cannot be reached, in one line, or None.
+
+    Only ``tcp://`` and ``tls://`` addresses (and ``host:port``, which Dask reads as
+    tcp) are tried, with a plain TCP connection; other protocols are left to Dask."""
+    text = address.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme not in ("tcp", "tls"):
+        return None
+    host, colon, port = rest.rstrip("/").rpartition(":")
+    if not colon:
+        host, port = rest.rstrip("/"), "8786"
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return f"{address!r} is not a Dask scheduler address (like tcp://host:8786)"
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        return f"cannot reach the Dask scheduler at {text}: {exc.strerror or exc}"
+    return None
 
 
 def worker_slot_name(info: dict, facts: dict) -> str:
@@ -60,6 +85,9 @@ class DaskStartd(Startd):
         self.scheduler = self.config("DASK_SCHEDULER_ADDRESS", "").strip()
         if not self.scheduler:
             self.refuse(HTCondorException("DASK_SCHEDULER_ADDRESS is not set: no Dask cluster to use"))
+        problem = scheduler_problem(self.scheduler)
+        if problem:
+            self.refuse(HTCondorException(problem))
         try:
             import distributed  # noqa: F401 - the optional [dask] extra
         except ImportError:

@@ -67,6 +67,11 @@ def start(local_dir, dask_scheduler):
     busy = pool_running_in(local_dir)
     if busy:
         raise click.ClickException(busy)
+    if dask_scheduler:
+        from daemons.dask_startd import scheduler_problem
+        problem = scheduler_problem(dask_scheduler)
+        if problem:
+            raise click.ClickException(problem)
     try:
         config = {"DASK_SCHEDULER_ADDRESS": dask_scheduler} if dask_scheduler else None
         started = PersonalPool(local_dir=Path(local_dir), config=config).start().detach()

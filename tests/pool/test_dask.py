@@ -434,3 +434,69 @@ def _run_fleet(pool, workers: dict, tmp_path: Path) -> None:
     checked = subprocess.run([str(Path(sys.executable).parent / "jobledger"), "audit", "--local-dir",
                               str(pool.local_dir)], env=env, capture_output=True, text=True, timeout=120)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def job_processes(base: Path) -> list[int]:
+    """Pids of processes whose working directory is a job sandbox on a worker under ``base``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            where = os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            continue
+        if where.startswith(str(base)) and "/jobledger_" in where:
+            found.append(int(entry))
+    return found
+
+
+def process_state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def test_suspend_continue_and_vacate_reach_the_job_on_its_worker(pool, cluster, tmp_path):
+    """suspend stops the job's process on its worker (SIGSTOP), continue resumes it,
+    vacate ends it (SIGTERM) and the job is evicted back to idle."""
+    iwd = tmp_path / "submit"
+    iwd.mkdir()
+    (iwd / "job.sh").write_text("#!/bin/sh\nexec sleep 300\n")
+    log = iwd / "job.log"
+    cluster_id = pool.schedd.submit(htcondor.Submit({
+        "executable": "job.sh", "initialdir": str(iwd), "should_transfer_files": "YES",
+        "log": str(log)})).cluster()
+    try:
+        [pid] = wait_until(lambda: job_processes(cluster["base"]), 60, what="the job on a worker")
+        pool.schedd.act(htcondor.JobAction.Suspend, f"{cluster_id}.0")
+        wait_until(lambda: process_state(pid) == "T", 30, what="the job to be stopped")
+        wait_until(lambda: 10 in {int(e.type) for e in events(log)}, 30, what="the suspended event")
+        pool.schedd.act(htcondor.JobAction.Continue, f"{cluster_id}.0")
+        wait_until(lambda: process_state(pid) in ("S", "R"), 30, what="the job to run again")
+        wait_until(lambda: 11 in {int(e.type) for e in events(log)}, 30, what="the unsuspended event")
+        pool.schedd.act(htcondor.JobAction.Vacate, f"{cluster_id}.0")
+        wait_until(lambda: 4 in {int(e.type) for e in events(log)}, 30, what="the evicted event")
+        wait_until(lambda: process_state(pid) == "gone", 30, what="the vacated job's process to end")
+        assert 5 not in {int(e.type) for e in events(log)}
+    finally:
+        pool.schedd.act(htcondor.JobAction.Remove, f"{cluster_id}.0")
+    wait_until(lambda: not job_processes(cluster["base"]), 30, what="no job left on the workers")
+
+
+def test_cli_pool_start_refuses_an_unreachable_scheduler(tmp_path):
+    """`pool start --dask-scheduler` with nobody listening there, or an address that is
+    not one: exit 1, one line saying why, no pool left running."""
+    cli = [str(Path(sys.executable).parent / "jobledger"), "pool", "start"]
+    env = {k: v for k, v in os.environ.items() if k != "CONDOR_CONFIG"}
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))          # bound, not listening: connections are refused
+        port = closed.getsockname()[1]
+        for address, said in ((f"tcp://127.0.0.1:{port}", "cannot reach the Dask scheduler"),
+                              ("tcp://127.0.0.1:notaport", "is not a Dask scheduler address")):
+            where = tmp_path / f"pool{len(said)}"
+            started = subprocess.run(cli + ["--local-dir", str(where), "--dask-scheduler", address],
+                                     env=env, capture_output=True, text=True, timeout=60)
+            assert started.returncode == 1
+            assert len(started.stderr.strip().splitlines()) == 1 and said in started.stderr, started.stderr
+            assert not pool_processes(where)
