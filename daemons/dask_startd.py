@@ -67,6 +67,11 @@ def scheduler_problem(address: str, timeout: float = 5.0) -> str | None:
     return None
 
 
+def worker_sinful(address: str, machine: str) -> str:
+    """A worker as an execute host, ``<ip:port?alias=machine>``, from ``tcp://ip:port``."""
+    return f"<{address.split('://', 1)[-1]}?alias={machine}>"
+
+
 def worker_slot_name(info: dict, facts: dict) -> str:
     name = info.get("name")
     name = str(name if name not in (None, "") else info.get("id", "worker")).replace("@", "_")
@@ -303,7 +308,9 @@ class DaskStartd(Startd):
                      "pid": 0, "start": None, "since": int(time.time())}
             self.claims[claim] = entry
             self.job_starts += 1
-        return self._launch(claim, entry, dict(job, _DaskStartd=self.address_of(self.name)))
+        started = self._launch(claim, entry, dict(job, _DaskStartd=self.address_of(self.name)))
+        started["host"] = worker_sinful(address, self.workers[address]["facts"]["Machine"])
+        return started   # the EXECUTE event names the worker, as HTCondor's the execute machine
 
     def withdraw_ads(self) -> None:
         with self._lock:

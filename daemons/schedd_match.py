@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from daemons import adwire, ipc, spool
 from daemons.negotiator import request_of
 from daemons.schedd_local import SCHEDULER
-from daemons.schedd_records import event, starter_job
+from daemons.schedd_records import event, startd_address, starter_job
 from eventcore.errors import InvalidTransition
 from eventcore.events import EventType
 from eventcore.ids import JobId
@@ -83,8 +83,8 @@ class Matches:
     def _reuse_claim(self, old_claim: str, finished: dict) -> None:
         """HTCondor's claim reuse: the next idle job of the same kind takes the finished
         job's slot at once, without waiting for a negotiation cycle."""
-        startd = adwire.evaluate(finished, "RemoteHost")
-        if not isinstance(startd, str):
+        startd = startd_address(finished)
+        if startd is None:
             return
         kind = tuple(finished.get(a) for a in REUSE_ATTRS)
         # Jobs being started are idle too: fetch just enough to get past them.  The same
@@ -122,8 +122,8 @@ class Matches:
         records = [SetAttributes(job, set={
             "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),
             "StarterStart": str(started["start"]), "ScratchDir": adwire.quote(started["scratch"]),
-            "RemoteSlot": adwire.quote(started["slot"]),
-        }, by="schedd"), event(EventType.EXECUTE, job, now, ExecuteHost=address,
+            "RemoteSlot": adwire.quote(started["slot"]), "StartdIpAddr": adwire.quote(address),
+        }, by="schedd"), event(EventType.EXECUTE, job, now, ExecuteHost=started.get("host") or address,
                                SlotName=started["slot"])]
         try:
             self.store.append(records)

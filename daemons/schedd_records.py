@@ -38,6 +38,16 @@ def usage_text(user: float, system: float) -> str:
     return f"Usr {part(user)}, Sys {part(system)}"
 
 
+def startd_address(ad: dict) -> str | None:
+    """The address of the startd that runs (or ran) the job: ``StartdIpAddr``, else
+    ``RemoteHost`` (the same for local slots; a Dask worker's job names its worker there)."""
+    for name in ("StartdIpAddr", "RemoteHost"):
+        value = adwire.evaluate(ad, name) if name in ad else None
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
 def starter_job(ad: dict) -> dict:
     """What the starter needs of a job ad, evaluated to plain values."""
     out = {}

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 
 from daemons import adwire
 from daemons.daemon import alive
-from daemons.schedd_records import (HOLD_SPAWN, RUN_ATTRS, event, exit_records,
+from daemons.schedd_records import (HOLD_SPAWN, RUN_ATTRS, event, exit_records, startd_address,
                                     file_transfer_events)
 from daemons.spool import job_spool
 from daemons.starter import read_outcome
@@ -198,7 +198,7 @@ class Runs:
             outcome = read_outcome(scratch)  # it may have finished between the two looks
         now = time.time()
         slot = adwire.evaluate(ad, "RemoteSlot") or ""
-        host = adwire.evaluate(ad, "RemoteHost") or ""
+        host = startd_address(ad) or ""
         if startup:
             self._append(job, [event(EventType.JOB_DISCONNECTED, job, now, StartdName=slot,
                                      StartdAddr=host, DisconnectReason="The schedd restarted")])
@@ -252,9 +252,9 @@ class Runs:
         # can clean up (remove_kill_sig); its starter is the schedd's, not a startd's.
         if ad is not None and self.signal_local(ad, "vacate" if what == "kill" else what):
             return
-        startd = adwire.evaluate(ad, "RemoteHost") if ad is not None else None
+        startd = startd_address(ad) if ad is not None else None
         try:   # the startd that runs it (the local one, or the Dask workers' one)
-            self.startd_call("signal", address=startd if isinstance(startd, str) else None,
+            self.startd_call("signal", address=startd,
                              claim=claim, what=what)
         except HTCondorException as exc:
             self.log.info("could not tell claim %s to %s: %s", claim, what, exc)

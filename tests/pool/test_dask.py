@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -155,12 +156,17 @@ def test_jobs_run_on_workers_with_their_files(pool, tmp_path):
     wait_until(lambda: len([e for e in events(log) if int(e.type) == 5]) >= 20, 120,
                what="twenty terminated events")
     seen = events(log)
+    workers = {ad["DaskWorkerAddress"].split("://")[1] for ad in htcondor.Collector().query(
+        htcondor.AdTypes.Startd, "SlotType == \"Partitionable\"", ["DaskWorkerAddress"])}
     for proc in range(20):
         mine = [e for e in seen if e.proc == proc]
         assert [int(e.type) for e in mine].count(1) == 1
         assert [int(e.type) for e in mine].count(5) == 1
         execute = next(e for e in mine if int(e.type) == 1)
         assert "@dask-w" in execute["SlotName"]
+        # The execute host is the worker (its address and host name), not the Dask startd.
+        assert re.fullmatch(r"<127\.0\.0\.1:\d+\?alias=.+>", execute["ExecuteHost"])
+        assert execute["ExecuteHost"][1:].split("?")[0] in workers
         terminated = next(e for e in mine if int(e.type) == 5)
         assert terminated["ReturnValue"] == 0
     for proc in range(20):
