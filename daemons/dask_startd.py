@@ -157,7 +157,8 @@ class DaskStartd(Startd):
                 declared = info.get("resources") or {}
                 total = {"Cpus": int(declared.get("Cpus") or info.get("nthreads") or 1),
                          "Memory": int(declared.get("Memory") or (info.get("memory_limit") or 0) // 2**20),
-                         "Disk": int(declared.get("Disk") or found["Disk"])}
+                         "Disk": int(declared.get("Disk") or found["Disk"]),
+                         "GPUs": int(declared.get("GPU") or declared.get("GPUs") or 0)}
                 self.workers[address] = {"slot": worker_slot_name(info, found), "total": total,
                                          "facts": found}
                 self.log.info("Dask worker %s joined as %s", address, self.workers[address]["slot"])
@@ -269,17 +270,22 @@ class DaskStartd(Startd):
                      for address, w in self.workers.items()]
         ads = []
         for slot_name, total, free, facts, claims in shown:
-            ads += self.machine_ads(slot_name, total, free, claims, {
+            mine = self.machine_ads(slot_name, total, free, claims, {
                 "Machine": facts["Machine"], "Arch": facts["Arch"], "OpSys": facts["OpSys"],
                 "FileSystemDomain": f"dask:{slot_name}", "UidDomain": f"dask:{slot_name}",
                 "DaskWorkerAddress": next(a for a, w in self.workers.items() if w["slot"] == slot_name)})
+            if total["GPUs"]:
+                _with_gpus(mine, total["GPUs"], free["GPUs"], claims)
+            ads += mine
         return ads
 
     def _activate(self, peer, claim: str, job: dict, request: dict, reuse: str | None = None,
                   slot: str | None = None) -> dict:
         """Start ``job`` on the worker of the matched ``slot`` (or of the reused claim)."""
+        gpus = job.get("RequestGPUs")
         wanted = {"Cpus": int(request.get("Cpus", 1)), "Memory": int(request.get("Memory", 0)),
-                  "Disk": int(request.get("Disk", 0))}
+                  "Disk": int(request.get("Disk", 0)),
+                  "GPUs": int(gpus) if isinstance(gpus, (int, float)) and not isinstance(gpus, bool) else 0}
         with self._lock:
             if self.stopping.is_set():
                 raise HTCondorException("the Dask startd is shutting down")
@@ -319,6 +325,17 @@ class DaskStartd(Startd):
             self._withdraw(address)
         if self.client is not None:
             self.client.close(timeout=5)
+
+
+def _with_gpus(ads: list[dict], total: int, free: int, claims: list) -> None:
+    """GPUs on a worker's ads (``machine_ads`` order: the partitionable slot, then one
+    dynamic slot per claim): the worker declared a ``GPU`` resource (``--resources GPU=n``)."""
+    for ad in ads:
+        ad.update(TotalGPUs=total, DetectedGPUs=total, TotalSlotGPUs=total,
+                  MachineResources="Cpus Memory Disk Swap GPUs")
+    ads[0]["GPUs"] = free
+    for ad, claim in zip(ads[1:], claims):
+        ad["GPUs"] = claim["resources"].get("GPUs", 0)
 
 
 def _facts(dask_worker=None) -> dict:

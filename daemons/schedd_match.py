@@ -27,7 +27,8 @@ from eventcore.transfer import output_on_evict
 
 MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "JobPrio",
                "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize",
-               "FileSystemDomain", "TransferInputSizeMB")  # should_transfer_files = NO/IF_NEEDED refer to these
+               "FileSystemDomain", "TransferInputSizeMB",  # should_transfer_files = NO/IF_NEEDED refer to these
+               "RequestGPUs")                              # request_gpus' Requirements clause refers to it
 # Jobs alike in these may take over each other's claim (claim reuse).
 REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "Owner", "JobUniverse")
 REUSE_SCAN = 20     # idle jobs of other clusters looked at for one that may take a freed claim

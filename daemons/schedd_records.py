@@ -19,7 +19,7 @@ STARTER_JOB_ATTRS = ("ClusterId", "ProcId", "Cmd", "Arguments", "Args", "Environ
                      "In", "Out", "Err", "Owner", "GetEnv", "StreamOut", "JobUniverse",
                      "ShouldTransferFiles", "WhenToTransferOutput", "TransferInput", "TransferOutput",
                      "TransferOutputRemaps", "TransferExecutable", "TransferIn", "TransferOut",
-                     "TransferErr", "FileSystemDomain", "RequestDisk")
+                     "TransferErr", "FileSystemDomain", "RequestDisk", "RequestGPUs")
 TRANSFER_FAILURES = {12: "Transfer output files failure", 13: "Transfer input files failure"}
 
 

@@ -506,3 +506,33 @@ def test_cli_pool_start_refuses_an_unreachable_scheduler(tmp_path):
             assert started.returncode == 1
             assert len(started.stderr.strip().splitlines()) == 1 and said in started.stderr, started.stderr
             assert not pool_processes(where)
+
+
+def test_a_worker_declaring_a_gpu_is_a_machine_with_gpus(pool, cluster, tmp_path):
+    """`dask worker --resources GPU=1`: its slot advertises one GPU, a job asking for a
+    GPU matches only there, and two such jobs take turns on it."""
+    gpu = start_worker(cluster["address"], cluster["base"] / "gpu", "gpu", nthreads=2,
+                       tls=["--resources", "GPU=1"])
+    cluster["processes"].append(gpu)
+
+    def gpu_slot():
+        ads = htcondor.Collector().query(htcondor.AdTypes.Startd, "SlotType == \"Partitionable\"")
+        return next((ad for ad in ads if "@dask-gpu@" in ad["Name"]), None)
+    ad = wait_until(gpu_slot, 60, what="the GPU worker's slot")
+    assert ad["TotalGPUs"] == 1 and ad["GPUs"] == 1 and "GPUs" in ad["MachineResources"]
+    assert all("TotalGPUs" not in other for other in htcondor.Collector().query(
+        htcondor.AdTypes.Startd, "SlotType == \"Partitionable\"") if "@dask-gpu@" not in other["Name"])
+    iwd, gate = gated(tmp_path, "echo gpu > result.txt")
+    log = iwd / "job.log"
+    pool.schedd.submit(htcondor.Submit({
+        "executable": "job.sh", "arguments": str(gate), "initialdir": str(iwd), "request_gpus": "1",
+        "should_transfer_files": "YES", "transfer_output_remaps": '"result.txt=result$(ProcId).txt"',
+        "log": str(log)}), count=2)
+    wait_until(lambda: any(int(e.type) == 1 for e in events(log)), 60, what="a GPU job to start")
+    wait_until(lambda: gpu_slot()["GPUs"] == 0, 30, what="the GPU to show as taken")
+    gate.unlink()
+    wait_until(lambda: [int(e.type) for e in events(log)].count(5) == 2, 60, what="both GPU jobs to end")
+    kinds = [(int(e.type), e.proc) for e in events(log) if int(e.type) in (1, 5)]
+    assert [kind for kind, _ in kinds] == [1, 5, 1, 5], kinds   # one at a time on the one GPU
+    assert all("@dask-gpu@" in e["SlotName"] for e in events(log) if int(e.type) == 1)
+    gpu.send_signal(signal.SIGTERM)
