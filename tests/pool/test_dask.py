@@ -115,6 +115,18 @@ def gated(tmp_path: Path, then: str) -> tuple[Path, Path]:
     return iwd, gate
 
 
+def submit_script(pool, tmp_path: Path, script: str, count: int = 1) -> tuple[Path, int]:
+    """``count`` sandboxed jobs running ``script`` from ``tmp_path/submit``; (user log, cluster)."""
+    iwd = tmp_path / "submit"
+    iwd.mkdir()
+    (iwd / "job.sh").write_text(script)
+    log = iwd / "job.log"
+    cluster_id = pool.schedd.submit(htcondor.Submit({
+        "executable": "job.sh", "initialdir": str(iwd), "should_transfer_files": "YES",
+        "log": str(log)}), count=count).cluster()
+    return log, cluster_id
+
+
 def events(log: Path) -> list:
     return list(JobEventLog(str(log)).events(0)) if log.exists() else []
 
@@ -215,13 +227,7 @@ def test_worker_killed_mid_job_requeues_it(pool, cluster, tmp_path):
 def test_hold_and_remove_stop_the_job_on_its_worker(pool, cluster, tmp_path):
     """hold and remove reach the job's subprocess on the worker: its sandbox there
     goes (the task ended) and the slot's cores come back."""
-    iwd = tmp_path / "submit"
-    iwd.mkdir()
-    (iwd / "job.sh").write_text("#!/bin/sh\nsleep 300\n")
-    log = iwd / "job.log"
-    cluster_id = pool.schedd.submit(htcondor.Submit({
-        "executable": "job.sh", "initialdir": str(iwd), "should_transfer_files": "YES",
-        "log": str(log)}), count=2).cluster()
+    log, cluster_id = submit_script(pool, tmp_path, "#!/bin/sh\nsleep 300\n", count=2)
     wait_until(lambda: [int(e.type) for e in events(log)].count(1) == 2, 60, what="both jobs to start")
     sandboxes = lambda: [p for w in cluster["workers"] for p in  # noqa: E731
                          (cluster["base"] / w / "local").rglob("jobledger_*")]
@@ -466,13 +472,7 @@ def process_state(pid: int) -> str:
 def test_suspend_continue_and_vacate_reach_the_job_on_its_worker(pool, cluster, tmp_path):
     """suspend stops the job's process on its worker (SIGSTOP), continue resumes it,
     vacate ends it (SIGTERM) and the job is evicted back to idle."""
-    iwd = tmp_path / "submit"
-    iwd.mkdir()
-    (iwd / "job.sh").write_text("#!/bin/sh\nexec sleep 300\n")
-    log = iwd / "job.log"
-    cluster_id = pool.schedd.submit(htcondor.Submit({
-        "executable": "job.sh", "initialdir": str(iwd), "should_transfer_files": "YES",
-        "log": str(log)})).cluster()
+    log, cluster_id = submit_script(pool, tmp_path, "#!/bin/sh\nexec sleep 300\n")
     try:
         [pid] = wait_until(lambda: job_processes(cluster["base"]), 60, what="the job on a worker")
         pool.schedd.act(htcondor.JobAction.Suspend, f"{cluster_id}.0")
@@ -516,11 +516,11 @@ def test_a_worker_declaring_a_gpu_is_a_machine_with_gpus(pool, cluster, tmp_path
     cluster["processes"].append(gpu)
 
     def gpu_slot():
-        ads = htcondor.Collector().query(htcondor.AdTypes.Startd, "SlotType == \"Partitionable\"")
+        ads = pool.collector.query(htcondor.AdTypes.Startd, "SlotType == \"Partitionable\"")
         return next((ad for ad in ads if "@dask-gpu@" in ad["Name"]), None)
     ad = wait_until(gpu_slot, 60, what="the GPU worker's slot")
     assert ad["TotalGPUs"] == 1 and ad["GPUs"] == 1 and "GPUs" in ad["MachineResources"]
-    assert all("TotalGPUs" not in other for other in htcondor.Collector().query(
+    assert all("TotalGPUs" not in other for other in pool.collector.query(
         htcondor.AdTypes.Startd, "SlotType == \"Partitionable\"") if "@dask-gpu@" not in other["Name"])
     iwd, gate = gated(tmp_path, "echo gpu > result.txt")
     log = iwd / "job.log"
