@@ -1,5 +1,5 @@
 -- The SQLite store of one pool (LOCAL_DIR/journal.sqlite); its version and migrations:
--- daemons/storage/schema.py (the index journal_cluster is created there too).
+-- daemons/storage/schema.py.
 -- The journal is append-only; everything else is a projection of it and
 -- records the journal position it reflects.
 CREATE TABLE IF NOT EXISTS meta (

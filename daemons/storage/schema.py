@@ -14,8 +14,11 @@ Versions:
 
 1. the journal, queue, history and log-writer tables (``event`` may be
    missing in journals from before it existed);
-2. the ``event`` column everywhere, and the index ``journal_cluster`` (the
-   largest cluster id and a cluster's latest ad are index look-ups).
+2. the ``event`` column in every journal (readers may rely on it).
+
+An index on ``journal(cluster)`` was tried for version 2 and left out: it
+cost appends of one record 10-15 % of their CPU (one more B-tree page per
+commit) for reads that are rare (bench/RESULTS.md, storage).
 """
 
 from __future__ import annotations
@@ -78,8 +81,6 @@ def connect(path, synchronous: str = "FULL") -> sqlite3.Connection:
 def create_tables(conn: sqlite3.Connection) -> None:
     """Every table and index that is missing (a dropped projection comes back empty)."""
     conn.executescript(ddl())
-    _db(conn)["journal"].create_index(
-        ["cluster"], index_name="journal_cluster", if_not_exists=True)
 
 
 def schema_version(conn: sqlite3.Connection, path) -> int | None:
@@ -116,7 +117,6 @@ def _refuse_newer(version: int, path) -> None:
 def _to_2(db: sqlite_utils.Database) -> None:
     if "event" not in db["journal"].columns_dict:
         db["journal"].add_column("event", int)
-    db["journal"].create_index(["cluster"], index_name="journal_cluster", if_not_exists=True)
 
 
 MIGRATIONS = {1: _to_2}        # version -> the step to version + 1

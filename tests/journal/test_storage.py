@@ -85,7 +85,7 @@ def test_a_version_1_journal_is_read_and_upgraded_in_place(tmp_path):
         store.close()
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM meta WHERE name='schema'").fetchone() == (str(SCHEMA_VERSION),)
-    assert "journal_cluster" in {r[1] for r in conn.execute("PRAGMA index_list(journal)")}
+    assert "event" in {r[1] for r in conn.execute("PRAGMA table_info(journal)")}
     conn.close()
     reopened = Store(tmp_path / "pool")
     assert reopened.recovered == "current" and reopened.head() == 22
