@@ -22,6 +22,7 @@ import pytest
 
 import jobledger as htcondor
 from daemons.audit import audit
+from daemons.dask_startd import scheduler_problem
 from daemons.personal import PersonalPool
 from tests.pool.conftest import (pool_processes, python_processes, stop_and_check, thread_ticks, unnamed_threads,
                                  wait_until)
@@ -491,21 +492,22 @@ def test_suspend_continue_and_vacate_reach_the_job_on_its_worker(pool, cluster, 
 
 
 def test_cli_pool_start_refuses_an_unreachable_scheduler(tmp_path):
-    """`pool start --dask-scheduler` with nobody listening there, or an address that is
-    not one: exit 1, one line saying why, no pool left running."""
+    """`pool start --dask-scheduler` with nobody listening there: exit 1, one line saying
+    why, no pool left running.  An address that is not one is named as such."""
     cli = [str(Path(sys.executable).parent / "jobledger"), "pool", "start"]
     env = {k: v for k, v in os.environ.items() if k != "CONDOR_CONFIG"}
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))          # bound, not listening: connections are refused
-        port = closed.getsockname()[1]
-        for address, said in ((f"tcp://127.0.0.1:{port}", "cannot reach the Dask scheduler"),
-                              ("tcp://127.0.0.1:notaport", "is not a Dask scheduler address")):
-            where = tmp_path / f"pool{len(said)}"
-            started = subprocess.run(cli + ["--local-dir", str(where), "--dask-scheduler", address],
-                                     env=env, capture_output=True, text=True, timeout=60)
-            assert started.returncode == 1
-            assert len(started.stderr.strip().splitlines()) == 1 and said in started.stderr, started.stderr
-            assert not pool_processes(where)
+        address = "tcp://127.0.0.1:%d" % closed.getsockname()[1]
+        started = subprocess.run(cli + ["--local-dir", str(tmp_path / "pool"), "--dask-scheduler", address],
+                                 env=env, capture_output=True, text=True, timeout=60)
+    assert started.returncode == 1
+    assert started.stderr.strip().splitlines() == [
+        f"Error: cannot reach the Dask scheduler at {address}: Connection refused"], started.stderr
+    assert not pool_processes(tmp_path / "pool")
+    for bad in ("tcp://127.0.0.1:notaport", "tcp://:8786", "tcp://host:70000"):
+        assert "is not a Dask scheduler address" in scheduler_problem(bad)
+    assert scheduler_problem("ucx://somewhere:1234") is None     # left to Dask
 
 
 def test_a_worker_declaring_a_gpu_is_a_machine_with_gpus(pool, cluster, tmp_path):
