@@ -11,11 +11,13 @@ The kernel keeps the first 15 bytes of a name.
 from __future__ import annotations
 
 import ctypes
+import re
 import sys
 import threading
 
 PR_SET_NAME = 15      # prctl(2)
 NAME_BYTES = 15       # TASK_COMM_LEN - 1
+_DEFAULT = re.compile(r"Thread-\d+")   # what threading calls a thread nobody named
 
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
@@ -29,7 +31,10 @@ def name_this_thread(name: str) -> None:
 def _name_on_start(frame, event, arg) -> None:
     """Profile hook of a new thread: runs once, before its target, then removes itself."""
     sys.setprofile(None)
-    name_this_thread(threading.current_thread().name)
+    thread = threading.current_thread()
+    if _DEFAULT.match(thread.name) and type(thread) is not threading.Thread:
+        thread.name = type(thread).__name__     # a library's thread: its class says what it is
+    name_this_thread(thread.name)
 
 
 def name_process(name: str) -> None:
