@@ -35,7 +35,7 @@ from daemons.daemon import Daemon, main_for
 from daemons.projector import Projector
 from daemons.schedd_act import Actions
 from daemons.schedd_dagman import post_script_terminated
-from daemons.schedd_local import SchedulerUniverse, signal_local
+from daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
 from daemons.schedd_match import Matches
 from daemons.schedd_policy import SYSTEM_EXPRS, Policy
 from daemons.schedd_query import SUMMARY_KEYS, Queries
@@ -317,10 +317,10 @@ class Schedd(Daemon):
         counts = [_proc_count(item, upload) for item in clusters]
         if sum(counts) > self.max_jobs_per_submission:
             raise HTCondorException(too_many_jobs(self.max_jobs_per_submission))
-        owner, replies, logged = user_name(peer["uid"]), [], []
+        owner, replies, logged, noted = user_name(peer["uid"]), [], [], list(clusters)
 
         def chunks():
-            for item, count in zip(clusters, counts):
+            for i, (item, count) in enumerate(zip(clusters, counts)):
                 cluster = item["cluster"]
                 shared, head, build = self._cluster_records(owner, cluster, item["cluster_ad"], count, now)
                 if token is not None:
@@ -329,13 +329,18 @@ class Schedd(Daemon):
                                 "cluster_ad": shared})
                 logged.append("UserLog" in shared)
                 yield [head]
-                made = 0
+                made, local = 0, shared.get("JobUniverse", "").strip() == str(SCHEDULER)
+                if upload is not None:   # the scheduler universe's jobs are noted by their ids
+                    item = noted[i] = dict(item, proc_ads=[])
                 for chunk in (upload if upload is not None else [item["proc_ads"]]):
                     if not isinstance(chunk, list) or made + len(chunk) > count:
                         raise HTCondorException(f"cluster {cluster}: more procs than the {count} announced")
                     made += len(chunk)
                     logged[-1] = logged[-1] or any("UserLog" in ad for ad in chunk if isinstance(ad, dict))
-                    yield build(chunk, made - len(chunk))
+                    records = build(chunk, made - len(chunk))
+                    if local and upload is not None:
+                        item["proc_ads"].extend({"ProcId": str(r.job.proc)} for r in records[::2])
+                    yield records
                 if made != count:
                     raise HTCondorException(f"cluster {cluster}: {made} procs came, {count} were announced")
         try:
@@ -349,7 +354,7 @@ class Schedd(Daemon):
                     self.reserved[item["cluster"]] = peer["uid"]
             raise
         self.want_cycle()
-        self.local.submitted(clusters)
+        self.local.submitted(noted)
         if any(logged):
             # condor_submit returns with the SUBMIT events in the user logs.
             self.projector.wait_for_position(position, 30)

@@ -114,3 +114,14 @@ def test_schedd_submit_sends_big_submissions_in_chunks(pool, tmp_path, monkeypat
         pool.schedd.submit(bad)
     assert pool.schedd.query("ClusterId > %d" % result.cluster(), ["ProcId"]) == []
     pool.schedd.act(htcondor.JobAction.Remove, f"ClusterId == {result.cluster()}")
+
+
+def test_an_uploaded_scheduler_universe_cluster_is_noted_by_its_procs(pool):
+    address = pool.schedd._address
+    cluster = ipc.call(address, "new_cluster")
+    reply = ipc.call_upload(address, "submit", _chunks(3, 2), cluster=cluster, num_procs=3,
+                            cluster_ad={"Cmd": '"/bin/true"', "JobStatus": "5", "JobUniverse": "7"})
+    assert reply["num_procs"] == 3
+    ads = pool.schedd.query(f"ClusterId == {cluster}", ["ProcId", "JobUniverse"])
+    assert sorted((int(ad["ProcId"]), ad["JobUniverse"]) for ad in ads) == [(0, 7), (1, 7), (2, 7)]
+    pool.schedd.act(htcondor.JobAction.Remove, f"ClusterId == {cluster}")
