@@ -191,10 +191,9 @@ class Projector:
         Without an event log, an event of a job with no user log is passed
         over undecoded (most of a big submit's SUBMIT events).
         """
-        paths, event_log = targets.paths, self.event_log
+        event_log = self.event_log
         for row, payload in pairs:
-            if (row.type == "event" and not event_log
-                    and paths.get((row.cluster, row.proc), paths.get((row.cluster, -1))) is None):
+            if row.type == "event" and not event_log and not targets.of(row.cluster, row.proc):
                 continue
             if payload is None:
                 yield entry_from_row(row)
@@ -249,12 +248,11 @@ class Projector:
                     break
                 if e.type != "event" or e.payload.get("imported"):
                     continue
-                key = (e.job.cluster, e.job.proc)
-                target = targets.paths.get(key, targets.paths.get((e.job.cluster, -1)))
-                if target is not None and target.path == path:
-                    text = render(e.payload["event"], self.user_log_format, self.tz, target.format)
-                    items.append((e.position, text.encode("utf-8")))
-                    jobs.append(e.job)
+                for target in targets.for_event(e.job.cluster, e.job.proc, int(e.payload["event"]["type"])):
+                    if target.path == path:
+                        text = render(e.payload["event"], self.user_log_format, self.tz, target.render_format)
+                        items.append((e.position, text.encode("utf-8")))
+                        jobs.append(e.job)
             try:
                 state = self._users.write(state, items)
             except OSError as exc:

@@ -5,7 +5,9 @@ DIR, with its VARS as macros (PREPEND ones yield to the file, the others
 override it), the DAG macros $(JOB), $(RETRY), $(DAG_STATUS) and
 $(FAILED_COUNT), and the attributes DAGMan adds: DAGManJobId, DAGNodeName,
 DAGParentNodeNames, JobBatchName, SubmitEventNotes "DAG Node: NAME" (the
-SUBMIT event's note), and the shared nodes log as the job's log.  A SUBDAG
+SUBMIT event's note), and the shared nodes log as DAGManNodesLog: as in
+HTCondor, the job's events go to its own ``log`` (if it has one) and those
+DAGMan reads (DAGManWorkflowMask) to the nodes log.  A SUBDAG
 EXTERNAL node is a DAGMan job of its own (``submit_dag``).
 """
 
@@ -18,6 +20,7 @@ from daemons.dagman.files import read_bytes
 from daemons.submit_env import Submit, build_cluster
 from eventcore.dag.model import FINAL, SUBDAG
 from eventcore.errors import SubmitError
+from eventcore.projections.userlog import DAGMAN_EVENTS
 
 
 def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log: str) -> tuple[Submit, str]:
@@ -54,7 +57,8 @@ def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log:
         sub["batch_name"] = batch
     if node.priority and "priority" not in sub:
         sub["priority"] = str(node.priority)
-    sub["log"] = nodes_log
+    sub["+DAGManNodesLog"] = _quote(nodes_log)      # the job's own log, if any, is kept
+    sub["+DAGManWorkflowMask"] = _quote(",".join(map(str, sorted(DAGMAN_EVENTS))))
     if "notification" not in sub:
         sub["notification"] = "never"
     return sub, cwd

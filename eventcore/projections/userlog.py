@@ -2,8 +2,16 @@
 
 ``LogTargets.apply(position, job, type, payload)`` follows the ``UserLog``,
 ``Iwd`` and ``UserLogUseXML`` attributes of cluster and proc ads and returns,
-for an event record, the ``Target`` (path, format: text, xml or json) its
-record goes to (or None: the job has no log).
+for an event record, the ``Target`` values (path, format: text, xml or json) its
+record goes to (none: the job has no log).
+
+A DAG node's job has a second log, as in HTCondor: ``DAGManNodesLog``, the
+DAG's shared ``<dag>.nodes.log``, which gets only the events DAGMan reads
+(HTCondor's ``DAGManWorkflowMask``: ``DAGMAN_EVENTS``), as text; the job's
+own ``log``, if it has one, gets every event as usual but DAGMan's own
+POST_SCRIPT_TERMINATED.  Its target has the
+format ``dagman`` and is kept under the key ``(cluster, -2)`` (cluster ad)
+or ``(cluster, -3 - proc)`` beside the ``UserLog`` ones.
 Pure: paths are joined with ``posixpath``, nothing touches the disk.
 
 ``render(event_payload, fmt, tz)`` is the deterministic text of one event
@@ -29,7 +37,7 @@ from eventcore.codecs.userlog import render as render_record
 from eventcore.codecs.userlog_text_write import TextFormat, render_text
 from eventcore.events import event_from_dict, make_event
 
-__all__ = ["LogTargets", "Target", "log_format", "render", "planned_writes", "header_text", "render_header", "rotation_names",
+__all__ = ["LogTargets", "Target", "DAGMAN_EVENTS", "DAGMAN_FORMAT", "log_format", "render", "planned_writes", "header_text", "render_header", "rotation_names",
            "HEADER_WIDTH", "unquote", "EVENT_LOG_FORMAT"]
 
 HEADER_WIDTH = 256
@@ -44,11 +52,30 @@ def unquote(text: str | None) -> str | None:
     return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
 
 
+# HTCondor's DAGManWorkflowMask: the events DAGMan reads from its nodes log.
+DAGMAN_EVENTS = frozenset({0, 1, 2, 4, 5, 7, 8, 9, 10, 11, 12, 13, 16, 17, 24, 27, 35, 36})
+DAGMAN_FORMAT = "dagman"      # the nodes log's target: text, DAGMAN_EVENTS only
+POST_SCRIPT_TERMINATED = 16
+
+
 class Target(NamedTuple):
     """Where a job's events go: the user log's path and its format."""
 
     path: str
-    format: str = "text"      # text | xml | json
+    format: str = "text"      # text | xml | json | dagman
+
+    @property
+    def render_format(self) -> str:
+        return "text" if self.format == DAGMAN_FORMAT else self.format
+
+    def takes(self, number: int) -> bool:
+        """Does an event of this ULog number go to this log?"""
+        return self.format != DAGMAN_FORMAT or int(number) in DAGMAN_EVENTS
+
+
+def _nodes_key(cluster: int, proc: int) -> tuple[int, int]:
+    """Where the DAGMan nodes-log target of job (cluster, proc) is kept (proc -1: cluster ad)."""
+    return cluster, -3 - proc if proc >= 0 else -2
 
 
 def log_format(text: str | None) -> str:
@@ -86,23 +113,48 @@ class LogTargets:
             inherited.format if inherited is not None else "text")
         return Target(log, fmt)
 
-    def apply(self, position: int, job, kind: str, payload: Mapping) -> Target | None:
-        """Fold one record; for an event, return the user log it goes to (or None)."""
+    @staticmethod
+    def _nodes_target(ad: Mapping[str, str], iwd: str | None) -> Target | None:
+        log = unquote(ad.get("DAGManNodesLog"))
+        if log is None:
+            return None
+        if not posixpath.isabs(log) and iwd:
+            log = posixpath.join(iwd, log)
+        return Target(log, DAGMAN_FORMAT)
+
+    def of(self, cluster: int, proc: int) -> list[Target]:
+        """The logs of job (cluster, proc): its own, then its DAG's nodes log (one per path)."""
+        own = self.paths.get((cluster, proc), self.paths.get((cluster, -1)))
+        nodes = self.paths.get(_nodes_key(cluster, proc), self.paths.get((cluster, -2)))
+        if nodes is None or (own is not None and own.path == nodes.path):
+            return [own] if own is not None else []
+        return [own, nodes] if own is not None else [nodes]
+
+    def apply(self, position: int, job, kind: str, payload: Mapping) -> list[Target]:
+        """Fold one record; for an event, return the user logs it goes to."""
         key = (job.cluster, job.proc)
-        if kind == "cluster":
+        if kind in ("cluster", "proc"):
             ad = payload["ad"]
-            self._set(key, self._target(ad, self.paths.get(key), unquote(ad.get("Iwd"))))
-        elif kind == "proc":
-            ad = payload["ad"]
-            self._set(key, self._target(ad, self.paths.get((job.cluster, -1)),
-                                        unquote(ad.get("Iwd"))))
+            parent = key if kind == "cluster" else (job.cluster, -1)
+            iwd = unquote(ad.get("Iwd"))
+            self._set(key, self._target(ad, self.paths.get(parent), iwd))
+            if "DAGManNodesLog" in ad:     # procs without it take the cluster's (of())
+                self._set(_nodes_key(*key), self._nodes_target(ad, iwd))
         elif kind == "set" and ("UserLog" in payload["set"] or "UserLogUseXML" in payload["set"]):
             self._set(key, self._target(payload["set"], self.paths.get(key), None))
         elif kind == "event":
             if payload.get("imported"):
-                return None  # already in the log it came from
-            return self.paths.get(key, self.paths.get((job.cluster, -1)))
-        return None
+                return []  # already in the log it came from
+            return self.for_event(job.cluster, job.proc, int(payload["event"]["type"]))
+        return []
+
+    def for_event(self, cluster: int, proc: int, number: int) -> list[Target]:
+        """The logs an event of job (cluster, proc) with ULog ``number`` goes to.  DAGMan's
+        POST_SCRIPT_TERMINATED goes to the nodes log only (HTCondor's DAGMan writes it there)."""
+        logs = [t for t in self.of(cluster, proc) if t.takes(number)]
+        if number == POST_SCRIPT_TERMINATED and any(t.format == DAGMAN_FORMAT for t in logs):
+            return [t for t in logs if t.format == DAGMAN_FORMAT]
+        return logs
 
 
 def render(event_payload: Mapping, fmt: TextFormat = TextFormat(),
@@ -127,12 +179,12 @@ def planned_writes(entries: Iterable, targets: LogTargets, tz: datetime.tzinfo,
     per_file: dict[str, list] = defaultdict(list)
     global_items: list = []
     for e in entries:
-        target = targets.apply(e.position, e.job, e.type, e.payload)
+        logs = targets.apply(e.position, e.job, e.type, e.payload)
         if e.type != "event":
             continue
         event = e.payload["event"]
-        if target:
-            per_file[target.path].append((e, render(event, user_fmt, tz, target.format).encode("utf-8")))
+        for target in logs:
+            per_file[target.path].append((e, render(event, user_fmt, tz, target.render_format).encode("utf-8")))
         if event_fmt is not None:
             global_items.append((e, render(event, event_fmt, tz).encode("utf-8")))
     return per_file, global_items

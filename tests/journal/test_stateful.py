@@ -133,8 +133,7 @@ class JournalMachine(RuleBasedStateMachine):
         expected = {name: b"" for name in os.listdir(self.dir) if name.endswith(".log")}
         targets = LogTargets()
         for e in self.model.entries():
-            target = targets.apply(e.position, e.job, e.type, e.payload)
-            if target and e.type == "event":
+            for target in targets.apply(e.position, e.job, e.type, e.payload):
                 name = os.path.basename(target.path)
                 expected[name] = expected.get(name, b"") + render(e.payload["event"], tz=UTC).encode()
         for name, content in expected.items():
