@@ -22,7 +22,10 @@ kept up to date from the records projected.
     memory only, saved with the next write or at ``close()`` (at most
     ``UNSAVED_LIMIT`` positions behind: a restart folds them again).
 ``wait_for_position(position, timeout) -> bool``
-    True once the files hold everything up to ``position``.
+    True once the files hold everything up to ``position``: written, so any
+    reader of the file sees it (``visible``), not yet necessarily fsynced and
+    saved (``position``).  Returns at once when they already do; otherwise
+    woken by the catch-up that gets there, not by polling.
 ``start()`` / ``stop()``
     A background thread calling ``catch_up`` whenever the journal grows;
     ``stop()`` re-raises the error that ended the thread, if any.
@@ -111,6 +114,8 @@ class Projector:
         self._retry_delay = RETRY_FIRST
         self._retry_at: float | None = None
         self.position = self._saved = self.cursors.position()
+        self.visible = self.position    # events up to here are in their files (maybe not fsynced)
+        self._shown = threading.Condition()
 
     def close(self) -> None:
         self.stop()
@@ -148,6 +153,7 @@ class Projector:
                 self._targets = None        # the saved ones are the truth again
                 raise
             self.position = cursor
+            self._show(cursor)
             self._schedule_retry(grow=False)
         self._tell_refused()
         return cursor
@@ -209,23 +215,31 @@ class Projector:
         per_file = {path: [(e.position, data) for e, data in items] for path, items in planned.items()}
         global_items = [(e.position, data, e.time) for e, data in planned_global]
         failed = self.failures()
-        states, new_failures = [], []
+        states, new_failures, written = [], [], []
         for path, items in per_file.items():
             if path in failed:
                 continue       # waits for _repair, to keep the file's order
             state = self.cursors.load_state(path)
             try:
-                states.append(self._users.write(state, items))
+                written.append((state, self._users.write(state, items, sync=False)))
             except OSError as exc:
                 new_failures.append((path, state.position, _describe(exc)))
                 self._note_refused(exc, path, [e.job for e, _ in planned[path]])
         if global_items:
             states.append(self._events.write(self.cursors.load_state(self.event_log),
                                              global_items))
-        if not (states or new_failures or targets.changed) and last - self._saved < UNSAVED_LIMIT:
+        # Readers may see these events now; the saved state waits for the fsync below.
+        self._show(last)
+        if not (states or written or new_failures or targets.changed) and last - self._saved < UNSAVED_LIMIT:
             # Nothing written: a crash here only means folding these rows again
             # (they go to no file), so spare the commit and its fsync.
             return last
+        for before, after in written:
+            try:
+                self._users.sync(after.path)
+                states.append(after)
+            except OSError as exc:
+                new_failures.append((before.path, before.position, _describe(exc)))
         self.cursors.commit(states, new_failures,
                             {key: None if target is None else (target.path, target.format)
                              for key, target in targets.changed.items()}, last)
@@ -272,17 +286,27 @@ class Projector:
             self.on_refused(jobs, path, why)
 
     # ----------------------------------------------------------- waiting --
+    def _show(self, position: int) -> None:
+        """Events up to ``position`` are in their files: wake who waits for them."""
+        with self._shown:
+            if position > self.visible:
+                self.visible = position
+                self._shown.notify_all()
+
     def wait_for_position(self, position: int, timeout: float | None = None) -> bool:
         deadline = None if timeout is None else _time.monotonic() + timeout
-        while self.position < position:
+        while self.visible < position:
             if self._thread is None:
                 self.catch_up()
                 continue
             if self._error is not None:
                 raise self._error
-            if deadline is not None and _time.monotonic() >= deadline:
+            remaining = None if deadline is None else deadline - _time.monotonic()
+            if remaining is not None and remaining <= 0:
                 return False
-            _time.sleep(0.01)
+            with self._shown:   # woken by _show, or by the thread's end (_run)
+                if self.visible < position and self._error is None:
+                    self._shown.wait(1.0 if remaining is None else min(1.0, remaining))
         return True
 
     def start(self, interval: float = 0.5) -> None:
@@ -307,6 +331,8 @@ class Projector:
                     self.store.wait_for_position(self.position + 1, interval, self._stopping)
         except BaseException as exc:   # kept, re-raised by stop()
             self._error = exc
+            with self._shown:
+                self._shown.notify_all()
 
     def stop(self) -> None:
         """Stop the thread; re-raise the error that ended it, if any."""

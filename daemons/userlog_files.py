@@ -89,20 +89,33 @@ def append_texts(path: str, texts: list[bytes], fsync: bool = True) -> int:
 
 
 class UserLogWriter:
-    """Exactly-once appends of ``(position, text)`` items to one user log."""
+    """Exactly-once appends of ``(position, text)`` items to one user log.
+
+    ``write(state, items, sync=False)`` leaves the fsync to the caller, so a
+    caller can tell readers the events are in the file before paying for it
+    (the saved state must still wait for the fsync): ``sync(path)``."""
 
     def __init__(self, fsync: bool = True):
         self.fsync = fsync
 
-    def write(self, state: FileState, items: list[tuple[int, bytes]]) -> FileState:
+    def write(self, state: FileState, items: list[tuple[int, bytes]], sync: bool = True) -> FileState:
         pending = [(p, t) for p, t in items if p > state.position]
         if not pending:
             return state
         offset, done = reconcile(state.path, state.offset, [t for _, t in pending])
         rest = pending[done:]
         if rest:
-            offset = append_texts(state.path, [t for _, t in rest], self.fsync)
+            offset = append_texts(state.path, [t for _, t in rest], self.fsync and sync)
         return state._replace(position=pending[-1][0], offset=offset)
+
+    def sync(self, path: str) -> None:
+        """fsync ``path`` (the data ``write(..., sync=False)`` left in the page cache)."""
+        if self.fsync:
+            fd = safe_open_fd(path, "rb")
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 _SEQUENCE = re.compile(rb"Global JobLog: .*? sequence=(\d+) ")

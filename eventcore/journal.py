@@ -55,7 +55,7 @@ def job_id(cluster: int, proc: int) -> JobId:
     """The ``JobId`` (shared by the entries of one job: a bounded cache)."""
     job = _JOBS.get((cluster, proc))
     if job is None:
-        if len(_JOBS) > 200_000:
+        if len(_JOBS) > 10_000:     # jobs in flight; completed ones must not stay
             _JOBS.clear()
         job = _JOBS[(cluster, proc)] = JobId(cluster, proc)
     return job
