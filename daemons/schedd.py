@@ -30,7 +30,7 @@ import time
 from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 
-from daemons import adwire, ipc, jobsets, spool
+from daemons import adwire, heap, ipc, jobsets, spool
 from daemons.daemon import Daemon, main_for
 from daemons.projector import Projector
 from daemons.schedd_act import Actions
@@ -53,6 +53,7 @@ from eventcore.status import JobStatus
 from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
 
 HOLD_USER_LOG = 22  # HTCondor's UnableToInitUserLog
+HEAP_TRIM = 10.0  # seconds between giving free malloc pages back (daemons.heap)
 LOG_WAIT = 30.0   # seconds a query or history waits for the user logs to catch up
 
 
@@ -93,6 +94,7 @@ class Schedd(Daemon):
 
     # -- life ------------------------------------------------------------------------
     def setup(self) -> None:
+        heap.limit_arenas()    # before the threads: see daemons.heap
         durability = self.config("JOURNAL_DURABILITY", "group")
         try:   # refuses a journal behind its high-water mark (daemons.evidence)
             self.store = Store(self.local_dir, durability=durability, constraint_filter=_filter)
@@ -122,6 +124,7 @@ class Schedd(Daemon):
         super().started()
         self.projector.start()
         self.every(1.0, lambda: self.runs.reconcile(), name="reconcile")
+        self.every(HEAP_TRIM, heap.trim, name="heap-trim")
         self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self.policy.run, name="policy")
         self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self._sweep_spool, name="spool")
         self.every(0.0, self._send_cycle_requests, name="poke-negotiator")
