@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import jobledger as htcondor
+from bench.bench_submit import _schedd_pid as schedd_pid
 from jobledger.personal import PersonalPool
 
 CLUSTER = 100
@@ -38,23 +39,6 @@ SCAN = "JobPrio > 1000"       # no job has it: every queued ad is decoded and ev
 
 def _row(name: str, value: str, target: str = "") -> None:
     print(f"| {name:<62} | {value:>26} | {target:<12} |", flush=True)
-
-
-def schedd_pid(local_dir: Path) -> int:
-    marker = str(local_dir).encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if b"daemons.schedd" not in f.read():
-                    continue
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if marker in f.read():
-                    return int(entry)
-        except OSError:
-            continue
-    raise RuntimeError(f"no schedd process for the pool at {local_dir}")
 
 
 def rss_mb(pid: int) -> float:
