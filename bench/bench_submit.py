@@ -113,17 +113,34 @@ def main() -> None:
     peak_rss()
 
 
-_PEAK_CHILD = """
-import resource, sys, time
+_PEAK_CHILD = r"""
+import os, resource, sys, time
 import jobledger as htcondor
-n = int(sys.argv[1])
-sub = htcondor.Submit({"executable": "/bin/true", "arguments": "$(ProcId)", "hold": "true"})
+n, kind, schedd_pid = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+text = "executable = /bin/true\nhold = true\n"
+if kind == "args":
+    text += "arguments = $(ProcId)\n"
+if kind == "items":     # n rows of item data, in a file
+    with open("items.txt", "w") as fh:
+        fh.writelines("sample%07d %d\n" % (i, i * 7 % 1000) for i in range(n))
+    text += "arguments = $(name) $(size)\nqueue name,size from items.txt\n"
 schedd = htcondor.Schedd()
-schedd.submit(sub, count=10)      # warm up (imports, connection)
-began = time.perf_counter()
-result = schedd.submit(sub, count=n)
+schedd.submit(htcondor.Submit(text.split("queue")[0]), count=10)  # warm up (imports, connection)
+sub = htcondor.Submit(text)
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+def schedd_cpu():
+    with open("/proc/%d/stat" % schedd_pid) as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+began, spent, theirs = time.perf_counter(), cpu(), schedd_cpu()
+result = schedd.submit(sub, count=0 if kind == "items" else n)
 assert result.num_procs() == n
-print(time.perf_counter() - began, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+elapsed, theirs = time.perf_counter() - began, schedd_cpu() - theirs
+with open("/proc/%d/status" % schedd_pid) as fh:
+    peak = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
+print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, cpu() - spent, theirs, peak)
 """
 
 
@@ -153,29 +170,45 @@ def _schedd_pid(local_dir) -> int:
     raise RuntimeError("no schedd found")
 
 
-def peak_rss(sizes=(100_000, 1_000_000)) -> None:
-    """One durable ``queue N`` submission of held jobs (per-proc ``arguments``)
-    through a real pool (MAX_JOBS_PER_SUBMISSION raised), each size in a fresh
-    pool and a fresh client process: jobs/s from the client's submit call to
-    its reply, the client's peak RSS and the schedd's (VmHWM)."""
+def peak_rss(cases=((100_000, "plain"), (100_000, "args"), (1_000_000, "args"),
+                    (1_000_000, "items"))) -> None:
+    """One durable ``queue N`` submission of held jobs (``plain``: as
+    bench_pool's submit row; ``args``: a per-proc ``arguments = $(ProcId)``;
+    ``items``: ``queue name,size from`` a file of N rows)
+    through a real pool (MAX_JOBS_PER_SUBMISSION raised), each in a fresh pool
+    and a fresh client process: jobs/s from the client's submit call to its
+    reply, the CPU seconds client and schedd spent meanwhile, the client's
+    peak RSS and the schedd's (VmHWM) at the reply and once its projector
+    has followed the journal past the submission (and before the submit)."""
     import subprocess
     import sys
     from pathlib import Path
 
     from jobledger.personal import PersonalPool
-    print(f"{'jobs':>10} {'seconds':>8} {'jobs/s':>8} {'client peak RSS MB':>19} "
-          f"{'schedd peak RSS MB':>19} {'schedd before MB':>17}")
-    for n in sizes:
+    print(f"{'jobs':>10} {'kind':>6} {'seconds':>8} {'jobs/s':>8} {'client CPU s':>12} {'schedd CPU s':>12} "
+          f"{'client peak RSS MB':>19} {'schedd at reply':>16} {'schedd +logs':>16} "
+          f"{'schedd before MB':>17}")
+    for n, kind in cases:
         with tempfile.TemporaryDirectory() as tmp, \
                 PersonalPool(local_dir=Path(tmp) / "pool",
-                             config={"MAX_JOBS_PER_SUBMISSION": str(max(sizes))}) as pool:
+                             config={"MAX_JOBS_PER_SUBMISSION": str(n)}) as pool:
             pid = _schedd_pid(pool.local_dir)
             idle = _peak_kb(pid)
-            out = subprocess.run([sys.executable, "-c", _PEAK_CHILD, str(n)], capture_output=True,
-                                 text=True, check=True, env=dict(os.environ)).stdout.split()
-            seconds, client = float(out[0]), int(out[1])
-            print(f"{n:>10,} {seconds:>8.1f} {n / seconds:>8,.0f} {client / 1024:>19,.0f} "
-                  f"{_peak_kb(pid) / 1024:>19,.0f} {idle / 1024:>17,.0f}", flush=True)
+            out = subprocess.run([sys.executable, "-c", _PEAK_CHILD, str(n), kind, str(pid)], capture_output=True,
+                                 text=True, check=False, cwd=tmp,
+                                 env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+                                 )
+            if out.returncode:
+                raise RuntimeError(f"the submitting process failed: {out.stderr.strip()[-2000:]}")
+            out = out.stdout.split()
+            seconds, client, client_cpu, schedd_cpu, at_reply = (
+                float(out[0]), int(out[1]), float(out[2]), float(out[3]), int(out[4]))
+            head = pool.schedd._call("head")
+            while not pool.schedd._call("wait_logs", position=head):   # 10 s a call
+                pass
+            print(f"{n:>10,} {kind:>6} {seconds:>8.1f} {n / seconds:>8,.0f} {client_cpu:>12.1f} "
+                  f"{schedd_cpu:>12.1f} {client / 1024:>19,.0f} {at_reply / 1024:>16,.0f} "
+                  f"{_peak_kb(pid) / 1024:>16,.0f} {idle / 1024:>17,.0f}", flush=True)
 
 
 if __name__ == "__main__":
