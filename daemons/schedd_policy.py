@@ -138,12 +138,15 @@ class Policy:
         if now < self.next_walk:
             return
         began = time.monotonic()
-        for ad in self.store.query(None):
+        verdicts = []          # the walk holds one chunk of ads at a time, not the queue
+        for ad in self.store.each():
             if not self.system and all(ad.get(name) in _QUIET for name in POLICY_ATTRS):
                 continue
             verdict = periodic_verdict(ad, now, self.max_releases, self.system)
             if verdict is not None:
-                self.apply(JobId(int(ad["ClusterId"]), int(ad["ProcId"])), verdict)
+                verdicts.append((JobId(int(ad["ClusterId"]), int(ad["ProcId"])), verdict))
+        for job, verdict in verdicts:
+            self.apply(job, verdict)
         spent = time.monotonic() - began
         self.next_walk = now + min(self.ceiling, max(self.base, spent * 100))
 

@@ -110,23 +110,32 @@ class QueueViews:
         wanted = list(projection or [])
         if wanted and predicate is None and all(w.lower() in _COLUMN_ATTRS for w in wanted):
             return self._query_columns(p, wanted, limit)
+        out: list[dict] = []
+        for ad in self._matching(p, predicate, deadline):
+            out.append(_project(ad, wanted))
+            if 0 <= limit <= len(out):
+                break
+        return out
+
+    def each(self, constraint: str | None = None) -> Iterator[dict]:
+        """The merged ads ``query(constraint)`` would list, one at a time: a
+        walk over every queued job holds one chunk of ads, not the queue."""
+        p = plan(constraint)
+        yield from self._matching(p, self.constraint_filter(p.residual) if p.residual else None, None)
+
+    def _matching(self, p, predicate, deadline: float | None) -> Iterator[dict]:
         sql = ("SELECT j.cluster, j.ad, c.ad FROM queue_jobs j LEFT JOIN queue_clusters c "
                f"ON c.cluster = j.cluster WHERE {p.where} ORDER BY j.cluster, j.proc")
-        out: list[dict] = []
         cluster_cache: dict[int, dict | None] = {}
         for rows in self._chunks(sql, p.params):
             for cluster, proc_ad, cluster_ad in rows:
                 if deadline is not None and _time.monotonic() > deadline:
                     raise TimeoutError("the query ran past its time budget")
                 if cluster not in cluster_cache:
-                    cluster_cache[cluster] = decode_ad(cluster_ad) if cluster_ad else None
+                    cluster_cache = {cluster: decode_ad(cluster_ad) if cluster_ad else None}
                 ad = merged_ad(cluster_cache[cluster], decode_ad(proc_ad))
-                if predicate is not None and not predicate(ad):
-                    continue
-                out.append(_project(ad, wanted))
-                if 0 <= limit <= len(out):
-                    return out
-        return out
+                if predicate is None or predicate(ad):
+                    yield ad
 
     def _query_columns(self, p, wanted: list[str], limit: int) -> list[dict]:
         """A projection of indexed columns only: no ad is decoded."""

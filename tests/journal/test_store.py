@@ -112,6 +112,17 @@ def test_query_uses_indexes_and_projection(store):
     assert len(store.query(limit=2)) == 2
 
 
+def test_each_walks_what_query_lists_a_chunk_at_a_time(store, monkeypatch):
+    import daemons.storage.views as views
+    monkeypatch.setattr(views, "CHUNK", 2)            # several chunks and clusters per walk
+    store.append(submit(1, 3) + submit(2, 2, owner="Bob") + submit(3, 1))
+    walk = store.each()
+    first = next(walk)
+    assert (first["ClusterId"], first["ProcId"]) == ("1", "0")
+    assert [first, *walk] == store.query()
+    assert list(store.each('Owner == "bob"')) == store.query('Owner == "bob"')
+
+
 def test_residual_constraints_are_filtered(tmp_path):
     seen = []
 
