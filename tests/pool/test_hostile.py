@@ -232,6 +232,11 @@ def test_a_user_log_symlink_planted_after_submit_holds_the_job(pool, shared):
     log = os.path.join(directory, "job.log")
     cluster = submit(pool.schedd, f"executable = /bin/sleep\narguments = 300\nhold = true\n"
                                   f"log = {log}\nqueue\n")
+    # The planting takes the file with the SUBMIT event: wait until the projector wrote it
+    # (a submit's reply does not wait for the user log).
+    wait_until(lambda: os.path.exists(log) and any(
+        e.type == htcondor.JobEventType.SUBMIT for e in htcondor.JobEventLog(log).events(0)),
+        60, what="the SUBMIT event in the user log")
     plant(directory, "job.log", precious)
     pool.schedd.act(htcondor.JobAction.Release, f"ClusterId == {cluster}")
     wait_until(lambda: pool.schedd.query(f"ClusterId == {cluster} && HoldReasonCode == 22"), 60,
