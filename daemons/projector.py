@@ -228,8 +228,10 @@ class Projector:
         if global_items:
             states.append(self._events.write(self.cursors.load_state(self.event_log),
                                              global_items))
-        # Readers may see these events now; the saved state waits for the fsync below.
-        self._show(last)
+        # Readers may see these events now (the saved state waits for the fsync below),
+        # unless a log failed: then only once its failure is recorded (the leave order).
+        if not new_failures:
+            self._show(last)
         if not (states or written or new_failures or targets.changed) and last - self._saved < UNSAVED_LIMIT:
             # Nothing written: a crash here only means folding these rows again
             # (they go to no file), so spare the commit and its fsync.
@@ -245,6 +247,7 @@ class Projector:
                              for key, target in targets.changed.items()}, last)
         targets.changed.clear()
         self._saved = last
+        self._show(last)
         return last
 
     # ---------------------------------------------------------- failures --
