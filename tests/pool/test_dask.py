@@ -116,15 +116,16 @@ def gated(tmp_path: Path, then: str) -> tuple[Path, Path]:
     return iwd, gate
 
 
-def submit_script(pool, tmp_path: Path, script: str, count: int = 1) -> tuple[Path, int]:
-    """``count`` sandboxed jobs running ``script`` from ``tmp_path/submit``; (user log, cluster)."""
+def submit_script(pool, tmp_path: Path, script: str, count: int = 1, **more: str) -> tuple[Path, int]:
+    """``count`` sandboxed jobs running ``script`` from ``tmp_path/submit``, with ``more``
+    submit commands; (user log, cluster)."""
     iwd = tmp_path / "submit"
     iwd.mkdir()
     (iwd / "job.sh").write_text(script)
     log = iwd / "job.log"
     cluster_id = pool.schedd.submit(htcondor.Submit({
         "executable": "job.sh", "initialdir": str(iwd), "should_transfer_files": "YES",
-        "log": str(log)}), count=count).cluster()
+        "log": str(log), **more}), count=count).cluster()
     return log, cluster_id
 
 
@@ -207,13 +208,8 @@ def test_worker_killed_mid_job_requeues_it(pool, cluster, tmp_path):
     cluster["processes"].append(victim)
     wait_until(lambda: any("@dask-victim@" in n for n in worker_names(pool)), 60,
                what="the victim worker's slot")
-    iwd = tmp_path / "submit"
-    iwd.mkdir()
-    (iwd / "job.sh").write_text("#!/bin/sh\nsleep 2\necho done > result.txt\n")
-    log = iwd / "job.log"
-    pool.schedd.submit(htcondor.Submit({
-        "executable": "job.sh", "initialdir": str(iwd), "should_transfer_files": "YES",
-        "log": str(log), "rank": 'regexp("@dask-victim@", TARGET.Name) ? 10 : 0'}))
+    log, _ = submit_script(pool, tmp_path, "#!/bin/sh\nsleep 2\necho done > result.txt\n",
+                           rank='regexp("@dask-victim@", TARGET.Name) ? 10 : 0')
     wait_until(lambda: any(int(e.type) == 1 for e in events(log)), 60, what="the job to start")
     victim.send_signal(signal.SIGKILL)
     victim.wait()
@@ -222,7 +218,7 @@ def test_worker_killed_mid_job_requeues_it(pool, cluster, tmp_path):
     executes = [e for e in events(log) if int(e.type) == 1]
     assert kinds.count(4) == 1 and kinds.count(5) == 1 and len(executes) == 2
     assert "@dask-victim@" in executes[0]["SlotName"] and "@dask-victim@" not in executes[1]["SlotName"]
-    assert (iwd / "result.txt").read_text() == "done\n"
+    assert (log.parent / "result.txt").read_text() == "done\n"
 
 
 def test_hold_and_remove_stop_the_job_on_its_worker(pool, cluster, tmp_path):
@@ -287,14 +283,9 @@ def test_tls_connection_when_certificates_are_configured(tmp_path):
                 "DASK_TLS_KEY": str(pem["key"])}) as secure:
             wait_until(lambda: any("@dask-secure@" in n for n in worker_names(secure)), 60,
                        what="the TLS worker's slot")
-            iwd = tmp_path / "submit"
-            iwd.mkdir()
-            (iwd / "job.sh").write_text("#!/bin/sh\necho over tls > result.txt\n")
-            log = iwd / "job.log"
-            secure.schedd.submit(htcondor.Submit({"executable": "job.sh", "initialdir": str(iwd),
-                                                  "should_transfer_files": "YES", "log": str(log)}))
+            log, _ = submit_script(secure, tmp_path, "#!/bin/sh\necho over tls > result.txt\n")
             wait_until(lambda: any(int(e.type) == 5 for e in events(log)), 60, what="the job to end")
-            assert (iwd / "result.txt").read_text() == "over tls\n"
+            assert (log.parent / "result.txt").read_text() == "over tls\n"
         secure._config_setter.unset()
     finally:
         stop_all(processes)
