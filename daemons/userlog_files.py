@@ -28,6 +28,7 @@ from typing import Callable
 
 from daemons.safe_open import safe_open_fd
 from daemons.storage.cursors import FileState
+from eventcore.errors import UnsafePathError
 from eventcore.projections.userlog import render_header, rotation_names
 
 __all__ = ["FileState", "reconcile", "append_texts",
@@ -109,9 +110,18 @@ class UserLogWriter:
         return state._replace(position=pending[-1][0], offset=offset)
 
     def sync(self, path: str) -> None:
-        """fsync ``path`` (the data ``write(..., sync=False)`` left in the page cache)."""
+        """fsync ``path`` (the data ``write(..., sync=False)`` left in the page cache).
+
+        A path that no longer names a file the pool may open (removed, or
+        replaced by a planted symlink between the write and now) took the
+        written bytes with it: they were written once, to the file that was
+        there, and are not written again.  The next write to the path meets
+        whatever is there now."""
         if self.fsync:
-            fd = safe_open_fd(path, "rb")
+            try:
+                fd = safe_open_fd(path, "rb")
+            except (FileNotFoundError, UnsafePathError):
+                return
             try:
                 os.fsync(fd)
             finally:

@@ -341,3 +341,31 @@ def test_an_unwritable_user_log_waits_without_stopping_the_others(pool):
     assert open(bad).read() == want
     assert audit(store.local_dir, tz=UTC).ok
     p.close()
+
+
+def test_a_log_that_leaves_its_path_between_write_and_fsync_keeps_its_events_written(tmp_path):
+    """The fsync after a write (sync=False) finds the path gone, or a symlink another
+    user planted there: the events went to the file that was there, once; the write
+    stands and they are not written again to whatever takes the path next."""
+    from daemons.safe_open import safe_open_fd
+    from daemons.userlog_files import FileState, UserLogWriter
+    from eventcore.errors import UnsafePathError
+    writer = UserLogWriter()
+    log = str(tmp_path / "job.log")
+    state = writer.write(FileState(log, 0, 0), [(1, b"one\n"), (2, b"two\n")], sync=False)
+    os.unlink(log)
+    writer.sync(log)                       # nothing left to fsync there: not an error
+    assert (state.position, state.offset) == (2, 8)
+    assert writer.write(state, [(1, b"one\n"), (2, b"two\n"), (3, b"three\n")]).position == 3
+    assert open(log, "rb").read() == b"three\n"
+    if os.geteuid() == 0:                  # a planted symlink (another user's) is refused
+        os.unlink(log)
+        precious = tmp_path / "precious"
+        precious.write_text("mine")
+        os.chmod(tmp_path, 0o777)         # a directory others can write
+        os.symlink(precious, log)
+        os.lchown(log, 65534, 65534)
+        with pytest.raises(UnsafePathError):
+            safe_open_fd(log, "rb")
+        writer.sync(log)
+        assert precious.read_text() == "mine"
