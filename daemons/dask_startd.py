@@ -9,7 +9,8 @@ Every Dask worker is one partitionable slot ``slot1@dask-<worker name>@<host>``
 with the worker's own resources: Cpus (its declared ``Cpus`` resource, else
 its threads), Memory (its memory limit, MB), Disk (free KB under its local
 directory), Machine/Arch/OpSys as the worker reports them, and a
-FileSystemDomain of its own (nothing is shared with it).  The worker list is
+FileSystemDomain of its own (nothing is shared with it), and GPUs when it
+declares a ``GPU`` resource (ids and the job's environment: ``daemons.gpus``).  The worker list is
 looked at every second: a worker that joins is advertised and a negotiation
 asked for, one that leaves is withdrawn from the collector.
 
@@ -31,7 +32,7 @@ import socket
 import threading
 import time
 
-from daemons import adwire, ipc
+from daemons import adwire, gpus, ipc
 from daemons.daemon import main_for
 from daemons.dask_security import security_from, security_settings
 from daemons.dask_starter import DaskStarter
@@ -155,12 +156,14 @@ class DaskStartd(Startd):
                     continue
                 info = infos[address]
                 declared = info.get("resources") or {}
+                gpu_ids = gpus.machine_gpu_ids(int(declared.get("GPU") or declared.get("GPUs") or 0),
+                                               found.get("CudaVisibleDevices"))
                 total = {"Cpus": int(declared.get("Cpus") or info.get("nthreads") or 1),
                          "Memory": int(declared.get("Memory") or (info.get("memory_limit") or 0) // 2**20),
                          "Disk": int(declared.get("Disk") or found["Disk"]),
-                         "GPUs": int(declared.get("GPU") or declared.get("GPUs") or 0)}
+                         "GPUs": len(gpu_ids)}
                 self.workers[address] = {"slot": worker_slot_name(info, found), "total": total,
-                                         "facts": found}
+                                         "facts": found, "gpus": gpu_ids}
                 self.log.info("Dask worker %s joined as %s", address, self.workers[address]["slot"])
                 joined = True
             gone = [address for address in self.workers if address not in infos]
@@ -266,26 +269,26 @@ class DaskStartd(Startd):
     def slot_ads(self) -> list[dict]:
         with self._lock:
             shown = [(w["slot"], w["total"], self.free_on(address), w["facts"],
-                      [c for c in self.claims.values() if c.get("worker") == address])
+                      [c for c in self.claims.values() if c.get("worker") == address], w["gpus"])
                      for address, w in self.workers.items()]
         ads = []
-        for slot_name, total, free, facts, claims in shown:
+        for slot_name, total, free, facts, claims, gpu_ids in shown:
             mine = self.machine_ads(slot_name, total, free, claims, {
                 "Machine": facts["Machine"], "Arch": facts["Arch"], "OpSys": facts["OpSys"],
                 "FileSystemDomain": f"dask:{slot_name}", "UidDomain": f"dask:{slot_name}",
                 "DaskWorkerAddress": next(a for a, w in self.workers.items() if w["slot"] == slot_name)})
-            if total["GPUs"]:
-                _with_gpus(mine, total["GPUs"], free["GPUs"], claims)
+            if gpu_ids:
+                _with_gpus(mine, gpu_ids, free["GPUs"], claims)
             ads += mine
         return ads
 
     def _activate(self, peer, claim: str, job: dict, request: dict, reuse: str | None = None,
                   slot: str | None = None) -> dict:
         """Start ``job`` on the worker of the matched ``slot`` (or of the reused claim)."""
-        gpus = job.get("RequestGPUs")
+        asked = job.get("RequestGPUs")
         wanted = {"Cpus": int(request.get("Cpus", 1)), "Memory": int(request.get("Memory", 0)),
                   "Disk": int(request.get("Disk", 0)),
-                  "GPUs": int(gpus) if isinstance(gpus, (int, float)) and not isinstance(gpus, bool) else 0}
+                  "GPUs": int(asked) if isinstance(asked, (int, float)) and not isinstance(asked, bool) else 0}
         with self._lock:
             if self.stopping.is_set():
                 raise HTCondorException("the Dask startd is shutting down")
@@ -307,15 +310,27 @@ class DaskStartd(Startd):
                 raise HTCondorException(f"not enough {', '.join(short)} left for claim {claim}")
             if old is not None:
                 old["resources"] = {key: 0 for key in old["resources"]}
+                old["gpus"] = []
+            held = self.workers[address]["gpus"]
+            assigned = gpus.pick(held, {gpu for c in self.claims.values() if c.get("worker") == address
+                                        for gpu in c.get("gpus", ())}, wanted["GPUs"])
+            if assigned is None:   # counted free above, so not expected: the ids are the truth
+                raise HTCondorException(f"not enough GPUs left for claim {claim}")
             pslot = self.workers[address]["slot"]
             name = pslot.replace("slot1@", f"slot1_{next(self._numbers)}@", 1)
             entry = {"name": name, "resources": wanted, "worker": address,
                      "job": f"{job.get('ClusterId')}.{job.get('ProcId')}", "owner": job.get("Owner"),
-                     "pid": 0, "start": None, "since": int(time.time())}
+                     "pid": 0, "start": None, "since": int(time.time()), "gpus": assigned}
             self.claims[claim] = entry
             self.job_starts += 1
-        started = self._launch(claim, entry, dict(job, _DaskStartd=self.address_of(self.name)))
+        environment = gpus.job_environment(
+            assigned, bool(held), self.config("ENVIRONMENT_FOR_AssignedGPUs", gpus.DEFAULT_ENVIRONMENT),
+            self.config("ENVIRONMENT_VALUE_FOR_UnAssignedGPUs", gpus.DEFAULT_UNASSIGNED))
+        started = self._launch(claim, entry, dict(job, _DaskStartd=self.address_of(self.name),
+                                                  _SlotEnvironment=environment))
         started["host"] = worker_sinful(address, self.workers[address]["facts"]["Machine"])
+        if assigned:   # the job's ad names its GPUs, as HTCondor's starter puts them there
+            started["attrs"] = {"AssignedGPUs": adwire.quote(",".join(assigned))}
         return started   # the EXECUTE event names the worker, as HTCondor's the execute machine
 
     def withdraw_ads(self) -> None:
@@ -327,15 +342,17 @@ class DaskStartd(Startd):
             self.client.close(timeout=5)
 
 
-def _with_gpus(ads: list[dict], total: int, free: int, claims: list) -> None:
+def _with_gpus(ads: list[dict], ids: list[str], free: int, claims: list) -> None:
     """GPUs on a worker's ads (``machine_ads`` order: the partitionable slot, then one
-    dynamic slot per claim): the worker declared a ``GPU`` resource (``--resources GPU=n``)."""
+    dynamic slot per claim): the worker declared a ``GPU`` resource (``--resources GPU=n``).
+    ``AssignedGPUs``: every id on the partitionable slot, a claim's own on its dynamic slot."""
     for ad in ads:
-        ad.update(TotalGPUs=total, DetectedGPUs=total, TotalSlotGPUs=total,
-                  MachineResources="Cpus Memory Disk Swap GPUs")
+        ad.update(TotalGPUs=len(ids), DetectedGPUs=len(ids), TotalSlotGPUs=len(ids),
+                  MachineResources="Cpus Memory Disk Swap GPUs", AssignedGPUs=",".join(ids))
     ads[0]["GPUs"] = free
     for ad, claim in zip(ads[1:], claims):
         ad["GPUs"] = claim["resources"].get("GPUs", 0)
+        ad["AssignedGPUs"] = ",".join(claim.get("gpus", ()))
 
 
 def _facts(dask_worker=None) -> dict:

@@ -46,6 +46,7 @@ class DaskStarter(Starter):
     def __init__(self, job: dict, *args, **kwargs):
         job = dict(job)
         self.startd = job.pop("_DaskStartd")
+        self.slot_environment = job.pop("_SlotEnvironment", None) or {}   # the GPUs (daemons.gpus)
         super().__init__(job, *args, **kwargs)
         self.sandboxed = True    # nothing is shared with the worker
         self.submitted = False
@@ -55,7 +56,7 @@ class DaskStarter(Starter):
 
     def _spawn(self):
         spec = {"argv": [self.inputs.command, *job_arguments(self.job)],
-                "env": job_environment(self.job, ".")}
+                "env": {**job_environment(self.job, "."), **self.slot_environment}}
         spec["stdin"], spec["stdout"], spec["stderr"] = self._sandbox_streams()
         try:
             self.submitted = self._ask("dask_run", spec=spec,

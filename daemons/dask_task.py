@@ -60,7 +60,7 @@ def worker_facts(dask_worker=None) -> dict:
     stat = os.statvfs(where)
     return {"Disk": stat.f_bavail * stat.f_frsize // 1024, "Machine": platform.node(),
             "Arch": _arch(platform.machine()), "OpSys": platform.system().upper(),
-            "LocalDirectory": where}
+            "LocalDirectory": where, "CudaVisibleDevices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
 def _arch(machine: str) -> str:

@@ -124,6 +124,7 @@ class Matches:
             "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),
             "StarterStart": str(started["start"]), "ScratchDir": adwire.quote(started["scratch"]),
             "RemoteSlot": adwire.quote(started["slot"]), "StartdIpAddr": adwire.quote(address),
+            **started.get("attrs", {}),   # the slot's, for the job's ad (AssignedGPUs)
         }, by="schedd"), event(EventType.EXECUTE, job, now, ExecuteHost=started.get("host") or address,
                                SlotName=started["slot"])]
         try:

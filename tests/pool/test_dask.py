@@ -35,14 +35,15 @@ DASK = [str(Path(sys.executable).parent / "dask")]
 WORKERS = 3
 
 
-def start_worker(address: str, where: Path, name: str, nthreads: int = 2, tls: list | None = None
-                 ) -> subprocess.Popen:
+def start_worker(address: str, where: Path, name: str, nthreads: int = 2, tls: list | None = None,
+                 env: dict | None = None) -> subprocess.Popen:
     where.mkdir(parents=True)
     return subprocess.Popen(
         DASK + ["worker", address, "--name", name, "--nthreads", str(nthreads), "--no-nanny",
                 "--host", "127.0.0.1", "--no-dashboard", "--memory-limit", "1GiB",
                 "--local-directory", str(where / "local"), *(tls or [])],
-        cwd=where, stdout=open(where / "worker.out", "wb"), stderr=subprocess.STDOUT)
+        cwd=where, stdout=open(where / "worker.out", "wb"), stderr=subprocess.STDOUT,
+        env=None if env is None else {**os.environ, **env})
 
 
 def start_scheduler(base: Path, tls: list | None = None, port: int = 0,
@@ -529,3 +530,47 @@ def test_a_worker_declaring_a_gpu_is_a_machine_with_gpus(pool, cluster, tmp_path
     assert [kind for kind, _ in kinds] == [1, 5, 1, 5], kinds   # one at a time on the one GPU
     assert all("@dask-gpu@" in e["SlotName"] for e in events(log) if int(e.type) == 1)
     gpu.send_signal(signal.SIGTERM)
+
+
+def test_gpu_jobs_get_their_worker_gpu_ids_in_ad_and_environment(pool, cluster, tmp_path):
+    """A worker with two GPUs (`--resources GPU=2`, started with CUDA_VISIBLE_DEVICES=3,5):
+    two GPU jobs running at once hold one id each (CUDA3, CUDA5), in their job ad
+    (AssignedGPUs) and environment (_CONDOR_AssignedGPUs, CUDA_VISIBLE_DEVICES); a job
+    without GPUs on that worker sees none (CUDA_VISIBLE_DEVICES=10000)."""
+    worker = start_worker(cluster["address"], cluster["base"] / "gpu2", "gpu2", nthreads=3,
+                          tls=["--resources", "GPU=2"], env={"CUDA_VISIBLE_DEVICES": "3,5"})
+    cluster["processes"].append(worker)
+
+    def gpu_slot():
+        ads = pool.collector.query(htcondor.AdTypes.Startd, "SlotType == \"Partitionable\"")
+        return next((ad for ad in ads if "@dask-gpu2@" in ad["Name"]), None)
+    ad = wait_until(gpu_slot, 60, what="the GPU worker's slot")
+    assert (ad["TotalGPUs"], ad["AssignedGPUs"]) == (2, "CUDA3,CUDA5")
+    iwd, gate = gated(tmp_path, "env > result.txt")
+    log = iwd / "job.log"
+    common = {"executable": "job.sh", "arguments": str(gate), "initialdir": str(iwd), "log": str(log),
+              "should_transfer_files": "YES", "request_memory": "64",
+              "requirements": 'regexp("@dask-gpu2@", TARGET.Name)'}
+    gpu_jobs = pool.schedd.submit(htcondor.Submit(dict(
+        common, request_gpus="1", transfer_output_remaps='"result.txt=gpu$(ProcId).txt"')), count=2).cluster()
+    plain = pool.schedd.submit(htcondor.Submit(dict(
+        common, transfer_output_remaps='"result.txt=plain.txt"'))).cluster()
+    wait_until(lambda: [int(e.type) for e in events(log)].count(1) == 3, 60, what="all three jobs to start")
+    wait_until(lambda: gpu_slot()["GPUs"] == 0, 30, what="both GPUs to show as taken")
+    running = {int(ad["ProcId"]): ad.get("AssignedGPUs") for ad in pool.schedd.query(
+        f"ClusterId == {gpu_jobs}", ["ProcId", "AssignedGPUs"])}
+    assert sorted(running.values()) == ["CUDA3", "CUDA5"], running
+    assert "AssignedGPUs" not in pool.schedd.query(f"ClusterId == {plain}", ["AssignedGPUs"])[0]
+    gate.unlink()
+    wait_until(lambda: [int(e.type) for e in events(log)].count(5) == 3, 60, what="the three jobs to end")
+
+    def environment(name: str) -> dict:
+        return dict(line.split("=", 1) for line in (iwd / name).read_text().splitlines() if "=" in line)
+    for proc, assigned in running.items():
+        env = environment(f"gpu{proc}.txt")
+        assert env["_CONDOR_AssignedGPUs"] == assigned
+        assert env["CUDA_VISIBLE_DEVICES"] == env["GPU_DEVICE_ORDINAL"] == assigned.removeprefix("CUDA")
+    env = environment("plain.txt")
+    assert env["CUDA_VISIBLE_DEVICES"] == env["GPU_DEVICE_ORDINAL"] == "10000"
+    assert "_CONDOR_AssignedGPUs" not in env
+    worker.send_signal(signal.SIGTERM)
