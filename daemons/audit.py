@@ -289,6 +289,8 @@ def _expected_renders(entries, tz, user_fmt, event_fmt, findings):
             findings.append(Finding("payload", f"cannot render {entry.type!r}: {exc!r}",
                                     entry.position, str(entry.job)))
             continue
+        targets.changed.clear()
+        targets.gone.clear()        # nothing is written again here
         for path, items in files.items():
             per_file[path] += [(e.position, str(e.job), data) for e, data in items]
         global_items += [(e.position, str(e.job), data) for e, data in events]

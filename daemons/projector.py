@@ -242,13 +242,22 @@ class Projector:
                 states.append(after)
             except OSError as exc:
                 new_failures.append((before.path, before.position, _describe(exc)))
-        self.cursors.commit(states, new_failures,
-                            {key: None if target is None else (target.path, target.format)
-                             for key, target in targets.changed.items()}, last)
+        failing = set(failed) | {path for path, *_ in new_failures}
+        self.cursors.commit(states, new_failures, self._saved_targets(targets, failing), last)
         targets.changed.clear()
+        targets.gone = {key: t for key, t in targets.gone.items() if t.path in failing}
         self._saved = last
         self._show(last)
         return last
+
+    @staticmethod
+    def _saved_targets(targets: LogTargets, failing) -> dict:
+        """The target changes to save: (path, format), or None for a target that went
+        (its job left) -- but the target of a failing log stays saved until the log
+        is repaired, so a restart can still write the job's events there."""
+        return {key: None if target is None else (target.path, target.format)
+                for key, target in targets.changed.items()
+                if target is not None or targets.gone.get(key, Target("")).path not in failing}
 
     # ---------------------------------------------------------- failures --
     def failures(self) -> dict[str, tuple[int, str]]:
@@ -265,7 +274,8 @@ class Projector:
                     break
                 if e.type != "event" or e.payload.get("imported"):
                     continue
-                for target in targets.for_event(e.job.cluster, e.job.proc, int(e.payload["event"]["type"])):
+                number = int(e.payload["event"]["type"])
+                for target in targets.for_event(e.job.cluster, e.job.proc, number, gone=True):
                     if target.path == path:
                         text = render(e.payload["event"], self.user_log_format, self.tz, target.render_format)
                         items.append((e.position, text.encode("utf-8")))
@@ -277,6 +287,11 @@ class Projector:
                 self.cursors.note_failure(path, _describe(exc))
                 continue
             self.cursors.repaired(state)
+            gone = [key for key, target in targets.gone.items() if target.path == path]
+            if gone:           # the targets of its jobs that left are not needed any more
+                self.cursors.commit([], [], dict.fromkeys(gone), None)
+                for key in gone:
+                    del targets.gone[key]
 
     def _note_refused(self, exc: OSError, path: str, jobs) -> None:
         if isinstance(exc, UnsafePathError) and self.on_refused is not None:

@@ -89,16 +89,51 @@ def log_format(text: str | None) -> str:
 
 
 class LogTargets:
-    """job -> ``Target`` (user-log path and format), folded from the journal's ads."""
+    """job -> ``Target`` (user-log path and format), folded from the journal's ads.
+
+    A job's target goes when the job leaves the queue (its ``leave`` record: it
+    gets no more events), and its cluster's when the cluster's last job with a
+    target leaves, so what is kept follows the queue, not the history.  What
+    went is in ``gone`` (key -> target) until the holder clears it: the
+    projector needs it to write a failed log's events again later.  A DAG
+    node's nodes-log target stays: DAGMan's POST_SCRIPT_TERMINATED for the
+    node's job comes after the job left.
+    """
 
     def __init__(self, known: Mapping[tuple[int, int], Target] | None = None):
         self.paths: dict[tuple[int, int], Target | None] = dict(known or {})
         self.changed: dict[tuple[int, int], Target | None] = {}
+        self.gone: dict[tuple[int, int], Target] = {}
+        self._queued: dict[int, int] = {}     # cluster -> its jobs (proc >= 0) with a target
+        for cluster, proc in self.paths:
+            if proc >= 0:
+                self._queued[cluster] = self._queued.get(cluster, 0) + 1
 
     def _set(self, key, target):
-        if self.paths.get(key) != target:
+        before = self.paths.get(key)
+        if before != target:
             self.paths[key] = target
             self.changed[key] = target
+            if key[1] >= 0 and (before is None) != (target is None):
+                self._queued[key[0]] = self._queued.get(key[0], 0) + (1 if before is None else -1)
+
+    def _drop(self, key) -> None:
+        target = self.paths.pop(key, None)
+        if target is not None:
+            self.changed[key] = None
+            self.gone[key] = target
+
+    def _leave(self, cluster: int, proc: int) -> None:
+        if self.paths.get((cluster, proc)) is None:
+            self.paths.pop((cluster, proc), None)
+            return
+        self._drop((cluster, proc))
+        left = self._queued.get(cluster, 0) - 1
+        if left > 0:
+            self._queued[cluster] = left
+        else:
+            self._queued.pop(cluster, None)
+            self._drop((cluster, -1))
 
     def _target(self, ad: Mapping[str, str], inherited: Target | None,
                 iwd: str | None) -> Target | None:
@@ -122,9 +157,14 @@ class LogTargets:
             log = posixpath.join(iwd, log)
         return Target(log, DAGMAN_FORMAT)
 
-    def of(self, cluster: int, proc: int) -> list[Target]:
-        """The logs of job (cluster, proc): its own, then its DAG's nodes log (one per path)."""
-        own = self.paths.get((cluster, proc), self.paths.get((cluster, -1)))
+    def of(self, cluster: int, proc: int, gone: bool = False) -> list[Target]:
+        """The logs of job (cluster, proc): its own, then its DAG's nodes log (one per path);
+        with ``gone``, a job that left still has the own log it had (see ``gone``)."""
+        own = None
+        for key in ((cluster, proc), (cluster, -1)):
+            if key in self.paths or (gone and key in self.gone):
+                own = self.paths[key] if key in self.paths else self.gone[key]
+                break
         nodes = self.paths.get(_nodes_key(cluster, proc), self.paths.get((cluster, -2)))
         if nodes is None or (own is not None and own.path == nodes.path):
             return [own] if own is not None else []
@@ -142,16 +182,18 @@ class LogTargets:
                 self._set(_nodes_key(*key), self._nodes_target(ad, iwd))
         elif kind == "set" and ("UserLog" in payload["set"] or "UserLogUseXML" in payload["set"]):
             self._set(key, self._target(payload["set"], self.paths.get(key), None))
+        elif kind == "leave":
+            self._leave(job.cluster, job.proc)
         elif kind == "event":
             if payload.get("imported"):
                 return []  # already in the log it came from
             return self.for_event(job.cluster, job.proc, int(payload["event"]["type"]))
         return []
 
-    def for_event(self, cluster: int, proc: int, number: int) -> list[Target]:
+    def for_event(self, cluster: int, proc: int, number: int, gone: bool = False) -> list[Target]:
         """The logs an event of job (cluster, proc) with ULog ``number`` goes to.  DAGMan's
         POST_SCRIPT_TERMINATED goes to the nodes log only (HTCondor's DAGMan writes it there)."""
-        logs = [t for t in self.of(cluster, proc) if t.takes(number)]
+        logs = [t for t in self.of(cluster, proc, gone) if t.takes(number)]
         if number == POST_SCRIPT_TERMINATED and any(t.format == DAGMAN_FORMAT for t in logs):
             return [t for t in logs if t.format == DAGMAN_FORMAT]
         return logs

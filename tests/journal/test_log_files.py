@@ -369,3 +369,49 @@ def test_a_log_that_leaves_its_path_between_write_and_fsync_keeps_its_events_wri
             safe_open_fd(log, "rb")
         writer.sync(log)
         assert precious.read_text() == "mine"
+
+
+def test_targets_follow_the_queue_not_the_history(pool):
+    """A job's log target goes when it leaves (it gets no more events), its cluster's with
+    the cluster's last job, in memory and in the saved table; what is still queued stays."""
+    tmp, store = pool
+    log = str(tmp / "a.log")
+    store.append(submit(1, 3, log=log) + submit(2, 1, log=log))
+    p = Projector(store, tz=UTC)
+    p.catch_up()
+    assert set(p.targets().paths) == {(1, -1), (1, 0), (1, 1), (1, 2), (2, -1), (2, 0)}
+    store.append(life(JobId(1, 0)) + life(JobId(1, 1)) + life(JobId(2, 0)))
+    p.catch_up()
+    assert set(p.targets().paths) == {(1, -1), (1, 2)} and not p.targets().gone
+    assert sorted(store._read("SELECT cluster, proc FROM log_jobs")) == [(1, -1), (1, 2)]
+    store.append(life(JobId(1, 2)))
+    p.catch_up()
+    assert not p.targets().paths and store._read("SELECT count(*) FROM log_jobs")[0][0] == 0
+    assert open(log).read() == "".join(t for _, t in expected_text(store, log))
+    p.close()
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_failed_log_gets_the_events_of_jobs_that_left_meanwhile(pool, restart):
+    """The target of a job that left while its log failed is kept (in memory and saved)
+    until the log is written again, also across a restart of the projector."""
+    tmp, store = pool
+    bad = tmp / "bad.log"
+    store.append(submit(1, 1, log=str(bad)))
+    bad.mkdir()
+    p = Projector(store, tz=UTC)
+    p.catch_up()
+    store.append(life(JobId(1, 0)))
+    p.catch_up()
+    assert p.failures() and (1, 0) not in p.targets().paths and (1, 0) in p.targets().gone
+    assert sorted(store._read("SELECT cluster, proc FROM log_jobs")) == [(1, -1), (1, 0)]
+    if restart:
+        p.close()
+        p = Projector(store, tz=UTC)
+    bad.rmdir()
+    p.catch_up()
+    assert p.failures() == {}
+    assert open(bad).read() == "".join(t for _, t in expected_text(store, str(bad)))
+    if not restart:        # written: the targets of the jobs that left go
+        assert not p.targets().gone and store._read("SELECT count(*) FROM log_jobs")[0][0] == 0
+    p.close()
