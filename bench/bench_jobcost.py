@@ -11,9 +11,10 @@
 
 Rows: jobs/s of each, ours/theirs, and the CPU milliseconds per job each
 pool process spent during the run, read from /proc/PID/stat before and
-after (user + system).  "starters + jobs" is the launcher's reaped children
-(cutime + cstime): the forked starters and the jobs they waited for.  The
-client is this process (submit, reading the log).
+after (user + system).  "starters + jobs" is the launcher's children: the
+reaped ones (cutime + cstime) and the live ones (their own and reaped CPU):
+the forked starters and the jobs they waited for.  The client is this
+process (submit, reading the log).
 """
 
 from __future__ import annotations
@@ -83,8 +84,26 @@ def cpu_by_role(roles: dict[int, str]) -> dict[str, float]:
             continue
         out[role] = out.get(role, 0.0) + own / TICK
         if role == "launcher":
-            out["starters + jobs"] = out.get("starters + jobs", 0.0) + reaped / TICK
+            out["starters + jobs"] = out.get("starters + jobs", 0.0) + (reaped + _live_children(pid)) / TICK
     return out
+
+
+def _live_children(pid: int) -> int:
+    """Ticks so far of ``pid``'s live children (a starter runs its claim's successive
+    jobs: its own CPU and its reaped jobs' reach the launcher only when it exits)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            children = [int(child) for child in handle.read().split()]
+    except OSError:
+        return 0
+    ticks = 0
+    for child in children:
+        try:
+            _, own, reaped, _ = _stat(child)
+        except OSError:
+            continue        # exited meanwhile: its ticks are in the launcher's reaped ones
+        ticks += own + reaped
+    return ticks
 
 
 def run_dask(client) -> tuple[float, float]:

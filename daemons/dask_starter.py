@@ -42,6 +42,7 @@ class DaskStarter(Starter):
     """One job's starter, running the job through the Dask startd ``job["_DaskStartd"]``."""
 
     process_name = "dask_starter"
+    continues = False       # one job each: the Dask startd starts every run itself
 
     def __init__(self, job: dict, *args, **kwargs):
         job = dict(job)

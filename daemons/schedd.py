@@ -458,22 +458,23 @@ class Schedd(Daemon):
         spool.sweep(self.spool_dir, lambda job: self.store.job_status(job) is not None)
 
     # -- starters ---------------------------------------------------------------------------
-    def _starter_outcome(self, peer, claim: str, job: str, outcome: dict) -> str:
+    def _starter_outcome(self, peer, claim: str, job: str, outcome: dict, more: bool = False):
         # No negotiation here: the slot is free only once the starter exits, and the
         # startd asks for a cycle then (that also covers a requeued job).  Meanwhile the
-        # claim is offered to the next job of the same kind.
-        # The job is over whatever the journal decides about this report, so its
-        # claim can be handed on while the outcome is being committed.
-        # The starter exits once answered: answering after the handover means the
-        # startd never sees that slot free (no negotiation cycle per job).
-        # The starter exits once answered: answering after the handover means the
-        # startd never sees that slot free (no negotiation cycle per job).
+        # claim is offered to the next job of the same kind, while the outcome is being
+        # committed (the job is over whatever the journal decides about this report).
+        # The starter is answered after that handover: one that offered to run the next
+        # job (``more``) gets it in the answer; one that exits leaves no slot free that
+        # the startd would see (no negotiation cycle per job).
         job_id = JobId.parse(job)
-        handover = self.matches.finished(job_id, claim, outcome)
-        result = self.runs.record_outcome(job_id, claim, outcome)
+        handover = self.matches.finished(job_id, claim, outcome, more)
+        result = self.runs.record_outcome(job_id, claim, outcome, reported=True)
+        following = None
         if handover is not None:
-            futures.wait([handover], timeout=10)
-        return result
+            futures.wait([handover], timeout=None if more else 10)
+            if more and not handover.cancelled() and handover.exception() is None:
+                following = handover.result()
+        return {"result": result, "next": following} if more else result
 
 
 def _kept_names(names: tuple, spellings: dict, refused: set) -> tuple | None:

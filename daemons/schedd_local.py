@@ -147,8 +147,10 @@ def signal_local(ad: dict, what: str) -> bool:
 def main(argv: list[str]) -> int:
     """A scheduler-universe starter: ``python -m daemons.schedd_local REQUEST-JSON``."""
     request = json.loads(argv[1])
-    return Starter(request["job"], request["claim"], request["execute_dir"], request["schedd"],
-                   request.get("lifeline"), request["reconnect"]).run()
+    starter = Starter(request["job"], request["claim"], request["execute_dir"], request["schedd"],
+                      request.get("lifeline"), request["reconnect"])
+    starter.continues = False       # the schedd starts each scheduler-universe job itself
+    return starter.run()
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ startd in a worker thread; the run is recorded (run attributes + EXECUTE) when
 the starter is up.  Claim reuse: when a job exits normally, the next idle job
 of the same kind (same Requirements, requests, owner) takes over its claim at
 once, as HTCondor's schedd reuses claims, instead of waiting for a
-negotiation cycle.
+negotiation cycle; a starter that offered to (``more``) runs that next job
+itself, handed to it in the answer to its outcome (``daemons.starter``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestD
 REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "Owner", "JobUniverse")
 REUSE_SCAN = 20     # idle jobs of other clusters looked at for one that may take a freed claim
 ACTIVATE_WORKERS = 8
+CONTINUED_KEPT = 256    # next jobs remembered for a starter's retried report
 
 
 class Matches:
@@ -45,6 +47,7 @@ class Matches:
         self.spool_dir = spool_dir
         self.reuse_claims = reuse_claims
         self._workers = ThreadPoolExecutor(max_workers=ACTIVATE_WORKERS, thread_name_prefix="activate")
+        self._continued: dict[str, dict] = {}   # finished claim -> the next job its starter runs
 
     def stop(self) -> None:
         self._workers.shutdown(wait=True, cancel_futures=True)
@@ -71,22 +74,33 @@ class Matches:
                 self._workers.submit(self._activate, job, claim, match)
         return len(matches)
 
-    def finished(self, job: JobId, claim: str, outcome: dict) -> Future | None:
+    def finished(self, job: JobId, claim: str, outcome: dict, more: bool = False) -> Future | None:
         """A run ended (its outcome is about to be recorded): an exit hands its claim on
         (not after vacate/shutdown).  Returns the handover under way, if any: the
-        starter is answered after it, so the startd never sees the slot free."""
+        starter is answered after it, so the startd never sees the slot free.  With
+        ``more`` (the starter offered to run the next job itself) the handover's result
+        is what that starter is to run -- ``{"claim", "job", "scratch"}`` -- or None."""
         if not (self.reuse_claims and outcome.get("kind") == "exit"):
             return None
         self.runs.wait_started(claim)   # a short job can end before its run is recorded
+        with self.runs.lock:
+            given = self._continued.get(claim)
+        if more and given is not None:   # a retried report: the same next job
+            done = Future()
+            done.set_result(given)
+            return done
         ad = self.store.job_ad(job)     # (and then its ad would name no startd)
-        return None if ad is None else self._workers.submit(self._reuse_claim, claim, ad)
+        if ad is None or not self.runs.is_current(ad, claim):
+            return None                 # already recorded: its claim went on then
+        return self._workers.submit(self._reuse_claim, claim, ad, more)
 
-    def _reuse_claim(self, old_claim: str, finished: dict) -> None:
+    def _reuse_claim(self, old_claim: str, finished: dict, more: bool = False) -> dict | None:
         """HTCondor's claim reuse: the next idle job of the same kind takes the finished
-        job's slot at once, without waiting for a negotiation cycle."""
+        job's slot at once, without waiting for a negotiation cycle; with ``more``, the
+        finished job's starter runs it (what it is to run, or None)."""
         startd = startd_address(finished)
         if startd is None:
-            return
+            return None
         kind = tuple(finished.get(a) for a in REUSE_ATTRS)
         # Jobs being started are idle too: fetch just enough to get past them.  The same
         # cluster first; then any cluster, as HTCondor reuses a claim across its autocluster
@@ -100,25 +114,37 @@ class Matches:
                 job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
                 claim = self.runs.reserve(job)
                 if claim is not None:
-                    self._activate(job, claim, {"startd": startd, "request": request_of(ad),
-                                                "reuse": old_claim})
-                    return
+                    given = self._activate(job, claim, {"startd": startd, "request": request_of(ad),
+                                                        "reuse": old_claim, "continuing": more})
+                    if given is not None:
+                        with self.runs.lock:
+                            self._continued[old_claim] = given
+                            while len(self._continued) > CONTINUED_KEPT:
+                                del self._continued[next(iter(self._continued))]
+                    return given
+        return None
 
-    def _activate(self, job: JobId, claim: str, match: dict) -> None:
+    def _activate(self, job: JobId, claim: str, match: dict) -> dict | None:
         try:
-            self._start_run(job, claim, match)
+            return self._start_run(job, claim, match)
         except Exception as exc:  # noqa: BLE001 - a failed start leaves the job idle
             self.log.info("job %s: could not start: %s", job, exc)
+            return None
         finally:
             self.runs.started(job, claim)
 
-    def _start_run(self, job: JobId, claim: str, match: dict) -> None:
+    def _start_run(self, job: JobId, claim: str, match: dict) -> dict | None:
+        """Start ``job``: on its startd (a new starter), or -- a ``continuing`` match --
+        by the reused claim's starter, whose next job is then returned."""
         ad = self.store.job_ad(job)
         if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
-            return
+            return None
         address = match["startd"]
-        started = ipc.call(address, "activate", timeout=10, claim=claim, job=self._starter_job(job, ad),
-                           request=match["request"], reuse=match.get("reuse"), slot=match.get("slot"))
+        values = self._starter_job(job, ad)
+        extra = {"continuing": True} if match.get("continuing") else {}
+        started = ipc.call(address, "activate", timeout=10, claim=claim, job=values,
+                           request=match["request"], reuse=match.get("reuse"), slot=match.get("slot"),
+                           **extra)
         now = time.time()
         records = [SetAttributes(job, set={
             "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),
@@ -131,6 +157,10 @@ class Matches:
             self.store.append(records)
         except InvalidTransition:
             ipc.call(address, "signal", timeout=5, claim=claim, what="kill")
+            return None
+        if started.get("continued"):
+            return {"claim": claim, "job": values, "scratch": started["scratch"]}
+        return None
 
     def _starter_job(self, job: JobId, ad: dict) -> dict:
         """What the starter gets: the job's values, and where ON_EXIT_OR_EVICT keeps files."""

@@ -35,7 +35,7 @@ from daemons.daemon import alive
 from daemons.schedd_records import (HOLD_SPAWN, RUN_ATTRS, event, exit_records, startd_address,
                                     file_transfer_events)
 from daemons.spool import job_spool
-from daemons.starter import read_outcome
+from daemons.starter import OUTCOME, read_outcome
 from eventcore.errors import HTCondorException, InvalidTransition
 from eventcore.events import EventType
 from eventcore.ids import JobId
@@ -116,18 +116,22 @@ class Runs:
             pending.wait(timeout)
 
     # -- outcomes -------------------------------------------------------------------
-    def record_outcome(self, job: JobId, claim: str, outcome: dict, wait: float = STARTED_WAIT) -> str:
+    def record_outcome(self, job: JobId, claim: str, outcome: dict, wait: float = STARTED_WAIT,
+                       reported: bool = False) -> str:
+        """Record ``outcome`` if ``claim`` is still the job's run.  The scratch directory
+        goes too, unless the starter ``reported`` it: a live starter removes its own once
+        answered (and left the outcome in it only when a report had failed)."""
         self.wait_started(claim, wait)
         with self.lock:
             ad = self.store.job_ad(job)
-            if ad is None or not self._is_current(ad, claim):
+            if ad is None or not self.is_current(ad, claim):
                 return "stale"
             now = time.time()
             try:
                 self.store.append(exit_records(job, ad, outcome, now))
             except InvalidTransition:
                 return "stale"
-            self._remove_scratch(ad)
+            self._remove_scratch(ad, only_saved=reported)
             if outcome.get("kind") == "exit" and self.spool_dir is not None:
                 shutil.rmtree(job_spool(self.spool_dir, job) / "evicted", ignore_errors=True)
             return "recorded"
@@ -137,7 +141,7 @@ class Runs:
         self.wait_started(claim)
         with self.lock:
             ad = self.store.job_ad(job)
-            if ad is None or not self._is_current(ad, claim):
+            if ad is None or not self.is_current(ad, claim):
                 return "stale"
             self._append(job, [
                 SetAttributes(job, set={"TransferInputSizeMB": str(size_mb(int(input_bytes)))}, by="schedd"),
@@ -148,7 +152,7 @@ class Runs:
         """A running job's memory changed: IMAGE_SIZE event and the usage attributes."""
         with self.lock:
             ad = self.store.job_ad(job)
-            if ad is None or not self._is_current(ad, claim):
+            if ad is None or not self.is_current(ad, claim):
                 return "stale"
             memory_mb = (int(rss_kb) + 1023) // 1024
             self._append(job, [
@@ -160,16 +164,19 @@ class Runs:
             return "recorded"
 
     @staticmethod
-    def _is_current(ad: dict, claim: str) -> bool:
+    def is_current(ad: dict, claim: str) -> bool:
+        """``ad``'s job is running under ``claim``."""
         status = adwire.evaluate(ad, "JobStatus")
         return status in (JobStatus.RUNNING, JobStatus.SUSPENDED, JobStatus.TRANSFERRING_OUTPUT) \
             and adwire.evaluate(ad, "ClaimId") == claim
 
     @staticmethod
-    def _remove_scratch(ad: dict) -> None:
+    def _remove_scratch(ad: dict, only_saved: bool = False) -> None:
+        """The run's scratch directory (``only_saved``: only if it holds a saved outcome)."""
         scratch = adwire.evaluate(ad, "ScratchDir")
         if isinstance(scratch, str) and os.path.basename(scratch).startswith("dir_"):
-            shutil.rmtree(scratch, ignore_errors=True)
+            if not only_saved or os.path.exists(os.path.join(scratch, OUTCOME)):
+                shutil.rmtree(scratch, ignore_errors=True)
 
     # -- reconcile ----------------------------------------------------------------------
     def running_jobs(self) -> list[tuple[JobId, dict]]:
@@ -215,7 +222,7 @@ class Runs:
         clear = tuple(a for a in RUN_ATTRS if a in ad)
         with self.lock:
             current = self.store.job_ad(job)
-            if current is None or not self._is_current(current, claim):
+            if current is None or not self.is_current(current, claim):
                 return 0
             failures = int(adwire.evaluate(current, "NumShadowExceptions") or 0) + (not startup)
             if startup:

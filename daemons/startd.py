@@ -1,11 +1,14 @@
-"""condor_startd's job: own the machine's resources and start one starter per job.
+"""condor_startd's job: own the machine's resources and start one starter per claim.
 
 The machine is one partitionable slot ``slot1@<host>`` holding all its
 cores, memory (MB) and disk (KB of the EXECUTE file system); ``activate``
 carves a dynamic slot ``slot1_<n>@<host>`` of the job's RequestCpus /
 RequestMemory / RequestDisk out of it and starts a starter for the job.
-When the starter exits the dynamic slot goes back into the partitionable
-one and the negotiator is told at once.
+A claim reused for the next job of the same kind (``activate`` with
+``reuse`` and ``continuing``) keeps its slot and starter: the claim id moves
+to the new job, and the schedd hands the job to that starter.  When the
+starter exits the dynamic slot goes back into the partitionable one and the
+negotiator is told at once.
 
 Starters are forked by a *launcher*: a single-threaded child of the startd
 forked before any thread starts, so forking a starter is cheap (no new
@@ -297,9 +300,12 @@ class Startd(Daemon):
         return handlers
 
     def _activate(self, peer, claim: str, job: dict, request: dict, reuse: str | None = None,
-                  slot: str | None = None) -> dict:
+                  slot: str | None = None, continuing: bool = False) -> dict:
         """Start ``job`` in a new dynamic slot; ``reuse`` names a claim of the same owner
-        whose job has finished: its resources pass to this one (claim reuse)."""
+        whose job has finished: its resources pass to this one (claim reuse).  With
+        ``continuing``, the reused claim's starter (which offered to) runs ``job`` itself:
+        no starter is forked, the answer says ``continued`` and the schedd hands the job
+        to that starter."""
         wanted = {"Cpus": int(request.get("Cpus", 1)), "Memory": int(request.get("Memory", 0)),
                   "Disk": int(request.get("Disk", 0))}
         with self._lock:
@@ -314,16 +320,30 @@ class Startd(Daemon):
                     free[key] += old["resources"].get(key, 0)
             else:
                 old = None
+            if continuing and (old is None or not old["pid"]):
+                raise HTCondorException(f"claim {reuse} has no starter to run claim {claim}")
             short = [key for key, amount in wanted.items() if amount > free[key]]
             if short:
                 raise HTCondorException(f"not enough {', '.join(short)} left for claim {claim}")
-            if old is not None:
-                old["resources"] = {key: 0 for key in old["resources"]}  # handed over
-            name = f"slot1_{next(self._numbers)}@{self.host}"
-            slot = {"name": name, "resources": wanted, "job": f"{job.get('ClusterId')}.{job.get('ProcId')}",
+            number = next(self._numbers)
+            slot = {"name": f"slot1_{number}@{self.host}", "resources": wanted,
+                    "job": f"{job.get('ClusterId')}.{job.get('ProcId')}",
                     "owner": job.get("Owner"), "pid": 0, "start": None, "since": int(time.time())}
-            self.claims[claim] = slot
             self.job_starts += 1
+            if continuing:      # the same dynamic slot and starter, a new claim and job
+                del self.claims[reuse]
+                slot.update(name=old["name"], pid=old["pid"], start=old["start"],
+                            scratch=os.path.join(self.execute_dir, f"dir_{old['pid']}_{number}"))
+                self.claims[claim] = slot
+                self._save_state()
+            else:
+                if old is not None:
+                    old["resources"] = {key: 0 for key in old["resources"]}  # handed over
+                self.claims[claim] = slot
+        if continuing:
+            self._changed.set()
+            return {"slot": slot["name"], "pid": slot["pid"], "start": slot["start"],
+                    "scratch": slot["scratch"], "continued": True}
         return self._launch(claim, slot, job)
 
     def _launch(self, claim: str, slot: dict, job: dict) -> dict:

@@ -1,9 +1,9 @@
-"""condor_starter's job: run one job and make sure its outcome is never lost.
+"""condor_starter's job: run a claim's jobs and make sure no outcome is lost.
 
-A starter is one small process per job, forked by the startd's launcher.  It
+A starter is one small process per claim, forked by the startd's launcher.  It
 
 1. leaves the startd's session (``setsid``), creates the job's scratch
-   directory ``$(EXECUTE)/dir_<pid>`` (mode 0700) and records itself there;
+   directory (``$(EXECUTE)/dir_<pid>`` for its first job; mode 0700);
 2. starts the job in its own process group: ``Cmd`` with ``Arguments``
    (or old ``Args``), ``Environment`` (or old ``Env``), in ``Iwd``, stdin /
    stdout / stderr from ``In``/``Out``/``Err`` (relative to ``Iwd``), as the
@@ -16,12 +16,17 @@ A starter is one small process per job, forked by the startd's launcher.  It
 3. waits for the job -- or for an instruction (SIGTERM vacate, SIGQUIT
    fast kill, SIGHUP pool shutdown, SIGUSR1 suspend, SIGUSR2 continue) or for its startd to die
    (its lifeline pipe reads EOF), in which case it kills the job;
-4. writes the outcome (exit code or signal, usage, times, or "evicted")
-   atomically to ``outcome.json`` (temp file, fsync, rename) *before*
-   telling anyone, then reports it to the schedd, retrying for
-   ``SCHEDD_RECONNECT_TIMEOUT`` seconds.  A schedd killed meanwhile reads
-   the file when it comes back.  Once the schedd has acknowledged, the
-   scratch directory is removed.
+4. reports the outcome (exit code or signal, usage, times, or "evicted")
+   to the schedd, retrying for ``SCHEDD_RECONNECT_TIMEOUT`` seconds; if the
+   first try fails, the outcome goes first to ``outcome.json`` in the
+   scratch directory (temp file, rename: complete or absent), which a
+   schedd killed meanwhile reads when it comes back.  Once the schedd has
+   acknowledged, the scratch directory is removed;
+5. offers to run its claim's next job (claim reuse): the schedd's answer to
+   an exit's outcome may carry the next job of the same kind, its new claim
+   and scratch directory (the startd moved the claim to it), and the same
+   starter runs it from step 1 on -- no process is forked per job but the
+   job itself.  Without a next job, or after an eviction, it exits.
 
 Nothing here may start a thread: the launcher forks starters from a
 single-threaded process.
@@ -169,24 +174,29 @@ class Starter:
     """One job's starter (runs in the forked child; single-threaded)."""
 
     process_name = "starter"     # as top and ps show it
+    continues = True             # offers to run its claim's next job (step 5)
 
     def __init__(self, job: dict, claim: str, execute_dir: str, schedd_address: str,
                  lifeline_fd: int | None, reconnect_timeout: float, kill_timeout: float = 5.0,
                  update_intervals: tuple[float, float] = (5.0, 300.0)):
-        self.job = job
-        self.claim = claim
         self.schedd_address = schedd_address
         self.lifeline_fd = lifeline_fd
         self.reconnect_timeout = reconnect_timeout
         self.first_update, self.update_every = update_intervals
-        self.reported_size: tuple | None = None
         self.kill_timeout = kill_timeout
-        self.scratch = os.path.join(execute_dir, f"dir_{os.getpid()}")
+        self.pending: list[str] = []
+        self._take(job, claim, os.path.join(execute_dir, f"dir_{os.getpid()}"))
+
+    def _take(self, job: dict, claim: str, scratch: str) -> None:
+        """Make ``job`` (under ``claim``, in ``scratch``) this starter's run."""
+        self.job = job
+        self.claim = claim
+        self.scratch = scratch
         self.sandboxed = plan.wants_sandbox(job, filesystem_domain())
         self.inputs: plan.InputPlan | None = None
         self.before: dict = {}
         self.child: subprocess.Popen | None = None
-        self.pending: list[str] = []
+        self.reported_size: tuple | None = None
         self.suspended_at: float | None = None
         self.suspended_total = 0.0
 
@@ -195,10 +205,25 @@ class Starter:
         name_process(self.process_name)
         os.setsid()
         become_subreaper()      # what the job leaves behind stays ours (daemons.orphans)
-        os.makedirs(self.scratch, mode=0o700, exist_ok=True)
         for name, sig in SIGNALS.items():
             signal.signal(sig, lambda _s, _f, name=name: self.pending.append(name))
+        while True:
+            following = self._finish(self._run_one())
+            if following is None:
+                return 0
+            # Instructions that came while the last outcome was reported: a stop may be
+            # for the next job already (its claim is ours), suspend/continue were not.
+            self.pending = [what for what in self.pending if what in STOPPING]
+            self._take(following["job"], following["claim"], following["scratch"])
+
+    def _run_one(self) -> dict:
+        """Run the current job (with its transfers); its outcome."""
+        os.makedirs(self.scratch, mode=0o700, exist_ok=True)
         start = time.time()
+        stop = next((what for what in self.pending if what in STOPPING), None)
+        if stop is not None:        # told to stop before the job started: it never runs
+            return {"kind": "evicted", "reason": stop, "start": start, "end": start, "usage": {},
+                    "suspended": 0.0}
         outcome = self._stage_input(start) if self.sandboxed else None
         if outcome is None:
             try:
@@ -211,15 +236,22 @@ class Starter:
                 outcome = self._wait(start)
                 if self.sandboxed:
                     self._send_output(outcome)
+        return outcome
+
+    def _finish(self, outcome: dict) -> dict | None:
+        """Report ``outcome``; the claim's next job if the schedd's answer carries one."""
         outcome.update(claim=self.claim, job=self.job_id)
         if "shutdown" in self.pending or outcome.get("reason") == "startd_gone":
             # The pool is stopping, or its lifeline broke (the pool died): one short try,
             # then leave; the schedd reads outcome.json when it is back.
             self.reconnect_timeout = 1.0
-        write_atomically(os.path.join(self.scratch, OUTCOME), outcome)
-        if self._report(outcome):
-            shutil.rmtree(self.scratch, ignore_errors=True)
-        return 0
+        more = self.continues and outcome.get("kind") == "exit" and \
+            not any(what in STOPPING for what in self.pending)
+        answered, answer = self._report(outcome, more)
+        if not answered:
+            return None
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        return answer.get("next") if more and isinstance(answer, dict) else None
 
     @property
     def job_id(self) -> str:
@@ -422,18 +454,24 @@ class Starter:
         except (ProcessLookupError, PermissionError):
             pass
 
-    def _report(self, outcome: dict) -> bool:
-        """Tell the schedd; True once it acknowledged (the outcome is in its journal)."""
+    def _report(self, outcome: dict, more: bool = False) -> tuple[bool, object]:
+        """Tell the schedd (``more``: offering to run the claim's next job); (True, its
+        answer) once it acknowledged (the outcome is in its journal), else (False, None).
+        A first try that fails saves the outcome to outcome.json before the retries."""
         deadline = time.monotonic() + self.reconnect_timeout
         delay = 0.05
+        offer = {"more": True} if more else {}
+        saved = False
         while True:
             try:
-                ipc.call(self.schedd_address, "starter_outcome", timeout=30, claim=self.claim,
-                         job=self.job_id, outcome=outcome)
-                return True
+                return True, ipc.call(self.schedd_address, "starter_outcome", timeout=30, claim=self.claim,
+                                      job=self.job_id, outcome=outcome, **offer)
             except HTCondorException:
+                if not saved:
+                    write_atomically(os.path.join(self.scratch, OUTCOME), outcome)
+                    saved = True
                 if time.monotonic() >= deadline:
-                    return False  # the schedd reads outcome.json when it comes back
+                    return False, None  # the schedd reads outcome.json when it comes back
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
 

@@ -158,3 +158,23 @@ def test_a_finished_job_hands_its_claim_to_the_next_without_a_cycle(slow_pool, t
                what=f"{jobs} jobs to terminate")
     # one cycle for the submit, one per slot freed at the end (they may fold together)
     assert negotiator_cycles(slow_pool) - cycles <= 1 + len(os.sched_getaffinity(0))
+
+
+def test_a_reused_claims_next_job_runs_under_the_same_starter(slow_pool, tmp_path):
+    # A starter that finished a job offers to run its claim's next one, which the
+    # schedd's answer carries: no starter is forked per job.  Each job still has a
+    # scratch directory of its own, gone once its outcome is recorded.
+    jobs = 6
+    log = tmp_path / "jobs.log"
+    script = tmp_path / "who.sh"
+    script.write_text('#!/bin/sh\necho "$PPID $_CONDOR_SCRATCH_DIR"\n')
+    script.chmod(0o755)
+    slow_pool.schedd.submit(htcondor.Submit({"executable": str(script), "output": "out.$(Process)",
+                                             "log": str(log), "initialdir": str(tmp_path)}), count=jobs)
+    wait_until(lambda: log.exists() and log.read_text().count("\n005 (") >= jobs, START_BOUND,
+               what=f"{jobs} jobs to terminate")
+    ran = [(tmp_path / f"out.{proc}").read_text().split() for proc in range(jobs)]
+    starters, scratches = {pid for pid, _ in ran}, {scratch for _, scratch in ran}
+    assert len(starters) < jobs and len(scratches) == jobs, ran
+    wait_until(lambda: not any(os.path.exists(scratch) for scratch in scratches), START_BOUND,
+               what="the jobs' scratch directories to be removed")
