@@ -111,7 +111,9 @@ class QueueViews:
         if wanted and predicate is None and all(w.lower() in _COLUMN_ATTRS for w in wanted):
             return self._query_columns(p, wanted, limit)
         out: list[dict] = []
-        for ad in self._matching(p, predicate, deadline):
+        # Without a residual every row read is an answer: read no more than wanted
+        # (a claim handover asks for the next 2 idle jobs of thousands).
+        for ad in self._matching(p, predicate, deadline, limit if predicate is None else -1):
             out.append(_project(ad, wanted))
             if 0 <= limit <= len(out):
                 break
@@ -123,9 +125,11 @@ class QueueViews:
         p = plan(constraint)
         yield from self._matching(p, self.constraint_filter(p.residual) if p.residual else None, None)
 
-    def _matching(self, p, predicate, deadline: float | None) -> Iterator[dict]:
+    def _matching(self, p, predicate, deadline: float | None, limit: int = -1) -> Iterator[dict]:
         sql = ("SELECT j.cluster, j.ad, c.ad FROM queue_jobs j LEFT JOIN queue_clusters c "
                f"ON c.cluster = j.cluster WHERE {p.where} ORDER BY j.cluster, j.proc")
+        if limit > 0:
+            sql += f" LIMIT {int(limit)}"
         cluster_cache: dict[int, dict | None] = {}
         for rows in self._chunks(sql, p.params):
             for cluster, proc_ad, cluster_ad in rows:
