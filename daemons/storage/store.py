@@ -251,12 +251,29 @@ class Store(QueueViews):
             raise request.error
         return request.result
 
-    def _group_append(self, request: _Request) -> None:
+    def append_each(self, batches: Iterable[Iterable[Record]], time: float | None = None) -> list:
+        """Append each batch atomically on its own, all in one commit (one fsync): for
+        records of different jobs that fall due together (a run's end and the next run
+        on its claim).  Returns, per batch, its last position or the exception that
+        refused it (``InvalidTransition``...: that batch alone is rolled back) or that
+        the commit failed with (then every batch has it: nothing was committed)."""
+        if self.readonly:
+            raise JournalError(f"{self.path} is open read-only")
+        requests = [_Request(list(records), None, time) for records in batches]
+        if self.durability != "group":
+            self._commit_and_mark(requests)
+        else:
+            self._group_append(*requests)
+        return [r.result if r.error is None else r.error for r in requests]
+
+    def _group_append(self, *requests: _Request) -> None:
+        """Queue ``requests`` (they go into one commit together) and wait for their commit,
+        leading it when no commit is under way."""
         with self._cond:
-            self._pending.append(request)
-            while self._leader and not request.done:
+            self._pending.extend(requests)
+            while self._leader and not requests[-1].done:
                 self._cond.wait()
-            if request.done:
+            if requests[-1].done:
                 return
             self._leader = True
         try:

@@ -322,6 +322,24 @@ def test_one_refused_request_in_a_group_leaves_the_others(tmp_path):
     s.close()
 
 
+@pytest.mark.parametrize("durability", ["group", "fsync"])
+def test_append_each_commits_batches_together_each_on_its_own(tmp_path, durability):
+    s = Store(tmp_path, durability=durability, constraint_filter=all_ads)
+    s.append(submit(1, 3))
+    commits = []
+    s._conn.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+    done = s.append_each([[event(JobId(1, 0), 1)],
+                          [event(JobId(1, 1), 1), event(JobId(1, 1), 13)],   # release while running
+                          [event(JobId(1, 2), 1)]])
+    s._conn.set_trace_callback(None)
+    assert done[0] == 8 and isinstance(done[1], InvalidTransition) and done[2] == 9
+    assert commits == ["COMMIT"] and s.head() == 9
+    assert [s.job_status(JobId(1, p)) for p in range(3)] == [
+        JobStatus.RUNNING, JobStatus.IDLE, JobStatus.RUNNING]
+    assert verify_rows(list(s.rows())) == []
+    s.close()
+
+
 def test_counts(store):
     store.append(submit(1, 3) + submit(2, 1, held=True))
     store.append([event(JobId(1, 0), 1)])
