@@ -254,12 +254,14 @@ class Upload:
 
     Iterating asks the client for them and yields each until the client's
     end mark; a client gone midway raises ``ConnectionError``, one silent for
-    ``UPLOAD_IDLE`` seconds ``TimeoutError`` (both ``OSError``s: whatever the
-    handler was doing with the chunks must be undone).  Read once.
+    ``idle`` seconds (the server's ``upload_idle``) ``TimeoutError`` (both
+    ``OSError``s: whatever the handler was doing with the chunks must be
+    undone).  Read once.
     """
 
-    def __init__(self, conn: socket.socket):
+    def __init__(self, conn: socket.socket, idle: float = UPLOAD_IDLE):
         self._conn = conn
+        self._idle = idle
         self._read = False
 
     def __iter__(self) -> Iterator:
@@ -267,7 +269,7 @@ class Upload:
             raise RuntimeError("an upload is read once")
         self._read = True
         send_message(self._conn, {"more": True})
-        self._conn.settimeout(UPLOAD_IDLE)
+        self._conn.settimeout(self._idle)
         while True:
             message = recv_message(self._conn)
             if "end" in message:
@@ -286,16 +288,19 @@ class Server:
 
     ``handlers[cmd](peer, **args)`` returns a JSON-able result, or a
     ``Streamed``.  Exceptions go back to the client as ``{"err": ...}``;
-    ``unexpected`` (if given) is told about those that are not ours.
+    ``unexpected`` (if given) is told about those that are not ours.  An
+    upload's client silent for ``upload_idle`` seconds between chunks is dropped.
     """
 
     def __init__(self, path: str, handlers: dict[str, Handler], uid: int | None = None,
-                 unexpected: Callable[[BaseException], None] | None = None):
+                 unexpected: Callable[[BaseException], None] | None = None,
+                 upload_idle: float = UPLOAD_IDLE):
         self.path = path
         self.address = sinful(path)
         self.handlers = handlers
         self.uid = os.getuid() if uid is None else uid
         self.unexpected = unexpected
+        self.upload_idle = upload_idle
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._closing = threading.Event()
@@ -390,7 +395,7 @@ class Server:
                 raise HTCondorException(f"unknown command {cmd!r}")
             args = request.get("args", {})
             if request.get("upload"):
-                args = dict(args, upload=Upload(conn))
+                args = dict(args, upload=Upload(conn, self.upload_idle))
             result = handler(peer, **args)
             if isinstance(result, Streamed):
                 for batch in result.batches:

@@ -127,3 +127,40 @@ def test_a_thread_that_answered_serves_the_next_connection(tmp_path):
     finally:
         release.set()
         srv.close()
+
+
+def test_a_silent_uploading_client_is_dropped_after_the_idle_timeout(tmp_path):
+    """A client that asks to upload, then sends nothing, is dropped after the
+    server's ``upload_idle`` (made short here, instead of the minute): the handler
+    sees ``TimeoutError``, the client ``ConnectionLost``, and the server serves on."""
+    import threading
+    taken, failed, dropped = [], [], threading.Event()
+
+    def take(peer, upload):
+        try:
+            for chunk in upload:
+                taken.append(chunk)
+        except OSError as exc:
+            failed.append(exc)
+            dropped.set()
+            raise
+        return len(taken)
+
+    def silent():
+        # nothing until the server has given up on us (an event, not a time)
+        assert dropped.wait(60), "the server never dropped the silent client"
+        yield "too late"
+
+    srv = ipc.Server(str(tmp_path / "u.sock"), {"take": take, "echo": lambda peer, **a: a},
+                     upload_idle=0.2).start()
+    try:
+        with pytest.raises(ipc.ConnectionLost):
+            ipc.call_upload(srv.address, "take", silent())
+        assert taken == [] and len(failed) == 1 and isinstance(failed[0], TimeoutError)
+        assert ipc.call(srv.address, "echo", v=1) == {"v": 1}
+        srv.upload_idle = ipc.UPLOAD_IDLE      # a client that keeps talking is served in full
+        assert ipc.call_upload(srv.address, "take", iter(["a", "b"])) == 2
+        assert taken == ["a", "b"] and len(failed) == 1
+    finally:
+        dropped.set()
+        srv.close()
