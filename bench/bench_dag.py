@@ -19,9 +19,7 @@ see bench/RESULTS.md for the load when the rows were taken.
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -30,6 +28,8 @@ from pathlib import Path
 
 import jobledger as htcondor
 from bench.bench_pool import _wait_empty
+from daemons.storage.reader import Reader
+from eventcore.events import EventType
 from jobledger.personal import PersonalPool
 
 TRUE_SUB = "executable = /bin/true\nqueue\n"
@@ -64,20 +64,14 @@ def _run_dag(schedd, work: Path, name: str, text: str) -> tuple[int, float]:
     return cluster, elapsed
 
 
-def _latencies(local_dir: Path, dagman: int, edges: list[tuple[str, str]]) -> list[float]:
+def _latencies(schedd, local_dir: Path, dagman: int, edges: list[tuple[str, str]]) -> list[float]:
     """Seconds from each parent's terminated append to its child's SUBMIT append (journal times)."""
-    db = sqlite3.connect(f"file:{local_dir / 'journal.sqlite'}?mode=ro", uri=True)
-    try:
-        node_of = {}
-        for cluster, payload in db.execute("SELECT cluster, payload FROM journal WHERE type = 'cluster'"):
-            ad = json.loads(payload)["ad"]
-            if ad.get("DAGManJobId") == str(dagman):
-                node_of[json.loads(ad["DAGNodeName"])] = cluster
-        times = {}
-        for cluster, event, at in db.execute("SELECT cluster, event, time FROM journal WHERE event IN (0, 5)"):
+    node_of = {ad["DAGNodeName"]: ad["ClusterId"]
+               for ad in schedd.history(f"DAGManJobId == {dagman}", ["ClusterId", "DAGNodeName"])}
+    times = {}
+    with Reader(local_dir / "journal.sqlite") as reader:
+        for cluster, _, event, at in reader.event_times([EventType.SUBMIT, EventType.JOB_TERMINATED]):
             times.setdefault((cluster, event), at)
-    finally:
-        db.close()
     return [times[(node_of[child], 0)] - times[(node_of[parent], 5)] for parent, child in edges]
 
 
@@ -94,7 +88,7 @@ def _fan_ins(schedd, work: Path, groups: int = 30, width: int = 20) -> None:
         text += "".join(f"JOB {p} true.sub\n" for p in parents[g])
         text += f"JOB G{g}C true.sub\nPARENT {' '.join(parents[g])} CHILD G{g}C\n"
     cluster, elapsed = _run_dag(schedd, work, "fanin.dag", text)
-    lat = [min(_latencies(work / "pool", cluster, [(p, f"G{g}C") for p in parents[g]])) for g in range(groups)]
+    lat = [min(_latencies(schedd, work / "pool", cluster, [(p, f"G{g}C") for p in parents[g]])) for g in range(groups)]
     p50, p99 = _percentiles(lat)
     _row(f"{groups} fan-ins of {width}: last parent terminated -> child SUBMIT, p50", f"{p50:,.1f} ms",
          f"{groups} children, {groups * (width + 1)} nodes in {elapsed:,.1f} s")
@@ -115,8 +109,8 @@ def _big(schedd, work: Path, n: int) -> None:
          f"{n / fan_time:,.1f} nodes/s")
     _row("per-node overhead: (DAG - plain) / N", f"{(fan_time - plain) / n * 1000:,.1f} ms",
          f"DAG/plain = {fan_time / plain:,.2f}")
-    fan_in = _latencies(work / "pool", fan_cluster, [(m, "BOTTOM") for m in middle])
-    first_out = _latencies(work / "pool", fan_cluster, [("TOP", m) for m in middle])
+    fan_in = _latencies(schedd, work / "pool", fan_cluster, [(m, "BOTTOM") for m in middle])
+    first_out = _latencies(schedd, work / "pool", fan_cluster, [("TOP", m) for m in middle])
     _row("fan-in: last middle node terminated -> BOTTOM SUBMIT", f"{min(fan_in)*1000:,.1f} ms", "")
     _row("fan-out: TOP terminated -> first middle SUBMIT", f"{min(first_out)*1000:,.1f} ms",
          f"last after {max(first_out):,.1f} s (-maxidle 1000)")
@@ -137,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
             chain_dag = "".join(f"JOB {c} true.sub\n" for c in chain) + "".join(
                 f"PARENT {a} CHILD {b}\n" for a, b in zip(chain, chain[1:]))
             chain_cluster, chain_time = _run_dag(schedd, work, "chain.dag", chain_dag)
-            lat = _latencies(work / "pool", chain_cluster, list(zip(chain, chain[1:])))
+            lat = _latencies(schedd, work / "pool", chain_cluster, list(zip(chain, chain[1:])))
             p50, p99 = _percentiles(lat)
             _row("chain of 200 nodes: parent terminated -> child SUBMIT, p50", f"{p50:,.1f} ms",
                  f"{len(lat)} edges, journal append times")

@@ -22,13 +22,14 @@ There is no htcondor2 peer: the wheel ships the bindings, not the daemons.
 from __future__ import annotations
 
 import os
-import sqlite3
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import jobledger as htcondor
+from daemons.storage.reader import Reader
+from eventcore.events import EventType
 from jobledger.personal import PersonalPool
 
 
@@ -64,16 +65,10 @@ def _wait_empty(schedd, constraint: str, timeout: float) -> None:
 
 
 def _execute_time(local_dir: Path, cluster: int) -> float | None:
-    conn = sqlite3.connect(f"file:{local_dir / 'journal.sqlite'}?mode=ro", uri=True)
-    try:
-        for when, payload in conn.execute(
-                "SELECT time, payload FROM journal WHERE cluster=? AND type='event' ORDER BY position",
-                (cluster,)):
-            if '"type":1,' in payload.replace(" ", ""):
-                return when
-    finally:
-        conn.close()
-    return None
+    """The journal time of the cluster's first EXECUTE event (None: none yet)."""
+    with Reader(local_dir / "journal.sqlite") as reader:
+        times = reader.event_times([EventType.EXECUTE], cluster)
+    return times[0][3] if times else None
 
 
 def bench_submit_and_query(pool) -> None:

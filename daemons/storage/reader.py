@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from eventcore.codecs.journal import Row
 from daemons.storage.errors import translate
@@ -140,6 +140,17 @@ class Reader:
         rows = self._all("SELECT payload, position FROM journal WHERE cluster = ? AND "
                          "type = 'cluster' ORDER BY position DESC LIMIT 1", (cluster,))
         return (rows[0][0], rows[0][1]) if rows else None
+
+    def event_times(self, events: Iterable[int], cluster: int | None = None) -> list[tuple]:
+        """(cluster, proc, ULog number, append time) of the event records with one of
+        the numbers ``events``, in journal order (of one cluster when given)."""
+        numbers = sorted({int(e) for e in events})
+        sql = (f"SELECT cluster, proc, event, time FROM journal WHERE type = 'event' "
+               f"AND event IN ({','.join('?' * len(numbers))})")
+        args = tuple(numbers)
+        if cluster is not None:
+            sql, args = sql + " AND cluster = ?", args + (cluster,)
+        return self._all(sql + " ORDER BY position", args)
 
     def rows_past_damage(self, after: int,
                          lost: Callable[[int, int | None, Exception], None]) -> Iterator[tuple]:
