@@ -472,8 +472,7 @@ class Schedd(Daemon):
         following = None
         if handover is not None:
             futures.wait([handover], timeout=None if more else 10)
-            if more and not handover.cancelled() and handover.exception() is None:
-                following = handover.result()
+            following = handover.result() if more else None
         return {"result": result, "next": following} if more else result
 
 

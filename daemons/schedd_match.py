@@ -13,7 +13,7 @@ itself, handed to it in the answer to its outcome (``daemons.starter``).
 from __future__ import annotations
 
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 
 from daemons import adwire, ipc, spool
 from daemons.negotiator import request_of
@@ -35,6 +35,7 @@ REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "O
 REUSE_SCAN = 20     # idle jobs of other clusters looked at for one that may take a freed claim
 ACTIVATE_WORKERS = 8
 CONTINUED_KEPT = 256    # next jobs remembered for a starter's retried report
+SLOT_ATTRS = ("Owner", "ClusterId", "ProcId")   # what a startd keeps of a job it runs
 
 
 class Matches:
@@ -76,31 +77,35 @@ class Matches:
 
     def finished(self, job: JobId, claim: str, outcome: dict, more: bool = False) -> Future | None:
         """A run ended (its outcome is about to be recorded): an exit hands its claim on
-        (not after vacate/shutdown).  Returns the handover under way, if any: the
+        (not after vacate/shutdown).  Returns a future done once the claim is handed
+        over (the startd moved it to the next job) or the handover found none: the
         starter is answered after it, so the startd never sees the slot free.  With
-        ``more`` (the starter offered to run the next job itself) the handover's result
-        is what that starter is to run -- ``{"claim", "job", "scratch"}`` -- or None."""
+        ``more`` (the starter offered to run the next job itself) its result is what
+        that starter is to run -- ``{"claim", "job", "scratch"}`` -- or None; the next
+        job's EXECUTE is recorded meanwhile (a report of its end waits for that)."""
         if not (self.reuse_claims and outcome.get("kind") == "exit"):
             return None
         self.runs.wait_started(claim)   # a short job can end before its run is recorded
+        handed = Future()
         with self.runs.lock:
             given = self._continued.get(claim)
         if more and given is not None:   # a retried report: the same next job
-            done = Future()
-            done.set_result(given)
-            return done
+            handed.set_result(given)
+            return handed
         ad = self.store.job_ad(job)     # (and then its ad would name no startd)
         if ad is None or not self.runs.is_current(ad, claim):
             return None                 # already recorded: its claim went on then
-        return self._workers.submit(self._reuse_claim, claim, ad, more)
+        work = self._workers.submit(self._reuse_claim, claim, ad, handed if more else None)
+        work.add_done_callback(lambda _: _settle(handed, None))   # none found (or cancelled)
+        return handed
 
-    def _reuse_claim(self, old_claim: str, finished: dict, more: bool = False) -> dict | None:
+    def _reuse_claim(self, old_claim: str, finished: dict, handed: Future | None = None) -> None:
         """HTCondor's claim reuse: the next idle job of the same kind takes the finished
-        job's slot at once, without waiting for a negotiation cycle; with ``more``, the
-        finished job's starter runs it (what it is to run, or None)."""
+        job's slot at once, without waiting for a negotiation cycle; with ``handed``,
+        the finished job's starter runs it (``finished`` tells)."""
         startd = startd_address(finished)
         if startd is None:
-            return None
+            return
         kind = tuple(finished.get(a) for a in REUSE_ATTRS)
         # Jobs being started are idle too: fetch just enough to get past them.  The same
         # cluster first; then any cluster, as HTCondor reuses a claim across its autocluster
@@ -114,37 +119,41 @@ class Matches:
                 job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
                 claim = self.runs.reserve(job)
                 if claim is not None:
-                    given = self._activate(job, claim, {"startd": startd, "request": request_of(ad),
-                                                        "reuse": old_claim, "continuing": more})
-                    if given is not None:
-                        with self.runs.lock:
-                            self._continued[old_claim] = given
-                            while len(self._continued) > CONTINUED_KEPT:
-                                del self._continued[next(iter(self._continued))]
-                    return given
-        return None
+                    self._activate(job, claim, {"startd": startd, "request": request_of(ad),
+                                                "reuse": old_claim, "handed": handed})
+                    return
 
-    def _activate(self, job: JobId, claim: str, match: dict) -> dict | None:
+    def _activate(self, job: JobId, claim: str, match: dict) -> None:
         try:
-            return self._start_run(job, claim, match)
+            self._start_run(job, claim, match)
         except Exception as exc:  # noqa: BLE001 - a failed start leaves the job idle
             self.log.info("job %s: could not start: %s", job, exc)
-            return None
         finally:
             self.runs.started(job, claim)
 
-    def _start_run(self, job: JobId, claim: str, match: dict) -> dict | None:
-        """Start ``job``: on its startd (a new starter), or -- a ``continuing`` match --
-        by the reused claim's starter, whose next job is then returned."""
+    def _start_run(self, job: JobId, claim: str, match: dict) -> None:
+        """Start ``job``: on its startd (a new starter), or -- a match with ``handed``, a
+        future -- by the reused claim's starter: ``handed`` gets what that starter is to
+        run as soon as the startd moved the claim, before the EXECUTE is recorded (as
+        a new starter starts its job while it is)."""
         ad = self.store.job_ad(job)
         if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
-            return None
-        address = match["startd"]
+            return
+        address, handed = match["startd"], match.get("handed")
         values = self._starter_job(job, ad)
-        extra = {"continuing": True} if match.get("continuing") else {}
-        started = ipc.call(address, "activate", timeout=10, claim=claim, job=values,
-                           request=match["request"], reuse=match.get("reuse"), slot=match.get("slot"),
-                           **extra)
+        if handed is not None:      # the startd needs only whose job it is
+            started = ipc.call(address, "activate", timeout=10, claim=claim, request=match["request"],
+                               job={a: values[a] for a in SLOT_ATTRS if a in values},
+                               reuse=match["reuse"], continuing=True)
+            given = {"claim": claim, "job": values, "scratch": started["scratch"]}
+            with self.runs.lock:
+                self._continued[match["reuse"]] = given
+                while len(self._continued) > CONTINUED_KEPT:
+                    del self._continued[next(iter(self._continued))]
+            _settle(handed, given)
+        else:
+            started = ipc.call(address, "activate", timeout=10, claim=claim, job=values,
+                               request=match["request"], reuse=match.get("reuse"), slot=match.get("slot"))
         now = time.time()
         records = [SetAttributes(job, set={
             "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),
@@ -157,10 +166,6 @@ class Matches:
             self.store.append(records)
         except InvalidTransition:
             ipc.call(address, "signal", timeout=5, claim=claim, what="kill")
-            return None
-        if started.get("continued"):
-            return {"claim": claim, "job": values, "scratch": started["scratch"]}
-        return None
 
     def _starter_job(self, job: JobId, ad: dict) -> dict:
         """What the starter gets: the job's values, and where ON_EXIT_OR_EVICT keeps files."""
@@ -168,3 +173,11 @@ class Matches:
         if output_on_evict(values):
             values["_EvictedFiles"] = str(spool.job_spool(self.spool_dir, job) / "evicted")
         return values
+
+
+def _settle(future: Future, result) -> None:
+    """``future``'s result, unless it has one already."""
+    try:
+        future.set_result(result)
+    except InvalidStateError:
+        pass

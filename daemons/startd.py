@@ -334,8 +334,7 @@ class Startd(Daemon):
                 del self.claims[reuse]
                 slot.update(name=old["name"], pid=old["pid"], start=old["start"],
                             scratch=os.path.join(self.execute_dir, f"dir_{old['pid']}_{number}"))
-                self.claims[claim] = slot
-                self._save_state()
+                self.claims[claim] = slot   # the state file's pid and start still hold
             else:
                 if old is not None:
                     old["resources"] = {key: 0 for key in old["resources"]}  # handed over
