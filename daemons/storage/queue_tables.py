@@ -2,8 +2,9 @@
 
 ``TableLoader`` feeds a ``QueueFold`` the rows it has not seen yet;
 ``write_changes`` writes what the fold changed; ``fold_range`` folds the
-journal after a position into the tables and moves the ``queue`` row of
-``projection`` there; ``rebuild`` drops the tables and folds everything.
+journal after a position into the tables (streaming: memory does not grow
+with the journal) and moves the ``queue`` row of ``projection`` there;
+``rebuild`` drops the tables and folds everything.
 All run on the writer's connection, inside or around its transactions.
 """
 
@@ -109,31 +110,62 @@ def write_changes(conn: sqlite3.Connection, fold: QueueFold) -> None:
                            encode_ad(h.ad)) for h in changes.history])
 
 
-def fold_range(conn: sqlite3.Connection, fold: QueueFold, after: int, columns: str) -> None:
-    """Fold the journal after ``after`` into the tables, in one transaction."""
+FOLD_CHUNK = 20_000   # journal records folded between two writes of the tables
+FOLD_CACHE = 20_000   # jobs a long fold keeps in memory (the tables hold the rest)
+
+
+def fold_range(conn: sqlite3.Connection, fold: QueueFold, after: int, columns: str) -> QueueFold:
+    """Fold the journal after ``after`` into the tables, in one transaction; return
+    the fold to go on with (``fold`` or the one that replaced it).
+
+    Streaming: every FOLD_CHUNK records the changes are written (inside the
+    transaction) and what the fold remembers only as gone is dropped; past
+    FOLD_CACHE jobs in memory the fold starts afresh on a loader reading the
+    tables written so far.  Memory holds a chunk and a bounded cache, not the
+    journal's jobs, however long the journal is.
+    """
     conn.execute("BEGIN IMMEDIATE")
     try:
         last = (after, 0)
         cursor = conn.execute(f"SELECT {columns} FROM journal WHERE position > ? "
                               "ORDER BY position", (after,))
-        apply, passes, jobs = fold.apply, fold.passes_over, {}
-        position = checksum = None
-        for position, time, cluster, proc, kind, text, _key, checksum, number in cursor:
-            job = jobs.get((cluster, proc))
-            if job is None:
-                job = jobs[(cluster, proc)] = JobId(cluster, proc)
-            if number is not None and passes(job, number):
-                fold.position = position
-                continue
-            apply(position, time, job, kind, decode_payload(kind, text, position))
-        if position is not None:
-            last = (position, checksum)
+        rows = cursor.fetchmany(FOLD_CHUNK)
+        while rows:
+            _fold_rows(fold, rows)
+            last = rows[-1][0], rows[-1][7]
+            rows = cursor.fetchmany(FOLD_CHUNK)
+            if rows:
+                fold = _spill(conn, fold)
         write_changes(conn, fold)
         save_snapshot(conn, *last)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    return fold
+
+
+def _fold_rows(fold: QueueFold, rows: list) -> None:
+    """Fold journal rows (``columns`` order); events that cannot change the fold
+    are not decoded."""
+    apply, passes, jobs = fold.apply, fold.passes_over, {}
+    for position, time, cluster, proc, kind, text, _key, _checksum, number in rows:
+        job = jobs.get((cluster, proc))
+        if job is None:
+            job = jobs[(cluster, proc)] = JobId(cluster, proc)
+        if number is not None and passes(job, number):
+            fold.position = position
+            continue
+        apply(position, time, job, kind, decode_payload(kind, text, position))
+
+
+def _spill(conn: sqlite3.Connection, fold: QueueFold) -> QueueFold:
+    """Write the fold's changes; keep it lean (see ``fold_range``)."""
+    write_changes(conn, fold)
+    fold.forget_gone()
+    if len(fold.procs) > FOLD_CACHE:
+        return QueueFold(TableLoader(conn))
+    return fold
 
 
 def rebuild(conn: sqlite3.Connection, columns: str) -> None:
@@ -146,4 +178,4 @@ def rebuild(conn: sqlite3.Connection, columns: str) -> None:
     conn.execute("DELETE FROM projection WHERE name='queue'")
     conn.execute("COMMIT")
     create_tables(conn)
-    fold_range(conn, QueueFold(), 0, columns)     # from scratch: nothing to load
+    fold_range(conn, QueueFold(), 0, columns)     # from scratch: nothing to load at first

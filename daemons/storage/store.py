@@ -526,7 +526,7 @@ class Store(QueueViews):
 
     def _fold_range(self, after: int) -> None:
         try:
-            queue_tables.fold_range(self._conn, self._fold, after, self._columns)
+            self._fold = queue_tables.fold_range(self._conn, self._fold, after, self._columns)
         except BaseException:
             self._fold = QueueFold(queue_tables.TableLoader(self._conn))
             raise

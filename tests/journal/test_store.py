@@ -206,6 +206,40 @@ def test_incremental_equals_rebuild(store):
         ((int(a["ClusterId"]), int(a["ProcId"])), int(a["JobStatus"])) for a in incremental[0])
 
 
+def test_streaming_rebuild_and_catch_up_equal_incremental(store, monkeypatch):
+    """A fold in chunks that forgets left jobs and starts afresh on the tables
+    (queue_tables.FOLD_CHUNK, FOLD_CACHE made tiny) writes what one big fold writes,
+    with events for jobs of clusters folded long before."""
+    from daemons.storage import queue_tables
+    for cluster in range(1, 7):
+        store.append(submit(cluster, 4, owner=f"u{cluster % 2}", held=cluster == 3))
+        if cluster == 3:
+            store.append([event(JobId(3, 0), 13), event(JobId(3, 1), 13)])
+        store.append([event(JobId(cluster, 0), 1)] + life(JobId(cluster, 1)))
+    store.append([event(JobId(1, 0), 12), event(JobId(1, 0), 13), event(JobId(3, 2), 13),
+                  event(JobId(1, 2), 1), event(JobId(1, 2), 6), event(JobId(2, 3), 9)])
+    store.append(life(JobId(1, 0)) + [LeaveQueue(JobId(2, 3))])
+    for proc in (2, 3):        # cluster 5 empties: its cluster ad goes
+        store.append(life(JobId(5, proc)))
+    store.append([event(JobId(5, 0), 5), LeaveQueue(JobId(5, 0))])
+    incremental = snapshot(store)
+    monkeypatch.setattr(queue_tables, "FOLD_CHUNK", 7)
+    monkeypatch.setattr(queue_tables, "FOLD_CACHE", 5)
+    store.rebuild_queue()
+    assert snapshot(store) == incremental
+    # a catch-up from an older snapshot goes through the same streaming fold
+    middle = store.head() // 3
+    store._conn.execute("UPDATE projection SET position=?, checksum="
+                        "(SELECT checksum FROM journal WHERE position=?)", (middle, middle))
+    store._conn.execute("DELETE FROM queue_jobs")
+    store._conn.execute("DELETE FROM queue_clusters")
+    store._conn.execute("DELETE FROM history")
+    store.rebuild_queue()
+    assert snapshot(store) == incremental
+    store.append([event(JobId(4, 2), 1)])     # the store goes on with the fold it ended with
+    assert store.job_status(JobId(4, 2)) is JobStatus.RUNNING
+
+
 @pytest.mark.parametrize("durability", ["fsync", "group"])
 def test_concurrent_appenders(tmp_path, durability):
     s = Store(tmp_path, durability=durability, constraint_filter=all_ads)
