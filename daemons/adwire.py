@@ -147,20 +147,31 @@ def minimal_classad(exprs: dict, names) -> object:
     """A ClassAd with only ``names`` (lower case) and what they refer to, transitively.
 
     Evaluating a constraint needs nothing else, and parsing every attribute
-    of every candidate ad is what made constraint queries slow.
+    of every candidate ad is what made constraint queries slow.  An ``exprs``
+    with a ``lookup(lower_name) -> (name, text) | None`` method (a queue row's
+    ``daemons.adrow.JobAd``) is asked for those names only; a plain dict is
+    lower-cased once.
     """
     classad = _engine()
-    lower = {k.lower(): k for k in exprs}
+    lookup = getattr(exprs, "lookup", None)
+    if lookup is None:
+        lower = {k.lower(): k for k in exprs}
+
+        def lookup(name):
+            key = lower.get(name)
+            return None if key is None else (key, exprs[key])
     ad = classad.ClassAd()
     todo, seen = list(names), set()
     while todo:
         name = todo.pop()
-        if name in seen or name not in lower:
+        if name in seen:
             continue
         seen.add(name)
-        text = exprs[lower[name]]
-        ad[lower[name]] = _expr(text)
-        todo.extend(_refs(text))
+        found = lookup(name)
+        if found is None:
+            continue
+        ad[found[0]] = _expr(found[1])
+        todo.extend(_refs(found[1]))
     return ad
 
 

@@ -4,9 +4,12 @@
 conjunct of the form ``Attr == literal`` (or ``literal == Attr``) where
 ``Attr`` is ``ClusterId``, ``ProcId``, ``JobStatus`` or ``Owner`` (any case)
 and the literal an integer or a string becomes a SQL condition on the
-indexed columns.  If anything else remains, the whole constraint is also
-evaluated on each candidate ad (``Plan.residual``), so the answer is always
-exactly what the ClassAd evaluation says.
+indexed columns; so do ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``=?=`` and
+``=!=`` between ClusterId, ProcId or JobStatus and an integer (the queue
+always holds them as integers, so the SQL comparison is the ClassAd one).
+If anything else remains, the whole constraint is also evaluated on each
+candidate ad (``Plan.residual``), so the answer is always exactly what the
+ClassAd evaluation says.
 """
 
 from __future__ import annotations
@@ -17,10 +20,17 @@ from typing import Callable, NamedTuple
 __all__ = ["Plan", "plan", "split_conjuncts"]
 
 _COLUMNS = {"clusterid": "cluster", "procid": "proc", "jobstatus": "status", "owner": "owner"}
-_NAME = r"(?:(?:my|target)\s*\.\s*)?([A-Za-z_][A-Za-z0-9_]*)"
+# MY.Attr is the ad's own attribute (any case); TARGET.Attr is undefined in a query
+_NAME = r"(?:[Mm][Yy]\s*\.\s*)?([A-Za-z_][A-Za-z0-9_]*)"
 _LIT = r"(-?\d+|\"(?:[^\"\\]|\\.)*\")"
-_EQ_LEFT = re.compile(rf"^\(*\s*{_NAME}\s*==\s*{_LIT}\s*\)*$", re.S)
-_EQ_RIGHT = re.compile(rf"^\(*\s*{_LIT}\s*==\s*{_NAME}\s*\)*$", re.S)
+_OP = r"(==|!=|<=|>=|<|>|=\?=|=!=)"
+_EQ_LEFT = re.compile(rf"^\(*\s*{_NAME}\s*{_OP}\s*{_LIT}\s*\)*$", re.S)
+_EQ_RIGHT = re.compile(rf"^\(*\s*{_LIT}\s*{_OP}\s*{_NAME}\s*\)*$", re.S)
+# ClassAd operator -> SQL operator, for integer columns (=?= is == on an integer
+# that is always there); the mirror image when the literal comes first
+_SQL_OPS = {"==": "=", "=?=": "=", "!=": "!=", "=!=": "!=", "<": "<", "<=": "<=",
+            ">": ">", ">=": ">="}
+_MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 class Plan(NamedTuple):
@@ -48,7 +58,7 @@ def split_conjuncts(text: str) -> list[str]:
             i += 1
         elif ch == "|" and depth == 0 and text.startswith("||", i):
             return [text]  # a top-level || : not a conjunction
-        elif ch == "?" and depth == 0:
+        elif ch == "?" and depth == 0 and not text.startswith("=?=", i - 1):
             return [text]  # a top-level conditional binds looser than &&
         i += 1
     parts.append(text[start:])
@@ -59,19 +69,22 @@ def _indexed(conjunct: str):
     for pattern, name_first in ((_EQ_LEFT, True), (_EQ_RIGHT, False)):
         m = pattern.match(conjunct)
         if m:
-            name, lit = (m.group(1), m.group(2)) if name_first else (m.group(2), m.group(1))
+            op = m.group(2)
+            name, lit = (m.group(1), m.group(3)) if name_first else (m.group(3), m.group(1))
+            if not name_first:
+                op = _MIRROR.get(op, op)
             column = _COLUMNS.get(name.lower())
             if column is None:
                 return None
             if lit.startswith('"'):
-                if column != "owner":
+                if column != "owner" or op != "==":
                     return None  # ClusterId == "1" is not an integer comparison
                 value = lit[1:-1].replace('\\"', '"').replace("\\\\", "\\")
             else:
-                if column == "owner":
-                    return None
                 value = int(lit)
-            return f"j.{column} = ?", value
+                if column == "owner" or not -2**63 <= value < 2**63:
+                    return None   # beyond SQLite's integers: the ClassAd engine decides
+            return f"j.{column} {_SQL_OPS[op]} ?", value
     return None
 
 

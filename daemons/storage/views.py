@@ -21,7 +21,7 @@ from eventcore.ids import JobId
 from eventcore.projections.queue import merged_ad
 from eventcore.records import quote_string
 from eventcore.status import JobStatus
-from daemons.adrow import decode_ad
+from daemons.adrow import JobAd, decode_ad, lowered
 from daemons.adtext import compile_filter
 from daemons.storage.errors import guard
 from daemons.storage.queryplan import plan
@@ -114,7 +114,7 @@ class QueueViews:
         # Without a residual every row read is an answer: read no more than wanted
         # (a claim handover asks for the next 2 idle jobs of thousands).
         for ad in self._matching(p, predicate, deadline, limit if predicate is None else -1):
-            out.append(_project(ad, wanted))
+            out.append(ad.project(wanted))
             if 0 <= limit <= len(out):
                 break
         return out
@@ -123,21 +123,29 @@ class QueueViews:
         """The merged ads ``query(constraint)`` would list, one at a time: a
         walk over every queued job holds one chunk of ads, not the queue."""
         p = plan(constraint)
-        yield from self._matching(p, self.constraint_filter(p.residual) if p.residual else None, None)
+        predicate = self.constraint_filter(p.residual) if p.residual else None
+        for ad in self._matching(p, predicate, None):
+            yield ad.merged()
 
-    def _matching(self, p, predicate, deadline: float | None, limit: int = -1) -> Iterator[dict]:
+    def _matching(self, p, predicate, deadline: float | None,
+                  limit: int = -1) -> Iterator[JobAd]:
+        """The matching jobs' ads as ``JobAd`` (not merged: a scan reads only the
+        attributes its constraint and projection name); ``limit`` > 0: read no
+        more rows than that."""
         sql = ("SELECT j.cluster, j.ad, c.ad FROM queue_jobs j LEFT JOIN queue_clusters c "
                f"ON c.cluster = j.cluster WHERE {p.where} ORDER BY j.cluster, j.proc")
         if limit > 0:
             sql += f" LIMIT {int(limit)}"
-        cluster_cache: dict[int, dict | None] = {}
+        current, cluster_ad, cluster_lower = None, None, None
         for rows in self._chunks(sql, p.params):
-            for cluster, proc_ad, cluster_ad in rows:
+            for cluster, proc_text, cluster_text in rows:
                 if deadline is not None and _time.monotonic() > deadline:
                     raise TimeoutError("the query ran past its time budget")
-                if cluster not in cluster_cache:
-                    cluster_cache = {cluster: decode_ad(cluster_ad) if cluster_ad else None}
-                ad = merged_ad(cluster_cache[cluster], decode_ad(proc_ad))
+                if cluster != current:
+                    current = cluster
+                    cluster_ad = decode_ad(cluster_text) if cluster_text else None
+                    cluster_lower = lowered(cluster_ad) if cluster_ad else None
+                ad = JobAd(decode_ad(proc_text), cluster_ad, cluster_lower)
                 if predicate is None or predicate(ad):
                     yield ad
 
@@ -173,12 +181,12 @@ class QueueViews:
             return out
         for rows in self._chunks(sql, params):
             for (text,) in rows:
-                ad = decode_ad(text)
+                ad = JobAd(decode_ad(text))
                 if stop is not None and stop(ad):
                     return out
                 if predicate is not None and not predicate(ad):
                     continue
-                out.append(_project(ad, wanted))
+                out.append(ad.project(wanted))
                 if 0 <= match <= len(out):
                     return out
         return out
@@ -193,13 +201,6 @@ def _history_where(constraint: str | None) -> tuple[str, tuple]:
     if not parts:
         return "1", ()
     return " AND ".join(c for c, _ in parts), tuple(v for _, v in parts)
-
-
-def _project(ad: dict, wanted: list[str]) -> dict:
-    if not wanted:
-        return ad
-    lower = {k.lower(): k for k in ad}
-    return {lower[w.lower()]: ad[lower[w.lower()]] for w in wanted if w.lower() in lower}
 
 
 def _since_predicate(since, compile_filter) -> Callable[[dict], bool]:

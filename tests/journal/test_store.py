@@ -146,7 +146,34 @@ def test_query_plan():
     assert plan("ClusterId == 3 || ProcId == 1").where == "1"
     assert plan("JobStatus == 1 && Foo").residual == "JobStatus == 1 && Foo"
     assert plan('ClusterId == "3"').where == "1"
+    p = plan("ClusterId > 3 && 5 >= ProcId && JobStatus =!= 2 && MY.JobStatus =?= 1")
+    assert p.where == "j.cluster > ? AND j.proc <= ? AND j.status != ? AND j.status = ?"
+    assert p.params == (3, 5, 2, 1) and p.residual is None
+    assert plan('Owner != "bob"').where == "1" and plan('Owner =?= "bob"').where == "1"
+    assert plan("ClusterId < 99999999999999999999").where == "1"
+    assert plan("TARGET.ClusterId == 3").where == "1"    # undefined in a query, not 3
     assert split_conjuncts('a && (b && c) && "x && y"') == ["a", "(b && c)", '"x && y"']
+
+
+def test_pushed_down_constraints_answer_as_the_classad_engine(tmp_path):
+    """Whatever part of a constraint goes to SQL, the answer is the ClassAd engine's
+    on every job's merged ad (the daemons' filter: adwire.matches)."""
+    from daemons import adwire
+    with Store(tmp_path, constraint_filter=lambda text: lambda ad: adwire.matches(text, ad)) as s:
+        s.append(submit(1, 4) + submit(2, 3, owner="Bob", held=True) + submit(3, 2))
+        s.append([event(JobId(1, 1), 1), event(JobId(3, 0), 1), event(JobId(1, 2), 9)])
+        every = s.query()
+        for constraint in ("ClusterId > 1", "1 < ClusterId && ProcId <= 1", "JobStatus != 1",
+                           "JobStatus =!= 2 && ClusterId >= 2", "ProcId =?= 0",
+                           "(JobStatus > 1) && Args =!= undefined", 'owner == "BOB"',
+                           "ClusterId < 3 && JobStatus == 1 && ProcId != 3",
+                           "JobStatus >= 5 || ProcId == 1", 'Owner =?= "bob"',
+                           "TARGET.ClusterId == 1", "my.ClusterId == 1 && MY.ProcId > 1"):
+            expected = [ad for ad in every if adwire.matches(constraint, ad)]
+            assert s.query(constraint) == expected, constraint
+            wanted = [{"ProcId": ad["ProcId"], "Owner": ad["Owner"]} for ad in expected]
+            assert s.query(constraint, ["procid", "OWNER"]) == [
+                {"ProcId": ad["ProcId"], "Owner": ad["Owner"]} for ad in expected] == wanted
 
 
 def test_restart_uses_the_snapshot_or_rebuilds(tmp_path):
