@@ -15,6 +15,10 @@ after (user + system).  "starters + jobs" is the launcher's children: the
 reaped ones (cutime + cstime) and the live ones (their own and reaped CPU):
 the forked starters and the jobs they waited for.  The client is this
 process (submit, reading the log).
+
+``python -m bench.bench_jobcost 1000 10000 50000``: the pool alone (no Dask)
+at each size, one cluster each in a fresh pool, with the load average at the
+start and end of each (issue 17: how the end-to-end rate grows).
 """
 
 from __future__ import annotations
@@ -135,10 +139,11 @@ def check_log(path: Path, cluster: int) -> tuple[int, dict]:
     return len(seen) - len(others), others
 
 
-def run_pool(where: Path) -> tuple[float, dict[str, float], float]:
-    """(jobs/s, CPU seconds by role, this process's CPU seconds) for JOBS jobs on SLOTS slots."""
+def run_pool(where: Path, jobs: int = JOBS) -> tuple[float, dict[str, float], float]:
+    """(jobs/s, CPU seconds by role, this process's CPU seconds) for ``jobs`` jobs on SLOTS slots."""
     log = where / "jobs.log"
-    with PersonalPool(local_dir=where / "pool", config={"NUM_CPUS": str(SLOTS)}) as pool:
+    config = {"NUM_CPUS": str(SLOTS), "MAX_JOBS_PER_SUBMISSION": str(max(jobs, 20_000))}
+    with PersonalPool(local_dir=where / "pool", config=config) as pool:
         schedd = pool.schedd
         warm = schedd.submit(htcondor.Submit({"executable": "/bin/true"}), count=10).cluster()
         while schedd.query(f"ClusterId == {warm}", ["ProcId"], limit=1):
@@ -147,19 +152,20 @@ def run_pool(where: Path) -> tuple[float, dict[str, float], float]:
         before, mine = cpu_by_role(roles), time.process_time()
         began = time.perf_counter()
         job = htcondor.Submit({"executable": "/bin/true", "log": str(log), "initialdir": str(where)})
-        cluster = schedd.submit(job, count=JOBS).cluster()
+        cluster = schedd.submit(job, count=jobs).cluster()
         done, events = 0, htcondor.JobEventLog(str(log))
-        deadline = time.monotonic() + 900
-        while done < JOBS:
+        budget = 900 + jobs * 0.2         # 5 jobs/s at the least, on a loaded machine
+        deadline = time.monotonic() + budget
+        while done < jobs:
             for ev in events.events(stop_after=1):
                 if ev.type == htcondor.JobEventType.JOB_TERMINATED:
                     done += 1
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{done} of {JOBS} jobs terminated after 900 s")
-        rate = JOBS / (time.perf_counter() - began)
+                raise TimeoutError(f"{done} of {jobs} jobs terminated after {budget:.0f} s")
+        rate = jobs / (time.perf_counter() - began)
         after, mine = cpu_by_role(roles), time.process_time() - mine
         clean, others = check_log(log, cluster)
-        if clean + len(others) != JOBS or any(t[-1] != int(htcondor.JobEventType.JOB_TERMINATED)
+        if clean + len(others) != jobs or any(t[-1] != int(htcondor.JobEventType.JOB_TERMINATED)
                                               for t in others.values()):
             raise AssertionError(f"user log: {clean} clean jobs; others {others}")
         if others:
@@ -172,7 +178,30 @@ def _load() -> str:
     return " / ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def main() -> None:
+def scaling(sizes: list[int]) -> None:
+    """The pool alone at each size (a fresh pool each): jobs/s and CPU per job."""
+    print(f"| {'measure':<58} | {'ours':>20} | {'CPU':>9} | {'target':<12} |")
+    print(f"|{'-' * 60}|{'-' * 22}|{'-' * 11}|{'-' * 14}|")
+    for jobs in sizes:
+        load = _load()
+        with tempfile.TemporaryDirectory(prefix="bench-jobcost-") as where:
+            began = time.perf_counter()
+            rate, cpu, client = run_pool(Path(where), jobs)
+            wall = time.perf_counter() - began
+        total = sum(cpu.values()) + client
+        _row(f"pool, {jobs:,} /bin/true jobs, {SLOTS} slots, user log", rate, "jobs/s", "", total)
+        _row(f"  CPU per job, all pool processes + client ({wall:,.0f} s wall)",
+             1000 * total / jobs, "ms")
+        print(f"load average (1 / 5 / 15 min): {load} at start, {_load()} at end", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m bench.bench_jobcost [N ...]``: with sizes, the pool alone at each
+    (``scaling``); without, the run beside Dask at JOBS jobs."""
+    sizes = [int(a) for a in (sys.argv[1:] if argv is None else argv) if a.isdigit()]
+    if sizes:
+        scaling(sizes)
+        return
     print(f"load average at start: {_load()}")
     print(f"| {'measure':<58} | {'ours':>20} | {'CPU':>9} | {'target':<12} |")
     print(f"|{'-' * 60}|{'-' * 22}|{'-' * 11}|{'-' * 14}|")

@@ -9,11 +9,12 @@
   nothing lost (every job's terminate event is in its user log), the
   schedd's RSS at the start, at a quarter of the jobs and at the end (it
   must not grow with the jobs already in history);
-- scaling: query latency (one cluster, limit 100, the scan) and the
-  schedd's RSS with 10,000 and 100,000 jobs queued (held, so none runs).
+- scaling: query latency of the four kinds (p50 / p99 of 20, of 5 for the
+  scan), the schedd's CPU per query and its RSS with 10,000 and 100,000
+  jobs queued (held, so none runs), or the sizes of ``--sizes=N,N,...``.
 
 ``python -m bench query_load`` (20,000 jobs), or ``python -m
-bench.bench_query_load [JOBS] [--flow-only | --scaling-only]``.
+bench.bench_query_load [JOBS] [--flow-only | --scaling-only] [--sizes=N,...]``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import time
 from pathlib import Path
 
 import jobledger as htcondor
+from bench.bench_jobcost import TICK, _stat
 from bench.bench_submit import _schedd_pid as schedd_pid
 from jobledger.personal import PersonalPool
 
@@ -131,8 +133,13 @@ def bench_flow(where: Path, jobs: int) -> None:
              " / ".join(f"{v:.0f}" for v in rss.values()) + " MB", "no growth")
 
 
+def _schedd_cpu(pid: int) -> float:
+    """CPU seconds (user + system) the schedd has used so far."""
+    return _stat(pid)[1] / TICK
+
+
 def bench_scaling(where: Path, sizes=(10_000, 100_000)) -> None:
-    config = {"MAX_JOBS_PER_SUBMISSION": "600000", "NUM_CPUS": "2"}
+    config = {"MAX_JOBS_PER_SUBMISSION": str(max(sizes) + CLUSTER), "NUM_CPUS": "2"}
     with PersonalPool(local_dir=where / "scale", config=config) as pool:
         schedd, pid = pool.schedd, schedd_pid(where / "scale")
         held = htcondor.Submit({"executable": "/bin/true", "hold": "true"})
@@ -145,16 +152,17 @@ def bench_scaling(where: Path, sizes=(10_000, 100_000)) -> None:
             # one cluster of CLUSTER jobs to query by id (the bulk ones hold 10,000 each)
             clusters.append(schedd.submit(held, count=CLUSTER).cluster())
             queued += CLUSTER
-            kinds = [k for k in _queries(clusters[-1:]) if k[0] != "running"]
-            for kind, constraint, limit in kinds:
-                times = []
-                for _ in range(3 if kind == "scan" else 20):
+            for kind, constraint, limit in _queries(clusters[-1:]):
+                times, cpu = [], _schedd_cpu(pid)
+                for _ in range(5 if kind == "scan" else 20):
                     began = time.perf_counter()
                     schedd.query(constraint(), COLUMNS, limit=limit)
                     times.append(time.perf_counter() - began)
-                _row(f"  {size:,} queued: query {kind}, median",
-                     f"{statistics.median(times) * 1000:,.1f} ms")
-            _row(f"  {size:,} queued: schedd RSS", f"{rss_mb(pid):.0f} MB")
+                cpu = (_schedd_cpu(pid) - cpu) / len(times)
+                _row(f"  {size:,} queued: query {kind}, p50 / p99; schedd CPU per query",
+                     f"{_percentiles(times)}; {cpu * 1000:,.0f} ms")
+            _row(f"  {size:,} queued: schedd RSS; load average",
+                 f"{rss_mb(pid):.0f} MB; {os.getloadavg()[0]:.0f}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -166,7 +174,8 @@ def main(argv: list[str] | None = None) -> None:
         if "--scaling-only" not in args:
             bench_flow(Path(where), jobs)
         if "--flow-only" not in args:
-            bench_scaling(Path(where))
+            sizes = next((a.split("=", 1)[1] for a in args if a.startswith("--sizes=")), None)
+            bench_scaling(Path(where), *([[int(n) for n in sizes.split(",")]] if sizes else []))
 
 
 if __name__ == "__main__":
