@@ -196,7 +196,7 @@ def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_time
 class Startd(Daemon):
     name = "startd"
     log_name = "StartLog"
-    starter = Starter   # what the launcher forks per job
+    starter = Starter   # what the launcher forks per claim
 
     def __init__(self, config_file: str | None = None):
         super().__init__(config_file)

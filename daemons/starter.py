@@ -172,7 +172,7 @@ def _stage(code: int, opened: list, path, iwd: str, mode: str, owner: int | None
 
 
 class Starter:
-    """One job's starter (runs in the forked child; single-threaded)."""
+    """A claim's starter (runs in the forked child; single-threaded)."""
 
     process_name = "starter"     # as top and ps show it
     continues = True             # offers to run its claim's next job (step 5)

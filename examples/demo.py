@@ -1,7 +1,7 @@
 """make demo: a personal pool runs the jobs of examples/jobs/ and we watch them through their user log.
 
 1. start a pool in a temporary LOCAL_DIR (real daemons: master, collector,
-   schedd, negotiator, startd, one starter per job);
+   schedd, negotiator, startd, one starter per claim);
 2. submit every examples/jobs/*.sub (from a scratch directory, where their
    output and the shared user log ``demo.log`` go);
 3. follow ``demo.log`` with JobEventLog and print each event as it happens,
