@@ -203,19 +203,31 @@ def _command(pid: int) -> str:
         return ""
 
 
-def test_a_killed_starter_takes_its_job_along_and_the_job_runs_again_once(pool, tmp_path):
+@pytest.mark.parametrize("continued", [False, True], ids=["first job", "a claim's second job"])
+def test_a_killed_starter_takes_its_job_along_and_the_job_runs_again_once(pool, tmp_path, continued):
     """kill -9 of the starter of a running sleep: the sleep goes too (it does not run on,
     unobserved), and so does a sleep it started in a session of its own; the run ends in a
-    shadow exception, and the requeued job completes once."""
+    shadow exception, and the requeued job completes once.  Also when the starter runs
+    its claim's second job (the first, on the whole machine, ends at once)."""
     from daemons.daemon import alive, process_start_time
     log = str(tmp_path / "lost.log")
-    marker = tmp_path / "ran-once"
+    marker, first = tmp_path / "ran-once", tmp_path / "first"
     # The first run sleeps for good; the run after the kill finds the marker and ends at once.
     script = f'test -e {marker} && exec sleep 0; touch {marker}; setsid sleep 301 & exec sleep 300'
+    if continued:
+        script = f'test -e {first} || {{ touch {first}; exit 0; }}; {script}'
     job = ClassAd({"Cmd": "/bin/sh", "Arguments": f"-c '{script}'", "Iwd": str(tmp_path), "UserLog": log})
-    cluster = pool.schedd.submit(job, 1)
-    starter = wait_until(lambda: next((ad["StarterPid"] for ad in pool.schedd.query(
-        f"ClusterId == {cluster} && JobStatus == 2", ["StarterPid"])), None), 60, what="the job to run")
+    if continued:
+        job["RequestCpus"] = len(os.sched_getaffinity(0))    # the startd's cores: one job at a time
+    cluster = pool.schedd.submit(job, 1 + continued)
+
+    def running():
+        for ad in pool.schedd.query(f"ClusterId == {cluster} && JobStatus == 2",
+                                    ["ProcId", "StarterPid", "ScratchDir"]):
+            if not continued or os.path.basename(ad["ScratchDir"]).startswith(f"dir_{ad['StarterPid']}_"):
+                return ad["ProcId"], ad["StarterPid"]
+        return None
+    proc, starter = wait_until(running, 60, what="the job to run")
     sleep = wait_until(lambda: next((pid for pid in _children(starter) if _command(pid) == "sleep 300"),
                                     None), 30, what="the job's sleep")
     escaped = wait_until(lambda: next((pid for pid in _children(sleep) if _command(pid) == "sleep 301"),
@@ -225,10 +237,11 @@ def test_a_killed_starter_takes_its_job_along_and_the_job_runs_again_once(pool, 
     os.kill(starter, signal.SIGKILL)
     wait_until(lambda: not any(alive(pid, start) for pid, start in left), 30,
                what="the job's processes to be killed")
-    wait_until(lambda: pool.schedd.history(f"ClusterId == {cluster}", ["ProcId"]), 60,
+    wait_until(lambda: len(pool.schedd.history(f"ClusterId == {cluster}", ["ProcId"])) == 1 + continued, 60,
                what="the requeued job to complete")
-    kinds = [int(event.type) for event in JobEventLog(log).events(0) if int(event.type) != 6]
+    kinds = [int(event.type) for event in JobEventLog(log).events(0)
+             if int(event.type) != 6 and event.proc == proc]
     assert kinds == [0, 1, 7, 1, 5], kinds     # submit, run, lost, run, done (image sizes aside)
-    assert len(pool.schedd.history(f"ClusterId == {cluster}", ["ProcId"])) == 1
-    ad = pool.schedd.history(f"ClusterId == {cluster}", ["NumShadowExceptions", "ExitCode"])[0]
+    ad = pool.schedd.history(f"ClusterId == {cluster} && ProcId == {proc}",
+                             ["NumShadowExceptions", "ExitCode"])[0]
     assert ad["NumShadowExceptions"] == 1 and ad["ExitCode"] == 0
