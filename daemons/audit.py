@@ -43,7 +43,7 @@ from typing import NamedTuple
 from eventcore.codecs.journal import Row
 from eventcore.codecs.userlog_text_write import TextFormat
 from eventcore.errors import InvalidTransition, JournalCorrupt, JournalError
-from eventcore.journal import entry_from_row
+from eventcore.journal import entry_from_row, row_entries
 from eventcore.projections.queue import QueueFold
 from eventcore.projections.userlog import (
     EVENT_LOG_FORMAT, LogTargets, planned_writes, render_header,
@@ -178,6 +178,12 @@ def _decode(rows, findings):
     entries = []
     for row in rows:
         try:
+            if row.type == "procs":     # a block of procs: the entries it stands for
+                block = row_entries(row)
+                if row.event is not None:
+                    raise JournalCorrupt(f"a block of procs with event column {row.event}")
+                entries.extend(block)
+                continue
             entry = entry_from_row(row)
             number = entry.payload["event"]["type"] if entry.type == "event" else None
         except Exception as exc:  # noqa: BLE001 - a damaged row is a finding

@@ -22,7 +22,7 @@ import zlib
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
-from eventcore.codecs.journal import Row
+from eventcore.codecs.journal import Row, row_span
 from eventcore.errors import JournalBehind, JournalCorrupt, JournalError
 from daemons.evidence import HighWater, Mark
 from daemons.storage.reader import Reader
@@ -106,6 +106,12 @@ def _chain(rows, faults: list) -> tuple[int, int, int]:
     crc, expected, previous, count = zlib.crc32, 1, 0, 0
     position = 0
     for position, time, cluster, proc, kind, payload, key, checksum, _ in rows:
+        if kind == "procs":       # a block of procs ends at the last position it stands for
+            try:
+                expected += row_span(kind, payload, position) - 1
+            except (JournalError, KeyError, TypeError) as exc:
+                faults.append(Fault("payload", f"unreadable block of procs: {_describe(exc)}",
+                                    position))
         if position != expected:
             faults.append(Fault("continuity", f"position gap: expected {expected}, found "
                                 f"{position}", position))
@@ -120,6 +126,10 @@ def _chain(rows, faults: list) -> tuple[int, int, int]:
         previous, expected = checksum, position + 1
         count += 1
     return position, previous, count
+
+
+def _describe(exc: Exception) -> str:
+    return _reason(exc) if isinstance(exc, JournalError) else repr(exc)
 
 
 def _reason(exc: JournalError) -> str:

@@ -58,7 +58,7 @@ import time as _time
 
 from eventcore.codecs.userlog_text_write import TextFormat
 from eventcore.errors import UnsafePathError
-from eventcore.journal import Entry, entry_from_row, job_id
+from eventcore.journal import Entry, entry_from_row, job_id, row_entries
 from eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, Target, planned_writes, render
 from daemons.storage.cursors import FileState, LogCursors
 from daemons.storage.store import Store
@@ -163,13 +163,13 @@ class Projector:
         end: from the store's memory, or read from the journal when it is not there."""
         recent = self.store.recent(cursor, self.chunk)
         if recent:
-            return self._entries(recent, targets), recent[-1][0].position
+            return self._entries(recent, targets, cursor), recent[-1][0].position
         if recent is not None and self.store.head() <= cursor:
             return None, None
         rows = list(self.store.rows(after=cursor, limit=self.chunk))
         if not rows:
             return None, None
-        return self._entries(((row, None) for row in rows), targets), rows[-1].position
+        return self._entries(((row, None) for row in rows), targets, cursor), rows[-1].position
 
     def retry_failed(self) -> dict[str, tuple[int, str]]:
         """Try the failed user logs again (up to the cursor); return those still failing."""
@@ -190,7 +190,7 @@ class Projector:
         self._retry_at = _time.monotonic() + self._retry_delay
         return failed
 
-    def _entries(self, pairs, targets: LogTargets):
+    def _entries(self, pairs, targets: LogTargets, after: int = 0):
         """Entries of ``pairs`` (row, payload as appended or None: decode the row's),
         but for events no file will hold.
 
@@ -201,11 +201,21 @@ class Projector:
         for row, payload in pairs:
             if row.type == "event" and not event_log and not targets.of(row.cluster, row.proc):
                 continue
+            if row.type == "procs":
+                yield from self._block_entries(row, payload, targets, after)
+                continue
             if payload is None:
                 yield entry_from_row(row)
             else:
                 yield Entry(row.position, row.time, job_id(row.cluster, row.proc), row.type,
                             payload, row.key)
+
+    def _block_entries(self, row, payload, targets: LogTargets, after: int):
+        """A block's entries; its SUBMIT events only where a file will hold them."""
+        event_log = self.event_log
+        for entry in row_entries(row, payload, after):
+            if entry.type == "proc" or event_log or targets.of(entry.job.cluster, entry.job.proc):
+                yield entry
 
     def _project(self, entries, targets: LogTargets, last: int) -> int:
         """Write ``entries`` to their files; commit the cursor at ``last``."""

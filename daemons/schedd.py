@@ -48,7 +48,7 @@ from eventcore.attrnames import check_values, fold
 from eventcore.errors import HTCondorException, JournalError
 from eventcore.events import EventType
 from eventcore.ids import JobId
-from eventcore.records import ClusterAd, EventRecord, ProcAd
+from eventcore.records import ClusterAd, EventRecord, ProcAd, ProcBlock
 from eventcore.status import JobStatus
 from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
 
@@ -342,7 +342,7 @@ class Schedd(Daemon):
                     logged[-1] = logged[-1] or any("UserLog" in ad for ad in chunk if isinstance(ad, dict))
                     records = build(chunk, made - len(chunk))
                     if local and upload is not None:
-                        item["proc_ads"].extend({"ProcId": str(r.job.proc)} for r in records[::2])
+                        item["proc_ads"].extend({"ProcId": str(proc)} for proc in _procs_of(records))
                     yield records
                 if made != count:
                     raise HTCondorException(f"cluster {cluster}: {made} procs came, {count} were announced")
@@ -368,7 +368,9 @@ class Schedd(Daemon):
     def _cluster_records(self, owner: str, cluster: int, cluster_ad: dict, num_procs: int,
                          now: int) -> tuple:
         """The cluster ad as stored, its record, and ``build(proc_ads, first_index)``
-        giving the records of those procs (proc ad and SUBMIT event each)."""
+        giving the records of those procs: one ``ProcBlock`` (their ads and their
+        SUBMIT event), or a proc ad and a SUBMIT event each when some proc's SUBMIT
+        event carries notes of its own."""
         if not num_procs:
             raise ValueError("invalid Queue statement: no jobs")
         try:   # one key per attribute however spelled ("MY.owner", "OWNER"), before the checks
@@ -402,7 +404,7 @@ class Schedd(Daemon):
         kept: dict[tuple, tuple] = {}   # a proc's attribute names -> (_kept_names, has_notes)
 
         def build(proc_ads: list, first: int) -> list:
-            records = []
+            procs, ads, own_notes = [], [], {}
             for index, own in enumerate(proc_ads, first):
                 if not isinstance(own, dict):
                     raise HTCondorException(f"cluster {cluster}: proc {index} is not an ad")
@@ -428,11 +430,21 @@ class Schedd(Daemon):
                 ad["JobStatus"] = status
                 ad.setdefault("EnteredCurrentStatus", str(now))
                 ad.setdefault("GlobalJobId", f'"{self.schedd_name}#{cluster}.{proc}#{now}"')
+                procs.append(proc)
+                ads.append(ad)
+                if notes:  # notes of this proc's own (e.g. one DAG node per proc)
+                    own_notes[len(ads) - 1] = dict(template["attrs"], **submit_notes(dict(shared, **ad)))
+            if not procs:
+                return []
+            if not own_notes:   # one record: the procs' ads, their SUBMIT event once
+                return [ProcBlock(cluster, procs, ads, template)]
+            records = []
+            for i, (proc, ad) in enumerate(zip(procs, ads)):
                 job = JobId(cluster, proc)
                 records.append(ProcAd(job, ad))
                 payload = dict(template, proc=proc)
-                if notes:  # notes of this proc's own (e.g. one DAG node per proc)
-                    payload["attrs"] = dict(template["attrs"], **submit_notes(dict(shared, **ad)))
+                if i in own_notes:
+                    payload["attrs"] = own_notes[i]
                 records.append(EventRecord(job, payload))
             return records
         return shared, ClusterAd(cluster, shared), build
@@ -483,6 +495,13 @@ def _kept_names(names: tuple, spellings: dict, refused: set) -> tuple | None:
     if len(plain) != len(names):
         return None
     return tuple((name, stored) for name, stored in zip(names, plain) if stored not in refused)
+
+
+def _procs_of(records: list) -> list[int]:
+    """The proc ids a chunk's records submit (a block's, or one per proc record)."""
+    if len(records) == 1 and isinstance(records[0], ProcBlock):
+        return list(records[0].procs)
+    return [r.job.proc for r in records if isinstance(r, ProcAd)]
 
 
 def _proc_count(item: dict, upload) -> int:

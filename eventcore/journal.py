@@ -2,6 +2,9 @@
 
 The journal is an append-only, totally ordered list of records.  Positions
 start at 1 and have no gaps; ``head()`` is the last position (0 when empty).
+A ``procs`` record (a block of new procs) takes two positions a proc and is
+read as the ``proc`` and ``event`` entries it stands for, each at its own
+position (``row_entries``), so entries never share a position.
 
 ``append(records, expected_head=None, time=None) -> last position`` is
 atomic (``time``: the append's time; the SQLite store reads its clock when
@@ -19,16 +22,20 @@ the same contract tests (tests/journal/test_journal_contract.py).
 
 from __future__ import annotations
 
+import bisect
 from typing import Iterable, Iterator, Mapping, Protocol
 
 import attrs
 
-from eventcore.codecs.journal import Row, decode_payload, make_rows, record_from_payload
-from eventcore.errors import PositionConflict
+from eventcore.codecs.journal import (
+    Row, decode_payload, expand_block, make_rows, record_from_payload,
+)
+from eventcore.errors import JournalCorrupt, PositionConflict
 from eventcore.ids import JobId
 from eventcore.records import Record
 
-__all__ = ["Entry", "Journal", "MemoryJournal", "entry_from_row", "job_id"]
+__all__ = ["Entry", "Journal", "MemoryJournal", "entry_from_row", "row_entries",
+           "entries_of_rows", "job_id"]
 
 
 @attrs.frozen
@@ -68,6 +75,37 @@ def entry_from_row(row: Row | tuple) -> Entry:
                  decode_payload(kind, payload, position), key)
 
 
+def row_entries(row: Row | tuple, payload: Mapping | None = None, after: int = 0) -> list[Entry]:
+    """The entries a stored row stands for, those after ``after``: one, or a block's
+    ``proc`` and ``event`` entries.  ``payload``: the row's payload as appended (no
+    decode needed)."""
+    position, time, cluster, proc, kind, text, key = row[:7]
+    if kind != "procs":
+        if position <= after:
+            return []
+        if payload is None:
+            return [entry_from_row(row)]
+        return [Entry(position, time, job_id(cluster, proc), kind, payload, key)]
+    if payload is None:
+        payload = decode_payload(kind, text, position)
+    try:
+        return [Entry(at, time, job_id(cluster, number), what, body)
+                for at, number, what, body in expand_block(payload, position, after)]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise JournalCorrupt(f"unreadable 'procs' payload: {exc!r}", position) from None
+
+
+def entries_of_rows(rows: Iterable, after: int = 0, limit: int | None = None) -> Iterator[Entry]:
+    """The entries of ``rows`` after ``after`` (at most ``limit``), blocks expanded."""
+    for row in rows:
+        for entry in row_entries(row, after=after):
+            if limit is not None:
+                if limit <= 0:
+                    return
+                limit -= 1
+            yield entry
+
+
 class Journal(Protocol):
     """What every journal offers (memory and SQLite)."""
 
@@ -87,7 +125,7 @@ class MemoryJournal:
         self._keys: set[str] = set()
 
     def head(self) -> int:
-        return len(self._rows)
+        return self._rows[-1].position if self._rows else 0
 
     def append(self, records: Iterable[Record], expected_head: int | None = None,
                time: float | None = None) -> int:
@@ -110,8 +148,8 @@ class MemoryJournal:
         return self.head()
 
     def entries(self, after: int = 0, limit: int | None = None) -> Iterator[Entry]:
-        rows = self._rows[after:] if limit is None else self._rows[after:after + limit]
-        return (entry_from_row(row) for row in rows)
+        start = bisect.bisect_right(self._rows, after, key=lambda row: row.position)
+        return entries_of_rows(self._rows[start:], after, limit)
 
     def rows(self) -> list[Row]:
         """The stored rows (for audits and tests)."""

@@ -6,6 +6,7 @@ The journal holds everything needed to rebuild a pool:
 |-----------|------------------|-------------|----------------------------------------------------|
 | `cluster` | `ClusterAd`      | `C.-1`      | the attributes common to a cluster, at submit      |
 | `proc`    | `ProcAd`         | `C.P`       | a new job: its own attributes (JobStatus 1 or 5)   |
+| `procs`   | `ProcBlock`      | `C.P0`      | new jobs of one cluster and their SUBMIT events    |
 | `set`     | `SetAttributes`  | `C.P`/`C.-1`| attribute edits (set and delete), who asked        |
 | `event`   | `EventRecord`    | `C.P`       | one user-log event (ULog number + payload)         |
 | `action`  | `ActionRecord`   | `C.P`       | an action (hold, remove, ...), its reason, who     |
@@ -14,6 +15,13 @@ The journal holds everything needed to rebuild a pool:
 Job ads are mappings ``attribute -> ClassAd expression text`` (old-ClassAd
 ``Name = expr`` right-hand sides: ``"alice"``, ``1``, ``MY.X + 1``), so a
 record never depends on a parsed expression tree.
+
+A ``procs`` record is a submission's procs in one row: each proc's own ad
+and its SUBMIT event (one event, the same for every proc but its ``proc``).
+It stands for the ``proc`` and ``event`` records it replaces, at the
+positions they would have had: the row is stored at the last of its
+``2 * len(procs)`` positions and readers expand it (``eventcore.journal``),
+so every entry keeps a position of its own.
 
 Every record may carry a ``key``: an identity for idempotent ingestion (an
 imported event's file identity and byte offset).  The journal refuses a
@@ -33,7 +41,7 @@ import attrs
 from eventcore.ids import JobId
 
 __all__ = [
-    "ClusterAd", "ProcAd", "SetAttributes", "EventRecord", "ActionRecord", "LeaveQueue",
+    "ClusterAd", "ProcAd", "ProcBlock", "SetAttributes", "EventRecord", "ActionRecord", "LeaveQueue",
     "Record", "RECORD_TYPES", "RECORD_VERSIONS", "ACTIONS", "quote_string",
 ]
 
@@ -83,6 +91,55 @@ class ProcAd:
     ad: Mapping[str, str] = attrs.field(converter=_ad)
     key: str | None = None
     type = "proc"
+
+
+def _ads(value) -> tuple:
+    ads = tuple(value)
+    for ad in ads:
+        if not isinstance(ad, dict):
+            raise TypeError(f"a block of procs holds job ads (dicts), got {ad!r}")
+        for name, expr in ad.items():   # what _ad checks, without copying each ad
+            if type(name) is not str or not name or type(expr) is not str or "\n" in expr:
+                _ad(ad)
+    return ads
+
+
+@attrs.frozen
+class ProcBlock:
+    """New jobs of one cluster, each with its SUBMIT event, in one record.
+
+    ``procs`` are their proc ids, ``ads`` their own ads (each with its
+    ``ProcId``), ``submit`` the SUBMIT event payload they all get with their
+    own ``proc`` (``eventcore.events.event_to_dict`` shape).  Reading expands
+    it into ``proc`` and ``event`` entries, two positions a proc.
+    """
+
+    cluster: int
+    procs: tuple[int, ...] = attrs.field(converter=tuple)
+    ads: tuple = attrs.field(converter=_ads)
+    submit: Mapping = attrs.field(converter=dict)
+    key: str | None = None
+    type = "procs"
+
+    def __attrs_post_init__(self):
+        if not self.procs or len(self.procs) != len(self.ads):
+            raise ValueError(f"a block of procs needs one ad per proc ({len(self.procs)} procs, "
+                             f"{len(self.ads)} ads)")
+        for proc, ad in zip(self.procs, self.ads):
+            if ad.get("ProcId") != str(proc):
+                raise ValueError(f"proc {self.cluster}.{proc}: its ad must be a dict with "
+                                 f"ProcId = {proc}")
+        if int(self.submit.get("type", -1)) != 0:
+            raise ValueError("a block of procs carries their SUBMIT event (type 0)")
+
+    @property
+    def job(self) -> JobId:
+        return JobId(self.cluster, self.procs[0])
+
+    @property
+    def span(self) -> int:
+        """The journal positions it stands for (a proc record and an event each)."""
+        return 2 * len(self.procs)
 
 
 @attrs.frozen
@@ -153,8 +210,8 @@ class LeaveQueue:
     type = "leave"
 
 
-Record = Union[ClusterAd, ProcAd, SetAttributes, EventRecord, ActionRecord, LeaveQueue]
+Record = Union[ClusterAd, ProcAd, ProcBlock, SetAttributes, EventRecord, ActionRecord, LeaveQueue]
 RECORD_TYPES = {cls.type: cls for cls in
-                (ClusterAd, ProcAd, SetAttributes, EventRecord, ActionRecord, LeaveQueue)}
+                (ClusterAd, ProcAd, ProcBlock, SetAttributes, EventRecord, ActionRecord, LeaveQueue)}
 # The payload version each record type is written with today.
 RECORD_VERSIONS = {name: 1 for name in RECORD_TYPES}

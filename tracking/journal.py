@@ -15,8 +15,9 @@ a rebuilt file) makes it replay from the start.
 
 Records it uses: ``proc`` (a job is born, IDLE or HELD: submitted on hold
 shows here, not in a user log; attributes its ``cluster`` record holds for
-all procs count too) and ``event`` (user-log events, folded by the one
-status fold).  ``set``, ``action`` and ``leave`` do not move a job's status.
+all procs count too), ``event`` (user-log events, folded by the one
+status fold) and ``procs`` (a block of both, read as the procs and SUBMIT
+events it stands for).  ``set``, ``action`` and ``leave`` do not move a job's status.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from eventcore.codecs.journal import decode_payload
+from eventcore.codecs.journal import decode_payload, expand_block
 from eventcore.errors import JournalError, TrackerError
 from eventcore.ids import JobId
 from eventcore.projections.jobstate import JobState, event_number
@@ -187,6 +188,14 @@ class JournalTracker(Tracker):
             elif kind == "proc" and proc >= 0:
                 ad = {**self._cluster_ad(db, cluster), **decode_payload(kind, payload, position)["ad"]}
                 items.append(Seed(born(JobId(cluster, proc), ad, when)))
+            elif kind == "procs":      # a block: each proc is born, then its SUBMIT event
+                shared = self._cluster_ad(db, cluster)
+                for _at, number, what, body in expand_block(
+                        decode_payload(kind, payload, position), position):
+                    if what == "proc":
+                        items.append(Seed(born(JobId(cluster, number), {**shared, **body["ad"]}, when)))
+                    else:
+                        items.append(PayloadEvent(body["event"]))
         last = rows[-1]
         return Batch(items, {"journal": [last.position, last.checksum]},
                      more=len(rows) == self.batch)

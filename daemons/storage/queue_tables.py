@@ -51,7 +51,13 @@ class TableLoader:
         for record in records:
             if record.type == "proc" and (record.job.cluster, record.job.proc) not in fold.procs:
                 wanted.setdefault(record.job.cluster, []).append(record.job.proc)
+            elif record.type == "procs":
+                cluster = record.cluster
+                wanted.setdefault(cluster, []).extend(
+                    p for p in record.procs if (cluster, p) not in fold.procs)
         for cluster, procs in wanted.items():
+            if not procs:
+                continue
             found = {proc: Proc(status, decode_ad(ad)) for proc, status, ad in self.conn.execute(
                 "SELECT proc, status, ad FROM queue_jobs WHERE cluster=? AND proc BETWEEN ? AND ?",
                 (cluster, min(procs), max(procs)))}

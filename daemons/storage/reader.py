@@ -17,7 +17,7 @@ import sqlite3
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from eventcore.codecs.journal import Row
+from eventcore.codecs.journal import Row, decode_payload
 from daemons.storage.errors import translate
 from daemons.storage.schema import check_readable, journal_columns
 
@@ -145,12 +145,19 @@ class Reader:
         """(cluster, proc, ULog number, append time) of the event records with one of
         the numbers ``events``, in journal order (of one cluster when given)."""
         numbers = sorted({int(e) for e in events})
-        sql = (f"SELECT cluster, proc, event, time FROM journal WHERE type = 'event' "
-               f"AND event IN ({','.join('?' * len(numbers))})")
+        sql = (f"SELECT cluster, proc, event, time, type, payload, position FROM journal "
+               f"WHERE ((type = 'event' AND event IN ({','.join('?' * len(numbers))}))"
+               f"{' OR type = ' + repr('procs') if 0 in numbers else ''})")
         args = tuple(numbers)
         if cluster is not None:
             sql, args = sql + " AND cluster = ?", args + (cluster,)
-        return self._all(sql + " ORDER BY position", args)
+        out = []
+        for found, proc, number, when, kind, payload, position in self._all(sql + " ORDER BY position", args):
+            if kind == "procs":     # a block of procs: each proc's SUBMIT event
+                out.extend((found, p, 0, when) for p in decode_payload(kind, payload, position)["procs"])
+            else:
+                out.append((found, proc, number, when))
+        return out
 
     def rows_past_damage(self, after: int,
                          lost: Callable[[int, int | None, Exception], None]) -> Iterator[tuple]:

@@ -14,7 +14,12 @@ Versions:
 
 1. the journal, queue, history and log-writer tables (``event`` may be
    missing in journals from before it existed);
-2. the ``event`` column in every journal (readers may rely on it).
+2. the ``event`` column in every journal (readers may rely on it);
+3. the journal may hold ``procs`` rows (a block of new procs with their
+   SUBMIT events, two positions a proc, stored at the last of them:
+   ``eventcore.codecs.journal``).  Nothing to convert: older rows read as
+   they are; the version keeps a jobledger that cannot read blocks from
+   opening such a journal.
 
 An index on ``journal(cluster)`` was tried for version 2 and left out: it
 cost appends of one record 10-15 % of their CPU (one more B-tree page per
@@ -37,7 +42,7 @@ __all__ = ["DB_NAME", "SCHEMA_VERSION", "JOURNAL_COLUMNS", "connect", "create_ta
            "migrate", "check_readable", "schema_version", "journal_columns", "create_private"]
 
 DB_NAME = "journal.sqlite"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # the journal table's columns, in order (eventcore.codecs.journal.Row's fields)
 JOURNAL_COLUMNS = ("position", "time", "cluster", "proc", "type", "payload", "key", "checksum",
                    "event")
@@ -119,7 +124,11 @@ def _to_2(db: sqlite_utils.Database) -> None:
         db["journal"].add_column("event", int)
 
 
-MIGRATIONS = {1: _to_2}        # version -> the step to version + 1
+def _to_3(db: sqlite_utils.Database) -> None:
+    """Blocks of procs are new rows only: the tables stay as they are."""
+
+
+MIGRATIONS = {1: _to_2, 2: _to_3}        # version -> the step to version + 1
 
 
 def migrate(conn: sqlite3.Connection, path) -> int:

@@ -88,6 +88,7 @@ with a fold of the journal.
 
 from __future__ import annotations
 
+import bisect
 import sqlite3
 import threading
 import time as _time
@@ -98,7 +99,7 @@ from eventcore.codecs.journal import Row, make_rows, record_to_payload
 from eventcore.errors import (
     InvalidTransition, JournalBehind, JournalError, PositionConflict,
 )
-from eventcore.journal import Entry, entry_from_row
+from eventcore.journal import Entry, entries_of_rows
 from eventcore.projections.queue import QueueFold
 from eventcore.records import Record
 from daemons.evidence import HighWater, Mark
@@ -115,6 +116,10 @@ __all__ = ["Store", "DURABILITY", "DB_NAME", "default_constraint_filter", "RECEN
 DURABILITY = ("fsync", "group", "normal")
 RECENT = 20_000        # committed records kept in memory for the projector
 STREAM_CACHE = 20_000  # jobs append_stream's fold keeps in memory before starting afresh
+
+
+def _row_end(pair: tuple) -> int:
+    return pair[0].position
 
 
 class _Request:
@@ -472,11 +477,19 @@ class Store(QueueViews):
         if not self._keeping:
             return
         with self._recent_lock:
-            self._recent.extend(zip(rows, payloads))
-            extra = len(self._recent) - RECENT
-            if extra > 0:                  # the follower fell behind: it reads the journal
-                del self._recent[:extra]
-                self._recent_base += extra
+            recent = self._recent
+            recent.extend(zip(rows, payloads))
+            if recent[-1][0].position - self._recent_base >= RECENT:
+                # the follower fell behind: it reads the journal
+                self._drop_recent(recent[-1][0].position - RECENT)
+
+    def _drop_recent(self, upto: int) -> None:
+        """Forget the rows that end at or before ``upto`` (a block ends at its row)."""
+        recent = self._recent
+        cut = bisect.bisect_right(recent, upto, key=_row_end)
+        if cut:
+            self._recent_base = recent[cut - 1][0].position + 1
+            del recent[:cut]
 
     def _forget_recent(self, head: int) -> None:
         with self._recent_lock:
@@ -485,17 +498,18 @@ class Store(QueueViews):
 
     def recent(self, after: int, limit: int) -> list[tuple[Row, dict]] | None:
         """Up to ``limit`` (row, payload) this store committed after ``after``, in
-        order; None when they are not in memory (not kept, or no longer, or not
+        order (a block of procs is one row: the first may begin at or before
+        ``after``); None when they are not in memory (not kept, or no longer, or not
         yet: read the journal).  Entries up to ``after`` are dropped: the follower
         has them, and short-lived entries cost the appends (and the GC) least."""
         with self._recent_lock:
-            start = after + 1 - self._recent_base
-            if not self._keeping or start < 0 or start > len(self._recent):
+            if not self._keeping or after + 1 < self._recent_base:
                 return None
-            if start:
-                del self._recent[:start]
-                self._recent_base += start
-            return self._recent[:limit]
+            self._drop_recent(after)
+            recent = self._recent
+            if after >= (recent[-1][0].position if recent else self._recent_base):
+                return None
+            return recent[:limit]
 
     # ----------------------------------------------------------- restart --
     def _catch_up_queue(self) -> str:
@@ -587,7 +601,8 @@ class Store(QueueViews):
             self._scanner(done=conn)
 
     def entries(self, after: int = 0, limit: int | None = None) -> Iterator[Entry]:
-        return (entry_from_row(row) for row in self.rows(after, limit))
+        """Entries after ``after`` (at most ``limit``), blocks of procs expanded."""
+        return entries_of_rows(self.rows(after, limit), after, limit)
 
     def _scanner(self, done: sqlite3.Connection | None = None) -> sqlite3.Connection | None:
         """A reader connection for one chunked read; ``done=conn`` gives it back (a few

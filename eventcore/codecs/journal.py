@@ -11,6 +11,15 @@ A row is ``(position, time, cluster, proc, type, payload, key, checksum, event)`
   fails row N; a row removed or re-ordered fails the next one, and position
   continuity (1, 2, 3, ...) is checked beside it.
 
+A ``procs`` row (``ProcBlock``: a submission's procs with their SUBMIT
+events) stands for ``row_span`` positions, two a proc: it is stored at the
+last of them, so the next row's position is its own + 1 and the head is
+still the largest position.  Its payload is compact: the attributes every
+proc has alike once (``common``), each proc's others (``ads``, its
+``ProcId`` implied by ``procs``), the SUBMIT event once without its
+``proc``; ``expand_block`` gives back, position by position, the ``proc``
+and ``event`` payloads the two-row form would hold.
+
 Reading upcasts: ``UPCASTERS[(type, version)]`` turns a payload of an older
 version into the next one, until ``RECORD_VERSIONS[type]`` is reached.  No
 older versions exist yet; the chain is where they will go.  The journal is
@@ -27,12 +36,13 @@ from eventcore.errors import JournalCorrupt
 from eventcore.ids import JobId
 from eventcore.records import (
     RECORD_TYPES, RECORD_VERSIONS, ActionRecord, ClusterAd, EventRecord, LeaveQueue,
-    ProcAd, Record, SetAttributes,
+    ProcAd, ProcBlock, Record, SetAttributes,
 )
 
 __all__ = [
     "Row", "encode_payload", "decode_payload", "record_to_payload", "record_from_payload",
     "row_checksum", "make_rows", "verify_rows", "canonical_json", "UPCASTERS",
+    "row_span", "expand_block", "block_span",
 ]
 
 
@@ -98,10 +108,55 @@ def record_to_payload(record: Record) -> dict:
             body["by"] = record.by
     elif kind == "leave":
         body = {}
+    elif kind == "procs":
+        body = _block_payload(record)
     else:  # pragma: no cover - RECORD_TYPES is closed
         raise TypeError(f"not a journal record: {record!r}")
     body["v"] = RECORD_VERSIONS[kind]
     return body
+
+
+def _block_payload(record: ProcBlock) -> dict:
+    """The compact payload of a block: what every proc has alike once, the rest per proc."""
+    ads = record.ads
+    common = {name: value for name, value in ads[0].items()
+              if name != "ProcId" and all(ad.get(name) == value for ad in ads)}
+    drop = set(common)
+    drop.add("ProcId")
+    return {"procs": list(record.procs), "common": common,
+            "ads": [{k: v for k, v in ad.items() if k not in drop} for ad in ads],
+            "submit": {k: v for k, v in record.submit.items() if k != "proc"}}
+
+
+def block_span(payload: dict) -> int:
+    """The journal positions a ``procs`` payload stands for: a proc and its event each."""
+    return 2 * len(payload["procs"])
+
+
+def expand_block(payload: dict, last_position: int, after: int = 0):
+    """``(position, proc, kind, payload)`` of the ``proc`` and ``event`` records a
+    ``procs`` payload stands for (``last_position`` is its row's), those after
+    ``after``; each proc ad sorted by name, as a decoded ``proc`` payload is."""
+    procs, common, own, submit = payload["procs"], payload["common"], payload["ads"], payload["submit"]
+    position = last_position - 2 * len(procs) + 1
+    for proc, diff in zip(procs, own):
+        if position + 1 > after:
+            ad = dict(common)
+            ad.update(diff)
+            ad["ProcId"] = str(proc)
+            if position > after:
+                yield position, proc, "proc", {"ad": dict(sorted(ad.items())), "v": 1}
+            event = dict(submit)
+            event["proc"] = proc
+            yield position + 1, proc, "event", {"event": event, "v": 1}
+        position += 2
+
+
+def row_span(kind: str, payload: str, position: int | None = None) -> int:
+    """How many positions a stored row stands for (1 but for ``procs``)."""
+    if kind != "procs":
+        return 1
+    return block_span(decode_payload(kind, payload, position))
 
 
 def encode_payload(record: Record) -> str:
@@ -156,6 +211,12 @@ def record_from_payload(kind: str, job: JobId, payload: dict, key: str | None = 
                             payload.get("by"), key=key)
     if kind == "leave":
         return LeaveQueue(job, key=key)
+    if kind == "procs":
+        common = payload["common"]
+        return ProcBlock(job.cluster, payload["procs"],
+                         [dict(common, **own, ProcId=str(proc))
+                          for proc, own in zip(payload["procs"], payload["ads"])],
+                         dict(payload["submit"], proc=payload["procs"][0]), key=key)
     raise JournalCorrupt(f"unknown record type {kind!r}")
 
 
@@ -187,6 +248,8 @@ def make_rows(records: Iterable[Record], first_position: int, time: float,
         key = record.key
         body = payloads[i] if payloads is not None else record_to_payload(record)
         payload = dumps(body)
+        if kind == "procs":        # stored at the last of the positions it stands for
+            position += 2 * len(body["procs"]) - 1
         checksum = crc32(f"{position}\x1f{time_text}\x1f{job.cluster}\x1f{job.proc}\x1f{kind}"
                          f"\x1f{key or ''}\x1f{payload}".encode("utf-8"), checksum)
         rows.append(Row(position, time, job.cluster, job.proc, kind, payload, key, checksum,
@@ -206,6 +269,10 @@ def verify_rows(rows: Iterable[Row], previous_position: int = 0,
     expected = previous_position + 1
     previous = previous_checksum
     for row in rows:
+        try:
+            expected += row_span(row.type, row.payload, row.position) - 1
+        except (JournalCorrupt, KeyError, TypeError) as exc:
+            findings.append((row.position, f"unreadable block of procs: {exc}"))
         if row.position != expected:
             findings.append((row.position, f"position gap: expected {expected}, found {row.position}"))
         want = row_checksum(previous, row.position, row.time, row.cluster, row.proc,

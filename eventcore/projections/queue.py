@@ -262,6 +262,29 @@ class QueueFold:
         self._put_proc(key, Proc(status, ad))
         self._put_count(job.cluster, self.count(job.cluster) + 1)
 
+    def _on_procs(self, position, time, job, payload):
+        """A block of new procs: each as ``_on_proc`` (their SUBMIT events move nothing)."""
+        cluster, common = job.cluster, payload["common"]
+        count = self.count(cluster)
+        procs, put, absent = self.procs, self._put_proc, cluster in self._loader_empty
+        for proc, own in zip(payload["procs"], payload["ads"]):
+            key = (cluster, proc)
+            existing = None if absent and key not in procs else self.proc(cluster, proc)
+            if existing is not None or proc < 0:
+                raise InvalidTransition(existing and JobStatus(existing.status), "submit",
+                                        JobId(cluster, proc))
+            ad = dict(common)
+            ad.update(own)
+            status = int_attr(ad, "JobStatus", 1)
+            if status not in (JobStatus.IDLE, JobStatus.HELD):
+                raise InvalidTransition(None, f"submit with JobStatus {status}", JobId(cluster, proc))
+            ad["JobStatus"] = str(status)
+            ad.setdefault("ClusterId", str(cluster))
+            ad["ProcId"] = str(proc)
+            put(key, Proc(status, ad))
+            count += 1
+        self._put_count(cluster, count)
+
     def _on_set(self, position, time, job, payload):
         sets, deletes = payload["set"], payload["delete"]
         if job.proc < 0:
@@ -345,6 +368,7 @@ class QueueFold:
 _HANDLERS: dict[str, Callable] = {
     "cluster": QueueFold._on_cluster,
     "proc": QueueFold._on_proc,
+    "procs": QueueFold._on_procs,
     "set": QueueFold._on_set,
     "event": QueueFold._on_event,
     "action": QueueFold._on_action,

@@ -55,3 +55,40 @@ def life(job: JobId, t: int = 1_700_000_100) -> list:
 def all_ads(text):
     """A constraint filter that accepts every ad (for tests of the SQL part)."""
     return lambda ad: True
+
+
+def as_blocks(records: list, size: int = 1000) -> list:
+    """``records`` with each run of a cluster's proc ad + SUBMIT event pairs (at most
+    ``size`` procs, one SUBMIT event but for ``proc``) as one ``ProcBlock``, as the
+    schedd writes a submission: the journal entries they stand for are the same."""
+    from eventcore.records import ProcBlock
+
+    out, run = [], []
+
+    def flush():
+        if run:
+            procs = [ad.job.proc for ad, _ in run]
+            out.append(ProcBlock(run[0][0].job.cluster, procs,
+                                 [dict(ad.ad, ProcId=str(ad.job.proc)) for ad, _ in run],
+                                 run[0][1].event))
+            run.clear()
+
+    i = 0
+    while i < len(records):
+        record, following = records[i], records[i + 1] if i + 1 < len(records) else None
+        if (isinstance(record, ProcAd) and isinstance(following, EventRecord)
+                and following.job == record.job and following.number == 0
+                and not following.imported and following.key is None and record.key is None
+                and record.ad.get("ProcId", str(record.job.proc)) == str(record.job.proc)):
+            template = dict(following.event, proc=None)
+            if run and (run[0][0].job.cluster != record.job.cluster or len(run) == size
+                        or dict(run[0][1].event, proc=None) != template):
+                flush()
+            run.append((record, following))
+            i += 2
+            continue
+        flush()
+        out.append(record)
+        i += 1
+    flush()
+    return out

@@ -38,5 +38,5 @@ def check_payload(kind: str, payload: dict) -> None:
 
 
 def check_row(row) -> None:
-    validator("row.v1.json").validate(row._asdict())
+    validator("row.v2.json").validate(row._asdict())
     check_payload(row.type, json.loads(row.payload))

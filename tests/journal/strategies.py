@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from eventcore.ids import JobId
 from eventcore.records import (
-    ACTIONS, ActionRecord, ClusterAd, LeaveQueue, ProcAd, SetAttributes, quote_string,
+    ACTIONS, ActionRecord, ClusterAd, LeaveQueue, ProcAd, ProcBlock, SetAttributes, quote_string,
 )
 
 from tests.journal.helpers import EVENT_ATTRS, event
@@ -30,6 +30,17 @@ def event_records(draw):
                             key=draw(keys))
 
 
+@st.composite
+def proc_blocks(draw):
+    """A block of procs: attributes some share, some their own, one SUBMIT event."""
+    cluster = draw(st.integers(1, 50))
+    procs = draw(st.lists(st.integers(0, 20), min_size=1, max_size=5, unique=True))
+    shared = draw(ads)
+    block_ads = [dict(shared, **draw(ads), ProcId=str(proc)) for proc in procs]
+    submit = event(JobId(cluster, procs[0]), 0, draw(st.integers(0, 2**31))).event
+    return ProcBlock(cluster, procs, block_ads, submit, key=draw(keys))
+
+
 def records():
     return st.one_of(
         st.builds(ClusterAd, st.integers(1, 50), ads, key=keys),
@@ -40,4 +51,5 @@ def records():
         st.builds(ActionRecord, jobs, st.sampled_from(ACTIONS), st.one_of(st.none(), texts),
                   st.one_of(st.none(), texts), key=keys),
         st.builds(LeaveQueue, jobs, key=keys),
+        proc_blocks(),
     )

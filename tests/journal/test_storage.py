@@ -105,7 +105,7 @@ def test_a_journal_without_the_event_column_is_upgraded(tmp_path):
     store.close()
 
 
-@pytest.mark.parametrize("version, words", [("3", "schema version 3, newer"),
+@pytest.mark.parametrize("version, words", [("4", "schema version 4, newer"),
                                             ("0", "schema version 0"),
                                             ("two", "'two' is not a number")])
 def test_an_unknown_version_is_refused_never_misread(tmp_path, version, words):

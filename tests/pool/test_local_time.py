@@ -10,14 +10,13 @@ tests/userlog/test_local_time.py; a live pool cannot wait for one.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 import time
 
 import pytest
 
 from daemons.audit import audit
 from daemons.personal import PersonalPool
+from daemons.storage.store import Store
 from jobledger.classad import ClassAd
 from tests.conftest import local_time_zone
 from tests.pool.conftest import stop_and_check, wait_until
@@ -34,13 +33,9 @@ def zoned_pool(request, tmp_path_factory):
 
 
 def journal_times(local_dir, cluster) -> list[tuple[int, int]]:
-    conn = sqlite3.connect(f"file:{local_dir / 'journal.sqlite'}?mode=ro", uri=True)
-    try:
-        rows = conn.execute("SELECT payload FROM journal WHERE cluster=? AND type='event' "
-                            "ORDER BY position", (cluster,)).fetchall()
-    finally:
-        conn.close()
-    events = [json.loads(payload)["event"] for (payload,) in rows]
+    with Store(local_dir, readonly=True) as store:   # a block of procs holds SUBMIT events too
+        events = [e.payload["event"] for e in store.entries()
+                  if e.job.cluster == cluster and e.type == "event"]
     return [(e["type"], int(e["timestamp"])) for e in events]
 
 
