@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 from daemons.store import Store  # noqa: E402
 from eventcore.ids import JobId  # noqa: E402
 from eventcore.projections.jobstate import fold  # noqa: E402
-from tests.tracking.workload import (T0, Step, event_text, journal_records,  # noqa: E402
-                                     workload, write_userlogs)
+from tests.tracking.workload import (T0, Step, Workload, event_text,  # noqa: E402
+                                     journal_records, workload, write_userlogs)
 from tracking.journal import JournalTracker  # noqa: E402
 from tracking.userlogs import UserLogTracker  # noqa: E402
 
@@ -100,13 +100,24 @@ def read_userlogs(n: int, tmp: Path) -> list[tuple]:
 
 
 _RSS_CHILD = r"""
-import sys
+import os, sys
 sys.path.insert(0, sys.argv[1])
 from tracking.userlogs import UserLogTracker
 
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096
+
+def scratch():
+    # bytes of the tracker's temporary files (SQLite names them etilqs_*; deleted, still open)
+    total = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if "etilqs_" in os.readlink(f"/proc/self/fd/{fd}"):
+                total += os.fstat(int(fd)).st_size
+        except OSError:
+            pass
+    return total
 
 paths = [line for line in sys.stdin.read().split("\n") if line]
 quarter = len(paths) // 4
@@ -120,16 +131,17 @@ for k in range(1, 5):
         pass
     while tracker.step():
         pass
-    seen.append(rss())
+    seen += [rss(), len(tracker.states.live())]
 for _ in range(20):
     tracker.step()
 done = sum(1 for s in tracker.states.values() if s.done)
-print(base, *seen, rss(), len(tracker.states), done)
+import time
+print(base, *seen, rss(), len(tracker.states), done, scratch(), round(time.process_time() * 1000))
 tracker.stop()
 """
 
 
-def tracker_rss(n: int, paths, root: Path = ROOT) -> tuple:
+def tracker_rss(n: int, paths, root: Path = ROOT, label: str = "") -> tuple:
     """Resident memory of a process whose tracker reads the n jobs' logs a quarter at
     a time (the default batch, 20,000 events a step): after imports, after each
     quarter, after 20 idle steps.  Growth per job = from the first quarter to
@@ -137,13 +149,49 @@ def tracker_rss(n: int, paths, root: Path = ROOT) -> tuple:
     import subprocess
     out = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(root)], input="\n".join(map(str, paths)),
                          capture_output=True, text=True, check=True).stdout.split()
-    base, q1, q2, q3, q4, later, jobs, done = (int(x) for x in out)
+    base, q1, l1, q2, l2, q3, l3, q4, l4, later, jobs, done, disk, cpu = (int(x) for x in out)
     assert jobs == n, (jobs, n)
     per_job = (q4 - q1) / (n - n // 4)
-    return (f"tracker RSS, {n:,} jobs read ({done:,} finished; MB after each quarter "
+    return (f"tracker RSS{label}, {n:,} jobs read ({done:,} finished; MB after each quarter "
             f"{q1 / 2**20:.1f} / {q2 / 2**20:.1f} / {q3 / 2**20:.1f} / {q4 / 2**20:.1f}, after 20 idle "
-            f"steps {later / 2**20:.1f}; {per_job:,.0f} B per job after the first quarter)",
+            f"steps {later / 2**20:.1f}; {per_job:,.0f} B per job after the first quarter; jobs not "
+            f"finished {l1:,} / {l2:,} / {l3:,} / {l4:,}; scratch file {disk / 2**20:.1f} MB; "
+            f"CPU {cpu / 1000:.1f} s)",
             q4 / 2**20, "MB", None)
+
+
+def finished_logs(n: int, directory: Path) -> list[Path]:
+    """Logs of n jobs that all end (completed or removed): what a tracker holds
+    once a long run's jobs are history."""
+    load = workload(n * 13 // 10, seed=1, per_cluster=PER_LOG)
+    ended = [j for j, f in load.finals.items() if f.status in (3, 4)][:n]
+    assert len(ended) == n, len(ended)
+    keep = set(ended)
+    done = Workload([s for s in load.steps if s.job in keep], {j: load.finals[j] for j in ended},
+                    PER_LOG)
+    return write_userlogs(done, directory)
+
+
+def rss_main(argv: list[str]) -> None:
+    """``python -m bench.bench_tracking rss [N] [--before DIR]``: the tracker RSS rows
+    only, of this tree and (with ``--before``) of another checkout's tracking code,
+    on the mixed workload and on one whose jobs all end."""
+    roots = [("", ROOT)]
+    if "--before" in argv:
+        i = argv.index("--before")
+        roots.insert(0, (" (before)", Path(argv[i + 1]).resolve()))
+        argv = argv[:i] + argv[i + 2:]
+    n = int(argv[0]) if argv else 100_000
+    tmp = Path(tempfile.mkdtemp(prefix="bench-tracking-rss-"))
+    try:
+        mixed = write_userlogs(workload(n, seed=1, per_cluster=PER_LOG), tmp / "mixed")
+        ended = finished_logs(n, tmp / "ended")
+        for kind, paths in (("mixed", mixed), ("all finished", ended)):
+            for label, root in roots:
+                name, value, unit, _ = tracker_rss(n, paths, root, f"{label}, {kind}")
+                print(f"| {name} | {value:,.1f} {unit} |", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def idle_steps(n: int, paths) -> list[tuple]:
@@ -344,4 +392,7 @@ def main(sizes=(10_000, 100_000)) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["rss"]:
+        rss_main(sys.argv[2:])
+    else:
+        main()

@@ -6,7 +6,7 @@ schedd and fold what they read into job states with the one tolerant fold
 
     core.py        what every tracker shares: steps, callbacks, wait_until,
                    changes(), the worker thread, checkpoint delivery
-    jobtable.py    the job table: {JobId: JobState}, finished jobs packed
+    jobtable.py    the job table: {JobId: JobState}, finished jobs on disk
     checkpoint.py  states + positions + memo in one SQLite transaction
     userlogs.py    event-based: many user logs, one watch per directory
     logcursor.py   one log's offset, read on with JobEventLog

@@ -27,10 +27,9 @@ def _jobs(states: Mapping[JobId, JobState], cluster: int | None):
 def all_done(cluster: int | None = None, expected: int = 1) -> Condition:
     """Every job (of ``cluster``) has completed or been removed."""
     def condition(states):
-        if isinstance(states, JobTable):      # packed jobs are finished: count them, no more
+        if isinstance(states, JobTable):      # jobs on disk are finished: count them, no more
             live = states.live(cluster)
-            packed = sum(1 for _ in states.outcomes(cluster))
-            return len(live) + packed >= expected and all(s.done for s in live)
+            return len(live) + states.finished(cluster) >= expected and all(s.done for s in live)
         jobs = _jobs(states, cluster)
         return len(jobs) >= expected and all(s.done for s in jobs)
     return condition

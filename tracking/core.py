@@ -69,7 +69,7 @@ class Tracker:
 
     def __init__(self, *, checkpoint: str | os.PathLike | None = None, interval: float = 1.0):
         self.interval = interval
-        self.states: JobTable = JobTable()     # {JobId: JobState}; finished jobs packed
+        self.states: JobTable = JobTable()     # {JobId: JobState}; finished jobs on disk
         self.anomalies: dict[str, int] = {}
         self.memo: list = []                     # durable record for callbacks
         self._callbacks: list[Callable[[Change], Any]] = []

@@ -1,22 +1,31 @@
-"""The trackers' job table: ``{JobId: JobState}``, finished jobs packed.
+"""The trackers' job table: ``{JobId: JobState}``, finished jobs on disk.
 
 A tracker promises every job's state, finished ones included (``all_done``
 counts them, ``jobledger watch`` prints them), so nothing is dropped; but a
-finished job's state no longer changes, so it need not stay a Python object
-graph (a ``JobState``, its ``JobId`` key, a dozen int objects: ~900 bytes).
+finished job's state no longer changes, so it need not stay in memory.
 ``JobTable`` keeps the jobs that are not finished as ``JobState`` objects and
-packs each finished one into one row of 32-bit ints in its cluster's array
-(~90 bytes; times relative to the table's first), the way the schedd moves a finished job out of its queue into
-its history.  Reading a packed job rebuilds an equal ``JobState``.
+writes each finished one as a row of a private temporary SQLite file (the
+way the schedd moves a finished job out of its queue into its history): the
+file's page cache is bounded, so the table's memory follows the jobs in
+flight, not the jobs that ended.  Reading a finished job rebuilds an equal
+``JobState``; counting finished jobs and reading their outcomes
+(``finished``, ``outcomes``) does not build states at all.
 
-A state that does not fit the columns (a number beyond 32 bits, a time more
-than 68 years from the first, a value of another type, a proc far beyond its
-cluster's others) is kept as it is; the table stays exact either way.
+A state that does not fit the columns (a number beyond 64 bits, a value of
+another type, a string that is not valid text) stays an object; the table
+is exact either way.
+
+``copy()`` is cheap: the copy shares the file and sees it as of the copy
+(rows carry a sequence number; a row a copy may still see is superseded,
+not overwritten, until no copy can see it).  Writes to a copy stay in the
+copy.  The table may be read from one thread while another writes it.
 """
 
 from __future__ import annotations
 
-from array import array
+import sqlite3
+import threading
+import weakref
 from collections.abc import Iterator, Mapping, MutableMapping
 
 from eventcore.ids import JobId
@@ -25,68 +34,160 @@ from eventcore.status import JobStatus
 
 __all__ = ["JobTable"]
 
-# Columns of a packed row, all 32-bit ints: times as seconds from ``base``,
-# strings (hosts, hold reasons) as their number in the table's list of texts.
 _COLUMNS = ("status", "last_status", "entered_status", "submitted", "first_start", "last_start",
             "completed", "exit_code", "exit_signal", "exit_by_signal", "hold_reason", "hold_code",
             "hold_subcode", "starts", "holds", "evictions", "host", "seen_submit", "last_event",
             "last_event_time", "events")
-_TIME = frozenset({"entered_status", "submitted", "first_start", "last_start", "completed",
-                   "last_event_time"})
 _TEXT = frozenset({"hold_reason", "host"})
 _FLAG = frozenset({"exit_by_signal", "seen_submit"})
-_NONE = -(2**31)
-_W = len(_COLUMNS)
-_STATUS, _EXIT_CODE, _BY_SIGNAL = (_COLUMNS.index(n) for n in ("status", "exit_code", "exit_by_signal"))
+_STATUS_COLUMNS = frozenset({"status", "last_status"})
+_KINDS = tuple("text" if n in _TEXT else "flag" if n in _FLAG else "int" for n in _COLUMNS)
 _COMPLETED = int(JobStatus.COMPLETED)
 _STATUSES = {int(s): s for s in JobStatus}
+_NOW = 2**62                  # "the latest row": above any sequence number
+_PAGE = 2000                  # rows read at a time (the lock is not held between pages)
+_FAILED = "status = {c} AND (exit_by_signal = 1 OR (exit_code IS NOT NULL AND exit_code != 0))".format(
+    c=_COMPLETED)
 
 
-class _Cluster:
-    """The packed finished procs of one cluster: ``index[proc]`` is the proc's
-    row in ``rows`` (-1: none); rows of procs unpacked again are reused."""
+def _cells(state: JobState) -> tuple | None:
+    """The row of ``state``, or None when a value does not fit its column exactly."""
+    out = []
+    for name, kind in zip(_COLUMNS, _KINDS):
+        v = getattr(state, name)
+        if v is None:
+            out.append(None)
+        elif kind == "text":
+            if type(v) is not str:
+                return None
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+            out.append(v)
+        elif kind == "flag":
+            if type(v) is not bool:
+                return None
+            out.append(int(v))
+        elif type(v) is int or (name in _STATUS_COLUMNS and isinstance(v, JobStatus)):
+            if not -(2**63) <= v < 2**63:
+                return None
+            out.append(int(v))
+        else:
+            return None
+    return tuple(out)
 
-    __slots__ = ("index", "cells", "rows", "free")
+
+def _state(cluster: int, proc: int, cells) -> JobState:
+    fields = dict(zip(_COLUMNS, cells))
+    for name in _FLAG:
+        if fields[name] is not None:
+            fields[name] = bool(fields[name])
+    for name in _STATUS_COLUMNS:
+        v = fields[name]
+        if v is not None:
+            fields[name] = _STATUSES.get(v, v)
+    return JobState(job=JobId(cluster, proc), **fields)
+
+
+class _Finished:
+    """The finished jobs' rows: a private temporary SQLite file (deleted when closed),
+    shared by a table and its copies; ``seq`` numbers the writes."""
+
+    _DDL = ("CREATE TABLE done (cluster INTEGER NOT NULL, proc INTEGER NOT NULL, "
+            "seq INTEGER NOT NULL, " + ", ".join(_COLUMNS) + ", "
+            "PRIMARY KEY (cluster, proc, seq)) WITHOUT ROWID")
 
     def __init__(self):
-        self.index = array("i")
-        self.cells = array("i")
-        self.rows = 0
-        self.free: list[int] = []
+        db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=OFF")       # scratch: nothing to recover after a crash
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute("PRAGMA cache_size=-1024")       # KiB: the memory the rows may take
+        db.execute(self._DDL)
+        self._db = db
+        self._finalizer = weakref.finalize(self, db.close)
+        self.lock = threading.Lock()
+        self.seq = 0
+        self.views: dict[int, int] = {}     # copies alive: token -> the seq each sees rows up to
+        self._tokens = 0
+        cols = ", ".join(_COLUMNS)
+        self._latest = (f"SELECT {cols} FROM done WHERE cluster=? AND proc=? AND seq<=? "
+                        "ORDER BY seq DESC LIMIT 1")
+        self._insert = f"INSERT INTO done VALUES (?, ?, ?, {', '.join('?' * len(_COLUMNS))})"
 
-    def row(self, proc: int) -> int:
-        index = self.index
-        return index[proc] if 0 <= proc < len(index) else -1
+    def get(self, cluster: int, proc: int, upto: int) -> tuple | None:
+        """The row of (cluster, proc) as seen at ``upto``; None if none (or deleted)."""
+        with self.lock:
+            row = self._db.execute(self._latest, (cluster, proc, upto)).fetchone()
+        return None if row is None or row[0] is None else row
 
-    def fits(self, proc: int) -> bool:
-        """Procs are dense in a cluster; a far-off one (its index would be mostly
-        empty) stays unpacked."""
-        return 0 <= proc < len(self.index) + 2 * self.rows + 1024
+    def put(self, cluster: int, proc: int, cells: tuple | None) -> None:
+        """Write (cluster, proc)'s row (None: delete it)."""
+        with self.lock:
+            pinned = max(list(self.views.values()), default=-1)
+            # rows no copy can see are overwritten; a copy's rows stay, superseded
+            self._db.execute("DELETE FROM done WHERE cluster=? AND proc=? AND seq>?",
+                             (cluster, proc, pinned))
+            if cells is None and pinned < 0:
+                return
+            self.seq += 1
+            self._db.execute(self._insert, (cluster, proc, self.seq, *(cells or (None,) * len(_COLUMNS))))
 
-    def copy(self) -> "_Cluster":
-        twin = _Cluster()
-        twin.index, twin.cells = array("i", self.index), array("i", self.cells)
-        twin.rows, twin.free = self.rows, list(self.free)
-        return twin
+    def rows(self, upto: int, cluster: int | None = None, columns: str = "*"):
+        """(cluster, proc, *columns) of every job's row seen at ``upto``, by job id; a page
+        at a time, so writes may go on in between."""
+        cols = ", ".join(_COLUMNS) if columns == "*" else columns
+        one = "" if cluster is None else "AND cluster = ?"
+        sql = (f"SELECT cluster, proc, status IS NULL, {cols} FROM (SELECT cluster, proc, max(seq), "
+               f"{', '.join(_COLUMNS)} FROM done WHERE seq <= ? {one} AND (cluster > ? OR "
+               f"(cluster = ? AND proc > ?)) GROUP BY cluster, proc ORDER BY cluster, proc LIMIT ?)")
+        after = (-(2**63), -(2**63))
+        while True:
+            args = (upto,) + (() if cluster is None else (cluster,)) + (after[0], after[0], after[1], _PAGE)
+            with self.lock:
+                page = self._db.execute(sql, args).fetchall()
+            for row in page:
+                if not row[2]:                  # a deleted job's mark
+                    yield (row[0], row[1], *row[3:])
+            if len(page) < _PAGE:
+                return
+            after = page[-1][:2]
 
+    def count(self, upto: int, cluster: int) -> int:
+        """How many of ``cluster``'s jobs have a row seen at ``upto``."""
+        with self.lock:
+            return self._db.execute(
+                "SELECT count(*) FROM (SELECT max(seq), status FROM done WHERE cluster = ? AND "
+                "seq <= ? GROUP BY proc) WHERE status IS NOT NULL", (cluster, upto)).fetchone()[0]
 
-_EMPTY = _Cluster()
+    def pin(self, view: "JobTable", upto: int) -> int:
+        """``view`` sees the rows as of ``upto`` (now, if _NOW) for as long as it lives."""
+        with self.lock:
+            seq = upto if upto < _NOW else self.seq
+            self._tokens += 1
+            self.views[self._tokens] = seq
+            weakref.finalize(view, self.views.pop, self._tokens, None)
+        return seq
 
 
 class JobTable(MutableMapping):
-    """``{JobId: JobState}`` with finished jobs packed (see the module docstring)."""
+    """``{JobId: JobState}`` with finished jobs on disk (see the module docstring)."""
 
     def __init__(self, states: Mapping[JobId, JobState] | None = None):
         self._live: dict[JobId, JobState] = {}
-        self._packed: dict[int, _Cluster] = {}
-        self._npacked = 0
-        self._texts: list[str] = []          # strings of packed rows (hosts, reasons), each once
-        self._text_ids: dict[str, int] = {}
-        self._base: int | None = None         # packed times are seconds from this one
+        self._disk: _Finished | None = None      # made at the first finished job
+        self.seq = _NOW                          # a copy: the file as of this write
+        self._hidden: set[JobId] = set()         # a copy's rows it deleted or replaced
+        self._n = 0                              # finished jobs in the file (seen, not hidden)
         if states:
             self.update(states)
 
     # -- the mapping ---------------------------------------------------------------
+    def _row(self, job) -> tuple | None:
+        if self._disk is None or type(job) is not JobId or job in self._hidden:
+            return None
+        return self._disk.get(job.cluster, job.proc, self.seq)
+
     def __getitem__(self, job: JobId) -> JobState:
         state = self._live.get(job)
         if state is not None:
@@ -94,71 +195,77 @@ class JobTable(MutableMapping):
         row = self._row(job)
         if row is None:
             raise KeyError(job)
-        return self._unpack(job, *row)
+        return _state(job.cluster, job.proc, row)
 
     def get(self, job, default=None):
         state = self._live.get(job)
         if state is not None:
             return state
         row = self._row(job)
-        return default if row is None else self._unpack(job, *row)
+        return default if row is None else _state(job.cluster, job.proc, row)
 
     def __contains__(self, job) -> bool:
         return job in self._live or self._row(job) is not None
 
     def __setitem__(self, job: JobId, state: JobState) -> None:
-        if state.done and self._pack(job, state):
+        cells = _cells(state) if state.done and type(job) is JobId and self.seq == _NOW else None
+        if cells is not None:
             self._live.pop(job, None)
+            disk = self._disk or self._make_disk()
+            if disk.get(job.cluster, job.proc, _NOW) is None:
+                self._n += 1
+            disk.put(job.cluster, job.proc, cells)
             return
-        self._drop_packed(job)
+        self._drop_row(job)
         self._live[job] = state
 
     def __delitem__(self, job: JobId) -> None:
-        if self._live.pop(job, None) is None and not self._drop_packed(job):
+        if self._live.pop(job, None) is None and not self._drop_row(job):
             raise KeyError(job)
 
     def __len__(self) -> int:
-        return len(self._live) + self._npacked
+        return len(self._live) + self._n
 
     def __iter__(self) -> Iterator[JobId]:
-        for job, _ in self._packed_rows(self._live):
+        for job in list(self._live):
             yield job
-
-    def _packed_rows(self, live):
-        """The live entries' keys (as ``(job, None)``), then each packed (job, (cluster, row))."""
-        for job in list(live):
-            yield job, None
-        for cluster, packed in list(self._packed.items()):
-            for proc, i in enumerate(array("i", packed.index)):
-                if i >= 0:
-                    yield JobId(cluster, proc), (packed, i)
+        for cluster, proc, *_ in self._rows(columns="status"):
+            yield JobId(cluster, proc)
 
     def items(self):
-        """(job, state) pairs: the live jobs, then the packed ones by cluster."""
+        """(job, state) pairs: the live jobs, then the finished ones by job id."""
         return _Items(self)
 
     def copy(self) -> "JobTable":
+        """The table as of now, sharing the file: cheap; writes to it stay in it."""
         twin = JobTable()
         twin._live = dict(self._live)
-        twin._packed = {cluster: packed.copy() for cluster, packed in self._packed.items()}
-        twin._npacked = self._npacked
-        twin._texts, twin._text_ids = self._texts, self._text_ids    # append-only: sharing is safe
-        twin._base = self._base
+        twin._hidden = set(self._hidden)
+        twin._n = self._n
+        if self._disk is not None:
+            twin._disk = self._disk
+            twin.seq = self._disk.pin(twin, self.seq)
         return twin
 
-    @property
-    def packed(self) -> int:
-        """How many finished jobs are held packed."""
-        return self._npacked
-
+    # -- finished jobs -----------------------------------------------------------------
     def live(self, cluster: int | None = None) -> list[JobState]:
         """The states held as objects (every job not finished), of ``cluster`` if given."""
         if cluster is None:
             return list(self._live.values())
         return [s for j, s in self._live.items() if j.cluster == cluster]
 
+    def finished(self, cluster: int | None = None) -> int:
+        """How many jobs (of ``cluster``) are held on disk: all finished."""
+        if cluster is None:
+            return self._n
+        if self._disk is None:
+            return 0
+        if self._hidden:
+            return sum(1 for _ in self._rows(cluster, "status"))
+        return self._disk.count(self.seq, cluster)
+
     def brief(self):
-        """``(cluster, proc, status, failed)`` of every job, packed ones without
+        """``(cluster, proc, status, failed)`` of every job, finished ones without
         building their states (what per-batch counts need)."""
         for job, state in list(self._live.items()):
             failed = state.status == _COMPLETED and (bool(state.exit_by_signal) or bool(state.exit_code))
@@ -166,116 +273,33 @@ class JobTable(MutableMapping):
         yield from self.outcomes()
 
     def outcomes(self, cluster: int | None = None):
-        """``(cluster, proc, status, failed)`` of each packed (finished) job, without
-        building its state: ``failed`` = completed with a non-zero exit code or a signal."""
-        clusters = self._packed.items() if cluster is None else (
-            [(cluster, self._packed[cluster])] if cluster in self._packed else [])
-        for c, packed in list(clusters):
-            cells = packed.cells
-            for proc, i in enumerate(array("i", packed.index)):
-                if i < 0:
-                    continue
-                base = i * _W
-                status = cells[base + _STATUS]
-                code, by_signal = cells[base + _EXIT_CODE], cells[base + _BY_SIGNAL]
-                failed = status == _COMPLETED and (by_signal == 1 or code not in (0, _NONE))
-                yield c, proc, status, failed
+        """``(cluster, proc, status, failed)`` of each job held on disk, without building
+        its state: ``failed`` = completed with a non-zero exit code or a signal."""
+        for c, p, status, failed in self._rows(cluster, f"status, {_FAILED}"):
+            yield c, p, status, bool(failed)
 
-    # -- packing ---------------------------------------------------------------------
-    def _row(self, job):
-        if type(job) is not JobId:
-            return None
-        packed = self._packed.get(job.cluster)
-        if packed is None:
-            return None
-        i = packed.row(job.proc)
-        return None if i < 0 else (packed, i)
+    def _rows(self, cluster: int | None = None, columns: str = "*"):
+        if self._disk is None:
+            return
+        hidden = self._hidden
+        for row in self._disk.rows(self.seq, cluster, columns):
+            if not hidden or JobId(row[0], row[1]) not in hidden:
+                yield row
 
-    def _text_id(self, text: str) -> int:
-        i = self._text_ids.get(text)
-        if i is None:
-            i = self._text_ids[text] = len(self._texts)
-            self._texts.append(text)
-        return i
+    def _make_disk(self) -> _Finished:
+        self._disk = _Finished()
+        return self._disk
 
-    def _pack(self, job: JobId, state: JobState) -> bool:
-        """Store ``state`` as a row; False when it does not fit the columns exactly."""
-        packed = self._packed.get(job.cluster)
-        if not (packed or _EMPTY).fits(job.proc):
+    def _drop_row(self, job) -> bool:
+        """Delete ``job``'s row (a copy only hides it); False if it had none."""
+        if self._row(job) is None:
             return False
-        if self._base is None:
-            t = state.entered_status
-            self._base = t if type(t) is int and abs(t) < 2**40 else 0
-        try:
-            row = array("i", [self._cell(n, getattr(state, n)) for n in _COLUMNS])
-        except (TypeError, OverflowError):
-            return False
-        if packed is None:
-            packed = self._packed[job.cluster] = _Cluster()
-        i = packed.row(job.proc)
-        if i < 0:
-            if packed.free:
-                i = packed.free.pop()
-            else:
-                i = packed.rows
-                packed.rows += 1
-                packed.cells.extend(row)
-            if job.proc >= len(packed.index):
-                packed.index.extend([-1] * (job.proc + 1 - len(packed.index)))
-            packed.index[job.proc] = i
-            self._npacked += 1
-        packed.cells[i * _W:(i + 1) * _W] = row
+        self._n -= 1
+        if self.seq == _NOW:
+            self._disk.put(job.cluster, job.proc, None)
+        else:
+            self._hidden.add(job)
         return True
-
-    def _cell(self, name: str, v) -> int:
-        """One column's int for value ``v`` (TypeError/OverflowError: it has none)."""
-        if v is None:
-            return _NONE
-        if name in _TEXT:
-            if type(v) is not str:
-                raise TypeError("not a str")
-            return self._text_id(v)
-        if name in _FLAG:
-            if type(v) is not bool:
-                raise TypeError("not a bool")
-            return int(v)
-        if type(v) is not int and not isinstance(v, JobStatus):
-            raise TypeError("not an int")
-        v = int(v) - self._base if name in _TIME else int(v)
-        if v == _NONE:
-            raise OverflowError("the no-value mark")
-        return v
-
-    def _drop_packed(self, job) -> bool:
-        row = self._row(job)
-        if row is None:
-            return False
-        packed, i = row
-        packed.index[job.proc] = -1
-        packed.free.append(i)
-        self._npacked -= 1
-        if len(packed.free) == packed.rows:
-            del self._packed[job.cluster]
-        return True
-
-    def _unpack(self, job: JobId, packed: _Cluster, i: int) -> JobState:
-        fields = {}
-        texts, base = self._texts, self._base
-        for n, v in zip(_COLUMNS, packed.cells[i * _W:(i + 1) * _W]):
-            if v == _NONE:
-                fields[n] = None
-            elif n in _TIME:
-                fields[n] = v + base
-            elif n in _TEXT:
-                fields[n] = texts[v]
-            elif n in _FLAG:
-                fields[n] = bool(v)
-            else:
-                fields[n] = v
-        fields["status"] = _STATUSES.get(fields["status"], fields["status"])
-        if fields["last_status"] is not None:
-            fields["last_status"] = _STATUSES.get(fields["last_status"], fields["last_status"])
-        return JobState(job=job, **fields)
 
 
 class _Items:
@@ -291,11 +315,7 @@ class _Items:
 
     def __iter__(self):
         t = self._table
-        live = t._live
-        for job, row in t._packed_rows(live):
-            if row is None:
-                state = live.get(job)
-                if state is not None:
-                    yield job, state
-            else:
-                yield job, t._unpack(job, *row)
+        for job, state in list(t._live.items()):
+            yield job, state
+        for cluster, proc, *cells in t._rows():
+            yield JobId(cluster, proc), _state(cluster, proc, cells)

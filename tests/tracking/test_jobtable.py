@@ -1,4 +1,4 @@
-"""The trackers' job table: a dict of job states, finished jobs packed, always exact."""
+"""The trackers' job table: a dict of job states, finished jobs on disk, always exact."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_the_table_is_a_dict_of_states(ops):
     assert not copy and table == model
 
 
-def test_finished_jobs_are_packed_and_read_back_equal():
+def test_finished_jobs_go_to_disk_and_read_back_equal():
     table = JobTable()
     done = [JobState(JobId(7, p), JobStatus.COMPLETED, JobStatus.RUNNING, T0 + p, T0, T0 + 1, T0 + 1,
                      T0 + p, p % 3, None, False, None, None, None, 1, 0, 0, "slot1@ep01", True, 5,
@@ -71,12 +71,12 @@ def test_finished_jobs_are_packed_and_read_back_equal():
     running = JobState(JobId(7, 1000), JobStatus.RUNNING, entered_status=T0)
     for s in done + [running]:
         table[s.job] = s
-    assert table.packed == 1000 and len(table) == 1001
+    assert table.finished() == 1000 and len(table) == 1001 and table.live() == [running]
     assert all(_same(table[s.job], s) for s in done) and table[running.job] is running
     table[JobId(7, 3)] = JobState(JobId(7, 3), JobStatus.IDLE)        # back in the queue: live again
-    assert table.packed == 999 and table[JobId(7, 3)].status == JobStatus.IDLE
+    assert table.finished() == 999 and table[JobId(7, 3)].status == JobStatus.IDLE
     table[JobId(7, 3)] = done[3]
-    assert table.packed == 1000 and _same(table[JobId(7, 3)], done[3])
+    assert table.finished() == 1000 and _same(table[JobId(7, 3)], done[3])
 
 
 @settings(max_examples=40, deadline=None)
@@ -99,3 +99,51 @@ def test_batch_summaries_of_a_table_are_those_of_a_dict(items):
         table[state.job] = model[state.job] = state
     key = lambda b: (b.cluster, b.idle, b.running, b.held, b.completed, b.removed, b.failed, sorted(b.procs))
     assert [key(b) for b in summarize(table)] == [key(b) for b in summarize(model)]
+
+
+def _done(job: JobId, code: int) -> JobState:
+    return JobState(job, JobStatus.COMPLETED, JobStatus.RUNNING, T0, T0, T0, T0, T0, code, None, False,
+                    None, None, None, 1, 0, 0, "slot1@ep01", True, 5, T0, 3)
+
+
+def test_a_copy_keeps_what_it_saw_while_the_table_goes_on():
+    table = JobTable({JobId(1, p): _done(JobId(1, p), 0) for p in range(5)})
+    copy = table.copy()
+    table[JobId(1, 0)] = _done(JobId(1, 0), 7)                   # rewritten
+    del table[JobId(1, 1)]                                      # gone
+    table[JobId(1, 2)] = JobState(JobId(1, 2), JobStatus.IDLE)    # back in the queue
+    table[JobId(1, 9)] = _done(JobId(1, 9), 0)                   # new
+    assert len(copy) == 5 and copy[JobId(1, 0)].exit_code == 0 and JobId(1, 9) not in copy
+    assert sorted(copy) == [JobId(1, p) for p in range(5)] and copy.finished(1) == 5
+    assert sorted(j.proc for j in table) == [0, 2, 3, 4, 9] and table[JobId(1, 0)].exit_code == 7
+    assert [f for *_, f in table.outcomes(1)] == [True, False, False, False]
+    disk = table._disk
+    rows = lambda: disk._db.execute("SELECT count(*) FROM done").fetchone()[0]
+    assert rows() > table.finished()               # the copy's rows are kept while it lives
+    del copy
+    table[JobId(1, 3)] = _done(JobId(1, 3), 1)
+    table[JobId(1, 3)] = _done(JobId(1, 3), 2)
+    assert table[JobId(1, 3)].exit_code == 2 and len(table) == 5
+
+
+def test_a_copy_can_be_read_while_the_table_is_written():
+    import threading
+    table = JobTable({JobId(c, p): _done(JobId(c, p), 0) for c in range(3) for p in range(3000)})
+    copy = table.copy()
+    stop = threading.Event()
+
+    def writer():
+        k = 0
+        while not stop.is_set():
+            job = JobId(k % 3, k % 3000)
+            table[job] = _done(job, k % 5)
+            k += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for _ in range(2):
+            assert [s.exit_code for _, s in copy.items()] == [0] * 9000
+    finally:
+        stop.set()
+        thread.join()
