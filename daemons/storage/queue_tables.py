@@ -99,10 +99,12 @@ def write_changes(conn: sqlite3.Connection, fold: QueueFold) -> None:
             "DO UPDATE SET status=excluded.status, owner=excluded.owner, ad=excluded.ad "
             "WHERE owner IS NOT excluded.owner OR status != excluded.status "
             "OR ad != excluded.ad", upserts)
+    gone = []
     for cluster in changes.clusters:
         ad = fold.clusters.get(cluster)
         if ad is None:
             conn.execute("DELETE FROM queue_clusters WHERE cluster=?", (cluster,))
+            gone.append(cluster)
         else:
             conn.execute("INSERT OR REPLACE INTO queue_clusters VALUES (?,?)",
                          (cluster, encode_ad(ad)))
@@ -114,6 +116,7 @@ def write_changes(conn: sqlite3.Connection, fold: QueueFold) -> None:
         conn.executemany("INSERT INTO history VALUES (?,?,?,?,?,?)",
                          [(h.position, h.cluster, h.proc, h.owner, h.completion_date,
                            encode_ad(h.ad)) for h in changes.history])
+    fold.forget(deletes, gone)
 
 
 FOLD_CHUNK = 20_000   # journal records folded between two writes of the tables

@@ -129,10 +129,10 @@ class QueueFold:
         found = self.procs.get(key, _ABSENT)
         if found is _ABSENT:
             if self._loader is None or cluster in self._loader_empty:
-                found = None
-            else:
-                found = self._loader.proc(cluster, proc)
-            self.procs[key] = found
+                return None
+            found = self._loader.proc(cluster, proc)
+            if found is not None:     # a job not in the queue is not kept (see ``forget``)
+                self.procs[key] = found
         return found
 
     def cluster(self, cluster: int) -> dict | None:
@@ -187,6 +187,20 @@ class QueueFold:
     def _save(self, table: str, key, store: dict) -> None:
         if self._undo is not None and (table, key) not in self._undo:
             self._undo[(table, key)] = store.get(key, _ABSENT)
+
+    def forget(self, procs, clusters) -> None:
+        """Forget jobs and clusters that left the queue, once their rows are deleted from
+        the tables (a look-up then finds them gone there): what the fold keeps follows
+        the queue, not the history."""
+        for key in procs:
+            if key in self.procs and self.procs[key] is None:
+                del self.procs[key]
+        for cluster in clusters:
+            if cluster in self.clusters and self.clusters[cluster] is None:
+                del self.clusters[cluster]
+                if not self.counts.get(cluster):
+                    self.counts.pop(cluster, None)
+                self._loader_empty.discard(cluster)
 
     def take_changes(self) -> Changes:
         changes, self._changes = self._changes, Changes(set(), set(), [])

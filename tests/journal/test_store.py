@@ -96,6 +96,22 @@ def test_leave_writes_history_newest_first(store):
     assert store.cluster_ad(1) is None      # last proc gone: cluster ad destroyed
 
 
+def test_the_writer_keeps_the_queue_in_memory_not_the_history(store):
+    """Jobs and clusters that left are forgotten by the writer's fold once their rows
+    are gone; what is still queued stays, and a job that left is still seen as gone."""
+    store.append(submit(1, 2) + submit(2, 1))
+    store.append(life(JobId(1, 0)) + life(JobId(2, 0)))
+    fold = store._fold
+    assert set(fold.procs) == {(1, 1)} and set(fold.clusters) == {1} and 2 not in fold.counts
+    assert store.job_ad(JobId(1, 0)) is None and store.cluster_ad(2) is None
+    with pytest.raises(InvalidTransition):
+        store.append([event(JobId(1, 0), 1)])          # not in the queue any more
+    store.append(life(JobId(1, 1)))
+    fold = store._fold                                  # (a refused append starts it afresh)
+    assert not fold.procs and not fold.clusters and not fold.counts and not fold._loader_empty
+    assert store.query() == [] and len(store.history()) == 3
+
+
 def test_leave_only_from_completed_or_removed(store):
     store.append(submit(1, 1))
     with pytest.raises(InvalidTransition):
