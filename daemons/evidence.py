@@ -5,8 +5,10 @@ SQLite drops a WAL's tail from the first damaged frame on, and a deleted
 back in time and nothing inside the database can tell.  So every committing
 store also records, in ``<local_dir>/spool/journal.hwm``, the last position
 it committed, the chained checksum there and the largest cluster id ever
-used.  At start the journal must reach that position with that checksum
-(``daemons.journal_check``), and new cluster ids continue after it.
+used -- committed, or only reserved (``new_cluster``: DAGMan's ids reserved
+ahead, a submit whose reply a crash lost).  At start the journal must reach
+that position with that checksum (``daemons.journal_check``), and new cluster
+ids continue after it: an id handed out before a crash is never handed out again.
 
 The file has two fixed-size slots written in turn (a ``pwrite`` of one
 line), each with a CRC of its own: a write torn by a crash spoils only the
@@ -44,7 +46,7 @@ class Mark(NamedTuple):
 
     position: int
     checksum: int
-    cluster: int       # the largest cluster id ever committed
+    cluster: int       # the largest cluster id ever committed or reserved
 
 
 def evidence_path(local_dir) -> Path:
@@ -96,6 +98,15 @@ class HighWater:
             if old is not None and old.position >= position:
                 return
             self.write(Mark(position, checksum, max(cluster, old.cluster if old else 0)))
+
+    def reserve_clusters(self, last: int) -> None:
+        """Cluster ids up to ``last`` are handed out (reserved, maybe never committed):
+        the mark's cluster covers them, so a restart never hands them out again."""
+        with self._lock:
+            old = self.mark
+            if old is not None and old.cluster >= last:
+                return
+            self.write(Mark(old.position if old else 0, old.checksum if old else 0, last))
 
     def write(self, mark: Mark) -> None:
         """Record ``mark`` as it is (``accept-loss`` uses this to move the mark back)."""

@@ -20,6 +20,12 @@ for a v1 transaction), ``query`` and ``history`` (streamed), ``act``,
 ``edit``, ``spooled``, ``reschedule``; for the negotiator ``idle_jobs`` and
 ``matches``; for starters ``starter_outcome`` and ``starter_update``; for
 DAGMan ``post_script_terminated`` (``daemons.schedd_dagman``).
+
+Cluster ids: ``new_cluster`` reserves ids for one submitter (DAGMan reserves
+ahead); the high-water mark keeps the largest id handed out before the reply,
+so a schedd restarted after a crash hands out none of them again.  The old
+reservations die with the old schedd: a submit sent again under its token may
+take such an id, once; any other submit of an id needs its reservation.
 """
 
 from __future__ import annotations
@@ -101,6 +107,10 @@ class Schedd(Daemon):
         except JournalError as exc:
             self.refuse(exc)
         self._next_cluster = max(self.store.next_cluster_id(), 1)
+        # Ids an earlier schedd handed out and nobody committed (its reservations died with
+        # it): a submit sent again under its token may still take each one, once.
+        self._orphans = range(self.store.committed_cluster_max() + 1, self._next_cluster)
+        self._orphans_taken: set[int] = set()
         self.projector = Projector(self.store, event_log=self.config("EVENT_LOG", "") or None,
                                    on_refused=self._hold_unlogged)
         self.projector.catch_up()
@@ -245,6 +255,7 @@ class Schedd(Daemon):
             self._next_cluster = cluster + count
             for reserved in range(cluster, cluster + count):
                 self.reserved[reserved] = peer["uid"]
+            self.store.reserve_clusters(cluster + count - 1)   # before the reply: kept across a crash
         return cluster
 
     def _submit(self, peer, cluster: int, cluster_ad: dict, proc_ads: list | None = None,
@@ -300,14 +311,16 @@ class Schedd(Daemon):
         return replies
 
     def _claim_reservation(self, peer, cluster: int, token: str | None) -> None:
-        """The submitter must hold ``cluster``; a retry (``token``) after a schedd
-        restart holds it again if nobody else has it and it was never committed."""
+        """The submitter must hold ``cluster``.  A retry (``token``) after a schedd
+        restart may take an id an earlier schedd reserved (``_orphans``): this one hands
+        none of them out again, and each is taken once (never two commits of one id)."""
         with self._cluster_lock:
             owner = self.reserved.pop(cluster, None)
             if owner == peer["uid"]:
                 return
-            if owner is None and token is not None and cluster >= self.store.next_cluster_id():
-                self._next_cluster = max(self._next_cluster, cluster + 1)
+            if owner is None and token is not None and cluster in self._orphans \
+                    and cluster not in self._orphans_taken:
+                self._orphans_taken.add(cluster)
                 return
             if owner is not None:
                 self.reserved[cluster] = owner

@@ -238,8 +238,9 @@ class Dagman:
 
     def _cluster_ids(self, count: int) -> list[int]:
         """``count`` reserved cluster ids, from the spare ones while they last.  A new
-        reservation replaces what is left of the spare (never mixed: after a schedd restart
-        the new schedd may hand out the same numbers again, to us or to another process)."""
+        reservation replaces what is left of the spare (never mixed: the reservations of a
+        schedd that restarted died with it; the new one hands none of those ids out again,
+        and only a submit sent again under its token may still take one)."""
         schedd = self._schedd_instance()
         if len(self.spare_ids) < count or schedd != self.spare_of:
             first = self._call("new_cluster", count=count + SPARE_IDS)

@@ -625,8 +625,20 @@ class Store(QueueViews):
         with self._read_lock:
             return Reader.over(self._reader, self.path).keyed(key)
 
+    def reserve_clusters(self, last: int) -> None:
+        """Cluster ids up to ``last`` are handed out: ``next_cluster_id`` stays past them,
+        across a restart too (the high-water mark keeps them; ``daemons.evidence``)."""
+        if self.evidence is not None:
+            self.evidence.reserve_clusters(last)
+
+    def committed_cluster_max(self) -> int:
+        """The largest cluster id in the journal (0: none), reservations left out."""
+        with self._read_lock:
+            return Reader.over(self._reader, self.path).max_cluster()
+
     def next_cluster_id(self) -> int:
-        """1 + the largest cluster id ever committed (by the high-water mark too: never reused)."""
+        """1 + the largest cluster id ever committed or reserved (by the high-water mark too:
+        never reused)."""
         with self._read_lock:
             cluster = Reader.over(self._reader, self.path).max_cluster()
         mark = self.evidence.mark if self.evidence is not None else None
