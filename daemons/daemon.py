@@ -100,6 +100,9 @@ class Daemon:
                                                                   DEFAULT_WINDOW))
         self._ad_sequence = 0
         self.stopping = threading.Event()
+        self.up = threading.Event()           # started, and its first ads sent (``ping`` says)
+        self._starting = True
+        self._first_ads_sent = False
         self.failure: BaseException | None = None
         self.log = self._open_log()
         self.server: ipc.Server | None = None
@@ -160,7 +163,7 @@ class Daemon:
     # -- the daemon's life ---------------------------------------------------------
     def handlers(self) -> dict:
         """IPC commands this daemon answers (subclasses extend)."""
-        return {"ping": lambda peer: {"name": self.name, "pid": os.getpid()},
+        return {"ping": lambda peer: {"name": self.name, "pid": os.getpid(), "up": self.up.is_set()},
                 "command": self.daemon_command}
 
     def daemon_command(self, peer, command: int, target: str | None = None) -> bool:
@@ -252,6 +255,8 @@ class Daemon:
         self.server = ipc.Server(str(self.run_dir / f"{self.name}.sock"), self.handlers(),
                                  unexpected=self.unexpected).start(f"{self.name}-ipc")
         self.started()
+        self._starting = False
+        self._check_up()
         while not self.stopping.wait(5.0):   # a signal's handler sets it at once
             pass
         self.log.info("%s stopping", self.name)
@@ -267,7 +272,18 @@ class Daemon:
     def started(self) -> None:
         """Called once the socket is up (subclasses start their loops here)."""
         interval = self.config_float("UPDATE_INTERVAL", 300)
-        self.every(interval, self.advertise, name="advertise")
+        self.every(interval, self._advertise_round, name="advertise")
+
+    def _advertise_round(self) -> None:
+        self.advertise()
+        self._first_ads_sent = True
+        self._check_up()
+
+    def _check_up(self) -> None:
+        """``up`` once ``started()`` has returned and the first ads were sent: a pool
+        starting reports READY only for daemons that got this far (and are alive after)."""
+        if not self._starting and self._first_ads_sent:
+            self.up.set()
 
     def _watch_lifeline(self) -> None:
         fd = os.environ.get(LIFELINE_ENV)

@@ -3,9 +3,10 @@
 ``PersonalPool(local_dir=...)`` writes ``local_dir/condor_config`` and
 points this process at it (CONDOR_CONFIG + ``reload_config``), so its repr
 already says INITIALIZED.  ``start()`` launches the master (in its own
-session) and returns once the collector knows every daemon (READY), or
-stops the pool and raises ``HTCondorException`` naming a daemon that exited
-while the pool started, with the last line of its stderr;
+session) and returns once the collector knows every daemon and each one,
+up and still running after it advertised, says so (READY), or stops the
+pool and raises ``HTCondorException`` naming a daemon that exited while the
+pool started, with the last line of its stderr;
 ``stop()`` asks the master to stop them all and waits until it is gone.
 A pool is stopped when its object is garbage-collected or the interpreter
 exits, unless ``detach()`` was called; ``attach(local_dir)`` finds a running
@@ -176,11 +177,13 @@ class PersonalPool:
     def _wait_ready(self, timeout: float, starting: bool = True) -> None:
         """Until the collector knows every daemon and the master says each is up.
 
-        While the pool starts (``starting``), a daemon that has exited even once
-        (an import error, a refusal, a crash before or while it advertises) fails
-        the start: the pool is stopped and the error names the daemon and the last
-        line of its stderr.  (One that dies moments after its ad is in may be seen
-        only once READY is reported: the master restarts it then, as ever.)
+        While the pool starts (``starting``), READY needs more than the ads: each
+        daemon must say it is up (its start finished and its first ads were sent:
+        ``ping``), and after that the master must see every daemon still running,
+        with the pids that answered and no restart.  A daemon that has exited even
+        once (an import error, a refusal, a crash before, while or right after it
+        advertises) fails the start: the pool is stopped and the error names the
+        daemon and the last line of its stderr.
         """
         collector = ipc.sinful(str(self.local_dir / "run" / "collector.sock"))
         deadline = time.monotonic() + timeout
@@ -195,11 +198,18 @@ class PersonalPool:
             except HTCondorException:
                 located = False
             # Then the master's word on every daemon it runs (not only those the collector
-            # knows): asked after the ads are in, it also sees one that died after advertising.
-            if starting:
+            # knows), before and after each one says it is up: the second look, taken after
+            # the daemons' own answers, sees one that died after advertising.
+            if starting and located:
                 daemons = self._daemons()
                 self._fail_on_exit(daemons)
-                located = located and bool(daemons) and all(info["running"] for info in daemons.values())
+                located = bool(daemons) and self._all_up(daemons)
+                if located:
+                    after = self._daemons()
+                    self._fail_on_exit(after)
+                    located = _pids(after) == _pids(daemons)
+            elif starting:
+                self._fail_on_exit(self._daemons())
             if located:
                 return
             time.sleep(0.02)
@@ -211,6 +221,19 @@ class PersonalPool:
             return ipc.call(ipc.sinful(str(self.local_dir / "run" / "master.sock")), "status", timeout=2)
         except HTCondorException:
             return {}
+
+    def _all_up(self, daemons: dict) -> bool:
+        """Each daemon the master runs answers that it is up, from the pid the master started."""
+        for name, info in daemons.items():
+            if not info["running"]:
+                return False
+            try:
+                answer = ipc.call(ipc.sinful(str(self.local_dir / "run" / f"{name}.sock")), "ping", timeout=2)
+            except HTCondorException:
+                return False
+            if not (answer.get("up") and answer.get("pid") == info["pid"]):
+                return False
+        return True
 
     def _fail_on_exit(self, daemons: dict) -> None:
         """A daemon that exited while the pool starts will not get better: stop, say which."""
@@ -308,6 +331,10 @@ class PersonalPool:
             done.stdout = done.stdout.rstrip() if isinstance(done.stdout, str) else done.stdout
             done.stderr = done.stderr.rstrip() if isinstance(done.stderr, str) else done.stderr
         return done
+
+
+def _pids(daemons: dict) -> dict:
+    return {name: info["pid"] for name, info in daemons.items()}
 
 
 def _last_words(stderr: Path, since: int = 0, limit: int = 300) -> str:

@@ -457,23 +457,68 @@ if b"daemons.NAME" in ARGS:
 """
 
 
-@pytest.mark.parametrize("name", ["negotiator", "startd"])
-def test_pool_start_names_a_daemon_that_cannot_start_and_leaves_nothing(tmp_path, monkeypatch, name):
+def pool_start_with(tmp_path, monkeypatch, sitecustomize: str):
+    """``jobledger pool start`` in ``tmp_path/pool`` with ``sitecustomize`` run by every
+    process it starts; (the CliRunner result, the pool's directory)."""
     from click.testing import CliRunner
     from jobledger.cli import main
-    from tests.pool.conftest import pool_processes
     inject = tmp_path / "inject"
     inject.mkdir()
-    (inject / "sitecustomize.py").write_text(BROKEN_IMPORT.replace("NAME", name))
+    (inject / "sitecustomize.py").write_text(sitecustomize)
     monkeypatch.setenv("PYTHONPATH", str(inject))
     monkeypatch.delenv("CONDOR_CONFIG", raising=False)     # restored after: start sets it
     local = tmp_path / "pool"
-    result = CliRunner().invoke(main, ["pool", "start", "--local-dir", str(local)])
+    return CliRunner().invoke(main, ["pool", "start", "--local-dir", str(local)]), local
+
+
+@pytest.mark.parametrize("name", ["negotiator", "startd"])
+def test_pool_start_names_a_daemon_that_cannot_start_and_leaves_nothing(tmp_path, monkeypatch, name):
+    from tests.pool.conftest import pool_processes
+    result, local = pool_start_with(tmp_path, monkeypatch, BROKEN_IMPORT.replace("NAME", name))
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     assert result.output.startswith(f"Error: the {name} daemon exited as the pool started (status 1): ")
     assert "ImportError: cannot import name 'Accountant' from 'daemons.accounting'" in result.output
     assert f"(see {local}/log/{name}.stderr)" in result.output
     assert not pool_processes(local)
+
+
+# Makes one daemon exit a few milliseconds after its first ad reached the collector (the
+# collector acknowledged it), as one crashing right after it advertised would.
+DIES_AFTER_ADVERTISING = """
+import sys
+with open("/proc/self/cmdline", "rb") as handle:
+    ARGS = handle.read().split(b"\\0")
+if b"daemons.NAME" in ARGS:
+    import os, time
+    from daemons import daemon
+    advertise = daemon.Daemon.advertise
+    def dies_after(self, ads=None):
+        advertise(self, ads)
+        print("NAME: gone right after its ad reached the collector", file=sys.stderr, flush=True)
+        time.sleep(0.05)
+        os._exit(3)
+    daemon.Daemon.advertise = dies_after
+"""
+
+
+@pytest.mark.parametrize("name", ["negotiator", "schedd"])
+def test_pool_start_names_a_daemon_that_dies_right_after_advertising(tmp_path, monkeypatch, name):
+    """Its ad is in the collector and it was alive then: still not READY, as it did not
+    stay up; the start fails in one line naming it, and leaves nothing running."""
+    from daemons.daemon import process_start_time
+    from daemons.personal import _stop_master
+    from tests.pool.conftest import pool_processes
+    local = tmp_path / "pool"
+    try:
+        result, _ = pool_start_with(tmp_path, monkeypatch, DIES_AFTER_ADVERTISING.replace("NAME", name))
+        assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+        assert result.output.startswith(f"Error: the {name} daemon exited as the pool started (status 3): "
+                                         f"{name}: gone right after its ad reached the collector"), result.output
+        assert not pool_processes(local)
+    finally:
+        if pool_processes(local):   # reported READY and left running: stop it
+            pid = int((local / "run" / "master.pid").read_text())
+            _stop_master(pid, process_start_time(pid), local / "run", 60)
 
 
 def test_allowed_job_duration_holds_with_code_46(pool, tmp_path):
