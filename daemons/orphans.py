@@ -10,7 +10,10 @@ daemonized grandchild) stays with its starter, and when a starter is gone,
 its job and everything left under it become children of the launcher.  Every
 child of the launcher that is not a starter is therefore a leftover of a
 starter that is gone: ``kill_leftovers`` kills it with its process group, as
-HTCondor kills a job's whole process family.  The schedd, finding the starter
+HTCondor kills a job's whole process family.  A starter outlives its jobs (it
+runs its claim's next one), so when a job ends it does the same with its own
+children (``sweep_leftovers``): what the job left running is gone before the
+job's outcome is reported.  The schedd, finding the starter
 gone without an outcome, records a shadow exception and runs the job again.
 """
 
@@ -19,8 +22,9 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import time
 
-__all__ = ["become_subreaper", "kill_leftovers"]
+__all__ = ["become_subreaper", "kill_leftovers", "sweep_leftovers"]
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -61,3 +65,22 @@ def kill_leftovers(starters: set[int]) -> list[int]:
             continue
         killed.append(pid)
     return killed
+
+
+def sweep_leftovers(wait: float = 1.0) -> None:
+    """Kill every child of this process with its process group and reap them,
+    waiting up to ``wait`` seconds for the killed to die (a starter between two
+    jobs: its children now are what the last job left behind)."""
+    killed = set(kill_leftovers(set()))
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid:
+            killed.discard(pid)
+        elif not killed or time.monotonic() >= deadline:
+            return
+        else:
+            time.sleep(0.005)

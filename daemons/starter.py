@@ -48,7 +48,7 @@ import time
 
 from daemons import ipc, transfer
 from daemons.daemon import filesystem_domain, process_start_time
-from daemons.orphans import become_subreaper
+from daemons.orphans import become_subreaper, sweep_leftovers
 from daemons.safe_open import safe_open
 from daemons.threadnames import name_process
 from eventcore import transfer as plan
@@ -414,9 +414,12 @@ class Starter:
                 if deadline is not None and time.monotonic() >= deadline:
                     self._signal_job(signal.SIGKILL)
             _, status, usage = os.wait4(pid, 0)
+            # Reaped here: Popen must not poll the pid again (it may be another process by then).
+            self.child.returncode = os.waitstatus_to_exitcode(status)
         finally:
             os.close(pidfd)
         self._signal_job(signal.SIGKILL)  # whatever the job left behind in its group
+        sweep_leftovers()                 # and elsewhere (ours now: we are their subreaper)
         end = time.time()
         outcome = {"start": start, "end": end, "usage": _usage(usage),
                    "suspended": self.suspended_total}

@@ -245,3 +245,18 @@ def test_a_killed_starter_takes_its_job_along_and_the_job_runs_again_once(pool, 
     ad = pool.schedd.history(f"ClusterId == {cluster} && ProcId == {proc}",
                              ["NumShadowExceptions", "ExitCode"])[0]
     assert ad["NumShadowExceptions"] == 1 and ad["ExitCode"] == 0
+
+
+def test_what_a_job_left_running_is_killed_before_its_starter_runs_the_next(pool, tmp_path):
+    """A starter outlives its jobs (it runs its claim's next one, here on the whole
+    machine): what a job left running in a session of its own is killed when the job
+    ends, as when its starter exited.  The second job ends only once that is gone."""
+    first, left = tmp_path / "first", tmp_path / "left"
+    script = (f'test -e {first} || {{ touch {first}; setsid sh -c "echo \\$\\$ > {left}; exec sleep 302" & '
+              f'while [ ! -s {left} ]; do sleep 0.01; done; exit 0; }}; '
+              f'while kill -0 $(cat {left}) 2>/dev/null; do sleep 0.05; done')
+    job = ClassAd({"Cmd": "/bin/sh", "Arguments": f"-c '{script}'", "Iwd": str(tmp_path),
+                   "RequestCpus": len(os.sched_getaffinity(0))})
+    cluster = pool.schedd.submit(job, 2)
+    wait_until(lambda: len(pool.schedd.history(f"ClusterId == {cluster}", ["ProcId"])) == 2, 60,
+               what="both jobs to complete (the second waits for the first's leftover to go)")
