@@ -415,6 +415,8 @@ class Schedd(Daemon):
             template = dict(template, attrs=dict(template["attrs"], **submit_notes(shared)))
 
         kept: dict[tuple, tuple] = {}   # a proc's attribute names -> (_kept_names, has_notes)
+        # what every proc has unless its own ad says otherwise (kept once a block)
+        common = {"JobStatus": default_status.strip(), "EnteredCurrentStatus": str(now)}
 
         def build(proc_ads: list, first: int) -> list:
             procs, ads, own_notes = [], [], {}
@@ -435,26 +437,30 @@ class Schedd(Daemon):
                     check_values(ad)
                 except ValueError as exc:
                     raise HTCondorException(f"Failed to set attribute for job {cluster}.{proc}: {exc}") from None
-                ad["ProcId"] = str(proc)
+                ad.pop("ProcId", None)    # the block gives each proc its own
                 status = ad.get("JobStatus", default_status).strip()
                 if status not in ("1", "5"):
                     raise HTCondorException(f"Failed to set JobStatus={status} for job {cluster}.{proc}: "
                                             "a new job must be idle (1) or held (5)")
-                ad["JobStatus"] = status
-                ad.setdefault("EnteredCurrentStatus", str(now))
+                if status == common["JobStatus"]:
+                    ad.pop("JobStatus", None)    # what every proc has is kept once
+                else:
+                    ad["JobStatus"] = status
                 ad.setdefault("GlobalJobId", f'"{self.schedd_name}#{cluster}.{proc}#{now}"')
                 procs.append(proc)
                 ads.append(ad)
                 if notes:  # notes of this proc's own (e.g. one DAG node per proc)
-                    own_notes[len(ads) - 1] = dict(template["attrs"], **submit_notes(dict(shared, **ad)))
+                    own_notes[len(ads) - 1] = dict(template["attrs"], **submit_notes(
+                        dict(shared, **common, **ad, ProcId=str(proc))))
             if not procs:
                 return []
+            block = ProcBlock(cluster, procs, ads, template, common)
             if not own_notes:   # one record: the procs' ads, their SUBMIT event once
-                return [ProcBlock(cluster, procs, ads, template)]
+                return [block]
             records = []
-            for i, (proc, ad) in enumerate(zip(procs, ads)):
+            for i, proc in enumerate(procs):
                 job = JobId(cluster, proc)
-                records.append(ProcAd(job, ad))
+                records.append(ProcAd(job, block.ad_of(i)))
                 payload = dict(template, proc=proc)
                 if i in own_notes:
                     payload["attrs"] = own_notes[i]

@@ -108,16 +108,19 @@ def _ads(value) -> tuple:
 class ProcBlock:
     """New jobs of one cluster, each with its SUBMIT event, in one record.
 
-    ``procs`` are their proc ids, ``ads`` their own ads (each with its
-    ``ProcId``), ``submit`` the SUBMIT event payload they all get with their
-    own ``proc`` (``eventcore.events.event_to_dict`` shape).  Reading expands
-    it into ``proc`` and ``event`` entries, two positions a proc.
+    Proc ``procs[i]``'s own ad is ``common`` overlaid by ``ads[i]``, with
+    ``ProcId`` = ``procs[i]`` (``ad_of(i)``): the writer keeps what the procs
+    share in ``common`` once (``factored`` finds it).  ``submit`` is the
+    SUBMIT event payload they all get with their own ``proc``
+    (``eventcore.events.event_to_dict`` shape).  Reading expands it into
+    ``proc`` and ``event`` entries, two positions a proc.
     """
 
     cluster: int
     procs: tuple[int, ...] = attrs.field(converter=tuple)
     ads: tuple = attrs.field(converter=_ads)
     submit: Mapping = attrs.field(converter=dict)
+    common: Mapping[str, str] = attrs.field(factory=dict, converter=_ad)
     key: str | None = None
     type = "procs"
 
@@ -125,12 +128,28 @@ class ProcBlock:
         if not self.procs or len(self.procs) != len(self.ads):
             raise ValueError(f"a block of procs needs one ad per proc ({len(self.procs)} procs, "
                              f"{len(self.ads)} ads)")
-        for proc, ad in zip(self.procs, self.ads):
-            if ad.get("ProcId") != str(proc):
-                raise ValueError(f"proc {self.cluster}.{proc}: its ad must be a dict with "
-                                 f"ProcId = {proc}")
+        if "ProcId" in self.common or any("ProcId" in ad for ad in self.ads):
+            raise ValueError(f"cluster {self.cluster}: a block's procs take their ProcId "
+                             "from its procs, not from their ads")
         if int(self.submit.get("type", -1)) != 0:
             raise ValueError("a block of procs carries their SUBMIT event (type 0)")
+
+    @classmethod
+    def factored(cls, cluster: int, procs, ads, submit, key: str | None = None) -> "ProcBlock":
+        """The block of procs whose own ads are ``ads`` (each with or without its
+        ProcId), with what they all share in ``common``."""
+        ads = [{k: v for k, v in ad.items() if k != "ProcId"} for ad in ads]
+        common = {name: value for name, value in (ads[0].items() if ads else ())
+                  if all(ad.get(name) == value for ad in ads)}
+        return cls(cluster, procs, [{k: v for k, v in ad.items() if k not in common} for ad in ads],
+                   submit, common, key=key)
+
+    def ad_of(self, index: int) -> dict:
+        """The own ad of the block's ``index``-th proc."""
+        ad = dict(self.common)
+        ad.update(self.ads[index])
+        ad["ProcId"] = str(self.procs[index])
+        return ad
 
     @property
     def job(self) -> JobId:

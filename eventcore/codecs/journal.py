@@ -15,9 +15,9 @@ A ``procs`` row (``ProcBlock``: a submission's procs with their SUBMIT
 events) stands for ``row_span`` positions, two a proc: it is stored at the
 last of them, so the next row's position is its own + 1 and the head is
 still the largest position.  Its payload is compact: the attributes every
-proc has alike once (``common``), each proc's others (``ads``, its
-``ProcId`` implied by ``procs``), the SUBMIT event once without its
-``proc``; ``expand_block`` gives back, position by position, the ``proc``
+proc has alike once (``common``, as the writer factored it), each proc's
+others (``ads``, its ``ProcId`` implied by ``procs``), the SUBMIT event
+once without its ``proc``; ``expand_block`` gives back, position by position, the ``proc``
 and ``event`` payloads the two-row form would hold.
 
 Reading upcasts: ``UPCASTERS[(type, version)]`` turns a payload of an older
@@ -117,14 +117,8 @@ def record_to_payload(record: Record) -> dict:
 
 
 def _block_payload(record: ProcBlock) -> dict:
-    """The compact payload of a block: what every proc has alike once, the rest per proc."""
-    ads = record.ads
-    common = {name: value for name, value in ads[0].items()
-              if name != "ProcId" and all(ad.get(name) == value for ad in ads)}
-    drop = set(common)
-    drop.add("ProcId")
-    return {"procs": list(record.procs), "common": common,
-            "ads": [{k: v for k, v in ad.items() if k not in drop} for ad in ads],
+    """What a block holds, as it holds it (the writer factored out what procs share)."""
+    return {"procs": list(record.procs), "common": record.common, "ads": list(record.ads),
             "submit": {k: v for k, v in record.submit.items() if k != "proc"}}
 
 
@@ -212,11 +206,9 @@ def record_from_payload(kind: str, job: JobId, payload: dict, key: str | None = 
     if kind == "leave":
         return LeaveQueue(job, key=key)
     if kind == "procs":
-        common = payload["common"]
-        return ProcBlock(job.cluster, payload["procs"],
-                         [dict(common, **own, ProcId=str(proc))
-                          for proc, own in zip(payload["procs"], payload["ads"])],
-                         dict(payload["submit"], proc=payload["procs"][0]), key=key)
+        return ProcBlock(job.cluster, payload["procs"], payload["ads"],
+                         dict(payload["submit"], proc=payload["procs"][0]), payload["common"],
+                         key=key)
     raise JournalCorrupt(f"unknown record type {kind!r}")
 
 

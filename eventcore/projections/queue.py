@@ -278,7 +278,9 @@ class QueueFold:
 
     def _on_procs(self, position, time, job, payload):
         """A block of new procs: each as ``_on_proc`` (their SUBMIT events move nothing)."""
-        cluster, common = job.cluster, payload["common"]
+        cluster, base = job.cluster, dict(payload["common"])
+        base.setdefault("ClusterId", str(cluster))
+        shared_status = int_attr(base, "JobStatus", 1)
         count = self.count(cluster)
         procs, put, absent = self.procs, self._put_proc, cluster in self._loader_empty
         for proc, own in zip(payload["procs"], payload["ads"]):
@@ -287,13 +289,12 @@ class QueueFold:
             if existing is not None or proc < 0:
                 raise InvalidTransition(existing and JobStatus(existing.status), "submit",
                                         JobId(cluster, proc))
-            ad = dict(common)
+            ad = dict(base)
             ad.update(own)
-            status = int_attr(ad, "JobStatus", 1)
-            if status not in (JobStatus.IDLE, JobStatus.HELD):
+            status = int_attr(ad, "JobStatus", 1) if "JobStatus" in own else shared_status
+            if status != 1 and status != 5:
                 raise InvalidTransition(None, f"submit with JobStatus {status}", JobId(cluster, proc))
             ad["JobStatus"] = str(status)
-            ad.setdefault("ClusterId", str(cluster))
             ad["ProcId"] = str(proc)
             put(key, Proc(status, ad))
             count += 1

@@ -68,9 +68,8 @@ def as_blocks(records: list, size: int = 1000) -> list:
     def flush():
         if run:
             procs = [ad.job.proc for ad, _ in run]
-            out.append(ProcBlock(run[0][0].job.cluster, procs,
-                                 [dict(ad.ad, ProcId=str(ad.job.proc)) for ad, _ in run],
-                                 run[0][1].event))
+            out.append(ProcBlock.factored(run[0][0].job.cluster, procs, [ad.ad for ad, _ in run],
+                                          run[0][1].event))
             run.clear()
 
     i = 0

@@ -38,7 +38,7 @@ def proc_blocks(draw):
     shared = draw(ads)
     block_ads = [dict(shared, **draw(ads), ProcId=str(proc)) for proc in procs]
     submit = event(JobId(cluster, procs[0]), 0, draw(st.integers(0, 2**31))).event
-    return ProcBlock(cluster, procs, block_ads, submit, key=draw(keys))
+    return ProcBlock.factored(cluster, procs, block_ads, submit, key=draw(keys))
 
 
 def records():

@@ -91,13 +91,19 @@ def test_the_payload_keeps_what_procs_share_once_and_validates():
 def test_a_block_must_be_well_formed():
     template = event(JobId(1, 0), 0).event
     with pytest.raises(ValueError, match="one ad per proc"):
-        ProcBlock(1, [0, 1], [{"ProcId": "0"}], template)
-    with pytest.raises(ValueError, match="ProcId = 1"):
-        ProcBlock(1, [1], [{"ProcId": "0"}], template)
+        ProcBlock(1, [0, 1], [{}], template)
+    with pytest.raises(ValueError, match="ProcId from its procs"):
+        ProcBlock(1, [1], [{"ProcId": "1"}], template)
     with pytest.raises(ValueError, match="newline"):
-        ProcBlock(1, [0], [{"ProcId": "0", "A": "1\n2"}], template)
+        ProcBlock(1, [0], [{"A": "1\n2"}], template)
+    with pytest.raises(ValueError, match="newline"):
+        ProcBlock(1, [0], [{}], template, {"A": "1\n2"})
     with pytest.raises(ValueError, match="SUBMIT"):
-        ProcBlock(1, [0], [{"ProcId": "0"}], event(JobId(1, 0), 1).event)
+        ProcBlock(1, [0], [{}], event(JobId(1, 0), 1).event)
+    block = ProcBlock.factored(1, [3, 4], [{"A": "1", "B": "2", "ProcId": "3"}, {"A": "1"}], template)
+    assert (block.common, block.ads) == ({"A": "1"}, ({"B": "2"}, {}))
+    assert [block.ad_of(i) for i in (0, 1)] == [{"A": "1", "B": "2", "ProcId": "3"},
+                                                {"A": "1", "ProcId": "4"}]
     journal = MemoryJournal()
     journal.append(with_proc_ids(submit(1, 1)), time=1.0)
     fold = fold_entries(journal.entries())
