@@ -166,7 +166,7 @@ class Projector:
             return self._entries(recent, targets, cursor), recent[-1][0].position
         if recent is not None and self.store.head() <= cursor:
             return None, None
-        rows = list(self.store.rows(after=cursor, limit=self.chunk))
+        rows = list(self.store.rows(after=cursor, positions=self.chunk))   # blocks: many each
         if not rows:
             return None, None
         return self._entries(((row, None) for row in rows), targets, cursor), rows[-1].position

@@ -169,12 +169,13 @@ class JournalTracker(Tracker):
         db = self._connect()
         if db is None:
             return Batch()
-        rows = self._select(db.rows, self.position, self.batch)
+        # ``batch`` entries a read: a block of procs is one row standing for many
+        rows = self._select(db.rows_spanning, self.position, self.batch)
         while not rows and time.monotonic() - self._noticed < SETTLE:
             # The WAL changed but the commit is not visible yet (it is written before
             # it is published, and publishing touches no file a watch can see).
             time.sleep(0.001)
-            rows = self._select(db.rows, self.position, self.batch)
+            rows = self._select(db.rows_spanning, self.position, self.batch)
         if not rows:
             return Batch()
         items: list = []
@@ -198,7 +199,7 @@ class JournalTracker(Tracker):
                         items.append(PayloadEvent(body["event"]))
         last = rows[-1]
         return Batch(items, {"journal": [last.position, last.checksum]},
-                     more=len(rows) == self.batch)
+                     more=last.position >= self.position + self.batch)
 
     def start(self) -> "JournalTracker":
         self._watcher.start()

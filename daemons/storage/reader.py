@@ -102,6 +102,14 @@ class Reader:
             return [Row(*r) for r in self._all(sql, (after,))]
         return [Row(*r) for r in self._all(sql + " LIMIT ?", (after, limit))]
 
+    def rows_spanning(self, after: int, positions: int) -> list[Row]:
+        """The rows after ``after`` in order that end within ``positions`` positions of
+        it, or the next row when that one alone reaches further (a block of procs
+        stands for two positions a proc): a read bounded by entries, not rows."""
+        rows = self._all(f"SELECT {self.columns} FROM journal WHERE position > ? AND "
+                         "position <= ? ORDER BY position", (after, after + max(positions, 1)))
+        return [Row(*r) for r in rows] if rows else self.rows(after, 1)
+
     def iter_rows(self, after: int = 0) -> Iterator[Row]:
         """The rows after ``after`` in order, read as they are consumed."""
         try:

@@ -23,7 +23,7 @@
 ``head() -> int``                          last position (0 = empty)
 ``wait_for_position(pos, timeout) -> bool``  True once ``head() >= pos``
 ``entries(after=0, limit=None)``           ``Entry`` objects, ascending
-``rows(after=0)``                          raw rows with checksums (audit)
+``rows(after=0, limit=None, positions=None)``  raw rows with checksums (audit)
 ``job_ad(job) -> dict | None``             merged ad (attr -> expression text)
 ``job_status(job) -> JobStatus | None``
 ``query(constraint, projection, limit)``   merged ads of matching jobs
@@ -586,14 +586,19 @@ class Store(QueueViews):
                 return True
         return False
 
-    def rows(self, after: int = 0, limit: int | None = None) -> Iterator[Row]:
+    def rows(self, after: int = 0, limit: int | None = None,
+             positions: int | None = None) -> Iterator[Row]:
         """Raw rows with checksums (audit, the projector's catch-up), on a connection
         of the chunked reads (``_scanner``) so a long read holds no lock of the store
-        (a new connection per catch-up cost the schedd ~12% of its CPU)."""
+        (a new connection per catch-up cost the schedd ~12% of its CPU).
+        ``positions``: those standing for about that many entries
+        (``Reader.rows_spanning``; ``limit`` is then not looked at)."""
         conn = self._scanner()
         try:
             reader = Reader.over(conn, self.path)
-            if limit is not None:
+            if positions is not None:
+                yield from reader.rows_spanning(after, positions)
+            elif limit is not None:
                 yield from reader.rows(after, limit)
             else:
                 yield from reader.iter_rows(after)

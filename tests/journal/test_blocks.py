@@ -134,7 +134,7 @@ def run_pool(tmp_path, name, blocks: bool, stream: bool):
     local = tmp_path / name
     log, evlog = str(tmp_path / f"{name}.log"), str(tmp_path / f"{name}.EventLog")
     store = Store(local, constraint_filter=all_ads)
-    projector = Projector(store, event_log=evlog, tz=UTC)
+    projector = Projector(store, event_log=evlog, tz=UTC, chunk=5)   # reads split blocks
     for batch in scenario(log):
         batch = as_blocks(batch, size=3) if blocks else batch
         if stream and batch and batch[0].type == "cluster":
