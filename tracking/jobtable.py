@@ -12,8 +12,9 @@ flight, not the jobs that ended.  Reading a finished job rebuilds an equal
 (``finished``, ``outcomes``) does not build states at all.
 
 A state that does not fit the columns (a number beyond 64 bits, a value of
-another type, a string that is not valid text) stays an object; the table
-is exact either way.
+another type, a string that is not valid text) stays an object, and so does
+every finished state once the file could not be written (no room, no
+temporary directory); the table is exact either way.
 
 ``copy()`` is cheap: the copy shares the file and sees it as of the copy
 (rows carry a sequence number; a row a copy may still see is superseded,
@@ -100,7 +101,7 @@ class _Finished:
 
     def __init__(self):
         db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=OFF")       # scratch: nothing to recover after a crash
+        db.execute("PRAGMA journal_mode=MEMORY")    # scratch: nothing to recover after a crash
         db.execute("PRAGMA synchronous=OFF")
         db.execute("PRAGMA cache_size=-1024")       # KiB: the memory the rows may take
         db.execute(self._DDL)
@@ -121,17 +122,28 @@ class _Finished:
             row = self._db.execute(self._latest, (cluster, proc, upto)).fetchone()
         return None if row is None or row[0] is None else row
 
-    def put(self, cluster: int, proc: int, cells: tuple | None) -> None:
-        """Write (cluster, proc)'s row (None: delete it)."""
+    def put(self, cluster: int, proc: int, cells: tuple | None, new: bool = False) -> None:
+        """Write (cluster, proc)'s row (None: delete it); ``new``: it has none now."""
         with self.lock:
+            if new:        # one statement: no older row to supersede
+                self._db.execute(self._insert, (cluster, proc, self.seq + 1, *cells))
+                self.seq += 1
+                return
             pinned = max(list(self.views.values()), default=-1)
             # rows no copy can see are overwritten; a copy's rows stay, superseded
-            self._db.execute("DELETE FROM done WHERE cluster=? AND proc=? AND seq>?",
-                             (cluster, proc, pinned))
-            if cells is None and pinned < 0:
-                return
+            db = self._db
+            db.execute("BEGIN")
+            try:
+                db.execute("DELETE FROM done WHERE cluster=? AND proc=? AND seq>?", (cluster, proc, pinned))
+                if cells is not None or pinned >= 0:
+                    db.execute(self._insert, (cluster, proc, self.seq + 1,
+                                              *(cells or (None,) * len(_COLUMNS))))
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
             self.seq += 1
-            self._db.execute(self._insert, (cluster, proc, self.seq, *(cells or (None,) * len(_COLUMNS))))
 
     def rows(self, upto: int, cluster: int | None = None, columns: str = "*"):
         """(cluster, proc, *columns) of every job's row seen at ``upto``, by job id; a page
@@ -179,6 +191,7 @@ class JobTable(MutableMapping):
         self.seq = _NOW                          # a copy: the file as of this write
         self._hidden: set[JobId] = set()         # a copy's rows it deleted or replaced
         self._n = 0                              # finished jobs in the file (seen, not hidden)
+        self._spill = True                       # False once the file could not be written
         if states:
             self.update(states)
 
@@ -209,13 +222,18 @@ class JobTable(MutableMapping):
 
     def __setitem__(self, job: JobId, state: JobState) -> None:
         cells = _cells(state) if state.done and type(job) is JobId and self.seq == _NOW else None
-        if cells is not None:
-            self._live.pop(job, None)
-            disk = self._disk or self._make_disk()
-            if disk.get(job.cluster, job.proc, _NOW) is None:
-                self._n += 1
-            disk.put(job.cluster, job.proc, cells)
-            return
+        if cells is not None and self._spill:
+            try:
+                disk = self._disk or self._make_disk()
+                # a job held as an object has no row (but a deleted one's mark, maybe)
+                new = job in self._live or disk.get(job.cluster, job.proc, _NOW) is None
+                disk.put(job.cluster, job.proc, cells, new=new and job in self._live)
+            except sqlite3.Error:
+                self._spill = False     # no scratch file (no room, no temp directory): keep objects
+            else:
+                self._live.pop(job, None)
+                self._n += new
+                return
         self._drop_row(job)
         self._live[job] = state
 
@@ -295,10 +313,13 @@ class JobTable(MutableMapping):
         if self._row(job) is None:
             return False
         self._n -= 1
-        if self.seq == _NOW:
-            self._disk.put(job.cluster, job.proc, None)
-        else:
-            self._hidden.add(job)
+        if self.seq == _NOW and self._spill:
+            try:
+                self._disk.put(job.cluster, job.proc, None)
+                return True
+            except sqlite3.Error:
+                self._spill = False
+        self._hidden.add(job)
         return True
 
 

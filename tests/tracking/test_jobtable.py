@@ -147,3 +147,26 @@ def test_a_copy_can_be_read_while_the_table_is_written():
     finally:
         stop.set()
         thread.join()
+
+
+def test_a_scratch_file_that_cannot_be_written_keeps_the_states_in_memory(monkeypatch):
+    import sqlite3
+
+    from tracking import jobtable
+    table, model = JobTable(), {}
+    for p in range(10):
+        table[JobId(1, p)] = model[JobId(1, p)] = _done(JobId(1, p), 0)
+    real_put, calls = jobtable._Finished.put, []
+
+    def full(self, *args, **kwargs):
+        calls.append(args)
+        if len(calls) > 3:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real_put(self, *args, **kwargs)
+
+    monkeypatch.setattr(jobtable._Finished, "put", full)
+    for p in range(5, 15):
+        table[JobId(1, p)] = model[JobId(1, p)] = _done(JobId(1, p), p)
+    del table[JobId(1, 0)], model[JobId(1, 0)]
+    assert table == model and len(table) == 14 and sorted(table) == sorted(model)
+    assert table.finished(1) + len(table.live(1)) == 14 and len(calls) == 4
