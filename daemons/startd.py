@@ -320,8 +320,10 @@ class Startd(Daemon):
                     free[key] += old["resources"].get(key, 0)
             else:
                 old = None
-            if continuing and (old is None or not old["pid"]):
-                raise HTCondorException(f"claim {reuse} has no starter to run claim {claim}")
+            if continuing and (old is None or not old["pid"] or old.get("orphan")):
+                # (an orphan's starter belongs to a previous startd: its lifeline is gone,
+                # it kills what it runs)
+                raise HTCondorException(f"claim {reuse} has no starter of ours to run claim {claim}")
             short = [key for key, amount in wanted.items() if amount > free[key]]
             if short:
                 raise HTCondorException(f"not enough {', '.join(short)} left for claim {claim}")

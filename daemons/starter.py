@@ -182,6 +182,7 @@ class Starter:
                  update_intervals: tuple[float, float] = (5.0, 300.0)):
         self.schedd_address = schedd_address
         self.lifeline_fd = lifeline_fd
+        self.startd_gone = False      # the lifeline read EOF
         self.reconnect_timeout = reconnect_timeout
         self.first_update, self.update_every = update_intervals
         self.kill_timeout = kill_timeout
@@ -247,7 +248,7 @@ class Starter:
             # then leave; the schedd reads outcome.json when it is back.
             self.reconnect_timeout = 1.0
         more = self.continues and outcome.get("kind") == "exit" and \
-            not any(what in STOPPING for what in self.pending)
+            not any(what in STOPPING for what in self.pending) and self.startd_alive()
         answered, answer = self._report(outcome, more)
         if not answered:
             return None
@@ -255,6 +256,18 @@ class Starter:
         if following is None or not self._pass_scratch(following["scratch"]):
             shutil.rmtree(self.scratch, ignore_errors=True)
         return following
+
+    def startd_alive(self) -> bool:
+        """False once the lifeline to the startd that forked us reads EOF (it died): a
+        starter whose startd is gone offers no next job (a restarted startd would take
+        it for a starter of its own, and this one kills what it runs on the EOF)."""
+        fd = self.lifeline_fd
+        if fd is None:
+            return not self.startd_gone
+        readable, _, _ = select.select([fd], [], [], 0)
+        if readable and not os.read(fd, 1):
+            self.lifeline_fd, self.startd_gone = None, True
+        return not self.startd_gone
 
     def _pass_scratch(self, scratch: str) -> bool:
         """The finished job's scratch directory, if the job left it empty, becomes the
@@ -406,7 +419,7 @@ class Starter:
                     break
                 if self.lifeline_fd in ready and not os.read(self.lifeline_fd, 1):
                     watched.remove(self.lifeline_fd)
-                    self.lifeline_fd = None
+                    self.lifeline_fd, self.startd_gone = None, True
                     killed_by = "startd_gone"
                     self._signal_job(signal.SIGKILL)
                 if killed_by and deadline is None:

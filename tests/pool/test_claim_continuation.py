@@ -1,0 +1,67 @@
+"""A claim's next job goes to its starter only while that starter's startd lives:
+the starter offers no next job once its lifeline read EOF, and a restarted startd
+refuses to continue a claim whose starter a previous startd forked (the orphans it
+adopts), so the next job is started afresh rather than killed as ``startd_gone``."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from daemons.personal import PersonalPool
+from daemons.startd import Startd
+from daemons.starter import Starter
+from eventcore.errors import HTCondorException
+
+JOB = {"ClusterId": 1, "ProcId": 0, "Owner": "alice", "Cmd": "/bin/true", "Iwd": "/tmp"}
+
+
+@pytest.fixture
+def lifeline():
+    read, write = os.pipe()
+    yield read, write
+    for fd in (read, write):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def test_a_starter_whose_startd_died_offers_no_next_job(tmp_path, lifeline):
+    read, write = lifeline
+    starter = Starter(dict(JOB), "claim-1", str(tmp_path), "unused", read, 1.0)
+    offers = []
+    starter._report = lambda outcome, more=False: (offers.append(more), (True, {"result": 1}))[1]
+    assert starter.startd_alive()
+    starter._finish({"kind": "exit", "code": 0})
+    os.close(write)                              # the startd is gone
+    assert not starter.startd_alive() and starter.lifeline_fd is None
+    starter._finish({"kind": "exit", "code": 0})
+    assert offers == [True, False]
+
+
+@pytest.fixture
+def startd(tmp_path):
+    pool = PersonalPool(local_dir=tmp_path / "pool").initialize()
+    with pool.use_config():
+        daemon = Startd(str(pool.config_file))
+    yield daemon
+    for handler in list(daemon.log.handlers):
+        handler.close()
+
+
+def slot(pid: int, **more) -> dict:
+    return {"name": "slot1_1@here", "resources": {"Cpus": 1, "Memory": 0, "Disk": 0}, "job": "1.0",
+            "owner": "alice", "pid": pid, "start": 1, "since": 0, **more}
+
+
+def test_a_restarted_startd_does_not_continue_a_previous_startds_claim(startd):
+    startd.claims["old"] = slot(os.getpid(), orphan=True)
+    nxt = {"Owner": "alice", "ClusterId": 1, "ProcId": 1}
+    with pytest.raises(HTCondorException, match="no starter of ours"):
+        startd._activate(None, "next", nxt, {"Cpus": 1}, reuse="old", continuing=True)
+    assert set(startd.claims) == {"old"}
+    startd.claims["mine"] = slot(os.getpid())    # a starter this startd forked continues
+    answer = startd._activate(None, "next", nxt, {"Cpus": 1}, reuse="mine", continuing=True)
+    assert answer["continued"] and answer["pid"] == os.getpid() and set(startd.claims) == {"old", "next"}
