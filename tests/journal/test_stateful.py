@@ -25,7 +25,7 @@ from eventcore.projections.queue import fold_entries, merged_ad
 from eventcore.projections.userlog import LogTargets, render
 from eventcore.records import LeaveQueue
 
-from tests.journal.helpers import all_ads, event, submit
+from tests.journal.helpers import all_ads, as_blocks, event, submit
 
 UTC = datetime.timezone.utc
 EVENTS = [1, 4, 5, 6, 9, 10, 11, 12, 13]
@@ -63,11 +63,13 @@ class JournalMachine(RuleBasedStateMachine):
             return
         self.model.append(records, time=1_700_000_000.0)
 
-    @rule(procs=st.integers(1, 4), held=st.booleans(), with_log=st.booleans())
-    def submit(self, procs, held, with_log):
+    @rule(procs=st.integers(1, 4), held=st.booleans(), with_log=st.booleans(),
+          blocks=st.booleans())
+    def submit(self, procs, held, with_log, blocks):
         self.cluster += 1
         log = os.path.join(self.dir, f"c{self.cluster % 3}.log") if with_log else None
-        self._append(submit(self.cluster, procs, log=log, held=held, timestamp=self.time))
+        records = submit(self.cluster, procs, log=log, held=held, timestamp=self.time)
+        self._append(as_blocks(records, size=2) if blocks else records)   # as the schedd writes
 
     @rule(data=st.data(), number=st.sampled_from(EVENTS), n=st.integers(1, 3))
     def events(self, data, number, n):
