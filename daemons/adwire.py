@@ -143,36 +143,68 @@ def _refs(text: str) -> frozenset:
     return frozenset(_engine().references(_expr(text)))
 
 
-def minimal_classad(exprs: dict, names) -> object:
-    """A ClassAd with only ``names`` (lower case) and what they refer to, transitively.
-
-    Evaluating a constraint needs nothing else, and parsing every attribute
-    of every candidate ad is what made constraint queries slow.  An ``exprs``
-    with a ``lookup(lower_name) -> (name, text) | None`` method (a queue row's
-    ``daemons.adrow.JobAd``) is asked for those names only; a plain dict is
-    lower-cased once.
-    """
-    classad = _engine()
+def _finder(exprs):
+    """``lookup(lower_name) -> (name, text) | None`` over ``exprs``: its own
+    ``lookup`` (a queue row's ``daemons.adrow.JobAd``), or a lower-cased map of
+    a plain dict."""
     lookup = getattr(exprs, "lookup", None)
-    if lookup is None:
-        lower = {k.lower(): k for k in exprs}
+    if lookup is not None:
+        return lookup
+    lower = {k.lower(): k for k in exprs}
 
-        def lookup(name):
-            key = lower.get(name)
-            return None if key is None else (key, exprs[key])
-    ad = classad.ClassAd()
-    todo, seen = list(names), set()
+    def find(name):
+        key = lower.get(name)
+        return None if key is None else (key, exprs[key])
+    return find
+
+
+def _needed(exprs, names) -> list[tuple[str, str]]:
+    """(name, text) of the attributes ``names`` (lower case) and what they refer to,
+    transitively, in the order met."""
+    lookup = _finder(exprs)
+    out, todo, seen = [], list(names), set()
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
         found = lookup(name)
-        if found is None:
-            continue
-        ad[found[0]] = _expr(found[1])
-        todo.extend(_refs(found[1]))
+        if found is not None:
+            out.append(found)
+            todo.extend(_refs(found[1]))
+    return out
+
+
+def _classad_of(pairs):
+    ad = _engine().ClassAd()
+    for name, text in pairs:
+        ad[name] = _expr(text)
     return ad
+
+
+def minimal_classad(exprs: dict, names) -> object:
+    """A ClassAd with only ``names`` (lower case) and what they refer to, transitively.
+
+    Evaluating a constraint needs nothing else, and parsing every attribute
+    of every candidate ad is what made constraint queries slow.
+    """
+    return _classad_of(_needed(exprs, names))
+
+
+# what an expression's value may depend on beyond the attributes it names
+_IMPURE = frozenset({"time", "currenttime", "timezoneoffset", "daytime", "formattime",
+                     "abstime", "random"})
+
+
+@functools.lru_cache(maxsize=65536)
+def _pure(text: str) -> bool:
+    """The value of ``text`` depends only on the attributes it names (no clock, no
+    random numbers): the same texts give the same answer."""
+    return not (_engine().calls(_expr(text)) & _IMPURE) and "currenttime" not in _refs(text)
+
+
+_ANSWERS: dict[tuple, bool] = {}      # (constraint, needed attributes) -> its answer
+_ANSWERS_LIMIT = 65536
 
 
 def matches(constraint: str | None, exprs: dict) -> bool:
@@ -180,7 +212,18 @@ def matches(constraint: str | None, exprs: dict) -> bool:
     if constraint is None or not str(constraint).strip():
         return True
     text = str(constraint)
-    return bool(_compiled(text)(minimal_classad(exprs, _refs(text))))
+    needed = _needed(exprs, _refs(text))
+    if not (_pure(text) and all(_pure(t) for _, t in needed)):
+        return bool(_compiled(text)(_classad_of(needed)))
+    # a scan evaluates one constraint on ads that mostly hold the same few texts:
+    # the answer is a function of those texts, so it is worked out once for each
+    key = (text, *needed)
+    answer = _ANSWERS.get(key)
+    if answer is None:
+        if len(_ANSWERS) >= _ANSWERS_LIMIT:
+            _ANSWERS.clear()
+        answer = _ANSWERS[key] = bool(_compiled(text)(_classad_of(needed)))
+    return answer
 
 
 def check_constraint(constraint: str) -> None:

@@ -38,6 +38,7 @@ Fast helpers
         only when the value is true or a non-zero number.
     ``references(expr) -> set[str]``  lower-case attribute names read
         (``MY.``/``TARGET.`` stripped).
+    ``calls(expr) -> set[str]``  lower-case names of the functions called.
     ``equality_conjuncts(expr) -> dict | None``  ``{Name: literal}`` when the
         expression is ``Name == literal && ...`` (int/str/bool literals; string
         equality is case-insensitive in ClassAds).
@@ -87,8 +88,8 @@ from .api import (Parser, ParserType, lastError, parse_ad, parseAds, parseNext, 
                   unquote, version)
 from .env import ENV, configure
 from .formats import parse_json_ads, parse_new_ads, parse_old_ad, parse_old_ads
-from .matching import (compile_constraint, equality_conjuncts, match_many, rank, references,
-                       requirements_ok, symmetric_match)
+from .matching import (calls, compile_constraint, equality_conjuncts, match_many, rank,
+                       references, requirements_ok, symmetric_match)
 from .parser import parse_expr
 from .pyvalue import Value
 
@@ -98,6 +99,6 @@ __all__ = [
     "ClassAd", "ExprTree", "Value", "ClassAdException", "ClassAdError", "ClassAdParseError",
     "ClassAdEvalError", "Parser", "ParserType", "parseAds", "parseNext", "parseOne", "quote", "unquote",
     "lastError", "version", "parse_ad", "parse_old_ad", "parse_old_ads", "parse_new_ads", "parse_json_ads",
-    "parse_expr", "compile_constraint", "references", "equality_conjuncts", "match_many", "rank",
+    "parse_expr", "compile_constraint", "references", "calls", "equality_conjuncts", "match_many", "rank",
     "requirements_ok", "symmetric_match", "configure", "ENV",
 ]

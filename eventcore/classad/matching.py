@@ -149,6 +149,18 @@ def references(expr) -> set:
     return out
 
 
+def calls(expr) -> set:
+    """Names (lower case) of the functions ``expr`` calls."""
+    out = set()
+    stack = [_node_of(expr)]
+    while stack:
+        n = stack.pop()
+        if type(n) is N.Call:
+            out.add(n.name.lower())
+        stack.extend(N.children(n))
+    return out
+
+
 def equality_conjuncts(expr):
     """``{name: value}`` when ``expr`` is a conjunction of ``Attr == literal``
     (either order, parentheses allowed, ``MY.`` allowed; literal int, str or

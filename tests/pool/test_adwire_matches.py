@@ -1,0 +1,45 @@
+"""The schedd's constraint test (daemons.adwire.matches) answers as the ClassAd engine
+on the whole ad: over plain dicts and queue rows (JobAd), with answers worked out once
+per set of texts only when they depend on nothing else (no clock, no random numbers)."""
+
+from __future__ import annotations
+
+import itertools
+
+from daemons import adwire
+from daemons.adrow import JobAd
+from daemons.adtext import ensure_environment, to_classad
+from eventcore.classad import compile_constraint
+from eventcore.classad.env import ENV
+
+CLUSTER = {"Owner": '"alice"', "JobPrio": "0", "RequestDisk": "RequestMemory * 4",
+           "RequestMemory": "128", "Cmd": '"/bin/true"', "Stamp": "time()"}
+PROCS = [{"ProcId": "0", "JobStatus": "1", "Args": '"a 0"'},
+         {"ProcId": "1", "JobStatus": "5", "JobPrio": "7", "requestmemory": "2048"},
+         {"ProcId": "2", "JobStatus": "2", "Args": '"b 2"', "OWNER": '"Bob"'}]
+CONSTRAINTS = ["JobPrio > 5", "RequestDisk >= 8192", 'Owner == "bob"', 'owner =?= "Bob"',
+               "JobStatus == 1 || jobprio == 7", 'regexp("^a", Args)', "Args =?= undefined",
+               "MY.RequestMemory < 1000 && ProcId != 2", "Nope", "Stamp > 100",
+               "JobPrio + random(1) >= 0", "isUndefined(Missing) && Cmd == \"/bin/true\""]
+
+
+def test_answers_are_the_engines_on_the_whole_ad():
+    ensure_environment()
+    for proc, constraint in itertools.product(PROCS, CONSTRAINTS):
+        whole = dict(CLUSTER, **proc)
+        expected = compile_constraint(constraint)(to_classad(whole))
+        for _ in range(2):          # the second time from what the first one noted
+            assert adwire.matches(constraint, JobAd(dict(proc), CLUSTER)) is expected, constraint
+            assert adwire.matches(constraint, whole) is expected, constraint
+
+
+def test_answers_that_depend_on_the_clock_are_not_kept():
+    ensure_environment()
+    clock = ENV.clock
+    try:
+        for now, expected in ((50.0, False), (500.0, True), (50.0, False)):
+            ENV.clock = lambda: now
+            assert adwire.matches("Stamp > 100", JobAd({"ProcId": "0"}, CLUSTER)) is expected
+            assert adwire.matches("time() > 100 && JobPrio == 0", CLUSTER) is expected
+    finally:
+        ENV.clock = clock
