@@ -226,6 +226,34 @@ def matches(constraint: str | None, exprs: dict) -> bool:
     return answer
 
 
+class ConstraintTest:
+    """``matches(text, ad)`` as a callable (the schedd's store filter), that can also
+    say when one answer holds for every job of a cluster (``shared_answer``)."""
+
+    __slots__ = ("text", "names")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.names = _refs(text)
+
+    def __call__(self, exprs) -> bool:
+        return matches(self.text, exprs)
+
+    def shared_answer(self, cluster_ad: dict | None) -> tuple[tuple[str, ...], bool] | None:
+        """``(names, answer)``: ``answer`` is the test's answer for every job of a
+        cluster with ad ``cluster_ad`` whose own attributes include none of
+        ``names`` (lower case: what the test reads, transitively, through the
+        cluster ad); None when no answer can be shared (the clock, random)."""
+        ad = cluster_ad or {}
+        needed = _needed(ad, self.names)
+        if not (_pure(self.text) and all(_pure(t) for _, t in needed)):
+            return None
+        names = set(self.names)
+        for _, text in needed:
+            names.update(_refs(text))
+        return tuple(sorted(names)), matches(self.text, ad)
+
+
 def check_constraint(constraint: str) -> None:
     """Raise the engine's parse error if ``constraint`` is not an expression."""
     if constraint and constraint.strip():

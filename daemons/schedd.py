@@ -540,7 +540,7 @@ def submit_key(token: str, cluster: int) -> str:
 
 def _filter(text: str):
     """Constraint predicate over ads of expression text (the store's hook)."""
-    return lambda ad: adwire.matches(text, ad)
+    return adwire.ConstraintTest(text)
 
 
 if __name__ == "__main__":

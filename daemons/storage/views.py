@@ -6,10 +6,13 @@ through the store's reader connection under its read lock (``self._reader``,
 (``self._scanner()``); constraints are evaluated with ``self.constraint_filter``.
 Constraints are ClassAd expression text: ``==`` conjuncts on ClusterId,
 ProcId, JobStatus or Owner use indexes (daemons.storage.queryplan); the rest
-is evaluated on each candidate ad.  Rows are read in chunks (``CHUNK``) and
-reading stops as soon as enough ads matched: ``history(match=N)`` reads the
-newest rows only until N matched (``LIMIT N`` in SQL when there is no
-constraint).
+is evaluated on each candidate ad, read as a ``JobAd`` (not merged).  A
+filter with ``shared_answer(cluster_ad) -> (names, answer) | None``
+(``daemons.adwire.ConstraintTest``) is asked once per cluster: a job whose
+own attributes name none of ``names`` takes the cluster's answer undecoded.
+Rows are read in chunks (``CHUNK``) and reading stops as soon as enough ads
+matched: ``history(match=N)`` reads the newest rows only until N matched
+(``LIMIT N`` in SQL when there is no constraint).
 """
 
 from __future__ import annotations
@@ -136,7 +139,8 @@ class QueueViews:
                f"ON c.cluster = j.cluster WHERE {p.where} ORDER BY j.cluster, j.proc")
         if limit > 0:
             sql += f" LIMIT {int(limit)}"
-        current, cluster_ad, cluster_lower = None, None, None
+        sharing = getattr(predicate, "shared_answer", None)
+        current, cluster_ad, cluster_lower, shared = None, None, None, None
         for rows in self._chunks(sql, p.params):
             for cluster, proc_text, cluster_text in rows:
                 if deadline is not None and _time.monotonic() > deadline:
@@ -145,6 +149,11 @@ class QueueViews:
                     current = cluster
                     cluster_ad = decode_ad(cluster_text) if cluster_text else None
                     cluster_lower = lowered(cluster_ad) if cluster_ad else None
+                    shared = sharing(cluster_ad) if sharing is not None else None
+                if shared is not None and _names_none_of(proc_text, shared[0]):
+                    if shared[1]:       # the cluster's answer is this job's: no decode to say no
+                        yield JobAd(decode_ad(proc_text), cluster_ad, cluster_lower)
+                    continue
                 ad = JobAd(decode_ad(proc_text), cluster_ad, cluster_lower)
                 if predicate is None or predicate(ad):
                     yield ad
@@ -190,6 +199,14 @@ class QueueViews:
                 if 0 <= match <= len(out):
                     return out
         return out
+
+
+def _names_none_of(text: str, names: tuple[str, ...]) -> bool:
+    """No attribute of the stored ad ``text`` is named any of ``names`` (lower case).
+    A name found anywhere in the text counts (it may be in a value): then the
+    job is tested on its own."""
+    low = text.lower()
+    return not any(name in low for name in names)
 
 
 def _history_where(constraint: str | None) -> tuple[str, tuple]:

@@ -171,25 +171,38 @@ def test_query_plan():
     assert split_conjuncts('a && (b && c) && "x && y"') == ["a", "(b && c)", '"x && y"']
 
 
-def test_pushed_down_constraints_answer_as_the_classad_engine(tmp_path):
-    """Whatever part of a constraint goes to SQL, the answer is the ClassAd engine's
-    on every job's merged ad (the daemons' filter: adwire.matches)."""
+def test_pushed_down_and_shared_answers_are_the_classad_engines(tmp_path):
+    """Whatever part of a constraint goes to SQL, and whichever jobs take their
+    cluster's answer (the daemons' filter: adwire.ConstraintTest), the answer is
+    the ClassAd engine's on every job's merged ad."""
     from daemons import adwire
-    with Store(tmp_path, constraint_filter=lambda text: lambda ad: adwire.matches(text, ad)) as s:
+    from daemons.adtext import ensure_environment, to_classad
+    from eventcore.classad import compile_constraint
+    ensure_environment()
+    with Store(tmp_path, constraint_filter=adwire.ConstraintTest) as s:
         s.append(submit(1, 4) + submit(2, 3, owner="Bob", held=True) + submit(3, 2))
         s.append([event(JobId(1, 1), 1), event(JobId(3, 0), 1), event(JobId(1, 2), 9)])
+        s.append([SetAttributes(JobId(1, -1), {"Disk": "Mem * 4", "Mem": "100",
+                                               "Note": '"JobPrio"'}),
+                  SetAttributes(JobId(1, 2), {"mem": "1000"}),        # over the cluster's
+                  SetAttributes(JobId(1, 3), {"Tag": '"mem disk"'}),  # the names in a value
+                  SetAttributes(JobId(3, 1), {"Disk": "7"})])
         every = s.query()
         for constraint in ("ClusterId > 1", "1 < ClusterId && ProcId <= 1", "JobStatus != 1",
                            "JobStatus =!= 2 && ClusterId >= 2", "ProcId =?= 0",
                            "(JobStatus > 1) && Args =!= undefined", 'owner == "BOB"',
                            "ClusterId < 3 && JobStatus == 1 && ProcId != 3",
                            "JobStatus >= 5 || ProcId == 1", 'Owner =?= "bob"',
-                           "TARGET.ClusterId == 1", "my.ClusterId == 1 && MY.ProcId > 1"):
-            expected = [ad for ad in every if adwire.matches(constraint, ad)]
+                           "TARGET.ClusterId == 1", "my.ClusterId == 1 && MY.ProcId > 1",
+                           "Disk > 1000", "Disk < 1000", "Disk =?= undefined", "Note == Cmd",
+                           'Cmd == "/bin/sleep"', "random(1) == 0 && Mem == 100",
+                           "time() > 0 && Disk > 0", "isUndefined(Tag)"):
+            expected = [ad for ad in every if compile_constraint(constraint)(to_classad(ad))]
             assert s.query(constraint) == expected, constraint
             wanted = [{"ProcId": ad["ProcId"], "Owner": ad["Owner"]} for ad in expected]
-            assert s.query(constraint, ["procid", "OWNER"]) == [
-                {"ProcId": ad["ProcId"], "Owner": ad["Owner"]} for ad in expected] == wanted
+            assert s.query(constraint, ["procid", "OWNER"]) == wanted, constraint
+            assert s.query(constraint, ["procid", "Disk"]) == [
+                {k: v for k, v in ad.items() if k in ("ProcId", "Disk")} for ad in expected]
 
 
 def test_restart_uses_the_snapshot_or_rebuilds(tmp_path):

@@ -43,3 +43,13 @@ def test_answers_that_depend_on_the_clock_are_not_kept():
             assert adwire.matches("time() > 100 && JobPrio == 0", CLUSTER) is expected
     finally:
         ENV.clock = clock
+
+
+def test_a_shared_answer_names_what_it_read_and_never_the_clock():
+    ensure_environment()
+    assert adwire.ConstraintTest("JobPrio > 5").shared_answer(CLUSTER) == (("jobprio",), False)
+    assert adwire.ConstraintTest("RequestDisk >= 512").shared_answer(CLUSTER) == (
+        ("requestdisk", "requestmemory"), True)
+    assert adwire.ConstraintTest("Missing =?= undefined").shared_answer(None) == (("missing",), True)
+    for constraint in ("Stamp > 100", "time() > 100", "random(10) < 5 && JobPrio == 0"):
+        assert adwire.ConstraintTest(constraint).shared_answer(CLUSTER) is None, constraint
