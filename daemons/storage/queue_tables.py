@@ -128,7 +128,7 @@ def fold_range(conn: sqlite3.Connection, fold: QueueFold, after: int, columns: s
     the fold to go on with (``fold`` or the one that replaced it).
 
     Streaming: every FOLD_CHUNK records the changes are written (inside the
-    transaction) and what the fold remembers only as gone is dropped; past
+    transaction), which makes the fold forget the jobs that left; past
     FOLD_CACHE jobs in memory the fold starts afresh on a loader reading the
     tables written so far.  Memory holds a chunk and a bounded cache, not the
     journal's jobs, however long the journal is.
@@ -169,9 +169,9 @@ def _fold_rows(fold: QueueFold, rows: list) -> None:
 
 
 def _spill(conn: sqlite3.Connection, fold: QueueFold) -> QueueFold:
-    """Write the fold's changes; keep it lean (see ``fold_range``)."""
+    """Write the fold's changes (it forgets the jobs that left); keep it lean (see
+    ``fold_range``)."""
     write_changes(conn, fold)
-    fold.forget_gone()
     if len(fold.procs) > FOLD_CACHE:
         return QueueFold(TableLoader(conn))
     return fold

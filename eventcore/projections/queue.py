@@ -206,18 +206,6 @@ class QueueFold:
         changes, self._changes = self._changes, Changes(set(), set(), [])
         return changes
 
-    def forget_gone(self) -> None:
-        """Drop what the fold remembers only as gone: jobs that left, clusters
-        removed, clusters with no procs.  Looking them up again gives the same
-        answer (None, 0: from the loader, or from nothing without one), so a
-        long fold (a rebuild) holds the queue, not every job it has seen.
-        Only between transactions, after the changes were taken."""
-        if self._undo is not None or any(self._changes[:2]) or self._changes.history:
-            raise RuntimeError("forget_gone() with changes not yet taken")
-        self.procs = {k: v for k, v in self.procs.items() if v is not None}
-        self.clusters = {k: v for k, v in self.clusters.items() if v is not None}
-        self.counts = {k: n for k, n in self.counts.items() if n}
-
     # ------------------------------------------------------------- apply --
     def apply(self, position: int, time: float, job: JobId, kind: str, payload: Mapping) -> None:
         """Fold one journal record (see the module docstring)."""
