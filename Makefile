@@ -21,12 +21,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
 
-# The user-log, journal and pool suites again under zones with DST (one hour, half an hour)
+# The user-log, journal, pool and tracking suites again under zones with DST (one hour, half an hour)
 # and a fixed non-whole-hour offset; tests whose answers were recorded in UTC pin it.
 ZONES := America/New_York Australia/Lord_Howe Asia/Kolkata
 test-zones: $(STAMP)
 	for zone in $(ZONES); do \
-	  JOBLEDGER_TEST_TZ=$$zone $(BIN)/python -m pytest -n 2 -q tests/userlog tests/journal tests/pool || exit 1; \
+	  JOBLEDGER_TEST_TZ=$$zone $(BIN)/python -m pytest -n 2 -q tests/userlog tests/journal tests/pool tests/tracking || exit 1; \
 	done
 
 bench: $(STAMP)

@@ -23,6 +23,7 @@ from eventcore.codecs.userlog_text_write import render_text
 from eventcore.events import event_to_dict, make_event
 from eventcore.ids import JobId
 from eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcAd
+from tracking.localzone import LOCAL_TZINFO
 
 IDLE, RUNNING, REMOVED, COMPLETED, HELD = 1, 2, 3, 4, 5
 T0 = 1_700_000_000
@@ -116,9 +117,10 @@ def workload(n: int, seed: int = 1, per_cluster: int = 10, first_cluster: int = 
 
 
 def event_text(step: Step) -> str:
+    """The step's event as a pool writes it: in local time, which the trackers read back."""
     event = make_event(step.number, cluster=step.job.cluster, proc=step.job.proc,
                        timestamp=step.time, attrs=step.attrs)
-    return render_text(event)
+    return render_text(event, tz=LOCAL_TZINFO)
 
 
 def userlog_chunks(load: Workload, directory: Path) -> list[tuple[Path, bytes]]:
