@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from daemons import adwire, heap, ipc, jobsets, spool
 from daemons.daemon import Daemon, main_for
+from daemons.joint_commit import JointCommit
 from daemons.projector import Projector
 from daemons.schedd_act import Actions
 from daemons.schedd_dagman import post_script_terminated
@@ -497,9 +498,10 @@ class Schedd(Daemon):
         # The starter is answered after that handover: one that offered to run the next
         # job (``more``) gets it in the answer; one that exits leaves no slot free that
         # the startd would see (no negotiation cycle per job).
-        job_id = JobId.parse(job)
-        handover = self.matches.finished(job_id, claim, outcome, more)
-        result = self.runs.record_outcome(job_id, claim, outcome, reported=True)
+        # The run's end and the next run's start go into one commit (daemons.joint_commit).
+        job_id, joint = JobId.parse(job), JointCommit(self.store)
+        handover = self.matches.finished(job_id, claim, outcome, more, joint)
+        result = self.runs.record_outcome(job_id, claim, outcome, reported=True, joint=joint)
         following = None
         if handover is not None:
             futures.wait([handover], timeout=None if more else 10)

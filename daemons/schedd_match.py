@@ -16,6 +16,7 @@ import time
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 
 from daemons import adwire, ipc, spool
+from daemons.joint_commit import JointCommit
 from daemons.negotiator import request_of
 from daemons.schedd_local import SCHEDULER
 from daemons.schedd_records import event, startd_address, starter_job
@@ -75,14 +76,22 @@ class Matches:
                 self._workers.submit(self._activate, job, claim, match)
         return len(matches)
 
-    def finished(self, job: JobId, claim: str, outcome: dict, more: bool = False) -> Future | None:
+    def finished(self, job: JobId, claim: str, outcome: dict, more: bool = False,
+                 joint: JointCommit | None = None) -> Future | None:
         """A run ended (its outcome is about to be recorded): an exit hands its claim on
         (not after vacate/shutdown).  Returns a future done once the claim is handed
         over (the startd moved it to the next job) or the handover found none: the
         starter is answered after it, so the startd never sees the slot free.  With
         ``more`` (the starter offered to run the next job itself) its result is what
         that starter is to run -- ``{"claim", "job", "scratch"}`` -- or None; the next
-        job's EXECUTE is recorded meanwhile (a report of its end waits for that)."""
+        job's EXECUTE is recorded meanwhile (a report of its end waits for that), through
+        ``joint`` if given (withdrawn when there is no next run)."""
+        handover = self._hand_over(job, claim, outcome, more, joint)
+        if handover is None and joint is not None:
+            joint.withdraw()
+        return handover
+
+    def _hand_over(self, job: JobId, claim: str, outcome: dict, more: bool, joint) -> Future | None:
         if not (self.reuse_claims and outcome.get("kind") == "exit"):
             return None
         self.runs.wait_started(claim)   # a short job can end before its run is recorded
@@ -90,19 +99,29 @@ class Matches:
         with self.runs.lock:
             given = self._continued.get(claim)
         if more and given is not None:   # a retried report: the same next job
+            if joint is not None:
+                joint.withdraw()         # (its run was recorded then)
             handed.set_result(given)
             return handed
         ad = self.store.job_ad(job)     # (and then its ad would name no startd)
         if ad is None or not self.runs.is_current(ad, claim):
             return None                 # already recorded: its claim went on then
-        work = self._workers.submit(self._reuse_claim, claim, ad, handed if more else None)
+        work = self._workers.submit(self._reuse_claim, claim, ad, handed if more else None, joint)
         work.add_done_callback(lambda _: _settle(handed, None))   # none found (or cancelled)
         return handed
 
-    def _reuse_claim(self, old_claim: str, finished: dict, handed: Future | None = None) -> None:
+    def _reuse_claim(self, old_claim: str, finished: dict, handed: Future | None = None,
+                     joint: JointCommit | None = None) -> None:
         """HTCondor's claim reuse: the next idle job of the same kind takes the finished
         job's slot at once, without waiting for a negotiation cycle; with ``handed``,
         the finished job's starter runs it (``finished`` tells)."""
+        try:
+            self._next_on_claim(old_claim, finished, handed, joint)
+        finally:
+            if joint is not None:
+                joint.withdraw()    # no next run (or its records went): the end goes alone
+
+    def _next_on_claim(self, old_claim: str, finished: dict, handed: Future | None, joint) -> None:
         startd = startd_address(finished)
         if startd is None:
             return
@@ -120,7 +139,8 @@ class Matches:
                 claim = self.runs.reserve(job)
                 if claim is not None:
                     self._activate(job, claim, {"startd": startd, "request": request_of(ad),
-                                                "reuse": old_claim, "handed": handed})
+                                                "reuse": old_claim, "handed": handed,
+                                                "joint": joint})
                     return
 
     def _activate(self, job: JobId, claim: str, match: dict) -> None:
@@ -162,8 +182,9 @@ class Matches:
             **started.get("attrs", {}),   # the slot's, for the job's ad (AssignedGPUs)
         }, by="schedd"), event(EventType.EXECUTE, job, now, ExecuteHost=started.get("host") or address,
                                SlotName=started["slot"])]
+        joint = match.get("joint")
         try:
-            self.store.append(records)
+            (self.store if joint is None else joint).append(records)
         except InvalidTransition:
             ipc.call(address, "signal", timeout=5, claim=claim, what="kill")
 

@@ -117,18 +117,29 @@ class Runs:
 
     # -- outcomes -------------------------------------------------------------------
     def record_outcome(self, job: JobId, claim: str, outcome: dict, wait: float = STARTED_WAIT,
-                       reported: bool = False) -> str:
+                       reported: bool = False, joint=None) -> str:
         """Record ``outcome`` if ``claim`` is still the job's run.  The scratch directory
         goes too, unless the starter ``reported`` it: a live starter removes its own once
-        answered (and left the outcome in it only when a report had failed)."""
+        answered (and left the outcome in it only when a report had failed).  With
+        ``joint`` (a ``daemons.joint_commit.JointCommit``) the records go into one commit
+        with the next run's on the claim."""
         self.wait_started(claim, wait)
+        if joint is None:
+            return self._record_outcome(job, claim, outcome, reported, self.store.append)
+        joint.take()      # outside the lock: the handover's worker takes it meanwhile
+        try:
+            return self._record_outcome(job, claim, outcome, reported, joint.commit)
+        finally:
+            joint.release()
+
+    def _record_outcome(self, job: JobId, claim: str, outcome: dict, reported: bool, append) -> str:
         with self.lock:
             ad = self.store.job_ad(job)
             if ad is None or not self.is_current(ad, claim):
                 return "stale"
             now = time.time()
             try:
-                self.store.append(exit_records(job, ad, outcome, now))
+                append(exit_records(job, ad, outcome, now))
             except InvalidTransition:
                 return "stale"
             self._remove_scratch(ad, only_saved=reported)
