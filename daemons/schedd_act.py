@@ -26,6 +26,7 @@ from eventcore.status import JobStatus
 I, R, X, C, H, T, S = (JobStatus.IDLE, JobStatus.RUNNING, JobStatus.REMOVED, JobStatus.COMPLETED,
                        JobStatus.HELD, JobStatus.TRANSFERRING_OUTPUT, JobStatus.SUSPENDED)
 RUNNING = (R, T, S)
+STOPS_RUN = (JobAction.Hold, JobAction.Remove)   # actions that end a run (its starter is killed)
 STATE_FILTER = {
     JobAction.Hold: "JobStatus != 3 && JobStatus != 4",
     JobAction.Release: "JobStatus == 5 && HoldReasonCode =!= 16",
@@ -87,6 +88,11 @@ class Actions:
             now = time.time()
             for job, ad in chosen:
                 bucket, recs, effect = self._one(action, job, ad, user, reason, subcode, now)
+                if effect is None and bucket == "TotalSuccess" and action in STOPS_RUN:
+                    # Idle when read, but being started: its EXECUTE may commit before these
+                    # records (a removal does not refuse it), so its starter is told too.
+                    starting = self.runs.claim_being_started(job)
+                    effect = (starting, "kill") if starting else None
                 counts[bucket] += 1
                 records += recs
                 if effect:

@@ -70,7 +70,7 @@ class Runs:
         self.signal_local = signal_local or (lambda ad, what: False)
         self.lock = threading.RLock()
         self._starting: dict[str, threading.Event] = {}   # claim -> set once its start is recorded
-        self._starting_jobs: set[JobId] = set()
+        self._starting_jobs: dict[JobId, str] = {}     # job -> the claim it is being started under
 
     # -- claims being started ---------------------------------------------------------
     def reserve(self, job: JobId) -> str | None:
@@ -80,14 +80,15 @@ class Runs:
                 return None
             claim = uuid.uuid4().hex
             self._starting[claim] = threading.Event()
-            self._starting_jobs.add(job)
+            self._starting_jobs[job] = claim
             return claim
 
     def started(self, job: JobId, claim: str) -> None:
         """The start of ``job`` under ``claim`` is recorded, or failed: reports may go on."""
         with self.lock:
             self._starting.pop(claim).set()
-            self._starting_jobs.discard(job)
+            if self._starting_jobs.get(job) == claim:
+                del self._starting_jobs[job]
 
     @contextmanager
     def starting(self, job: JobId):
@@ -103,6 +104,12 @@ class Runs:
         """The jobs being started right now (idle in the queue, not to be matched again)."""
         with self.lock:
             return frozenset(self._starting_jobs)
+
+    def claim_being_started(self, job: JobId) -> str | None:
+        """The claim ``job`` is being started under (its EXECUTE may be committed or
+        not yet), or None."""
+        with self.lock:
+            return self._starting_jobs.get(job)
 
     def is_starting(self, claim: str) -> bool:
         with self.lock:
