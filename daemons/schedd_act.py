@@ -89,10 +89,7 @@ class Actions:
             for job, ad in chosen:
                 bucket, recs, effect = self._one(action, job, ad, user, reason, subcode, now)
                 if effect is None and bucket == "TotalSuccess" and action in STOPS_RUN:
-                    # Idle when read, but being started: its EXECUTE may commit before these
-                    # records (a removal does not refuse it), so its starter is told too.
-                    starting = self.runs.claim_being_started(job)
-                    effect = (starting, "kill") if starting else None
+                    self.runs.cancel_start(job)     # idle when read, but maybe being started
                 counts[bucket] += 1
                 records += recs
                 if effect:

@@ -82,18 +82,22 @@ class SchedulerUniverse:
                 continue
             if adwire.evaluate(ad, "JobStatus") != 1:
                 continue
+            child = None
             with self.runs.starting(job) as claim:
                 if claim is None:
                     continue
                 try:
-                    self._start(job, claim)
+                    child = self._start(job, claim)
                 except (OSError, InvalidTransition) as exc:
                     self.log.info("scheduler universe job %s: could not start: %s", job, exc)
+            if self.runs.take_cancelled(claim) and child is not None:
+                child.send_signal(signal.SIGQUIT)     # held or removed while it was started
 
-    def _start(self, job: JobId, claim: str) -> None:
+    def _start(self, job: JobId, claim: str) -> subprocess.Popen | None:
+        """Start ``job``'s starter and record its run; the starter (None if not started)."""
         current = self.store.job_ad(job)
         if current is None or adwire.evaluate(current, "JobStatus") != 1:
-            return
+            return None
         spec = starter_job(current)
         extra = {"CONDOR_ID": str(job), "CONDOR_CONFIG": self.config_file,
                  "_CONDOR_SCHEDD_ADDRESS": self.schedd_address}
@@ -121,6 +125,7 @@ class SchedulerUniverse:
         except InvalidTransition:
             child.send_signal(signal.SIGQUIT)
             raise
+        return child
 
     def stop(self) -> None:
         """The schedd is shutting down: stop its local jobs (they are requeued, and a

@@ -20,7 +20,7 @@ from daemons.joint_commit import JointCommit
 from daemons.negotiator import request_of
 from daemons.schedd_local import SCHEDULER
 from daemons.schedd_records import event, startd_address, starter_job
-from eventcore.errors import InvalidTransition
+from eventcore.errors import HTCondorException, InvalidTransition
 from eventcore.events import EventType
 from eventcore.ids import JobId
 from eventcore.records import SetAttributes
@@ -150,6 +150,11 @@ class Matches:
             self.log.info("job %s: could not start: %s", job, exc)
         finally:
             self.runs.started(job, claim)
+        if self.runs.take_cancelled(claim):     # held or removed while it was started
+            try:
+                ipc.call(match["startd"], "signal", timeout=5, claim=claim, what="kill")
+            except HTCondorException as exc:    # (no starter: the start had failed)
+                self.log.info("job %s: could not kill claim %s: %s", job, claim, exc)
 
     def _start_run(self, job: JobId, claim: str, match: dict) -> None:
         """Start ``job``: on its startd (a new starter), or -- a match with ``handed``, a

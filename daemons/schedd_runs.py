@@ -71,6 +71,7 @@ class Runs:
         self.lock = threading.RLock()
         self._starting: dict[str, threading.Event] = {}   # claim -> set once its start is recorded
         self._starting_jobs: dict[JobId, str] = {}     # job -> the claim it is being started under
+        self._cancelled: set[str] = set()   # claims whose job an action stopped while it started
 
     # -- claims being started ---------------------------------------------------------
     def reserve(self, job: JobId) -> str | None:
@@ -105,11 +106,23 @@ class Runs:
         with self.lock:
             return frozenset(self._starting_jobs)
 
-    def claim_being_started(self, job: JobId) -> str | None:
-        """The claim ``job`` is being started under (its EXECUTE may be committed or
-        not yet), or None."""
+    def cancel_start(self, job: JobId) -> None:
+        """A hold or removal of ``job``, read idle: if it is being started, its EXECUTE
+        may still commit before the action's records (which do not refuse it), so
+        whoever starts it is told to kill what it started (``take_cancelled``)."""
         with self.lock:
-            return self._starting_jobs.get(job)
+            claim = self._starting_jobs.get(job)
+            if claim is not None:
+                self._cancelled.add(claim)
+
+    def take_cancelled(self, claim: str) -> bool:
+        """After ``started``: True if an action stopped the job while it was being
+        started under ``claim`` (final then: no action can cancel a start that ended)."""
+        with self.lock:
+            if claim in self._cancelled:
+                self._cancelled.discard(claim)
+                return True
+            return False
 
     def is_starting(self, claim: str) -> bool:
         with self.lock:
