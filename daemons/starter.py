@@ -417,9 +417,9 @@ class Starter:
                 ready = self._select(watched, 0.5)
                 if pidfd in ready:
                     break
-                if self.lifeline_fd in ready and not os.read(self.lifeline_fd, 1):
-                    watched.remove(self.lifeline_fd)
-                    self.lifeline_fd, self.startd_gone = None, True
+                lifeline = self.lifeline_fd
+                if lifeline in ready and not self.startd_alive():
+                    watched.remove(lifeline)
                     killed_by = "startd_gone"
                     self._signal_job(signal.SIGKILL)
                 if killed_by and deadline is None:
