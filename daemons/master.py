@@ -3,8 +3,18 @@
 Each daemon of ``DAEMON_LIST`` (collector first) runs as its own process,
 ``python -m daemons.<name>``, holding the read end of the master's lifeline
 pipe.  The master waits on its children; one that exits while the pool is up
-is started again (after ``MASTER_BACKOFF_CONSTANT`` seconds), so a schedd or
-startd killed with SIGKILL comes back by itself.
+is started again after HTCondor's back-off (``daemons.master_backoff``:
+MASTER_BACKOFF_CONSTANT + MASTER_BACKOFF_FACTOR ** failures, at most
+MASTER_BACKOFF_CEILING, the count reset once it stayed up MASTER_RECOVER_FACTOR
+seconds), so a schedd or startd killed with SIGKILL comes back by itself and
+one that cannot start is not started twice a second.  ``status`` says, per
+daemon, when its next start is due and how many failures in a row led there.
+
+A name in DAEMON_LIST that is not one of the pool's daemons is run as
+HTCondor's master runs any daemon: the executable its own knob names
+(``KBDD = $(SBIN)/condor_kbdd``); with no such knob the master refuses to
+start, with HTCondor's message; one it cannot execute is retried with the
+same back-off, and ``status`` says why.
 
 Stop (SIGTERM, or the ``off`` command): startd first (it vacates its jobs),
 then negotiator, schedd, collector; each gets SIGTERM, then SIGKILL after
@@ -38,6 +48,7 @@ from pathlib import Path
 
 from daemons.daemon import DC_OFF, DC_RECONFIG, DC_RESTART, EXIT_REFUSED, Daemon, main_for
 from daemons.journal_check import check_before_start
+from daemons.master_backoff import BY_COMMAND_DELAY, Backoff, backoff_for
 from daemons.safe_open import private_layout
 from eventcore.errors import HTCondorException, JournalError
 
@@ -97,12 +108,24 @@ class Master(Daemon):
         if self.config("DASK_SCHEDULER_ADDRESS", "").strip():
             wanted.append("dask_startd")   # the pool's machines include a Dask cluster's workers
         self.daemons = [d for d in START_ORDER if d in wanted]
+        # Other names run the executable their knob names (HTCondor's non-DaemonCore daemons).
+        self.others = {d: "" for d in dict.fromkeys(wanted) if d not in START_ORDER and d != "master"}
+        self.daemons += list(self.others)
         self.children: dict[str, subprocess.Popen] = {}
         self.restarts: dict[str, int] = {d: 0 for d in self.daemons}
         self.exits: dict[str, int] = {}   # the last exit status of each daemon that exited
         self.disabled: set[str] = set()   # turned off by DaemonOff: not restarted
+        self.backoff: dict[str, Backoff] = {d: backoff_for(self._knob, d) for d in self.daemons}
+        self.due: dict[str, float] = {}          # monotonic time of a daemon's next start
+        self.started_at: dict[str, float] = {}   # monotonic time of each daemon's last start
+        self.start_times: dict[str, int] = {}    # wall time of the same, for the master's ad
+        self.cannot: dict[str, str] = {}         # why the last start of a daemon failed
+        self.commanded: set[str] = set()         # stopped by a command that starts it again
         self._lock = threading.Lock()
         self._lifeline_r, self._lifeline_w = os.pipe()
+
+    def _knob(self, name: str) -> str | None:
+        return self.config(name, "") or None
 
     def run(self) -> int:
         self.local_dir.mkdir(parents=True, exist_ok=True)
@@ -115,6 +138,12 @@ class Master(Daemon):
 
     def setup(self) -> None:
         make_layout(self.local_dir)
+        for name in self.others:
+            path = self.config(name.upper(), "")
+            if not path:   # HTCondor's master stops here too (daemon::InitParams)
+                self.refuse(f"{name.upper()} is in the DAEMON_LIST parameter, but there is no "
+                            "executable path for it defined in the config files!")
+            self.others[name] = path
         self._check_journal()
         (self.run_dir / "master.pid").write_text(f"{os.getpid()}\n")
         for name in self.daemons:
@@ -130,11 +159,22 @@ class Master(Daemon):
         self.log.info("journal verified: %d records, head %d", verdict.records, verdict.head)
 
     def _spawn(self, name: str) -> None:
+        now = time.monotonic()
+        self.started_at[name], self.start_times[name] = now, int(time.time())
+        path = self.others.get(name)
+        if path is not None and not os.access(path, os.X_OK):
+            self.cannot[name] = f"{path}: Cannot execute ({os.strerror(_access_errno(path))})"
+            self.log.error("%s", self.cannot[name])
+            self.children.pop(name, None)
+            self._schedule(name, now)
+            return
+        self.cannot.pop(name, None)
         env = dict(os.environ, CONDOR_CONFIG=self.config_file,
                    JOBLEDGER_LIFELINE_FD=str(self._lifeline_r))
+        command = [path] if path is not None else [sys.executable, "-m", f"daemons.{name}"]
         log = open(self.log_dir / f"{name}.stderr", "ab")
         try:
-            child = subprocess.Popen([sys.executable, "-m", f"daemons.{name}"], env=env,
+            child = subprocess.Popen(command, env=env,
                                      stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                      pass_fds=(self._lifeline_r,), cwd=str(self.local_dir))
         finally:
@@ -146,7 +186,7 @@ class Master(Daemon):
         path = self.run_dir / f"{name}.sock"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and not path.exists():
-            if self.children[name].poll() is not None:
+            if name not in self.children or self.children[name].poll() is not None:
                 return
             time.sleep(0.01)
 
@@ -155,13 +195,24 @@ class Master(Daemon):
         self.every(0.5, self._supervise, name="supervise")
 
     def _supervise(self) -> None:
-        backoff = self.config_float("MASTER_BACKOFF_CONSTANT", 0)
         with self._lock:
             if self.stopping.is_set():
                 return
-            for name, child in list(self.children.items()):
-                code = child.poll()
-                if code is None or name in self.disabled:
+            now = time.monotonic()
+            for name in self.daemons:
+                if name in self.disabled:
+                    continue
+                if name in self.due:
+                    if now >= self.due[name]:
+                        del self.due[name]
+                        self.restarts[name] += 1
+                        self._spawn(name)
+                    continue
+                child = self.children.get(name)
+                code = None if child is None else child.poll()
+                if code is None:
+                    if child is not None and self.backoff[name].recovered(now - self.started_at[name]):
+                        self.log.info("%s recovered", name)
                     continue
                 self.exits[name] = code
                 if code == EXIT_REFUSED:
@@ -169,11 +220,19 @@ class Master(Daemon):
                                    name, name)
                     self.disabled.add(name)
                     continue
-                self.log.info("%s (pid %d) exited with %s; restarting", name, child.pid, code)
-                self.restarts[name] += 1
-                if backoff:
-                    time.sleep(backoff)
-                self._spawn(name)
+                self.log.info("%s (pid %d) exited with %s", name, child.pid, code)
+                self._schedule(name, now)
+
+    def _schedule(self, name: str, now: float) -> None:
+        """The next start of ``name``, after HTCondor's back-off (or 1 s after a command)."""
+        if name in self.commanded:
+            self.commanded.discard(name)
+            self.backoff[name].failures = 0
+            seconds = BY_COMMAND_DELAY
+        else:
+            seconds = self.backoff[name].failed()
+        self.due[name] = now + seconds
+        self.log.info("restarting %s in %d seconds", name, seconds)
 
     def handlers(self) -> dict:
         handlers = super().handlers()
@@ -192,20 +251,25 @@ class Master(Daemon):
             with self._lock:
                 for name, child in self.children.items():
                     if child.poll() is None:
+                        self.commanded.add(name)
                         child.send_signal(signal.SIGTERM)  # the supervisor starts it again
             return True
         if command == DC_RECONFIG:
             return super().daemon_command(peer, command, target)
         if command in (DAEMON_OFF, DAEMON_ON) and target:
             name = target.lower()
-            if name not in self.children:
+            if name not in self.daemons:
                 raise ValueError(f"no daemon {target!r} in this pool")
             with self._lock:
                 if command == DAEMON_OFF:
                     self.disabled.add(name)
-                    self.children[name].send_signal(signal.SIGTERM)
-                else:
+                    self.due.pop(name, None)
+                    if name in self.children:
+                        self.children[name].send_signal(signal.SIGTERM)
+                elif name in self.disabled:
                     self.disabled.discard(name)
+                    self.backoff[name].failures = 0
+                    self.due[name] = time.monotonic()   # condor_on: start it now
             return True
         raise HTCondorException(f"the master does not handle command {command}")
 
@@ -214,21 +278,44 @@ class Master(Daemon):
         return True
 
     def _status(self) -> dict:
+        """Per daemon: pid, running, restarts (starts after the first), exit (the last
+        status), state (HTCondor's master ad: Alive, Dead, Hold), failures (in a row,
+        the back-off's count), restart_in (seconds to the next start while it is due)
+        and why its last start failed ("cannot")."""
         with self._lock:
-            return {name: {"pid": child.pid, "running": child.poll() is None,
-                           "restarts": self.restarts[name],
-                           "exit": self.exits.get(name) if child.poll() is None else child.returncode}
-                    for name, child in self.children.items()}
+            now = time.monotonic()
+            return {name: self._daemon_status(name, now) for name in self.daemons
+                    if name in self.children or name in self.due or name in self.disabled}
+
+    def _daemon_status(self, name: str, now: float) -> dict:
+        child = self.children.get(name)
+        running = child is not None and child.poll() is None
+        due = self.due.get(name)
+        info = {"pid": child.pid if child is not None else 0, "running": running,
+                "restarts": self.restarts[name],
+                "exit": None if running or child is None else child.returncode,
+                "state": "Alive" if running else "Hold" if name in self.disabled else "Dead",
+                "failures": self.backoff[name].failures,
+                "restart_in": None if due is None else max(0, round(due - now, 1)),
+                "daemon_core": name not in self.others}
+        if name in self.cannot:
+            info["cannot"] = self.cannot[name]
+        return info
 
     def ads(self) -> list[dict]:
         ad = self.common_ad("DaemonMaster")
         ad["MasterIpAddr"] = ad["MyAddress"]
+        with self._lock:   # HTCondor's <NAME>_StartTime: 0 while a daemon is down
+            for name in self.daemons:
+                child = self.children.get(name)
+                up = child is not None and child.poll() is None
+                ad[f"{name.upper()}_StartTime"] = self.start_times.get(name, 0) if up else 0
         return [ad]
 
     def teardown(self) -> None:
         timeout = self.config_float("SHUTDOWN_GRACEFUL_TIMEOUT", 30)
         with self._lock:
-            for name in STOP_ORDER:
+            for name in [*self.others, *STOP_ORDER]:
                 child = self.children.get(name)
                 if child is None or child.poll() is not None:
                     continue
@@ -245,6 +332,15 @@ class Master(Daemon):
             (self.run_dir / "master.pid").unlink()
         except FileNotFoundError:
             pass
+
+
+def _access_errno(path: str) -> int:
+    """Why ``path`` cannot be executed, as an errno."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno or 0
+    return 13   # EACCES: it is there but not executable
 
 
 if __name__ == "__main__":

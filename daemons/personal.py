@@ -227,6 +227,8 @@ class PersonalPool:
         for name, info in daemons.items():
             if not info["running"]:
                 return False
+            if not info.get("daemon_core", True):
+                continue   # a plain program: running, from the pid the master started, is all it says
             try:
                 answer = ipc.call(ipc.sinful(str(self.local_dir / "run" / f"{name}.sock")), "ping", timeout=2)
             except HTCondorException:
@@ -243,6 +245,8 @@ class PersonalPool:
             code = info.get("exit")
             stderr = self.local_dir / "log" / f"{name}.stderr"
             self.stop()
+            if info.get("cannot"):
+                raise HTCondorException(f"the {name} daemon of DAEMON_LIST cannot start: {info['cannot']}")
             raise HTCondorException(f"the {name} daemon exited as the pool started"
                                     + (f" (status {code})" if code is not None else "")
                                     + f"{self._said(stderr)} (see {stderr})")

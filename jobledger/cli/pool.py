@@ -105,4 +105,18 @@ def status(local_dir):
     click.echo(f"pool at {local_dir}: running")
     for name, info in daemons.items():
         state = "running" if info["running"] else "down"
-        click.echo(f"  {name:<11} pid {info['pid']:<8} {state:<8} restarts {info['restarts']}")
+        click.echo(f"  {name:<11} pid {info['pid']:<8} {state:<8} restarts {info['restarts']}"
+                   + _backing_off(info))
+
+
+def _backing_off(info: dict) -> str:
+    """What the master is doing about a daemon that does not stay up (HTCondor's back-off)."""
+    if info["running"] or info.get("state") == "Hold":
+        return "  (turned off)" if info.get("state") == "Hold" else ""
+    why = info.get("cannot") or (f"exited with status {info['exit']}" if info.get("exit") is not None else "")
+    failures = info.get("failures", 0)
+    text = f"  {why}" if why else ""
+    if info.get("restart_in") is not None:
+        text += (f"; next start in {info['restart_in']:g} s"
+                 f" (back-off after {failures} failure{'s' if failures != 1 else ''} in a row)")
+    return text
