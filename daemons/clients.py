@@ -81,6 +81,16 @@ def parse_job_spec(spec) -> dict:
     raise TypeError("job_spec must be a job id, a list of ids, or a constraint")
 
 
+def job_spec_hack(addr: str, job_spec, f_job_ids, f_constraint, args: list):
+    """htcondor2._schedd.job_spec_hack: ``f_job_ids(addr, "C.P, C.P", *args)`` when
+    ``job_spec`` names jobs by id only, else ``f_constraint(addr, constraint, *args)``;
+    the reading is parse_job_spec's (TypeError, HTCondorValueError)."""
+    spec = parse_job_spec(job_spec)
+    if "ids" in spec:
+        return f_job_ids(addr, ", ".join(spec["ids"]), *args)
+    return f_constraint(addr, spec["constraint"], *args)
+
+
 def _constraint_text(constraint) -> str | None:
     if constraint is None or constraint is True:
         return None

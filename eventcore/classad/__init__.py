@@ -83,7 +83,7 @@ from __future__ import annotations
 
 from eventcore.errors import ClassAdError, ClassAdEvalError, ClassAdParseError
 
-from .ad import ClassAd, ExprTree
+from .classad2 import ClassAd, ExprTree
 from .api import (Parser, ParserType, lastError, parse_ad, parseAds, parseNext, parseOne, quote,
                   unquote, version)
 from .env import ENV, configure

@@ -18,6 +18,7 @@ from .parser import Parser, parse_expr
 from .quickad import quick_new_items
 from .unparse import Unparser, quote_name, sorted_attrs, unparse, unparse_old, unparse_pretty
 from .values import UNDEF, ListValue
+from .lasterror import LAST_ERROR
 
 
 class ExprTree:
@@ -393,9 +394,6 @@ class ClassAd(MutableMapping):
     def _pairs(self):
         names = self._names
         return [(names[k], e.node) for k, e in self._exprs.items()]
-
-
-LAST_ERROR = [""]
 
 
 def _remember(parse, text):

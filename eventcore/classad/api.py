@@ -7,7 +7,8 @@ import enum
 
 from eventcore.errors import ClassAdValueError, ClassAdParseError
 
-from .ad import LAST_ERROR, ClassAd, parse_new_ad
+from .ad import ClassAd, parse_new_ad
+from .lasterror import LAST_ERROR
 from .formats import parse_json_ads, parse_new_ads, parse_old_ads
 from .lexer import tokenize
 from .unparse import quote_string
@@ -128,7 +129,8 @@ def unquote(input: str) -> str:
 
 
 def lastError() -> str:
-    """The message of the last parse error raised by ClassAd(text)/ExprTree(text)."""
+    """The last error message: of a failed parse (ClassAd(text)/ExprTree(text)), or of a
+    string compared with a non-string value (HTCondor's CondorErrMsg)."""
     return LAST_ERROR[0]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from .values import ERROR, INT64_MAX, INT64_MIN, UNDEF, AbsTime, ListValue, RelTime, c_int32, wrap64
+from .lasterror import LAST_ERROR, STRING_COMPARISON
 
 _NUMERIC = (int, float, bool)
 _INF = math.inf
@@ -208,6 +209,7 @@ def compare(op: str, a, b):
         return ERROR
     if ta is str or tb is str:
         if ta is not str or tb is not str:
+            LAST_ERROR[0] = STRING_COMPARISON
             return ERROR
         return _ordered(op, ascii_lower(a), ascii_lower(b))
     if ta is AbsTime or tb is AbsTime:
