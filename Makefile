@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export TZ := UTC
 
-.PHONY: demo test test-zones bench venv clean
+.PHONY: demo test test-zones bench venv clean upstream-tests
 
 venv: $(STAMP)
 
@@ -28,6 +28,12 @@ test-zones: $(STAMP)
 	for zone in $(ZONES); do \
 	  JOBLEDGER_TEST_TZ=$$zone $(BIN)/python -m pytest -n 2 -q tests/userlog tests/journal tests/pool tests/tracking || exit 1; \
 	done
+
+# HTCondor's own test files (src/condor_tests) against jobledger, from a checkout of
+# htcondor/htcondor kept outside this repository; writes tests/upstream/PASSLIST.md.
+upstream-tests: $(STAMP)
+	@if [ -z "$(HTCONDOR_SRC)" ]; then echo "upstream-tests: skipped (no HTCONDOR_SRC=path/to/htcondor checkout given)"; \
+	else $(BIN)/python -m tests.upstream.run "$(HTCONDOR_SRC)" $(UPSTREAM_FILES); fi
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -1,0 +1,40 @@
+"""The adapter `make upstream-tests` runs HTCondor's own test files through: its import
+aliases, its scope list, and the runner's refusal of a folder that is no checkout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.upstream import run
+
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(run.ALIAS), str(run.ROOT)]))
+
+
+def test_the_aliases_import_jobledger_modules_under_htcondors_names():
+    code = ("import htcondor2, classad2, htcondor, classad, htcondor2._schedd as s, jobledger, jobledger._schedd;"
+            "import jobledger.classad as c;"
+            "assert htcondor2 is jobledger and htcondor is jobledger and classad2 is c and classad is c;"
+            "assert s is jobledger._schedd and jobledger.__spec__.name == 'jobledger';"
+            "print(s.job_spec_hack.__module__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "daemons.clients"
+
+
+def test_a_name_jobledger_lacks_still_fails_to_import():
+    done = subprocess.run([sys.executable, "-c", "import htcondor2._no_such_module"], capture_output=True,
+                          text=True, env=ENV, timeout=120)
+    assert done.returncode == 1 and "ModuleNotFoundError" in done.stderr
+
+
+def test_the_scope_names_81_distinct_files():
+    files = [f for _, f in run.scope()]
+    assert len(files) == len(set(files)) == 81
+    assert {s for s, _ in run.scope()} == {"no pool", "pool", "DAGMan"}
+
+
+def test_the_runner_refuses_a_folder_without_the_suite(tmp_path, capsys):
+    assert run.main([str(tmp_path)]) == 2
+    assert "ornithology" in capsys.readouterr().err
