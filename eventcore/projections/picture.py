@@ -18,7 +18,8 @@ panels draw:
   return value, and the DAGMan jobs' DAG files (``dags``: cluster -> iwd,
   file) so a reader can draw the edges.
 
-Times are event times (``replay.effective_time``).  ``snapshot()`` is the
+Times are event times (``replay.effective_time``); a record that is no event (an ad,
+an edit, leaving the queue) takes the time of the event before it.  ``snapshot()`` is the
 whole picture (JSON-ready); ``delta(since)`` is what changed after journal
 position ``since``: the jobs whose rows changed, the series points, the
 header.  Every job row carries ``ch``, the position that last changed it,
@@ -195,6 +196,7 @@ class Picture:
         self.position = 0
         self.first_time: float | None = None
         self.time: float | None = None
+        self._untimed: list[list] = []
 
     def apply_all(self, entries: Iterable) -> "Picture":
         for entry in entries:
@@ -206,11 +208,7 @@ class Picture:
         """Fold one journal entry (``eventcore.journal.Entry``)."""
         self.queue.apply(entry.position, entry.time, entry.job, entry.type, entry.payload)
         self.position = entry.position
-        t = effective_time(entry)
-        if self.first_time is None or t < self.first_time:
-            self.first_time = t
-        if self.time is None or t > self.time:
-            self.time = t
+        t = self._moment(entry)
         cluster, proc = entry.job.cluster, entry.job.proc
         if proc < 0 or cluster < 0:
             return
@@ -233,6 +231,24 @@ class Picture:
         track.changed = entry.position
         if self._restate(track, t) or born:
             self.series.append([entry.position, t] + [self.counts[s] for s in _ORDER])
+            if t is None:
+                self._untimed.append(self.series[-1])
+
+    def _moment(self, entry) -> float | None:
+        """The entry's event time; for other records the last event's (an ad's append
+        time may be far from the run's, as for imported logs), or, before any event,
+        the next event's (points waiting for it are in ``_untimed``)."""
+        if entry.type != "event":
+            return self.time
+        t = effective_time(entry)
+        if self.first_time is None or t < self.first_time:
+            self.first_time = t
+        if self.time is None or t > self.time:
+            self.time = t
+        for point in self._untimed:
+            point[1] = t
+        self._untimed.clear()
+        return t
 
     def _describe(self, track: JobTrack) -> None:
         row = self.queue.proc(track.cluster, track.proc)
@@ -261,7 +277,7 @@ class Picture:
             return False
         self.counts[track.status] -= 1
         self.counts[status] = self.counts.get(status, 0) + 1
-        if status == 4:
+        if status == 4 and t is not None:
             self.completions.append(t)
         track.status = status
         return True
@@ -279,7 +295,8 @@ class Picture:
 
     def snapshot(self) -> dict:
         """The whole picture as of ``self.position``."""
-        return {"header": self.header(), "series": thin(self.series, MAX_SERIES),
+        timed = self.series if not self._untimed else [p for p in self.series if p[1] is not None]
+        return {"header": self.header(), "series": thin(timed, MAX_SERIES),
                 "jobs": [t.row() for t in self.jobs.values()],
                 "dags": {str(k): v for k, v in self.dags.items()}}
 
@@ -288,7 +305,7 @@ class Picture:
         start = len(self.series)
         while start > 0 and self.series[start - 1][0] > since:
             start -= 1
-        return {"header": self.header(), "series": self.series[start:],
+        return {"header": self.header(), "series": [p for p in self.series[start:] if p[1] is not None],
                 "jobs": [t.row() for t in self.jobs.values() if t.changed > since],
                 "dags": {str(k): v for k, v in self.dags.items()}}
 

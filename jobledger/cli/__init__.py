@@ -69,3 +69,6 @@ main.add_command(_log.command)
 from jobledger.cli import dag as _dag  # noqa: E402
 
 main.add_command(_dag.dag)
+from jobledger.cli import web as _web  # noqa: E402
+
+main.add_command(_web.command)

@@ -24,22 +24,27 @@ def transfer(job, kind, t):
     return event(job, 40, t, Type=kind, Host="<127.0.0.1:1>")
 
 
-def run_journal() -> MemoryJournal:
+def batches() -> list[tuple[list, float]]:
     """Two jobs: A transfers in, runs on slot1, transfers out, exits 0; B runs on slot2,
     is held (code 21) while running, released, evicted, runs again on slot1, exits 3."""
+    return [
+        (submit(1, 2, timestamp=T), T),
+        ([transfer(A, 2, T + 5), transfer(A, 3, T + 6),
+          event(A, 1, T + 6, ExecuteHost="<127.0.0.1:9>", SlotName="slot1@host"),
+          event(B, 1, T + 7, ExecuteHost="<127.0.0.1:9>", SlotName="slot2@host")], T + 7),
+        ([ActionRecord(B, "hold", reason="admin says wait", by="root"),
+          event(B, 12, T + 8, HoldReason="admin says wait", HoldReasonCode=21)], T + 8),
+        ([transfer(A, 5, T + 9), transfer(A, 6, T + 10), event(A, 5, T + 10), LeaveQueue(A)], T + 10),
+        ([event(B, 13, T + 12)], T + 12),
+        ([event(B, 1, T + 13, SlotName="slot1@host"), event(B, 4, T + 14),
+          event(B, 1, T + 15, SlotName="slot1@host"), event(B, 5, T + 20, ReturnValue=3), LeaveQueue(B)], T + 20),
+    ]
+
+
+def run_journal() -> MemoryJournal:
     j = MemoryJournal()
-    j.append(submit(1, 2, timestamp=T), time=T)
-    j.append([transfer(A, 2, T + 5), transfer(A, 3, T + 6),
-              event(A, 1, T + 6, ExecuteHost="<127.0.0.1:9>", SlotName="slot1@host"),
-              event(B, 1, T + 7, ExecuteHost="<127.0.0.1:9>", SlotName="slot2@host")], time=T + 7)
-    j.append([ActionRecord(B, "hold", reason="admin says wait", by="root"),
-              event(B, 12, T + 8, HoldReason="admin says wait", HoldReasonCode=21)], time=T + 8)
-    j.append([transfer(A, 5, T + 9), transfer(A, 6, T + 10),
-              event(A, 5, T + 10), LeaveQueue(A)], time=T + 10)
-    j.append([event(B, 13, T + 12)], time=T + 12)
-    j.append([event(B, 1, T + 13, SlotName="slot1@host"), event(B, 4, T + 14),
-              event(B, 1, T + 15, SlotName="slot1@host"),
-              event(B, 5, T + 20, ReturnValue=3), LeaveQueue(B)], time=T + 20)
+    for records, when in batches():
+        j.append(records, time=when)
     return j
 
 
