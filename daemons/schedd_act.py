@@ -4,7 +4,10 @@ Jobs are chosen by an id list (every id lands in exactly one result bucket)
 or by a constraint (ANDed with the action's state filter, so jobs in the
 wrong state are simply not matched).  All records of one call are one
 journal append; if no job succeeded nothing is appended, but the result ad
-is still returned.  After the commit the running instances are told
+is still returned.  The append names the state each job was decided on
+(``Assumed``): a job whose run started meanwhile (its EXECUTE is appended
+outside the lock actions hold) makes the store refuse it, and the action
+decides again on what the queue holds now, killing the run it then sees.  After the commit the running instances are told
 (kill, vacate, suspend, continue) through the startd.
 """
 
@@ -15,18 +18,19 @@ import time
 
 from daemons import adwire, spool
 from daemons.schedd_records import RUN_ATTRS, event, starter_job
+from eventcore import interleave
 from eventcore.attrnames import attr_name
 from eventcore.enums import JobAction, TransactionFlag
-from eventcore.errors import HTCondorException, TransferError
+from eventcore.errors import HTCondorException, StaleDecision, TransferError
 from eventcore.events import EventType
 from eventcore.ids import JobId
-from eventcore.records import ActionRecord, LeaveQueue, SetAttributes
+from eventcore.records import ActionRecord, Assumed, LeaveQueue, SetAttributes
 from eventcore.status import JobStatus
 
 I, R, X, C, H, T, S = (JobStatus.IDLE, JobStatus.RUNNING, JobStatus.REMOVED, JobStatus.COMPLETED,
                        JobStatus.HELD, JobStatus.TRANSFERRING_OUTPUT, JobStatus.SUSPENDED)
 RUNNING = (R, T, S)
-STOPS_RUN = (JobAction.Hold, JobAction.Remove)   # actions that end a run (its starter is killed)
+DECIDE_AGAIN = 16   # decisions made afresh when jobs moved under them (only a run's start can)
 STATE_FILTER = {
     JobAction.Hold: "JobStatus != 3 && JobStatus != 4",
     JobAction.Release: "JobStatus == 5 && HoldReasonCode =!= 16",
@@ -81,22 +85,33 @@ class Actions:
     def act(self, user: str, action: int, ids: list | None = None, constraint: str | None = None,
             reason: str | None = None, subcode: int | None = None) -> dict:
         action = JobAction(action)
-        counts = dict.fromkeys(BUCKETS, 0)
         with self.runs.lock:
-            chosen = self._choose(action, ids, constraint, counts)
-            records, effects = [], []
-            now = time.time()
-            for job, ad in chosen:
-                bucket, recs, effect = self._one(action, job, ad, user, reason, subcode, now)
-                if effect is None and bucket == "TotalSuccess" and action in STOPS_RUN:
-                    self.runs.cancel_start(job)     # idle when read, but maybe being started
-                counts[bucket] += 1
-                records += recs
-                if effect:
-                    effects.append((*effect, ad))
-            total_ads = self._count_jobs()
-            if counts["TotalSuccess"]:
-                self.store.append(records)
+            for _ in range(DECIDE_AGAIN):
+                counts = dict.fromkeys(BUCKETS, 0)
+                chosen = self._choose(action, ids, constraint, counts)
+                interleave.point("act.chosen")
+                records, effects = [], []
+                now = time.time()
+                for job, ad in chosen:
+                    bucket, recs, effect = self._one(action, job, ad, user, reason, subcode, now)
+                    counts[bucket] += 1
+                    if recs:    # the state it was decided on: the commit refuses another
+                        records += [Assumed.of(job, ad), *recs]
+                    if effect:
+                        effects.append((*effect, ad))
+                total_ads = self._count_jobs()
+                if not counts["TotalSuccess"]:
+                    break
+                interleave.point("act.append")
+                try:
+                    self.store.append(records)
+                    interleave.point("act.committed")
+                    break
+                except StaleDecision:   # a job moved meanwhile (a run started): decide again
+                    continue
+            else:
+                raise HTCondorException(f"{ACTION_NAMES[action]}: the jobs kept changing while "
+                                        "it was decided; nothing was done")
         for claim, what, ad in effects:
             self.runs.tell(claim, what, ad)
         if action is JobAction.Remove and counts["TotalSuccess"]:

@@ -34,7 +34,7 @@ from daemons.starter import SIGNALS, Starter
 from eventcore.errors import InvalidTransition
 from eventcore.events import EventType
 from eventcore.ids import JobId
-from eventcore.records import SetAttributes
+from eventcore.records import Assumed, SetAttributes
 
 SCHEDULER = 7      # JobUniverse of the scheduler universe
 LOCAL_SLOT = "local"
@@ -82,16 +82,13 @@ class SchedulerUniverse:
                 continue
             if adwire.evaluate(ad, "JobStatus") != 1:
                 continue
-            child = None
             with self.runs.starting(job) as claim:
                 if claim is None:
                     continue
                 try:
-                    child = self._start(job, claim)
+                    self._start(job, claim)
                 except (OSError, InvalidTransition) as exc:
                     self.log.info("scheduler universe job %s: could not start: %s", job, exc)
-            if self.runs.take_cancelled(claim) and child is not None:
-                child.send_signal(signal.SIGQUIT)     # held or removed while it was started
 
     def _start(self, job: JobId, claim: str) -> subprocess.Popen | None:
         """Start ``job``'s starter and record its run; the starter (None if not started)."""
@@ -114,7 +111,7 @@ class SchedulerUniverse:
                                  pass_fds=(int(lifeline),) if lifeline else ())
         self.children[child.pid] = child
         start = process_start_time(child.pid)
-        records = [SetAttributes(job, set={
+        records = [Assumed.of(job, current), SetAttributes(job, set={
             "ClaimId": adwire.quote(claim), "StarterPid": str(child.pid), "StarterStart": str(start),
             "ScratchDir": adwire.quote(str(self.execute_dir / f"dir_{child.pid}")),
             "RemoteSlot": adwire.quote(LOCAL_SLOT),
@@ -122,7 +119,7 @@ class SchedulerUniverse:
                                SlotName=LOCAL_SLOT)]
         try:
             self.store.append(records)
-        except InvalidTransition:
+        except InvalidTransition:   # (StaleDecision: held or removed while it was started)
             child.send_signal(signal.SIGQUIT)
             raise
         return child

@@ -15,15 +15,16 @@ from __future__ import annotations
 import time
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 
-from daemons import adwire, ipc, spool
+from daemons import adwire, spool
 from daemons.joint_commit import JointCommit
 from daemons.negotiator import request_of
 from daemons.schedd_local import SCHEDULER
 from daemons.schedd_records import event, startd_address, starter_job
-from eventcore.errors import HTCondorException, InvalidTransition
+from eventcore import interleave
+from eventcore.errors import InvalidTransition
 from eventcore.events import EventType
 from eventcore.ids import JobId
-from eventcore.records import SetAttributes
+from eventcore.records import Assumed, SetAttributes
 from eventcore.status import JobStatus
 from eventcore.transfer import output_on_evict
 
@@ -150,11 +151,6 @@ class Matches:
             self.log.info("job %s: could not start: %s", job, exc)
         finally:
             self.runs.started(job, claim)
-        if self.runs.take_cancelled(claim):     # held or removed while it was started
-            try:
-                ipc.call(match["startd"], "signal", timeout=5, claim=claim, what="kill")
-            except HTCondorException as exc:    # (no starter: the start had failed)
-                self.log.info("job %s: could not kill claim %s: %s", job, claim, exc)
 
     def _start_run(self, job: JobId, claim: str, match: dict) -> None:
         """Start ``job``: on its startd (a new starter), or -- a match with ``handed``, a
@@ -167,9 +163,10 @@ class Matches:
         address, handed = match["startd"], match.get("handed")
         values = self._starter_job(job, ad)
         if handed is not None:      # the startd needs only whose job it is
-            started = ipc.call(address, "activate", timeout=10, claim=claim, request=match["request"],
-                               job={a: values[a] for a in SLOT_ATTRS if a in values},
-                               reuse=match["reuse"], continuing=True)
+            started = self.runs.startd_call(
+                "activate", address=address, claim=claim, request=match["request"],
+                job={a: values[a] for a in SLOT_ATTRS if a in values}, reuse=match["reuse"],
+                continuing=True)
             given = {"claim": claim, "job": values, "scratch": started["scratch"]}
             with self.runs.lock:
                 self._continued[match["reuse"]] = given
@@ -177,10 +174,11 @@ class Matches:
                     del self._continued[next(iter(self._continued))]
             _settle(handed, given)
         else:
-            started = ipc.call(address, "activate", timeout=10, claim=claim, job=values,
-                               request=match["request"], reuse=match.get("reuse"), slot=match.get("slot"))
+            started = self.runs.startd_call(
+                "activate", address=address, claim=claim, job=values, request=match["request"],
+                reuse=match.get("reuse"), slot=match.get("slot"))
         now = time.time()
-        records = [SetAttributes(job, set={
+        records = [Assumed.of(job, ad), SetAttributes(job, set={
             "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),
             "StarterStart": str(started["start"]), "ScratchDir": adwire.quote(started["scratch"]),
             "RemoteSlot": adwire.quote(started["slot"]), "StartdIpAddr": adwire.quote(address),
@@ -188,10 +186,12 @@ class Matches:
         }, by="schedd"), event(EventType.EXECUTE, job, now, ExecuteHost=started.get("host") or address,
                                SlotName=started["slot"])]
         joint = match.get("joint")
+        interleave.point("start.before-execute")
         try:
             (self.store if joint is None else joint).append(records)
-        except InvalidTransition:
-            ipc.call(address, "signal", timeout=5, claim=claim, what="kill")
+        except InvalidTransition:   # (StaleDecision: held or removed while it was started)
+            self.runs.startd_call("signal", address=address, claim=claim, what="kill")
+        interleave.point("start.after-execute")
 
     def _starter_job(self, job: JobId, ad: dict) -> dict:
         """What the starter gets: the job's values, and where ON_EXIT_OR_EVICT keeps files."""

@@ -18,13 +18,14 @@ from __future__ import annotations
 import time
 
 from daemons import adwire
-from daemons.schedd_act import ACTION_NAMES
+from daemons.schedd_act import ACTION_NAMES, DECIDE_AGAIN
 from daemons.schedd_records import HOLD_POLICY, RUN_ATTRS, event
+from eventcore import interleave
 from eventcore.enums import JobAction
-from eventcore.errors import InvalidTransition
+from eventcore.errors import InvalidTransition, StaleDecision
 from eventcore.events import EventType
 from eventcore.ids import JobId
-from eventcore.records import ActionRecord, LeaveQueue, SetAttributes
+from eventcore.records import ActionRecord, Assumed, LeaveQueue, SetAttributes
 
 POLICY_ATTRS = ("PeriodicHold", "PeriodicRelease", "PeriodicRemove", "TimerRemove", "PeriodicVacate",
                 "AllowedJobDuration", "AllowedExecuteDuration")
@@ -151,38 +152,57 @@ class Policy:
         self.next_walk = now + min(self.ceiling, max(self.base, spent * 100))
 
     def apply(self, job: JobId, verdict: tuple) -> None:
-        """Carry out ``verdict`` (as ``periodic_verdict`` returns it) on ``job`` now."""
-        with self.runs.lock:
-            ad = self.store.job_ad(job)
-            if ad is None:
-                return
-            now = time.time()
-            status = int(adwire.literal(ad.get("JobStatus", "1")))
-            claim = adwire.evaluate(ad, "ClaimId") if status in (2, 6, 7) else None
-            clear = [SetAttributes(job, delete=tuple(a for a in RUN_ATTRS if a in ad), by="schedd")] \
-                if claim else []
-            kind = verdict[0]
-            audit = ActionRecord(job, ACTION_NAMES[{"hold": JobAction.Hold, "release": JobAction.Release,
-                                                    "remove": JobAction.Remove,
-                                                    "vacate": JobAction.Vacate}[kind]],
-                                 reason=verdict[1], by="schedd")
-            if kind == "vacate":
-                records = [ActionRecord(job, "vacate", reason=verdict[1], by="schedd")]
-            elif kind == "hold":
-                code = verdict[3] if len(verdict) > 3 else HOLD_POLICY
-                records = clear + [audit, event(EventType.JOB_HELD, job, now, HoldReason=verdict[1],
-                                                HoldReasonCode=code, HoldReasonSubCode=verdict[2])]
-            elif kind == "release":
-                records = [audit, event(EventType.JOB_RELEASED, job, now, Reason=verdict[1])]
-            else:
-                records = clear + [audit, event(EventType.JOB_ABORTED, job, now, Reason=verdict[1]),
-                                   LeaveQueue(job)]
-            try:
-                self.store.append(records)
-            except InvalidTransition as exc:
-                self.log.info("policy on %s: %s", job, exc)
-                return
+        """Carry out ``verdict`` (as ``periodic_verdict`` returns it) on ``job`` now.  The
+        records name the state they were decided on; if the job moved meanwhile (its run
+        started) the verdict is taken again on what the queue holds now."""
+        for _ in range(DECIDE_AGAIN):
+            with self.runs.lock:
+                ad = self.store.job_ad(job)
+                interleave.point("policy.chosen")
+                if ad is None:
+                    return
+                now = time.time()
+                status = int(adwire.literal(ad.get("JobStatus", "1")))
+                claim = adwire.evaluate(ad, "ClaimId") if status in (2, 6, 7) else None
+                records = [Assumed.of(job, ad), *_verdict_records(job, ad, verdict, claim, now)]
+                interleave.point("policy.append")
+                try:
+                    self.store.append(records)
+                    break
+                except StaleDecision:
+                    verdict = periodic_verdict(self.store.job_ad(job) or {"JobStatus": "3"}, time.time(),
+                                               self.max_releases, self.system)
+                    if verdict is None:
+                        return
+                    continue
+                except InvalidTransition as exc:
+                    self.log.info("policy on %s: %s", job, exc)
+                    return
+        else:
+            self.log.info("policy on %s: the job kept changing; left for the next walk", job)
+            return
+        kind = verdict[0]
         if claim:
             self.runs.tell(claim, "vacate" if kind == "vacate" else "kill", ad)
         if kind == "release":
             self.poke()
+
+
+def _verdict_records(job: JobId, ad: dict, verdict: tuple, claim, now: float) -> list:
+    """The records that carry out ``verdict`` on ``job`` (its ``ad``, its run's ``claim``)."""
+    clear = [SetAttributes(job, delete=tuple(a for a in RUN_ATTRS if a in ad), by="schedd")] \
+        if claim else []
+    kind = verdict[0]
+    audit = ActionRecord(job, ACTION_NAMES[{"hold": JobAction.Hold, "release": JobAction.Release,
+                                            "remove": JobAction.Remove,
+                                            "vacate": JobAction.Vacate}[kind]],
+                         reason=verdict[1], by="schedd")
+    if kind == "vacate":
+        return [ActionRecord(job, "vacate", reason=verdict[1], by="schedd")]
+    if kind == "hold":
+        code = verdict[3] if len(verdict) > 3 else HOLD_POLICY
+        return clear + [audit, event(EventType.JOB_HELD, job, now, HoldReason=verdict[1],
+                                     HoldReasonCode=code, HoldReasonSubCode=verdict[2])]
+    if kind == "release":
+        return [audit, event(EventType.JOB_RELEASED, job, now, Reason=verdict[1])]
+    return clear + [audit, event(EventType.JOB_ABORTED, job, now, Reason=verdict[1]), LeaveQueue(job)]

@@ -36,10 +36,11 @@ from daemons.schedd_records import (HOLD_SPAWN, RUN_ATTRS, event, exit_records, 
                                     file_transfer_events)
 from daemons.spool import job_spool
 from daemons.starter import OUTCOME, read_outcome
+from eventcore import interleave
 from eventcore.errors import HTCondorException, InvalidTransition
 from eventcore.events import EventType
 from eventcore.ids import JobId
-from eventcore.records import SetAttributes
+from eventcore.records import Assumed, SetAttributes
 from eventcore.status import JobStatus
 from eventcore.transfer import size_mb
 
@@ -71,7 +72,6 @@ class Runs:
         self.lock = threading.RLock()
         self._starting: dict[str, threading.Event] = {}   # claim -> set once its start is recorded
         self._starting_jobs: dict[JobId, str] = {}     # job -> the claim it is being started under
-        self._cancelled: set[str] = set()   # claims whose job an action stopped while it started
 
     # -- claims being started ---------------------------------------------------------
     def reserve(self, job: JobId) -> str | None:
@@ -105,24 +105,6 @@ class Runs:
         """The jobs being started right now (idle in the queue, not to be matched again)."""
         with self.lock:
             return frozenset(self._starting_jobs)
-
-    def cancel_start(self, job: JobId) -> None:
-        """A hold or removal of ``job``, read idle: if it is being started, its EXECUTE
-        may still commit before the action's records (which do not refuse it), so
-        whoever starts it is told to kill what it started (``take_cancelled``)."""
-        with self.lock:
-            claim = self._starting_jobs.get(job)
-            if claim is not None:
-                self._cancelled.add(claim)
-
-    def take_cancelled(self, claim: str) -> bool:
-        """After ``started``: True if an action stopped the job while it was being
-        started under ``claim`` (final then: no action can cancel a start that ended)."""
-        with self.lock:
-            if claim in self._cancelled:
-                self._cancelled.discard(claim)
-                return True
-            return False
 
     def is_starting(self, claim: str) -> bool:
         with self.lock:
@@ -158,8 +140,10 @@ class Runs:
             if ad is None or not self.is_current(ad, claim):
                 return "stale"
             now = time.time()
+            records = [Assumed.of(job, ad), *exit_records(job, ad, outcome, now)]
+            interleave.point("outcome.append")
             try:
-                append(exit_records(job, ad, outcome, now))
+                append(records)
             except InvalidTransition:
                 return "stale"
             self._remove_scratch(ad, only_saved=reported)

@@ -18,6 +18,7 @@ data (where, what), not just a message.
     │   ├── UserLogReadError (HTCondorException)   a garbled event (ULOG_RD_ERROR)
     │   └── UserLogFileChanged       the file was truncated or replaced under the reader
     ├── InvalidTransition (ValueError)   (status, event) not in the status table
+    │   └── StaleDecision            a decision's assumed job state is not the job's at commit
     ├── JournalError
     │   ├── JournalCorrupt           checksum/continuity failure; position
     │   │   └── JournalBehind        the journal ends before its recorded high-water mark
@@ -182,6 +183,21 @@ class InvalidTransition(JobledgerError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.status, self.event, self.job))
+
+
+class StaleDecision(InvalidTransition):
+    """An append's decision assumed a job state (``eventcore.records.Assumed``) the job
+    is no longer in: nothing of the append was committed; read the job, decide again."""
+
+    def __init__(self, job, assumed, actual):
+        self.job = job
+        self.assumed = assumed
+        self.actual = actual
+        self.status, self.event = actual, None
+        JobledgerError.__init__(self, f"job {job}: decided on {assumed}, found {actual}")
+
+    def __reduce__(self):
+        return (type(self), (self.job, self.assumed, self.actual))
 
 
 class JournalError(JobledgerError):

@@ -27,6 +27,13 @@ Every record may carry a ``key``: an identity for idempotent ingestion (an
 imported event's file identity and byte offset).  The journal refuses a
 second record with a key it already holds, so re-importing adds nothing.
 
+A decision also names what it assumed: an ``Assumed(job, status, claim)``
+among the records of one append is no record (it is never journaled) but
+the append's precondition, as an event store checks the version a command
+was decided on.  The store checks it against the job's state at commit
+time and refuses the whole append (``StaleDecision``) on a mismatch; the
+part that decided reads the job again and decides again.
+
 Payloads are versioned: ``RECORD_VERSIONS`` says what a writer writes today;
 ``eventcore.codecs.journal`` upcasts older versions when reading.  The
 journal is never rewritten.
@@ -42,7 +49,8 @@ from eventcore.ids import JobId
 
 __all__ = [
     "ClusterAd", "ProcAd", "ProcBlock", "SetAttributes", "EventRecord", "ActionRecord", "LeaveQueue",
-    "Record", "RECORD_TYPES", "RECORD_VERSIONS", "ACTIONS", "quote_string",
+    "Record", "RECORD_TYPES", "RECORD_VERSIONS", "ACTIONS", "quote_string", "Assumed",
+    "split_assumed",
 ]
 
 
@@ -234,3 +242,32 @@ RECORD_TYPES = {cls.type: cls for cls in
                 (ClusterAd, ProcAd, ProcBlock, SetAttributes, EventRecord, ActionRecord, LeaveQueue)}
 # The payload version each record type is written with today.
 RECORD_VERSIONS = {name: 1 for name in RECORD_TYPES}
+
+
+@attrs.frozen
+class Assumed:
+    """What a decision about ``job`` assumed: its status (None: not in the queue) and
+    its ``ClaimId`` as the ad's expression text (None: no claim), so a decision on one
+    run never commits against the next.  Not a record: an append's precondition."""
+
+    job: JobId = attrs.field(converter=_job)
+    status: int | None
+    claim: str | None = None
+
+    @classmethod
+    def of(cls, job, ad: Mapping[str, str] | None) -> "Assumed":
+        """The state ``ad`` (as the queue gave it; None: no such job) shows."""
+        if ad is None:
+            return cls(job, None, None)
+        return cls(job, int(ad.get("JobStatus", "1")), ad.get("ClaimId"))
+
+    def holds(self, status: int | None, claim: str | None) -> bool:
+        return self.status == status and self.claim == claim
+
+
+def split_assumed(records: list) -> tuple[list, list["Assumed"]]:
+    """(the records, the ``Assumed`` preconditions) of one append."""
+    if not any(type(r) is Assumed for r in records):
+        return records, []
+    return ([r for r in records if type(r) is not Assumed],
+            [r for r in records if type(r) is Assumed])

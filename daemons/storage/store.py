@@ -9,7 +9,10 @@
     folded and its rows written, so the queue never disagrees with the
     journal.  Raises ``PositionConflict`` (head is not ``expected_head``),
     ``InvalidTransition`` (the status table refuses an event; nothing is
-    appended) or ``JournalError``.  Records whose ``key`` is already in the
+    appended), ``StaleDecision`` (an ``eventcore.records.Assumed`` among the
+    records names a job state the job is not in at commit time: optimistic
+    concurrency per job; nothing is appended) or ``JournalError``.  Records
+    whose ``key`` is already in the
     journal are skipped.  Thread-safe (and safe against a second process:
     the write lock is SQLite's); in "group" mode concurrent appends share
     commits.
@@ -97,11 +100,11 @@ from typing import Callable, Iterable, Iterator
 
 from eventcore.codecs.journal import Row, make_rows, record_to_payload
 from eventcore.errors import (
-    InvalidTransition, JournalBehind, JournalError, PositionConflict,
+    InvalidTransition, JournalBehind, JournalError, PositionConflict, StaleDecision,
 )
 from eventcore.journal import Entry, entries_of_rows
 from eventcore.projections.queue import QueueFold
-from eventcore.records import Record
+from eventcore.records import Assumed, Record, split_assumed
 from daemons.evidence import HighWater, Mark
 from daemons.storage import queue_tables
 from daemons.storage.errors import guard, translate
@@ -426,7 +429,12 @@ class Store(QueueViews):
         if request.expected is not None and request.expected != self._head:
             request.error = PositionConflict(request.expected, self._head)
             return
-        records = self._drop_known_keys(request.records, keys)
+        records, assumed = split_assumed(request.records)
+        stale = self._stale(assumed)
+        if stale is not None:
+            request.error = stale
+            return
+        records = self._drop_known_keys(records, keys)
         if not records:
             request.result = self._head
             return
@@ -448,6 +456,15 @@ class Store(QueueViews):
         payloads_out.extend(payloads)
         self._head, self._last_checksum = rows[-1].position, rows[-1].checksum
         request.result = self._head
+
+    def _stale(self, assumed: list[Assumed]) -> StaleDecision | None:
+        """The first assumption the fold (the queue as of this commit) contradicts."""
+        for each in assumed:
+            proc = self._fold.proc(each.job.cluster, each.job.proc)
+            status, claim = (None, None) if proc is None else (proc.status, proc.ad.get("ClaimId"))
+            if not each.holds(status, claim):
+                return StaleDecision(each.job, (each.status, each.claim), (status, claim))
+        return None
 
     def _drop_known_keys(self, records: list, pending: set[str]) -> list:
         """Idempotency: records whose key is in the journal (or earlier in this commit) go."""

@@ -9,10 +9,10 @@ import pytest
 from daemons.storage.queryplan import plan, split_conjuncts
 from daemons.store import Store
 from eventcore.codecs.journal import verify_rows
-from eventcore.errors import InvalidTransition, JournalError, PositionConflict
+from eventcore.errors import InvalidTransition, JournalError, PositionConflict, StaleDecision
 from eventcore.ids import JobId
 from eventcore.projections.queue import fold_entries
-from eventcore.records import LeaveQueue, ProcAd, SetAttributes
+from eventcore.records import Assumed, LeaveQueue, ProcAd, SetAttributes
 from eventcore.status import JobStatus
 
 from tests.journal.helpers import all_ads, event, life, submit
@@ -61,6 +61,49 @@ def test_illegal_event_changes_nothing(store):
         store.append([event(JobId(1, 0), 1), event(JobId(1, 1), 5)])
     assert (store.head(), snapshot(store)) == before
     assert store.append([event(JobId(1, 1), 1)]) == before[0] + 1
+
+
+def test_a_decision_commits_only_on_the_job_state_it_assumed(store):
+    """Optimistic concurrency per job: ``Assumed`` is the append's precondition (status
+    and claim as read), checked at commit against the queue of that very commit;
+    a mismatch refuses the whole append (a ``StaleDecision``, an ``InvalidTransition``
+    to callers that catch those) and is never journaled."""
+    store.append(submit(1, 2))
+    j, other = JobId(1, 0), JobId(1, 1)
+    idle = Assumed.of(j, store.job_ad(j))
+    assert (idle.status, idle.claim) == (JobStatus.IDLE, None)
+    store.append([SetAttributes(j, set={"ClaimId": '"c1"'}), event(j, 1)])    # its run started
+    before = (store.head(), snapshot(store))
+    with pytest.raises(StaleDecision) as refused:
+        store.append([Assumed(other, JobStatus.IDLE), event(other, 12),   # holds, alone
+                      idle, event(j, 9), LeaveQueue(j)])                     # decided on idle
+    assert refused.value.job == j and refused.value.actual == (JobStatus.RUNNING, '"c1"')
+    assert isinstance(refused.value, InvalidTransition)
+    assert (store.head(), snapshot(store)) == before
+    running = Assumed.of(j, store.job_ad(j))
+    assert store.append([running, event(j, 9), LeaveQueue(j)]) == before[0] + 2
+    assert [r.type for r in store.rows(before[0])] == ["event", "leave"]     # no precondition rows
+    with pytest.raises(StaleDecision):      # the job left: an assumption of it present fails
+        store.append([running, event(other, 1)])
+    assert store.append([Assumed(j, None), Assumed(other, JobStatus.IDLE), event(other, 1)])
+
+
+def test_an_assumption_sees_the_records_before_it_in_one_commit(tmp_path):
+    """In a group commit the queue an assumption is checked against includes the
+    requests committed before it in the same transaction."""
+    from daemons.storage.store import _Request
+    s = Store(tmp_path, durability="group", constraint_filter=all_ads)
+    s.append(submit(1, 1))
+    j = JobId(1, 0)
+    start = _Request([Assumed(j, JobStatus.IDLE), SetAttributes(j, set={"ClaimId": '"c"'}),
+                      event(j, 1)], None)
+    late = _Request([Assumed(j, JobStatus.IDLE), event(j, 12)], None)
+    held = _Request([Assumed(j, JobStatus.RUNNING, '"c"'), event(j, 12)], None)
+    with s._write_lock:
+        s._commit([start, late, held])
+    assert isinstance(late.error, StaleDecision) and held.error is None
+    assert s.job_status(j) is JobStatus.HELD
+    s.close()
 
 
 def test_status_cannot_be_set_as_an_attribute(store):

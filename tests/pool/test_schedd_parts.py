@@ -93,23 +93,3 @@ def test_actions_need_no_schedd(store, tmp_path):
     assert {store.job_status(JobId(1, p)) for p in (0, 1)} == {JobStatus.IDLE}
     assert cycles == ["cycle"]
     assert actions.edit("alice", "Foo", "42", ids=["1.0"]) == 1 and store.job_ad(JobId(1, 0))["Foo"] == "42"
-
-
-@pytest.mark.parametrize("action", [JobAction.Remove, JobAction.Hold])
-def test_a_job_removed_or_held_while_being_started_has_its_starter_killed(store, tmp_path, action):
-    """Read idle by the action, but being started: its EXECUTE can commit before the
-    action's records (the race that left a removed job's starter running until its job
-    ended, with the slot taken), so whoever starts it learns, once its start is over,
-    to kill what it started (it knows which startd or starter that is)."""
-    parts = runs(store)
-    actions = Actions(store, parts, tmp_path / "spool", lambda: None)
-    job = JobId(1, 1)
-    claim = parts.reserve(job)
-    done = actions.act("alice", action, ids=["1.1"])
-    assert done["TotalSuccess"] == 1
-    parts.started(job, claim)
-    assert parts.take_cancelled(claim) and not parts.take_cancelled(claim)   # told once
-    later = parts.reserve(JobId(1, 0))                 # a start no action stopped:
-    parts.started(JobId(1, 0), later)
-    actions.act("alice", JobAction.Hold, ids=["1.0"])  # the hold came after it was over
-    assert parts.take_cancelled(later) is False
