@@ -46,7 +46,7 @@ from daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
 from daemons.schedd_match import Matches
 from daemons.schedd_policy import SYSTEM_EXPRS, Policy
 from daemons.schedd_query import SUMMARY_KEYS, Queries
-from daemons.schedd_records import RUN_ATTRS, event
+from daemons.schedd_records import RUN_ATTRS, TRANSFER_LIMITS, event
 from daemons.schedd_runs import Runs
 from daemons.store import Store
 from eventcore.codecs.journal import decode_payload
@@ -127,6 +127,8 @@ class Schedd(Daemon):
         self.local = SchedulerUniverse(self.store, self.runs, self.log, self.spool_dir,
                                        self.address_of("schedd"), self.config_file,
                                        self.config_float("SCHEDD_RECONNECT_TIMEOUT", 60))
+        limits = {param: self.config(param, "-1") for _, param in TRANSFER_LIMITS}
+        self.matches.transfer_limits = self.local.transfer_limits = limits
         # Before the socket opens: settle what happened while we were away.
         self.runs.reconcile(startup=True)
         self.runs.kill_unknown_claims()

@@ -29,7 +29,7 @@ import time
 
 from daemons import adwire
 from daemons.daemon import LIFELINE_ENV, alive, process_start_time
-from daemons.schedd_records import event, starter_job
+from daemons.schedd_records import event, starter_job, with_transfer_limits
 from daemons.starter import SIGNALS, Starter
 from eventcore.errors import InvalidTransition
 from eventcore.events import EventType
@@ -54,6 +54,7 @@ class SchedulerUniverse:
         self.execute_dir = spool_dir / "local_univ_execute"
         self.execute_dir.mkdir(parents=True, exist_ok=True)
         self.wake = threading.Event()
+        self.transfer_limits: dict = {}     # MAX_TRANSFER_*_MB (the schedd sets them)
         self.children: dict[int, subprocess.Popen] = {}
         # The scheduler-universe jobs in the queue: looked at one by one (by key) each
         # round, so a large queue of other jobs costs nothing here.
@@ -95,7 +96,7 @@ class SchedulerUniverse:
         current = self.store.job_ad(job)
         if current is None or adwire.evaluate(current, "JobStatus") != 1:
             return None
-        spec = starter_job(current)
+        spec = with_transfer_limits(starter_job(current), current, self.transfer_limits)
         extra = {"CONDOR_ID": str(job), "CONDOR_CONFIG": self.config_file,
                  "_CONDOR_SCHEDD_ADDRESS": self.schedd_address}
         spec["Environment"] = " ".join(filter(None, [spec.get("Environment") or "", *(

@@ -19,7 +19,7 @@ from daemons import adwire, spool
 from daemons.joint_commit import JointCommit
 from daemons.negotiator import request_of
 from daemons.schedd_local import SCHEDULER
-from daemons.schedd_records import event, startd_address, starter_job
+from daemons.schedd_records import event, startd_address, starter_job, with_transfer_limits
 from eventcore import interleave
 from eventcore.errors import InvalidTransition
 from eventcore.events import EventType
@@ -51,6 +51,7 @@ class Matches:
         self.reuse_claims = reuse_claims
         self._workers = ThreadPoolExecutor(max_workers=ACTIVATE_WORKERS, thread_name_prefix="activate")
         self._continued: dict[str, dict] = {}   # finished claim -> the next job its starter runs
+        self.transfer_limits: dict = {}          # MAX_TRANSFER_*_MB (the schedd sets them)
 
     def stop(self) -> None:
         self._workers.shutdown(wait=True, cancel_futures=True)
@@ -195,7 +196,7 @@ class Matches:
 
     def _starter_job(self, job: JobId, ad: dict) -> dict:
         """What the starter gets: the job's values, and where ON_EXIT_OR_EVICT keeps files."""
-        values = starter_job(ad)
+        values = with_transfer_limits(starter_job(ad), ad, self.transfer_limits)
         if output_on_evict(values):
             values["_EvictedFiles"] = str(spool.job_spool(self.spool_dir, job) / "evicted")
         return values

@@ -19,8 +19,10 @@ STARTER_JOB_ATTRS = ("ClusterId", "ProcId", "Cmd", "Arguments", "Args", "Environ
                      "In", "Out", "Err", "Owner", "GetEnv", "StreamOut", "JobUniverse",
                      "ShouldTransferFiles", "WhenToTransferOutput", "TransferInput", "TransferOutput",
                      "TransferOutputRemaps", "TransferExecutable", "TransferIn", "TransferOut",
-                     "TransferErr", "FileSystemDomain", "RequestDisk", "RequestGPUs")
-TRANSFER_FAILURES = {12: "Transfer output files failure", 13: "Transfer input files failure"}
+                     "TransferErr", "FileSystemDomain", "RequestDisk", "RequestGPUs",
+                     "MaxTransferInputMB", "MaxTransferOutputMB")
+TRANSFER_FAILURES = {12: "Transfer output files failure", 13: "Transfer input files failure",
+                     32: "Transfer input files failure", 33: "Transfer output files failure"}
 
 
 def event(number: int, job: JobId, now: float, **attrs) -> EventRecord:
@@ -46,6 +48,26 @@ def startd_address(ad: dict) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+# HTCondor's limits on a job's transfers (MiB, -1: none), and the job attributes that override them.
+TRANSFER_LIMITS = (("MaxTransferInputMB", "MAX_TRANSFER_INPUT_MB"),
+                   ("MaxTransferOutputMB", "MAX_TRANSFER_OUTPUT_MB"))
+
+
+def with_transfer_limits(values: dict, ad: dict, limits: dict) -> dict:
+    """``values`` (a ``starter_job``) with the pool's MAX_TRANSFER_INPUT_MB /
+    MAX_TRANSFER_OUTPUT_MB (``limits``: param name -> expression text, which may refer
+    to the job's attributes) where the job sets no MaxTransferInputMB /
+    MaxTransferOutputMB of its own, as HTCondor's shadow chooses them."""
+    for attr, param in TRANSFER_LIMITS:
+        text = (limits.get(param) or "").strip()
+        if attr in values or not text or text == "-1":
+            continue
+        value = adwire.evaluate_expr(ad, text)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+            values[attr] = int(value)
+    return values
 
 
 def starter_job(ad: dict) -> dict:

@@ -338,13 +338,17 @@ class Starter:
             transfer.give_to(self.scratch, ids)
             self.inputs = plan.input_plan(self.job)
             with transfer.acting_as(ids):
-                size = transfer.stage_input(self.inputs, self.scratch, self.job.get("RequestDisk"))
+                size = transfer.stage_input(self.inputs, self.scratch, self.job.get("RequestDisk"),
+                                            self.job.get("MaxTransferInputMB"), self._told_to_stop)
             spooled = self.job.get("_EvictedFiles")
             if isinstance(spooled, str) and os.path.isdir(spooled):
-                transfer.stage_input(plan.InputPlan((plan.Source(spooled, "", True),), "", None), self.scratch)
+                transfer.stage_input(plan.InputPlan((plan.Source(spooled, "", True),), "", None), self.scratch,
+                                     should_stop=self._told_to_stop)
                 transfer.give_to(self.scratch, ids)
         except TransferError as failed:
             return _transfer_failed(failed, start)
+        except transfer.Stopped:
+            return self._stopped(start)
         self.before = transfer.snapshot(self.scratch)
         self._tell("starter_transfer", events=[[plan.IN_STARTED, began], [plan.IN_FINISHED, time.time()]],
                    input_bytes=size)
@@ -366,15 +370,36 @@ class Starter:
                 items = [item for item in items if os.path.lexists(os.path.join(self.scratch, item.name))]
                 for item in items:
                     os.makedirs(os.path.dirname(item.dest), exist_ok=True)
-                transfer.send_output(self.job, items, self.scratch, self.job_id)  # into the spool
+                transfer.send_output(self.job, items, self.scratch, self.job_id,  # into the spool
+                                     should_stop=self._told_to_abort)
             else:
                 with transfer.acting_as(self._owner_ids()):
                     transfer.send_output(self.job, plan.output_plan(self.job, changed), self.scratch,
-                                         self.job_id)
+                                         self.job_id, self.job.get("MaxTransferOutputMB"), self._told_to_abort)
         except TransferError as failed:
             outcome.update(_transfer_failed(failed, outcome.get("start", began)), end=outcome.get("end"))
             return
+        except transfer.Stopped:
+            outcome.update(self._stopped(outcome.get("start", began)), end=outcome.get("end"))
+            return
         outcome["transfers"].append([plan.OUT_FINISHED, time.time()])
+
+    def _told_to_stop(self) -> bool:
+        """Asked between the chunks of an input transfer: a stop came (vacate, kill, the
+        pool's shutdown) or the startd is gone; the transfer then ends where it is."""
+        return any(what in STOPPING for what in self.pending) or not self.startd_alive()
+
+    def _told_to_abort(self) -> bool:
+        """The same for outputs, which a vacate is no reason to drop (ON_EXIT_OR_EVICT
+        sends them because of it): only a kill (removal, hold), the pool's shutdown or
+        the startd's end stop them."""
+        return any(what in ("kill", "shutdown") for what in self.pending) or not self.startd_alive()
+
+    def _stopped(self, start: float) -> dict:
+        """The outcome of a run stopped during a transfer: evicted, the job not (or no more) run."""
+        reason = next((what for what in self.pending if what in STOPPING), "startd_gone")
+        return {"kind": "evicted", "reason": reason, "start": start, "end": time.time(), "usage": {},
+                "suspended": 0.0}
 
     def _tell(self, cmd: str, **args) -> None:
         """Best effort: a report the schedd may miss (it is informational)."""

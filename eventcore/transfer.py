@@ -34,6 +34,7 @@ from eventcore.errors import TransferError
 # Hold codes (schedd.md 2.1) and the FILE_TRANSFER event's Type numbers.
 HOLD_OUTPUT, HOLD_INPUT = 12, 13
 HOLD_RESOURCES, SUBCODE_DISK = 34, 104
+HOLD_MAX_INPUT, HOLD_MAX_OUTPUT = 32, 33     # MaxTransferInputSizeExceeded, ...OutputSizeExceeded
 IN_STARTED, IN_FINISHED, OUT_STARTED, OUT_FINISHED = 2, 3, 5, 6
 
 STDOUT, STDERR = "_condor_stdout", "_condor_stderr"

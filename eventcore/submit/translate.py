@@ -119,6 +119,8 @@ SIMPLE = [
     ("want_graceful_removal", "WantGracefulRemoval", "expr"), ("grid_resource", "GridResource", "string"),
     ("jobset", "JobSetName", "string"), ("transfer_checkpoint_files", "TransferCheckpoint", "string"),
     ("output_destination", "OutputDestination", "string"),
+    ("max_transfer_input_mb", "MaxTransferInputMB", "expr"),
+    ("max_transfer_output_mb", "MaxTransferOutputMB", "expr"),
 ]
 
 _UNIT_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([KMGTP]?)B?\s*$", re.IGNORECASE)
