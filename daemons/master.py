@@ -18,7 +18,12 @@ same back-off, and ``status`` says why.
 
 Stop (SIGTERM, or the ``off`` command): startd first (it vacates its jobs),
 then negotiator, schedd, collector; each gets SIGTERM, then SIGKILL after
-``SHUTDOWN_GRACEFUL_TIMEOUT``.  The master owns LOCAL_DIR's layout and writes
+``SHUTDOWN_GRACEFUL_TIMEOUT``.  Then every process still below the master
+goes too (``daemons.orphans.end_descendants``): the master is a child
+subreaper, so a job that daemonized, a launcher or starter whose daemon died,
+are its descendants whatever they did, and none outlives ``pool stop``.
+While the pool runs, a job's process handed up to the master (its starter
+was killed) is killed there.  The master owns LOCAL_DIR's layout and writes
 ``$(RUN)/master.pid``.
 
 One pool per LOCAL_DIR: the master holds an exclusive ``flock`` on the
@@ -49,6 +54,7 @@ from pathlib import Path
 from daemons.daemon import DC_OFF, DC_RECONFIG, DC_RESTART, EXIT_REFUSED, Daemon, main_for
 from daemons.journal_check import check_before_start
 from daemons.master_backoff import BY_COMMAND_DELAY, Backoff, backoff_for
+from daemons.orphans import become_subreaper, end_descendants, reap_adopted
 from daemons.safe_open import private_layout
 from eventcore.errors import HTCondorException, JournalError
 
@@ -137,6 +143,7 @@ class Master(Daemon):
         return super().run()
 
     def setup(self) -> None:
+        become_subreaper()      # nothing the pool starts outlives it (daemons.orphans)
         make_layout(self.local_dir)
         for name in self.others:
             path = self.config(name.upper(), "")
@@ -182,6 +189,10 @@ class Master(Daemon):
         self.children[name] = child
         self.log.info("started %s, pid %d", name, child.pid)
 
+    def _own_pids(self) -> set[int]:
+        """The daemons' pids (reaped by their Popen objects, never by daemons.orphans)."""
+        return {child.pid for child in self.children.values() if child.returncode is None}
+
     def _wait_for_socket(self, name: str, timeout: float) -> None:
         path = self.run_dir / f"{name}.sock"
         deadline = time.monotonic() + timeout
@@ -198,6 +209,8 @@ class Master(Daemon):
         with self._lock:
             if self.stopping.is_set():
                 return
+            for pid in reap_adopted(self._own_pids()):
+                self.log.info("killed pid %d, a job's process whose starter is gone", pid)
             now = time.monotonic()
             for name in self.daemons:
                 if name in self.disabled:
@@ -328,6 +341,12 @@ class Master(Daemon):
                     child.wait()
                 self.log.info("%s stopped", name)
         os.close(self._lifeline_w)
+        # Whatever is left below us now (a job that daemonized, a starter or launcher of a
+        # daemon that had to be killed) goes: every process the pool started ends with it.
+        with self._lock:
+            killed = end_descendants(self._own_pids(), timeout)
+        if killed:
+            self.log.info("killed %d leftover process(es) of the pool at its stop", killed)
         try:
             (self.run_dir / "master.pid").unlink()
         except FileNotFoundError:

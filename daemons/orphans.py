@@ -15,6 +15,13 @@ runs its claim's next one), so when a job ends it does the same with its own
 children (``sweep_leftovers``): what the job left running is gone before the
 job's outcome is reported.  The schedd, finding the starter
 gone without an outcome, records a shadow exception and runs the job again.
+
+Above them all the master is a subreaper too (``reap_adopted``,
+``end_descendants``): what loses its starter and launcher both, or a
+scheduler-universe starter (the schedd's child, with no launcher), comes to
+the master, which kills a job's processes at once and everything at the
+pool's stop.  A scheduler-universe job itself (DAGMan) does not even wait for
+that: it is spawned with ``PR_SET_PDEATHSIG`` (``daemons.starter.die_with_parent``).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import os
 import signal
 import time
 
-__all__ = ["become_subreaper", "kill_leftovers", "sweep_leftovers"]
+__all__ = ["become_subreaper", "end_descendants", "kill_leftovers", "reap_adopted", "sweep_leftovers"]
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -84,3 +91,87 @@ def sweep_leftovers(wait: float = 1.0) -> None:
             return
         else:
             time.sleep(0.005)
+
+
+# -- the master: the pool's last subreaper -------------------------------------------------
+# The master is a subreaper too: whatever of the pool loses its parent and has no nearer
+# subreaper (the job of a scheduler-universe starter killed with SIGKILL, a startd's launcher
+# whose startd died) becomes the master's child instead of init's, so nothing the pool
+# started can leave it.  A job's processes carry ``_CONDOR_SCRATCH_DIR`` in their
+# environment (daemons.starter.job_environment); daemons, launchers and starters do not.
+JOB_MARKER = b"_CONDOR_SCRATCH_DIR="
+
+
+def all_children() -> list[int]:
+    """Children of every thread of this process, from /proc."""
+    out: list[int] = []
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/children") as handle:
+                out.extend(int(child) for child in handle.read().split())
+        except OSError:
+            continue
+    return out
+
+
+def _is_job(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return any(item.startswith(JOB_MARKER) for item in handle.read().split(b"\0"))
+    except OSError:
+        return False
+
+
+def _kill_with_group(pid: int) -> bool:
+    """SIGKILL our child ``pid`` and its process group (never our own); False if it is gone."""
+    try:
+        group = os.getpgid(pid)
+        if group != os.getpgrp():
+            os.killpg(group, signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _reap(pid: int) -> bool:
+    """Reap our child ``pid`` if it exited; True if it did (only that pid: the
+    daemons' statuses stay for their Popen objects)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return True
+
+
+def reap_adopted(own: set[int]) -> list[int]:
+    """The master's round over the children it did not start (not in ``own``): those
+    that exited are reaped; a job's process among them (its starter is gone, or it would
+    be the starter's) is killed with its process group.  The pids killed."""
+    killed = []
+    for pid in all_children():
+        if pid in own or _reap(pid):
+            continue
+        if _is_job(pid) and _kill_with_group(pid):
+            killed.append(pid)
+    return killed
+
+
+def end_descendants(own: set[int], timeout: float = 10.0) -> int:
+    """At the pool's stop, once the daemons (``own``) are stopped: SIGKILL every other
+    process below this one -- each child with its process group, and what they leave
+    behind as it is handed up to us -- and reap them, until none is left or ``timeout``
+    passes.  How many were killed."""
+    deadline = time.monotonic() + timeout
+    killed: set[int] = set()
+    while True:
+        left = [pid for pid in all_children() if pid not in own and not _reap(pid)]
+        if not left or time.monotonic() >= deadline:
+            return len(killed)
+        for pid in left:
+            if _kill_with_group(pid):
+                killed.add(pid)
+        time.sleep(0.01)

@@ -153,6 +153,7 @@ def main(argv: list[str]) -> int:
     starter = Starter(request["job"], request["claim"], request["execute_dir"], request["schedd"],
                       request.get("lifeline"), request["reconnect"])
     starter.continues = False       # the schedd starts each scheduler-universe job itself
+    starter.marks_start = True      # a starter killed after this is no sign the job cannot start
     return starter.run()
 
 

@@ -35,7 +35,7 @@ from daemons.daemon import alive
 from daemons.schedd_records import (HOLD_SPAWN, RUN_ATTRS, event, exit_records, startd_address,
                                     file_transfer_events)
 from daemons.spool import job_spool
-from daemons.starter import OUTCOME, read_outcome
+from daemons.starter import OUTCOME, STARTER_RECORD, read_outcome
 from eventcore import interleave
 from eventcore.errors import HTCondorException, InvalidTransition
 from eventcore.events import EventType
@@ -240,15 +240,19 @@ class Runs:
             if current is None or not self.is_current(current, claim):
                 return 0
             failures = int(adwire.evaluate(current, "NumShadowExceptions") or 0) + (not startup)
+            # A starter that had started the job was killed (a scheduler-universe starter
+            # says so in starter.json): the job is started again, never held for it.
+            started = isinstance(scratch, str) and os.path.exists(os.path.join(scratch, STARTER_RECORD))
             if startup:
                 lost = event(EventType.JOB_RECONNECT_FAILED, job, now, StartdName=slot,
                              Reason="the starter is gone")
             else:
                 lost = event(EventType.SHADOW_EXCEPTION, job, now,
-                             Message="the starter exited without an outcome")
+                             Message="the starter exited without an outcome" +
+                             (" (killed after it started the job)" if started else ""))
             records = [SetAttributes(job, set={"NumShadowExceptions": str(failures)}, delete=clear,
                                      by="schedd"), lost]
-            if failures % MAX_START_FAILURES == 0 and failures:   # held, not restarted in a tight loop
+            if failures % MAX_START_FAILURES == 0 and failures and not started:   # held, not restarted in a tight loop
                 records.append(event(EventType.JOB_HELD, job, now, HoldReasonCode=HOLD_SPAWN,
                                      HoldReasonSubCode=0,
                                      HoldReason=f"The job failed {failures} times without an outcome "

@@ -35,6 +35,7 @@ single-threaded process.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import json
 import os
@@ -55,6 +56,7 @@ from eventcore import transfer as plan
 from eventcore.errors import HTCondorException, TransferError
 
 OUTCOME = "outcome.json"
+PR_SET_PDEATHSIG = 1
 STARTER_RECORD = "starter.json"
 SIGNALS = {"vacate": signal.SIGTERM, "kill": signal.SIGQUIT, "shutdown": signal.SIGHUP,
            "suspend": signal.SIGUSR1, "continue": signal.SIGUSR2}
@@ -176,6 +178,7 @@ class Starter:
 
     process_name = "starter"     # as top and ps show it
     continues = True             # offers to run its claim's next job (step 5)
+    marks_start = False          # writes starter.json as it starts the job (see daemons.schedd_local)
 
     def __init__(self, job: dict, claim: str, execute_dir: str, schedd_address: str,
                  lifeline_fd: int | None, reconnect_timeout: float, kill_timeout: float = 5.0,
@@ -306,10 +309,13 @@ class Starter:
                             "ab" if job.get("StreamOut") else "wb", owner)
             stderr = stdout if streams[2] == streams[1] else \
                 _stage(HOLD_OUTPUT, opened, streams[2], iwd, "wb", owner)
+            if self.marks_start:    # this starter works: what kills it from now on is not the job's fault
+                write_atomically(os.path.join(self.scratch, STARTER_RECORD), {"spawning": time.time()})
             try:
-                return subprocess.Popen([cmd, *job_arguments(job)], cwd=iwd, stdin=stdin, stdout=stdout,
-                                        stderr=stderr, env=job_environment(job, self.scratch),
-                                        process_group=0, close_fds=True, **self._popen_ids())
+                child = subprocess.Popen([cmd, *job_arguments(job)], cwd=iwd, stdin=stdin, stdout=stdout,
+                                         stderr=stderr, env=job_environment(job, self.scratch),
+                                         process_group=0, close_fds=True, preexec_fn=self._preexec(),
+                                         **self._popen_ids())
             except OSError as exc:
                 raise SpawnFailed(HOLD_SPAWN, exc) from exc
             except (ValueError, TypeError) as exc:     # e.g. a NUL byte in an argument
@@ -317,6 +323,14 @@ class Starter:
         finally:
             for handle in opened:
                 handle.close()
+        return child
+
+    def _preexec(self):
+        """A scheduler-universe job (DAGMan) dies the moment its starter does (a second
+        DAGMan must never run beside one left over).  Other jobs are spawned without
+        Python code in the child (tens of milliseconds each): the launcher, or the
+        master, kills what a dead starter leaves (daemons.orphans)."""
+        return die_with_parent(os.getpid()) if self.marks_start else None
 
     def _sandbox_streams(self) -> tuple:
         """stdin/stdout/stderr of a sandboxed job: files in the sandbox (or /dev/null)."""
@@ -531,6 +545,28 @@ class Starter:
                     return False, None  # the schedd reads outcome.json when it comes back
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
+
+
+_LIBC: list = []
+
+
+def _libc():
+    if not _LIBC:
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
+
+
+def die_with_parent(parent: int):
+    """Popen's ``preexec_fn`` for a job: the kernel sends it SIGKILL when its starter
+    (``parent``) dies, even by SIGKILL (``PR_SET_PDEATHSIG``; set after the change to the
+    job's owner, which would clear it).  A starter already gone: the job never runs."""
+    libc = _libc()
+
+    def arm() -> None:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(127)
+    return arm
 
 
 def exit_status(status: int) -> dict:
