@@ -143,7 +143,7 @@
       return;
     }
     const labelW = 190, rowH = 22, top = 22;
-    const width = Math.max(box.clientWidth || 900, 600);
+    const width = Math.max((box.clientWidth || 900) - 18, 600);
     const height = top + rows.length * rowH + 6;
     const svg = el("svg", {width: width, height: height, id: "timeline-svg"}, box);
     const defs = el("defs", {}, svg);
@@ -159,6 +159,10 @@
       if (i % 2 === 0) el("rect", {x: 0, y: y, width: width, height: rowH, class: "row-band"}, svg);
       const dask = name.indexOf("@dask-") >= 0;
       el("text", {x: 6, y: y + 15, class: "row-label" + (dask ? " dask" : "")}, svg, (dask ? "◆ " : "") + name);
+      for (const item of items) if (item.run && item.run.wait !== null && item.run.wait !== undefined) {
+        const x0 = x(item.run.wait), x1 = x(item.run.start);   // queue waits first, thin, under the runs
+        el("rect", {x: x0, y: y + 17, width: Math.max(x1 - x0, 1), height: 3, class: "p-wait"}, svg);
+      }
       for (const item of items) drawItem(svg, item, x, y, end);
     });
     if (state.mode === "replay" || state.mode === "static") {
@@ -185,10 +189,6 @@
       bar("p-held", item.hold.t0, item.hold.t1);
     } else {
       const run = item.run;
-      if (run.wait !== null && run.wait !== undefined) {
-        const r = bar("p-wait", run.wait, run.start);
-        r.setAttribute("height", 8); r.setAttribute("y", y + 7);
-      }
       const ok = run.outcome === "exit 0" ? " ok" : run.outcome && (run.outcome.startsWith("exit") || run.outcome.startsWith("signal")) ? " bad" : "";
       for (const [kind, a, b] of run.parts) bar("p-" + kind + (kind === "exec" ? ok : ""), a, b);
       if (run.outcome === "evicted" || run.outcome === "exception") {
@@ -261,7 +261,7 @@
     box.textContent = "";
     const pts = state.series;
     if (!pts.length || !state.domain) { box.appendChild(h("p", "empty", "no jobs at this position")); return; }
-    const width = Math.max(box.clientWidth || 500, 320), height = 230, left = 34, bottom = 20;
+    const width = Math.max((box.clientWidth || 500) - 4, 320), height = 230, left = 34, bottom = 20;
     const svg = el("svg", {width: width, height: height, id: "area-svg"}, box);
     const [t0, t1] = state.domain;
     const total = Math.max(1, ...pts.map((p) => p.slice(2).reduce((a, b) => a + b, 0)));
@@ -553,7 +553,7 @@
   }
   function legend() {
     const box = $("legend");
-    const items = [["queue wait", "#dfe4ea"], ["input transfer", "#56ccf2"], ["running", "#2f80ed"], ["exited 0", "#27ae60"],
+    const items = [["queue wait", "#b8c2cc"], ["input transfer", "#56ccf2"], ["running", "#2f80ed"], ["exited 0", "#27ae60"],
                    ["failed", "#eb5757"], ["output transfer", "#9b51e0"], ["held", "#f2994a"], ["suspended", "#e2b93b"]];
     for (const [name, color] of items) {
       const s = h("span");
@@ -602,6 +602,11 @@
     setInterval(() => { if (state.mode === "live") audit(); }, 10000);
   }
 
+  // What the page shows, for scripts and tests (read-only copies).
+  window.jobledgerView = {
+    jobs: () => Array.from(state.jobs.values()).map((j) => ({id: j.id, st: j.st, exit: j.exit, node: j.node, dag: j.dag})),
+    position: () => state.cut, head: () => state.head, mode: () => state.mode,
+  };
   $("slider").addEventListener("input", (e) => seek(Number(e.target.value)));
   $("live").addEventListener("click", () => seek(STATIC ? STATIC.picture.head : Infinity));
   $("close").addEventListener("click", () => { $("drawer").hidden = true; delete $("drawer").dataset.job; });
