@@ -24,6 +24,7 @@ from daemons import adwire, ipc
 from daemons.config_files import param
 from eventcore.classad import ClassAd, ExprTree, parse_expr
 from eventcore.enums import AdType, DaemonType, JobAction, QueryOpt, TransactionFlag
+from eventcore.enums_v1 import as_v2
 from eventcore.errors import (ClassAdError, HTCondorException, HTCondorIOError, HTCondorLocateError,
                               HTCondorReplyError, HTCondorValueError)
 from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
@@ -281,7 +282,8 @@ class Schedd:
 
     # -- act / edit ------------------------------------------------------------------
     def act(self, action, job_spec, reason=None) -> ClassAd:
-        if not isinstance(action, JobAction):
+        action = as_v2(action, JobAction)
+        if action is None:
             raise TypeError("action must be a JobAction")
         spec = parse_job_spec(job_spec)
         subcode = None
@@ -298,7 +300,8 @@ class Schedd:
         return ClassAd({k: int(v) for k, v in result.items()})
 
     def edit(self, job_spec, attr: str, value, flags=TransactionFlag.Default) -> int:
-        if not isinstance(flags, TransactionFlag):
+        flags = as_v2(flags, TransactionFlag)
+        if flags is None:
             raise TypeError("flags must be a TransactionFlag")
         if not isinstance(attr, str):
             raise TypeError("attr must be a string")
@@ -441,14 +444,16 @@ class Collector:
         return ipc.call(self._address.split(",")[0], cmd, timeout=60, **args)
 
     def query(self, ad_type=AdType.Any, constraint=None, projection=None, statistics=None) -> list:
-        if not isinstance(ad_type, AdType):
+        ad_type = as_v2(ad_type, AdType)
+        if ad_type is None:
             raise TypeError("ad_type must be an AdType")
         ads = self._call("query", ad_type=int(ad_type), constraint=_constraint_text(constraint),
                          projection=_projection(projection))
         return [to_ad(ad) for ad in ads]
 
     def locate(self, daemon_type, name: str | None = None):
-        if not isinstance(daemon_type, DaemonType):
+        daemon_type = as_v2(daemon_type, DaemonType)
+        if daemon_type is None:
             raise TypeError("daemon_type must be a DaemonType")
         try:
             ads = self._call("locate", daemon_type=int(daemon_type), name=name)
@@ -463,7 +468,8 @@ class Collector:
         return None
 
     def locateAll(self, daemon_type) -> list:
-        if not isinstance(daemon_type, DaemonType):
+        daemon_type = as_v2(daemon_type, DaemonType)
+        if daemon_type is None:
             raise TypeError("daemon_type must be a DaemonType")
         return [to_ad(ad) for ad in self._call("locate", daemon_type=int(daemon_type))]
 
@@ -509,7 +515,8 @@ def send_command(ad: ClassAd, dc, target: str | None = None) -> None:
     from eventcore.enums import DaemonCommand
     if not isinstance(ad, ClassAd):
         raise TypeError("ad must be a ClassAd")
-    if not isinstance(dc, DaemonCommand):
+    dc = as_v2(dc, DaemonCommand)
+    if dc is None:
         raise TypeError("dc must be a DaemonCommand")
     if ad.get("MyAddress") is None:
         raise HTCondorValueError("Address not available in location ClassAd.")

@@ -157,17 +157,66 @@ class Param(MutableMapping):
         with self._lock:
             del table.settings[name.upper()]
 
+    def _defined(self) -> list[str]:
+        """The names whose expanded value is not empty: what ``param[name]`` answers."""
+        table = self._ensure()
+        return [name for name in table.names() if expand(table.raw(name) or "", table, os.environ) != ""]
+
     def __iter__(self) -> Iterator[str]:
-        return iter(self._ensure().names())
+        # htcondor2 lists only what it would answer: ADSTASH_READ_POOLS = $(CONDOR_HOST)
+        # with CONDOR_HOST unset is neither listed nor readable.
+        return iter(self._defined())
 
     def __len__(self) -> int:
-        return len(self._ensure().settings)
+        return len(self._defined())
+
+    def __repr__(self) -> str:
+        return f"<Param: {len(self)} parameters>"
+
+
+class ParamV1(MutableMapping):
+    """v1 ``htcondor.param`` over the same configuration as ``param``.
+
+    Where the v1 bindings differ from htcondor2 (checked against the 24.0 wheel): every
+    name with a raw value is listed, and a name whose value expands to nothing answers
+    its raw text (``ADSTASH_READ_POOLS`` -> ``'$(CONDOR_HOST)'``) instead of KeyError,
+    while ``in`` still says whether it expands to something.
+    """
+
+    def __init__(self, v2: Param) -> None:
+        self._v2 = v2
+
+    def __getitem__(self, name: str):
+        try:
+            return self._v2[name]
+        except KeyError:
+            raw = self._v2.raw(name) if isinstance(name, str) else None
+            if not raw:
+                raise
+            return raw
+
+    def __contains__(self, name) -> bool:
+        return name in self._v2
+
+    def __setitem__(self, name: str, value: str) -> None:
+        self._v2[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        del self._v2[name]
+
+    def __iter__(self) -> Iterator[str]:
+        table = self._v2.table()
+        return iter([name for name in table.names() if table.raw(name)])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
     def __repr__(self) -> str:
         return f"<Param: {len(self)} parameters>"
 
 
 param = Param()
+param_v1 = ParamV1(param)
 
 
 def reload_config(root_config_file: str | None = None) -> None:

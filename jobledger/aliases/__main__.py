@@ -1,0 +1,5 @@
+import sys
+
+from jobledger.aliases.paths import main
+
+sys.exit(main())

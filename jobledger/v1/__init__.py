@@ -1,0 +1,38 @@
+"""``import jobledger.v1 as htcondor`` stands in for the v1 bindings' ``import htcondor``.
+
+One implementation serves both APIs: this module re-exports jobledger's names and
+replaces the few whose v1 meaning differs (checked against the htcondor 24.0 wheel):
+the enums print their names (``str(DaemonTypes.Schedd) == "Schedd"``), ``param`` lists
+every name with a raw value and answers the raw text of one that expands to nothing,
+and ``SecMan`` exists.  ``python -m jobledger.aliases v1`` prints a folder that, put on
+PYTHONPATH, makes ``import htcondor`` and ``import classad`` resolve here unchanged.
+"""
+
+from daemons.clients import Collector, Schedd, SubmitResult, platform, send_command, version
+from daemons.clients import Transaction
+from daemons.config_files import param_v1 as param
+from daemons.config_files import reload_config
+from daemons.debuglog import enable_debug, enable_log, log, set_subsystem
+from daemons.secman import SecMan
+from daemons.submit_env import Submit
+from eventcore.enums_v1 import (AdTypes, DaemonCommands, DaemonTypes, DrainTypes, FileTransferEventType,
+                                JobAction, LogLevel, QueryOpts, SubsystemType, TransactionFlags, VacateTypes)
+from eventcore.errors import (HTCondorEnumError, HTCondorException, HTCondorInternalError, HTCondorIOError,
+                              HTCondorLocateError, HTCondorReplyError, HTCondorTypeError, HTCondorValueError)
+from eventcore.status import JobStatus
+from jobledger import dags, personal
+from jobledger.v1 import classad
+from tracking.jobevent import JobEvent, JobEventType
+from tracking.jobeventlog import JobEventLog
+
+__version__ = "24.0.0"
+
+__all__ = [
+    "Collector", "Schedd", "SubmitResult", "Transaction", "platform", "send_command", "version", "param",
+    "reload_config", "enable_debug", "enable_log", "log", "set_subsystem", "SecMan", "Submit",
+    "AdTypes", "DaemonCommands", "DaemonTypes", "DrainTypes", "FileTransferEventType", "JobAction",
+    "LogLevel", "QueryOpts", "SubsystemType", "TransactionFlags", "VacateTypes",
+    "HTCondorEnumError", "HTCondorException", "HTCondorInternalError", "HTCondorIOError",
+    "HTCondorLocateError", "HTCondorReplyError", "HTCondorTypeError", "HTCondorValueError",
+    "JobStatus", "classad", "dags", "personal", "JobEvent", "JobEventType", "JobEventLog", "__version__",
+]
