@@ -15,10 +15,13 @@ from .model import SCRIPT_KINDS, Script
 
 _VAR_RE = re.compile(r'\s*([+]?[A-Za-z_][A-Za-z0-9_.]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
 _INT_RE = re.compile(r"[+-]?\d+\Z")
+_UNESCAPE = re.compile(r"\\(.)")
+_BLANK = re.compile(r"\s*\Z")
 
 
-def apply(scope, line) -> None:
-    keyword = line.words[0].upper()
+def apply(scope, line, keyword: str | None = None) -> None:
+    """Apply one command line; ``keyword`` is its first word upper-cased, when the caller has it."""
+    keyword = keyword or line.words[0].upper()
     handler = HANDLERS.get(keyword)
     if handler is None:
         _fail(line, f"unknown DAG command {line.words[0]!r}")
@@ -26,7 +29,7 @@ def apply(scope, line) -> None:
 
 
 def _fail(line, message: str):
-    raise DagError(message, line.where.source, line.where.line)
+    raise DagError(message, line.source, line.line)
 
 
 def _int(line, text: str, what: str, low: int | None = None, high: int | None = None) -> int:
@@ -45,10 +48,10 @@ def _arity(line, low: int, high: int, usage: str) -> None:
 
 
 def parent_child(scope, line) -> None:
-    words = [w.upper() for w in line.words]
-    if "CHILD" not in words:
+    words = line.words
+    split = next((i for i, w in enumerate(words) if len(w) == 5 and w.upper() == "CHILD"), None)
+    if split is None:
         _fail(line, "PARENT without CHILD")
-    split = words.index("CHILD")
     parents, children = line.words[1:split], line.words[split + 1:]
     if not parents or not children:
         _fail(line, "expected PARENT node ... CHILD node ...")
@@ -64,7 +67,7 @@ def _link(scope, line, ups: list, downs: list) -> None:
             if up.name == down.name:
                 _fail(line, f"node {up.name!r} cannot be its own parent")
             if (up.name, down.name) not in scope.edges:
-                scope.edges[(up.name, down.name)] = line.where
+                scope.edges[(up.name, down.name)] = line
                 up.children.append(down.name)
                 down.parents.append(up.name)
 
@@ -73,7 +76,7 @@ def _edge_ends(scope, name: str, line, terminal: bool) -> list:
     if name in scope.splices:
         initial, last = scope.splices[name]
         return [scope.dag.nodes[n] for n in (last if terminal else initial)]
-    node = scope.node(name, line.where)
+    node = scope.node(name, line)
     if node.is_special:
         _fail(line, f"{node.kind} node {name!r} cannot be in PARENT/CHILD")
     return [node]
@@ -83,7 +86,7 @@ def pin(scope, line) -> None:
     """PIN_IN|PIN_OUT node number: a splice's pin (used only when a CONNECT names the splice)."""
     _arity(line, 3, 3, f"{line.words[0].upper()} node pin-number")
     number = _int(line, line.words[2], "the pin number", low=1)
-    node = scope.node(line.words[1], line.where)
+    node = scope.node(line.words[1], line)
     if node.is_special:
         _fail(line, f"{node.kind} node {line.words[1]!r} cannot be on a pin")
     scope.pins[line.words[0].upper()].setdefault(number, []).append(node.name)
@@ -128,7 +131,7 @@ def retry(scope, line) -> None:
         if line.words[3].upper() != "UNLESS-EXIT":
             _fail(line, f"expected {usage}")
         unless = _int(line, line.words[4], "the UNLESS-EXIT value")
-    for node in scope.targets(line.words[1], line.where):
+    for node in scope.targets(line.words[1], line):
         node.retry, node.retry_unless_exit = count, unless
 
 
@@ -152,14 +155,14 @@ def script(scope, line) -> None:
     kind = words[index].upper()
     made = Script(kind, words[index + 2], tuple(words[index + 3:]), defer_status, defer_time,
                   debug_file, debug_type)
-    for node in scope.targets(words[index + 1], line.where):
+    for node in scope.targets(words[index + 1], line):
         node.scripts[kind] = made
 
 
 def pre_skip(scope, line) -> None:
     _arity(line, 3, 3, "PRE_SKIP node exit-code")
     code = _int(line, line.words[2], "the PRE_SKIP exit code", low=1, high=255)
-    for node in scope.targets(line.words[1], line.where):
+    for node in scope.targets(line.words[1], line):
         node.pre_skip = code
 
 
@@ -173,27 +176,32 @@ def variables(scope, line) -> None:
         prepend = head[0].upper() == "PREPEND"
         rest = head[1] if len(head) > 1 else ""
     pairs, pos = [], 0
-    while pos < len(rest):
-        if rest[pos:].strip() == "":
-            break
+    while not _BLANK.match(rest, pos):      # a match at pos: no copy of the rest per pair
         match = _VAR_RE.match(rest, pos)
         if match is None:
-            _fail(line, f'expected name="value" at {rest[pos:].strip()[:40]!r}')
+            _fail(line, f'expected name="value" at {rest[pos:pos + 80].strip()[:40]!r}')
         name = match.group(1)
         if name.lower().startswith("queue"):
             _fail(line, f"VARS name {name!r} may not begin with 'queue'")
-        pairs.append((name, re.sub(r"\\(.)", r"\1", match.group(2)), prepend))
+        value = match.group(2)
+        pairs.append((name, _UNESCAPE.sub(r"\1", value) if "\\" in value else value, prepend))
         pos = match.end()
     if not pairs:
         _fail(line, 'expected at least one name="value"')
-    for node in scope.targets(line.words[1], line.where):
-        node.vars = [v for v in node.vars if v[0] not in {p[0] for p in pairs}] + pairs
+    fresh: dict[str, list] = {}
+    for pair in pairs:
+        fresh.setdefault(pair[0], []).append(pair)
+    for node in scope.targets(line.words[1], line):
+        table = scope.variables.setdefault(node.name, {})
+        for name, named in fresh.items():     # a name set again moves to the end, with its new values
+            table.pop(name, None)
+            table[name] = named
 
 
 def priority(scope, line) -> None:
     _arity(line, 3, 3, "PRIORITY node value")
     value = _int(line, line.words[2], "the priority")
-    for node in scope.targets(line.words[1], line.where):
+    for node in scope.targets(line.words[1], line):
         node.priority = value
 
 
@@ -201,7 +209,7 @@ def category(scope, line) -> None:
     _arity(line, 3, 3, "CATEGORY node category")
     name = line.words[2]
     full = name if name.startswith("+") else scope.prefix + name
-    for node in scope.targets(line.words[1], line.where):
+    for node in scope.targets(line.words[1], line):
         node.category = full
 
 
@@ -222,13 +230,13 @@ def abort_dag_on(scope, line) -> None:
         if line.words[3].upper() != "RETURN":
             _fail(line, f"expected {usage}")
         returned = _int(line, line.words[4], "the RETURN value", low=0, high=255)
-    for node in scope.targets(line.words[1], line.where):
+    for node in scope.targets(line.words[1], line):
         node.abort_on = (value, returned)
 
 
 def done(scope, line) -> None:
     _arity(line, 2, 2, "DONE node")
-    scope.node(line.words[1], line.where).done = True
+    scope.node(line.words[1], line).done = True
 
 
 def _one_file(scope, line, attribute: str) -> None:
@@ -306,7 +314,7 @@ def jobstate_log(scope, line) -> None:
 
 def save_point_file(scope, line) -> None:
     _arity(line, 2, 3, "SAVE_POINT_FILE node [file]")
-    node = scope.node(line.words[1], line.where)
+    node = scope.node(line.words[1], line)
     if node.is_special:
         _fail(line, f"a save point cannot be on the {node.kind} node")
     default = f"{line.words[1]}-{scope.dag.source.rsplit('/', 1)[-1]}.save"

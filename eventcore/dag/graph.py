@@ -20,7 +20,7 @@ def check_acyclic(dag, edges: dict) -> list[str]:
     if len(order) == len(dag.nodes):
         return order
     cycle = _find_cycle(dag, {n for n, c in pending.items() if c > 0})
-    where = min(edges[(a, b)] for a, b in zip(cycle, cycle[1:]))  # the first line of the cycle
+    where = min(edges[(a, b)].where for a, b in zip(cycle, cycle[1:]))  # its first line
     raise DagError(f"cycle in the DAG: {' -> '.join(cycle)}", where.source, where.line)
 
 

@@ -7,6 +7,8 @@ rescue writer.  Node names are case-sensitive; a spliced node's name is
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import attrs
 
 # Node kinds (HTCondor's node types).
@@ -18,9 +20,8 @@ SUBDAG = "SUBDAG"
 SCRIPT_KINDS = ("PRE", "POST", "HOLD")
 
 
-@attrs.frozen(order=True)
-class Where:
-    """The file and line a command came from."""
+class Where(NamedTuple):
+    """The file and line a command came from (a tuple: one is made per line, cheaply)."""
     source: str
     line: int
 

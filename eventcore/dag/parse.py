@@ -18,7 +18,9 @@ file:line, raised before anything runs.  Reading files is the caller's:
 
 from __future__ import annotations
 
+import gc
 import posixpath
+from contextlib import contextmanager
 
 from eventcore.errors import DagError
 
@@ -29,6 +31,7 @@ from .model import FINAL, JOB, PROVISIONER, SERVICE, SUBDAG, Dag, Node, Where
 
 NODE_COMMANDS = {"JOB": JOB, "NODE": JOB, "FINAL": FINAL, "PROVISIONER": PROVISIONER,
                  "SERVICE": SERVICE}
+_OPTIONS = {JOB: frozenset({"DIR", "NOOP", "DONE"}), FINAL: frozenset({"DIR", "NOOP"})}
 
 
 class Scope:
@@ -39,34 +42,55 @@ class Scope:
         self.prefix = prefix
         self.directory = directory
         self.source = source
-        self.names: list[str] = []            # full names of this scope's own nodes
+        self.names: dict[str, Node] = {}      # full name -> node, this scope's own, in order
+        self.everyone: list[str] = []         # and those of nested splices too, in file order
         self.splices: dict[str, tuple[list[str], list[str]]] = {}   # name -> (initial, terminal)
         self.inner: dict[str, Scope] = {}     # splice name -> its scope (for CONNECT)
         self.pins: dict[str, dict[int, list[str]]] = {"PIN_IN": {}, "PIN_OUT": {}}   # number -> nodes
-        self.edges: dict = {}                 # (parent, child) -> Where, for the whole DAG
+        self.edges: dict = {}                 # (parent, child) -> its Line, for the whole DAG
+        self.variables: dict = {}             # node -> VARS name -> its pairs, for the whole DAG
 
-    def node(self, name: str, where: Where) -> Node:
-        node = self.dag.nodes.get(self.prefix + name)
-        if node is None or node.name not in self.names:
+    def node(self, name: str, where: Where | Line) -> Node:
+        node = self.names.get(self.prefix + name)
+        if node is None:
             raise DagError(f"unknown node {name!r}", where.source, where.line)
         return node
 
-    def targets(self, name: str, where: Where) -> list[Node]:
+    def targets(self, name: str, where: Where | Line) -> list[Node]:
         """The nodes a node-name argument names: one node, or every non-FINAL node."""
-        if name.upper() == "ALL_NODES":
-            return [self.dag.nodes[n] for n in self.names if not self.dag.nodes[n].is_final]
+        if len(name) == 9 and name.upper() == "ALL_NODES":
+            return [n for n in self.names.values() if not n.is_final]
         return [self.node(name, where)]
 
     def members(self) -> list[str]:
         """Every node of this scope, those of nested splices included."""
-        return [n for n in self.dag.nodes if n.startswith(self.prefix)]
+        return self.everyone
 
     def path(self, name: str) -> str:
         return name if not self.directory or posixpath.isabs(name) else posixpath.join(self.directory, name)
 
 
+@contextmanager
+def _no_cyclic_gc():
+    """The cyclic collector paused: a parse allocates several objects per line and keeps
+    them all, so each of the collector's passes walks a heap that only grows (a third of
+    the time at 10^5 nodes) and finds nothing; the parse makes no cycles to collect."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def parse_dag(path: str, read: Reader, rescue: str | None = None) -> Dag:
     """The DAG in ``path`` (and, for a partial rescue DAG, the DONE/RETRY lines of ``rescue``)."""
+    with _no_cyclic_gc():
+        return _parse_dag(path, read, rescue)
+
+
+def _parse_dag(path: str, read: Reader, rescue: str | None) -> Dag:
     dag = Dag(source=path)
     scope = Scope(dag, "", "", path)
     edges = _parse_scope(scope, logical_lines(read, path), read, 0)
@@ -76,6 +100,8 @@ def parse_dag(path: str, read: Reader, rescue: str | None = None) -> Dag:
                 raise DagError(f"a rescue DAG holds only DONE and RETRY lines, not {line.words[0]!r}",
                                line.where.source, line.where.line)
             commands.apply(scope, line)
+    for name, table in scope.variables.items():   # node.vars: (name, value, prepend), last set last
+        dag.nodes[name].vars = [pair for pairs in table.values() for pair in pairs]
     check_acyclic(dag, edges)
     return dag
 
@@ -93,13 +119,12 @@ def _parse_scope(scope: Scope, lines: list[Line], read: Reader, depth: int) -> d
         elif keyword == "SUBMIT-DESCRIPTION":
             _add_description(scope, line)
         else:
-            rest.append(line)
-    for name in scope.names:
-        node = scope.dag.nodes[name]
+            rest.append((keyword, line))
+    for node in scope.names.values():
         if not node.inline and node.kind != SUBDAG and scope.prefix + node.submit in scope.dag.descriptions:
             node.inline, node.submit = True, scope.prefix + node.submit
-    for line in rest:
-        commands.apply(scope, line)
+    for keyword, line in rest:
+        commands.apply(scope, line, keyword)
     return scope.edges
 
 
@@ -116,8 +141,7 @@ def _add_node(scope: Scope, line: Line, kind: str) -> None:
             raise DagError(f"{words[0]} needs a node name and a submit description",
                            where.source, where.line)
         name, submit, options = words[1], words[2], words[3:]
-    allowed = {"DIR", "NOOP", "DONE"} if kind == JOB else {"DIR", "NOOP"} if kind == FINAL else set()
-    directory, flags = _node_options(options, allowed, where)
+    directory, flags = _node_options(options, _OPTIONS.get(kind, frozenset()), where)
     node = _new_node(scope, name, kind, submit, where)
     node.inline = line.body is not None
     _apply_options(scope, node, directory, flags)
@@ -132,7 +156,7 @@ def _add_subdag(scope: Scope, line: Line) -> None:
     if len(words) < 4 or words[1].upper() != "EXTERNAL":
         raise DagError("expected SUBDAG EXTERNAL name dagfile [DIR dir] [NOOP] [DONE]",
                        where.source, where.line)
-    directory, flags = _node_options(words[4:], {"DIR", "NOOP", "DONE"}, where)
+    directory, flags = _node_options(words[4:], _OPTIONS[JOB], where)
     node = _new_node(scope, words[2], SUBDAG, words[3], where)
     _apply_options(scope, node, directory, flags)
 
@@ -144,7 +168,9 @@ def _add_description(scope: Scope, line: Line) -> None:
     scope.dag.descriptions[scope.prefix + words[1]] = line.body
 
 
-def _node_options(options, allowed: set, where: Where) -> tuple[str, set]:
+def _node_options(options, allowed: frozenset, where: Where) -> tuple[str, set]:
+    if not options:
+        return "", set()
     directory, flags, index = "", set(), 0
     while index < len(options):
         word = options[index].upper()
@@ -171,7 +197,8 @@ def _new_node(scope: Scope, name: str, kind: str, submit: str, where: Where) -> 
         raise DagError(f"node {name!r} is defined twice (first at {first})", where.source, where.line)
     node = Node(name=full, kind=kind, submit=submit, where=where)
     scope.dag.nodes[full] = node
-    scope.names.append(full)
+    scope.names[full] = node
+    scope.everyone.append(full)
     return node
 
 
@@ -186,14 +213,14 @@ def _add_splice(scope: Scope, line: Line, read: Reader, depth: int) -> None:
     if len(words) < 3:
         raise DagError("expected SPLICE name dagfile [DIR dir]", where.source, where.line)
     name = words[1]
-    directory, _ = _node_options(words[3:], {"DIR"}, where)
+    directory, _ = _node_options(words[3:], frozenset({"DIR"}), where)
     if depth >= MAX_DEPTH:
         raise DagError(f"splices nested deeper than {MAX_DEPTH}", where.source, where.line)
     if "+" in name or name in scope.splices or scope.prefix + name in scope.dag.nodes:
         raise DagError(f"{name!r} is not a valid splice name or is used twice", where.source, where.line)
     inner_dir = scope.path(directory) if directory else scope.directory
     inner = Scope(scope.dag, f"{scope.prefix}{name}+", inner_dir, words[2])
-    inner.edges = scope.edges
+    inner.edges, inner.variables = scope.edges, scope.variables
     lines = logical_lines(read, words[2], where, depth + 1, inner_dir)
     _parse_scope(inner, lines, read, depth + 1)
     for full in inner.names:
@@ -205,3 +232,4 @@ def _add_splice(scope: Scope, line: Line, read: Reader, depth: int) -> None:
     terminal = [n for n in members if not scope.dag.nodes[n].children]
     scope.splices[name] = (initial, terminal)
     scope.inner[name] = inner
+    scope.everyone += members
