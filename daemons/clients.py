@@ -21,7 +21,7 @@ import uuid
 import warnings
 
 from daemons import adwire, ipc
-from daemons.config_files import param
+from daemons.config_files import collector_address, param
 from eventcore.classad import ClassAd, ExprTree, parse_expr
 from eventcore.enums import AdType, DaemonType, JobAction, QueryOpt, TransactionFlag
 from eventcore.enums_v1 import as_v2
@@ -418,10 +418,7 @@ class Collector:
 
     def __init__(self, pool=None, security=None):
         if pool is None:
-            try:
-                pool = param["COLLECTOR_HOST"]
-            except KeyError:
-                pool = None
+            pool = collector_address(param.get)
             self._default = True
         else:
             self._default = False

@@ -224,6 +224,30 @@ def reload_config(root_config_file: str | None = None) -> None:
     param.reload(root_config_file)
 
 
+def collector_address(get) -> str | None:
+    """The address to reach the pool's collector at, from ``get(name)`` (a config lookup).
+
+    COLLECTOR_HOST naming a socket (``<...?sock=PATH>``) is used as it is.  Written as
+    HTCondor's configurations write it, ``host[:port]`` (``$(CONDOR_HOST):0``: port 0,
+    the collector picks its own and publishes it), it means this machine's collector,
+    which a pool's daemons always are here: the address in COLLECTOR_ADDRESS_FILE, or
+    else ``$(RUN)/collector.sock``.
+    """
+    host = (get("COLLECTOR_HOST") or "").strip()
+    if not host or "sock=" in host:
+        return host or None
+    published = (get("COLLECTOR_ADDRESS_FILE") or "").strip()
+    if published:
+        try:
+            text = Path(published).read_text().strip().splitlines()
+        except OSError:
+            text = []
+        if text and "sock=" in text[0]:
+            return text[0].strip()
+    run = (get("RUN") or "").strip()
+    return sinful(str(Path(run) / "collector.sock")) if run else host
+
+
 def read_pool_config(config_file: str | Path) -> ConfigTable:
     """The configuration of the pool whose file is ``config_file`` (for daemons and tools)."""
     return load_config(str(config_file), os.environ)

@@ -161,7 +161,8 @@ def parse_config(text: str, source: str = "<config>", table: ConfigTable | None 
             continue
         assign = _ASSIGN_RE.match(line)
         if assign:
-            work.set(Setting(assign.group(1), assign.group(2).strip(), source, lineno))
+            name = assign.group(1)
+            work.set(Setting(name, _self_reference(name, assign.group(2).strip(), work), source, lineno))
             continue
         raise ConfigError(f"not a configuration line: {stripped!r}", source, lineno)
     if conditions:
@@ -169,6 +170,18 @@ def parse_config(text: str, source: str = "<config>", table: ConfigTable | None 
     base.settings.clear()
     base.settings.update(work.settings)
     return base
+
+
+def _self_reference(name: str, value: str, table: ConfigTable) -> str:
+    """``$(NAME)`` in NAME's own value is its value so far (empty when it had none): HTCondor
+    substitutes it as the line is read, so ``PATH = $(PATH) more`` appends."""
+    if "$" not in value:
+        return value
+    pattern = re.compile(r"\$\(" + re.escape(name) + r"\)", re.IGNORECASE)
+    if not pattern.search(value):
+        return value
+    before = table.raw(name) or ""
+    return pattern.sub(lambda _m: before, value)
 
 
 def _logical_lines(text: str, source: str) -> list[tuple[int, str]]:

@@ -16,11 +16,13 @@ from daemons.config_files import param
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.args import Args, Help, Usage, entry
+from jobledger.condor_cli.config_write import write_config
 
 CONFIG_VAL_USAGE = """\
 Usage: condor_config_val [options] variable [variable] ...
    or: condor_config_val [options] -dump [pattern]
    or: condor_config_val -config
+   or: condor_config_val -writeconfig[:options] <file>
     [options] are
 \t-v / -verbose\t\tshow where each variable was set
 \t-raw\t\t\tshow values as written, not expanded
@@ -37,6 +39,7 @@ def config_val(argv: list[str]) -> int:
     args = Args(argv, "condor_config_val")
     names: list[str] = []
     verbose = raw = dump = sources = default = False
+    write_to = write_options = None
     for arg in args:
         if not args.is_flag():
             names.append(arg)
@@ -50,6 +53,9 @@ def config_val(argv: list[str]) -> int:
             dump = True
         elif args.flag("config", 3):
             sources = True
+        elif args.flag("writeconfig", 3):
+            write_options = args.qualifier
+            write_to = args.value("a file name")
         elif args.flag("default", 3):
             default = True
         elif args.flag("name", 1) or args.flag("pool", 1) or args.flag("address", 2):
@@ -62,6 +68,8 @@ def config_val(argv: list[str]) -> int:
             raise Usage(f"condor_config_val: unknown option {arg}")
     pool.load_config()
     table = param.table()
+    if write_to is not None:
+        return write_config(table, write_to, write_options)
     if sources:
         found = pool.config_path()
         print("Configuration source:\n\t" + (found or "(none)"))
