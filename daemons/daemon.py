@@ -7,7 +7,7 @@ master holds: when the master dies (even by SIGKILL) the pipe reads EOF and
 the daemon shuts down instead of living on as an orphan.
 
 ``Daemon`` gives a subclass: ``config(name)``, the pool directories, a log
-file ``$(LOG)/<Name>Log``, its socket server at ``$(RUN)/<name>.sock``,
+file at ``<NAME>_LOG`` (``$(LOG)/<Name>Log``) in HTCondor's line format, its socket server at ``$(RUN)/<name>.sock``,
 ``advertise(ads)`` to the collector, ``stopping`` (an Event set by SIGTERM,
 SIGINT or the lifeline) and ``every(seconds, fn)`` for periodic work that
 runs in one worker thread and keeps its first exception for ``run()`` to
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from daemons import adwire, ipc
-from daemons.config_files import config_value, read_pool_config
+from daemons.config_files import collector_address, config_value, read_pool_config
 from daemons.selfmonitor import DEFAULT_WINDOW, SelfMonitor
 from daemons.threadnames import name_process
 from eventcore import classad
@@ -43,6 +43,10 @@ DC_RECONFIG = 60004
 EXIT_REFUSED = 4     # HTCondor's DAEMON_NO_RESTART: the master does not start it again
 VERSION = "$CondorVersion: 25.14.1 2026-09-24 BuildID: jobledger $"
 PLATFORM = "$CondorPlatform: X86_64-Linux jobledger $"
+
+
+# HTCondor's daemon log line: "11/28/26 05:36:50.123 (pid:4242) message" (D_PID's tag).
+LOG_FORMAT = logging.Formatter("%(asctime)s.%(msecs)03d (pid:%(process)d) %(message)s", "%m/%d/%y %H:%M:%S")
 
 
 def hostname() -> str:
@@ -137,7 +141,7 @@ class Daemon:
 
     @property
     def collector_address(self) -> str:
-        return self.config("COLLECTOR_HOST")
+        return collector_address(lambda name: self.config(name, "")) or ""
 
     # -- logging -----------------------------------------------------------------
     def _open_log(self) -> logging.Logger:
@@ -146,8 +150,10 @@ class Daemon:
         logger.propagate = False
         if not logger.handlers:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            handler = logging.FileHandler(self.log_dir / self.log_name)
-            handler.setFormatter(logging.Formatter("%(asctime)s (pid:%(process)d) %(message)s"))
+            path = Path(self.config(f"{self.name.upper()}_LOG", "") or self.log_dir / self.log_name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handler = logging.FileHandler(path)
+            handler.setFormatter(LOG_FORMAT)
             logger.addHandler(handler)
         return logger
 
@@ -254,6 +260,7 @@ class Daemon:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.server = ipc.Server(str(self.run_dir / f"{self.name}.sock"), self.handlers(),
                                  unexpected=self.unexpected).start(f"{self.name}-ipc")
+        self._write_address_file()
         self.started()
         self._starting = False
         self._check_up()
@@ -268,6 +275,18 @@ class Daemon:
             self.log.error("%s failed: %r", self.name, self.failure)
             return 1
         return 0
+
+    def _write_address_file(self) -> None:
+        """``<NAME>_ADDRESS_FILE`` (STARTD_ADDRESS_FILE, ...), where HTCondor's tools find a
+        daemon: its address on one line, written whole (a temporary file renamed)."""
+        path = self.config(f"{self.name.upper()}_ADDRESS_FILE", "")
+        if not path:
+            return
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temp = target.with_name(target.name + ".new")
+        temp.write_text(self.address_of(self.name) + "\n")
+        os.replace(temp, target)
 
     def started(self) -> None:
         """Called once the socket is up (subclasses start their loops here)."""

@@ -84,7 +84,7 @@ def started_lines(local: Path, name: str) -> list[float]:
     times = []
     for line in (local / "log" / "MasterLog").read_text().splitlines():
         if f" started {name}, pid " in line:
-            times.append(datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp())
+            times.append(datetime.strptime(line[:21], "%m/%d/%y %H:%M:%S.%f").timestamp())
     return times
 
 
