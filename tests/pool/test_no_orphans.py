@@ -238,3 +238,28 @@ def test_kill_9_of_a_scheduler_universe_starter_takes_its_job_along(pool, tmp_pa
     assert ad["JobStatus"] == 4 and ad["ExitCode"] == 0, ad.get("HoldReason")
     no_job_left(pool)
 
+
+
+def test_a_scheduler_universe_job_whose_starter_cannot_start_it_is_held_after_three_tries(pool, tmp_path):
+    """The other side of the kill test above: a starter that dies before it starts the
+    job (here it cannot make the job's scratch directory: a file stands where its
+    parent directory should be) is a job that cannot be started; after three such
+    tries the job is held instead of being restarted for ever.  Fixed and released,
+    it runs."""
+    execute = Path(pool.get_config_val("SPOOL")) / "local_univ_execute"
+    os.rmdir(execute)
+    execute.write_text("not a directory\n")
+    try:
+        cluster = pool.schedd.submit(htcondor.Submit({
+            "universe": "scheduler", "executable": "/bin/true", "initialdir": str(tmp_path),
+            "log": str(tmp_path / "local.log")})).cluster()
+        ad = settled(pool, cluster)
+        assert (ad["JobStatus"], ad["HoldReasonCode"], ad["NumShadowExceptions"]) == (5, 6, 3)
+        assert "cannot be started" in ad["HoldReason"]
+    finally:
+        execute.unlink()
+        execute.mkdir()
+    pool.schedd.act(htcondor.JobAction.Release, f"{cluster}.0")
+    ad = settled(pool, cluster)
+    assert ad["JobStatus"] == 4 and ad["ExitCode"] == 0
+    no_job_left(pool)
