@@ -153,7 +153,7 @@ def main() -> None:
     import classad2
 
     import jobledger.classad as ours
-    from eventcore.classad import match_many
+    from jobledger.eventcore.classad import match_many
 
     mine = _cases(ours, match_many)
     theirs = _cases(classad2, None)

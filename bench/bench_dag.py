@@ -28,8 +28,8 @@ from pathlib import Path
 
 import jobledger as htcondor
 from bench.bench_pool import _wait_empty
-from daemons.storage.reader import Reader
-from eventcore.events import EventType
+from jobledger.daemons.storage.reader import Reader
+from jobledger.eventcore.events import EventType
 from jobledger.personal import PersonalPool
 
 TRUE_SUB = "executable = /bin/true\nqueue\n"

@@ -23,7 +23,7 @@ SIZES = (10_000, 20_000, 40_000, 100_000)
 
 _CHILD = r"""
 import json, resource, sys, time
-from eventcore.dag import parse_dag
+from jobledger.eventcore.dag import parse_dag
 n, layer = int(sys.argv[1]), int(sys.argv[2])
 lines = []
 for i in range(n):

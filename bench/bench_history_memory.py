@@ -27,8 +27,8 @@ _CHILD = r"""
 import gc, sys, tempfile, tracemalloc
 from pathlib import Path
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
-from daemons.projector import Projector
-from daemons.store import Store
+from jobledger.daemons.projector import Projector
+from jobledger.daemons.store import Store
 from tests.tracking.workload import Workload, journal_records, workload
 
 def rss():

@@ -63,8 +63,8 @@ def pool_processes(local_dir: Path) -> dict[int, str]:
             continue
         if b"-m" in argv and argv.index(b"-m") + 1 < len(argv):
             module = argv[argv.index(b"-m") + 1].decode()
-            if module.startswith("daemons."):
-                found[int(entry)] = module.split(".", 1)[1]
+            if module.startswith("jobledger.daemons."):
+                found[int(entry)] = module[len("jobledger.daemons."):]
     parents = {}
     for pid in found:
         try:

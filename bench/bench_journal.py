@@ -27,12 +27,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from daemons.journal_check import check_before_start  # noqa: E402
-from daemons.store import DB_NAME, Store  # noqa: E402
-from eventcore.codecs.journal import Row, make_rows, row_checksum  # noqa: E402
-from eventcore.events import event_to_dict, make_event  # noqa: E402
-from eventcore.ids import JobId  # noqa: E402
-from eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcAd, quote_string  # noqa: E402
+from jobledger.daemons.journal_check import check_before_start  # noqa: E402
+from jobledger.daemons.store import DB_NAME, Store  # noqa: E402
+from jobledger.eventcore.codecs.journal import Row, make_rows, row_checksum  # noqa: E402
+from jobledger.eventcore.events import event_to_dict, make_event  # noqa: E402
+from jobledger.eventcore.ids import JobId  # noqa: E402
+from jobledger.eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcAd, quote_string  # noqa: E402
 
 T0 = 1_700_000_000
 ATTRS = {
@@ -401,7 +401,7 @@ def history_rows(store) -> list[tuple]:
 
 def projector_rows(base: str, clusters: int = 100, procs: int = 100) -> list[tuple]:
     """User logs of ``clusters x procs`` queued jobs: the first catch-up, then one event at a time."""
-    from daemons.projector import Projector
+    from jobledger.daemons.projector import Projector
     local, logs = os.path.join(base, "proj"), os.path.join(base, "proj-logs")
     os.makedirs(logs, exist_ok=True)
     store = Store(local, durability="normal")

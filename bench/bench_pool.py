@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 
 import jobledger as htcondor
-from daemons.storage.reader import Reader
-from eventcore.events import EventType
+from jobledger.daemons.storage.reader import Reader
+from jobledger.eventcore.events import EventType
 from jobledger.personal import PersonalPool
 
 

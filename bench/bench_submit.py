@@ -64,8 +64,8 @@ def _rates(fn, n: int) -> tuple[float, float, float]:
 
 
 def main() -> None:
-    from daemons.submit_env import OsSubmitEnvironment
-    from eventcore.submit import Submit, plan_cluster
+    from jobledger.daemons.submit_env import OsSubmitEnvironment
+    from jobledger.eventcore.submit import Submit, plan_cluster
 
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "items.txt"), "w") as fh:
@@ -165,7 +165,7 @@ def _schedd_pid(local_dir) -> int:
                 environ = fh.read()
         except OSError:
             continue
-        if b"daemons.schedd" in cmdline and marker in environ:
+        if b"jobledger.daemons.schedd" in cmdline and marker in environ:
             return int(entry)
     raise RuntimeError("no schedd found")
 

@@ -38,13 +38,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from daemons.store import Store  # noqa: E402
-from eventcore.ids import JobId  # noqa: E402
-from eventcore.projections.jobstate import fold  # noqa: E402
+from jobledger.daemons.store import Store  # noqa: E402
+from jobledger.eventcore.ids import JobId  # noqa: E402
+from jobledger.eventcore.projections.jobstate import fold  # noqa: E402
 from tests.tracking.workload import (T0, Step, Workload, event_text,  # noqa: E402
                                      journal_records, workload, write_userlogs)
-from tracking.journal import JournalTracker  # noqa: E402
-from tracking.userlogs import UserLogTracker  # noqa: E402
+from jobledger.tracking.journal import JournalTracker  # noqa: E402
+from jobledger.tracking.userlogs import UserLogTracker  # noqa: E402
 
 PER_LOG = 100
 _ROUNDS = itertools.count()
@@ -102,7 +102,7 @@ def read_userlogs(n: int, tmp: Path) -> list[tuple]:
 _RSS_CHILD = r"""
 import os, sys
 sys.path.insert(0, sys.argv[1])
-from tracking.userlogs import UserLogTracker
+from jobledger.tracking.userlogs import UserLogTracker
 
 def rss():
     with open("/proc/self/statm") as f:
@@ -265,7 +265,7 @@ def read_journal(n: int, tmp: Path) -> list[tuple]:
 _JOURNAL_RSS_CHILD = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
-from tracking.journal import JournalTracker
+from jobledger.tracking.journal import JournalTracker
 
 def rss():
     with open("/proc/self/statm") as f:

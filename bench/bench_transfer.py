@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from daemons import transfer
-from eventcore.transfer import InputPlan, Output, Source
+from jobledger.daemons import transfer
+from jobledger.eventcore.transfer import InputPlan, Output, Source
 
 ROUNDS = 3
 BIG_FILES, BIG_SIZE = 4, 50 << 20

@@ -25,7 +25,7 @@ import time
 import warnings
 from pathlib import Path
 
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 ORACLE = Path(__file__).resolve().parent.parent.parent / "shared" / "oracle" / "userlog"
 _HEADER = re.compile(rb"^(\d{3}) \((\d+)\.", re.M)

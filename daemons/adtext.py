@@ -14,8 +14,8 @@ import random
 import time
 from typing import Callable, Mapping
 
-from eventcore.classad import ClassAd, ExprTree, compile_constraint
-from eventcore.classad.env import ENV, configure
+from jobledger.eventcore.classad import ClassAd, ExprTree, compile_constraint
+from jobledger.eventcore.classad.env import ENV, configure
 
 __all__ = ["to_classad", "compile_filter", "expr", "ensure_environment"]
 

@@ -80,7 +80,7 @@ class NotLiteral(ValueError):
 
 
 def _engine():
-    from eventcore import classad  # the engine; imported on first use
+    from jobledger.eventcore import classad  # the engine; imported on first use
     return classad
 
 

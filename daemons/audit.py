@@ -40,22 +40,22 @@ from collections import defaultdict
 from pathlib import Path
 from typing import NamedTuple
 
-from eventcore.codecs.journal import Row
-from eventcore.codecs.userlog_text_write import TextFormat
-from eventcore.errors import InvalidTransition, JournalCorrupt, JournalError
-from eventcore.journal import entry_from_row, row_entries
-from eventcore.projections.queue import QueueFold
-from eventcore.projections.userlog import (
+from jobledger.eventcore.codecs.journal import Row
+from jobledger.eventcore.codecs.userlog_text_write import TextFormat
+from jobledger.eventcore.errors import InvalidTransition, JournalCorrupt, JournalError
+from jobledger.eventcore.journal import entry_from_row, row_entries
+from jobledger.eventcore.projections.queue import QueueFold
+from jobledger.eventcore.projections.userlog import (
     EVENT_LOG_FORMAT, LogTargets, planned_writes, render_header,
 )
-from eventcore.status import next_status
-from daemons.adrow import decode_ad
-from daemons.evidence import HighWater
-from daemons.journal_check import (
+from jobledger.eventcore.status import next_status
+from jobledger.daemons.adrow import decode_ad
+from jobledger.daemons.evidence import HighWater
+from jobledger.daemons.journal_check import (
     RECOVERY, known_cluster, log_faults, open_readonly, read_rows, verify, written_logs,
 )
-from daemons.storage.schema import DB_NAME
-from tracking.localzone import LOCAL_TZINFO
+from jobledger.daemons.storage.schema import DB_NAME
+from jobledger.tracking.localzone import LOCAL_TZINFO
 
 __all__ = ["Finding", "Report", "audit"]
 

@@ -20,15 +20,15 @@ import time
 import uuid
 import warnings
 
-from daemons import adwire, ipc
-from daemons.config_files import collector_address, param
-from eventcore.classad import ClassAd, ExprTree, parse_expr
-from eventcore.enums import AdType, DaemonType, JobAction, QueryOpt, TransactionFlag
-from eventcore.enums_v1 import as_v2
-from eventcore.errors import (ClassAdError, HTCondorException, HTCondorIOError, HTCondorLocateError,
+from jobledger.daemons import adwire, ipc
+from jobledger.daemons.config_files import collector_address, param
+from jobledger.eventcore.classad import ClassAd, ExprTree, parse_expr
+from jobledger.eventcore.enums import AdType, DaemonType, JobAction, QueryOpt, TransactionFlag
+from jobledger.eventcore.enums_v1 import as_v2
+from jobledger.eventcore.errors import (ClassAdError, HTCondorException, HTCondorIOError, HTCondorLocateError,
                               HTCondorReplyError, HTCondorValueError)
-from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
-from eventcore.submit.translate import SPOOLED_LEAVE_IN_QUEUE
+from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
+from jobledger.eventcore.submit.translate import SPOOLED_LEAVE_IN_QUEUE
 
 RETRY_SECONDS = 60.0   # how long a submit keeps trying to reach a restarting schedd
 UPLOAD_CHUNK = 2000    # procs per message when a submission is sent in chunks (more than this many)
@@ -224,7 +224,7 @@ class Schedd:
 
     def _prepare(self, description, count, itemdata, queue, spool) -> tuple:
         """Reserve a cluster id; its ads, made as they are read (``ClusterStream``)."""
-        from daemons.submit_env import Submit, build_stream  # the submit language
+        from jobledger.daemons.submit_env import Submit, build_stream  # the submit language
         if not isinstance(description, Submit):
             raise TypeError("description must be a Submit")
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
@@ -491,13 +491,13 @@ class Collector:
 
 def version() -> str:
     """htcondor2.version(): the HTCondor version string this pool claims."""
-    from daemons.daemon import VERSION
+    from jobledger.daemons.daemon import VERSION
     return VERSION
 
 
 def platform() -> str:
     """htcondor2.platform()."""
-    from daemons.daemon import PLATFORM
+    from jobledger.daemons.daemon import PLATFORM
     return PLATFORM
 
 
@@ -509,7 +509,7 @@ def send_command(ad: ClassAd, dc, target: str | None = None) -> None:
     takes DaemonsOff* (stop the pool), Restart (restart its daemons) and
     DaemonOff/DaemonOn with a ``target`` daemon.
     """
-    from eventcore.enums import DaemonCommand
+    from jobledger.eventcore.enums import DaemonCommand
     if not isinstance(ad, ClassAd):
         raise TypeError("ad must be a ClassAd")
     dc = as_v2(dc, DaemonCommand)

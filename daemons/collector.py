@@ -16,9 +16,9 @@ from __future__ import annotations
 import threading
 import time
 
-from daemons import adwire
-from daemons.daemon import Daemon, main_for
-from eventcore.enums import AdType, DaemonType
+from jobledger.daemons import adwire
+from jobledger.daemons.daemon import Daemon, main_for
+from jobledger.eventcore.enums import AdType, DaemonType
 
 # MyType of the daemons ``locate`` can find.
 DAEMON_MYTYPE = {

@@ -20,10 +20,10 @@ import threading
 from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 
-from daemons import param_table
-from daemons.ipc import sinful
-from eventcore.config import ConfigTable, Setting, expand, parse_config, typed_value
-from eventcore.errors import ConfigError
+from jobledger.daemons import param_table
+from jobledger.daemons.ipc import sinful
+from jobledger.eventcore.config import ConfigTable, Setting, expand, parse_config, typed_value
+from jobledger.eventcore.errors import ConfigError
 
 # Our own defaults, over HTCondor's param table (daemons/param_table.py).
 DEFAULTS = """

@@ -1,6 +1,6 @@
 """What every pool daemon process shares: config, directories, log, lifeline, stop.
 
-A daemon is started by the master as ``python -m daemons.<name>`` with
+A daemon is started by the master as ``python -m jobledger.daemons.<name>`` with
 ``CONDOR_CONFIG`` pointing at the pool's configuration and, in
 ``JOBLEDGER_LIFELINE_FD``, the read end of a pipe whose write end only the
 master holds: when the master dies (even by SIGKILL) the pipe reads EOF and
@@ -28,12 +28,12 @@ import threading
 import time
 from pathlib import Path
 
-from daemons import adwire, ipc
-from daemons.config_files import collector_address, config_value, read_pool_config
-from daemons.selfmonitor import DEFAULT_WINDOW, SelfMonitor
-from daemons.threadnames import name_process
-from eventcore import classad
-from eventcore.errors import HTCondorException
+from jobledger.daemons import adwire, ipc
+from jobledger.daemons.config_files import collector_address, config_value, read_pool_config
+from jobledger.daemons.selfmonitor import DEFAULT_WINDOW, SelfMonitor
+from jobledger.daemons.threadnames import name_process
+from jobledger.eventcore import classad
+from jobledger.eventcore.errors import HTCondorException
 
 LIFELINE_ENV = "JOBLEDGER_LIFELINE_FD"
 # DaemonCommand values every daemon acts on (the master takes more).
@@ -321,6 +321,6 @@ class Daemon:
 
 
 def main_for(cls) -> None:
-    """Entry point body of ``python -m daemons.<name>``."""
+    """Entry point body of ``python -m jobledger.daemons.<name>``."""
     daemon = cls()
     sys.exit(daemon.run())

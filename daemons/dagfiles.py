@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from eventcore.dags.render import DEFAULT_DAG_FILE_NAME, DAGRenderer
+from jobledger.eventcore.dags.render import DEFAULT_DAG_FILE_NAME, DAGRenderer
 
 
 class DAGWriter(DAGRenderer):

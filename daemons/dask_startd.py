@@ -32,13 +32,13 @@ import socket
 import threading
 import time
 
-from daemons import adwire, gpus, ipc
-from daemons.daemon import main_for
-from daemons.dask_security import security_from, security_settings
-from daemons.dask_starter import DaskStarter
-from daemons.dask_task import run_job, signal_job
-from daemons.startd import Startd
-from eventcore.errors import HTCondorException
+from jobledger.daemons import adwire, gpus, ipc
+from jobledger.daemons.daemon import main_for
+from jobledger.daemons.dask_security import security_from, security_settings
+from jobledger.daemons.dask_starter import DaskStarter
+from jobledger.daemons.dask_task import run_job, signal_job
+from jobledger.daemons.startd import Startd
+from jobledger.eventcore.errors import HTCondorException
 
 RESOURCES = ("Cpus", "Memory", "Disk")
 RESULT_TIMEOUT = 20.0   # seconds to fetch a finished task's outcome and sandbox from its worker
@@ -356,7 +356,7 @@ def _with_gpus(ads: list[dict], ids: list[str], free: int, claims: list) -> None
 
 
 def _facts(dask_worker=None) -> dict:
-    from daemons.dask_task import worker_facts
+    from jobledger.daemons.dask_task import worker_facts
     return worker_facts(dask_worker)
 
 

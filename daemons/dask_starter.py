@@ -30,10 +30,10 @@ import signal
 import time
 import traceback
 
-from daemons import ipc
-from daemons.dask_task import pack, unpack
-from daemons.starter import HOLD_SPAWN, STOPPING, Starter, job_arguments, job_environment
-from eventcore.errors import HTCondorException
+from jobledger.daemons import ipc
+from jobledger.daemons.dask_task import pack, unpack
+from jobledger.daemons.starter import HOLD_SPAWN, STOPPING, Starter, job_arguments, job_environment
+from jobledger.eventcore.errors import HTCondorException
 
 POLL = 0.5   # seconds the Dask startd holds a dask_result call while the task runs
 

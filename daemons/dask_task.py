@@ -29,7 +29,7 @@ import tempfile
 import threading
 import time
 
-from daemons.starter import exit_status
+from jobledger.daemons.starter import exit_status
 
 CHECK = 1.0   # seconds between looks at whether the task is still wanted
 TEXT_BUSY_RETRIES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)   # seconds before each new try (see _popen)

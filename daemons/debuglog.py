@@ -13,8 +13,8 @@ import logging
 import os
 import sys
 
-from daemons.config_files import param
-from eventcore.enums import LogLevel, SubsystemType
+from jobledger.daemons.config_files import param
+from jobledger.eventcore.enums import LogLevel, SubsystemType
 
 LOGGER = logging.getLogger("jobledger")
 _state = {"subsystem": "TOOL", "handlers": []}

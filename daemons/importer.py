@@ -23,14 +23,14 @@ import os
 import stat
 from typing import NamedTuple
 
-from eventcore.codecs.userlog import (
+from jobledger.eventcore.codecs.userlog import (
     Garbled, Parsed, TextReaderState, detect_format, parsed_event, scan_whole,
 )
-from eventcore.errors import UserLogError
-from eventcore.events import event_to_dict
-from eventcore.ids import JobId
-from eventcore.records import EventRecord
-from tracking.localzone import LOCAL_ZONE
+from jobledger.eventcore.errors import UserLogError
+from jobledger.eventcore.events import event_to_dict
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import EventRecord
+from jobledger.tracking.localzone import LOCAL_ZONE
 
 __all__ = ["ImportResult", "import_log", "read_log", "fingerprint", "is_header_event",
            "LogItems", "reader_state", "digest"]

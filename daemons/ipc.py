@@ -44,7 +44,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
-from eventcore.errors import HTCondorException, HTCondorIOError, JobledgerError
+from jobledger.eventcore.errors import HTCondorException, HTCondorIOError, JobledgerError
 
 _HEADER = struct.Struct(">I")
 MAX_MESSAGE = 1 << 30

@@ -10,7 +10,7 @@ jobs (DAGMan) apart, as HTCondor's JobSet ads do.
 
 from __future__ import annotations
 
-from daemons import adwire
+from jobledger.daemons import adwire
 
 STATUS_NAMES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held",
                 6: "TransferringOutput", 7: "Suspended"}

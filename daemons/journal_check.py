@@ -22,11 +22,11 @@ import zlib
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
-from eventcore.codecs.journal import Row, row_span
-from eventcore.errors import JournalBehind, JournalCorrupt, JournalError
-from daemons.evidence import HighWater, Mark
-from daemons.storage.reader import Reader
-from daemons.storage.schema import DB_NAME
+from jobledger.eventcore.codecs.journal import Row, row_span
+from jobledger.eventcore.errors import JournalBehind, JournalCorrupt, JournalError
+from jobledger.daemons.evidence import HighWater, Mark
+from jobledger.daemons.storage.reader import Reader
+from jobledger.daemons.storage.schema import DB_NAME
 
 __all__ = ["Fault", "Verdict", "read_rows", "verify", "evidence_faults", "check_before_start",
            "RECOVERY", "open_readonly", "accept_loss", "known_cluster", "written_logs",
@@ -214,7 +214,7 @@ def known_cluster(conn, mark: Mark | None) -> int:
 
 def written_logs(local_dir, conn) -> list[str]:
     """The event log of the pool's configuration, and the logs the journal lists."""
-    from daemons.config_files import config_value, read_pool_config
+    from jobledger.daemons.config_files import config_value, read_pool_config
     paths = []
     config = Path(local_dir) / "condor_config"
     if config.is_file():
@@ -268,7 +268,7 @@ def accept_loss(local_dir) -> tuple[Mark | None, Mark]:
     (that is not a loss this can accept).  Cluster ids keep counting from the
     largest ever used.  Returns (old mark, new mark).
     """
-    from daemons.master import lock_local_dir, pool_running_in
+    from jobledger.daemons.master import lock_local_dir, pool_running_in
     local_dir = Path(local_dir)
     lock = lock_local_dir(local_dir)         # held while the mark moves: no master starts
     if lock is None:

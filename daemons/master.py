@@ -1,7 +1,7 @@
 """condor_master's job: start the pool's daemons, restart one that dies, stop them all.
 
 Each daemon of ``DAEMON_LIST`` (collector first) runs as its own process,
-``python -m daemons.<name>``, holding the read end of the master's lifeline
+``python -m jobledger.daemons.<name>``, holding the read end of the master's lifeline
 pipe.  The master waits on its children; one that exits while the pool is up
 is started again after HTCondor's back-off (``daemons.master_backoff``:
 MASTER_BACKOFF_CONSTANT + MASTER_BACKOFF_FACTOR ** failures, at most
@@ -51,12 +51,12 @@ import threading
 import time
 from pathlib import Path
 
-from daemons.daemon import DC_OFF, DC_RECONFIG, DC_RESTART, EXIT_REFUSED, Daemon, main_for
-from daemons.journal_check import check_before_start
-from daemons.master_backoff import BY_COMMAND_DELAY, Backoff, backoff_for
-from daemons.orphans import become_subreaper, end_descendants, reap_adopted
-from daemons.safe_open import private_layout
-from eventcore.errors import HTCondorException, JournalError
+from jobledger.daemons.daemon import DC_OFF, DC_RECONFIG, DC_RESTART, EXIT_REFUSED, Daemon, main_for
+from jobledger.daemons.journal_check import check_before_start
+from jobledger.daemons.master_backoff import BY_COMMAND_DELAY, Backoff, backoff_for
+from jobledger.daemons.orphans import become_subreaper, end_descendants, reap_adopted
+from jobledger.daemons.safe_open import private_layout
+from jobledger.eventcore.errors import HTCondorException, JournalError
 
 START_ORDER = ["collector", "negotiator", "schedd", "startd", "dask_startd"]
 STOP_ORDER = ["dask_startd", "startd", "negotiator", "schedd", "collector"]
@@ -178,7 +178,7 @@ class Master(Daemon):
         self.cannot.pop(name, None)
         env = dict(os.environ, CONDOR_CONFIG=self.config_file,
                    JOBLEDGER_LIFELINE_FD=str(self._lifeline_r))
-        command = [path] if path is not None else [sys.executable, "-m", f"daemons.{name}"]
+        command = [path] if path is not None else [sys.executable, "-m", f"jobledger.daemons.{name}"]
         log = open(self.log_dir / f"{name}.stderr", "ab")
         try:
             child = subprocess.Popen(command, env=env,

@@ -20,11 +20,11 @@ from __future__ import annotations
 import threading
 import time
 
-from daemons import adwire, ipc
-from daemons.accounting import Accountant
-from daemons.daemon import Daemon, main_for
-from eventcore.enums import AdType
-from eventcore.errors import HTCondorException
+from jobledger.daemons import adwire, ipc
+from jobledger.daemons.accounting import Accountant
+from jobledger.daemons.daemon import Daemon, main_for
+from jobledger.eventcore.enums import AdType
+from jobledger.eventcore.errors import HTCondorException
 
 GROUP_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "Owner",
                "JobUniverse")

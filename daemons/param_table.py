@@ -16,7 +16,7 @@ import os
 import socket
 from pathlib import Path
 
-from daemons.machine_facts import proc_kb, static_facts
+from jobledger.daemons.machine_facts import proc_kb, static_facts
 
 TABLE = Path(__file__).with_name("param_table.json")
 

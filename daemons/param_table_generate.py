@@ -4,7 +4,7 @@ Source: ``src/condor_utils/param_info.in`` of HTCondor's public repository
 (github.com/htcondor/htcondor, Apache License 2.0), the table HTCondor compiles
 its defaults from.  Usage::
 
-    python -m daemons.param_table_generate path/to/param_info.in [commit]
+    python -m jobledger.daemons.param_table_generate path/to/param_info.in [commit]
 
 Each ``[NAME]`` entry with a non-empty ``default`` becomes ``NAME: [default, type]``
 (the raw, unexpanded default and the declared type: string, int, bool, double, long

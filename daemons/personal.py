@@ -24,12 +24,12 @@ import time
 import weakref
 from pathlib import Path
 
-from daemons import ipc
-from daemons.config_files import config_value, pool_config_text, read_pool_config, reload_config
-from daemons.daemon import process_start_time
-from daemons.master import make_layout, pool_running_in
-from eventcore.enums import DaemonType
-from eventcore.errors import HTCondorException
+from jobledger.daemons import ipc
+from jobledger.daemons.config_files import config_value, pool_config_text, read_pool_config, reload_config
+from jobledger.daemons.daemon import process_start_time
+from jobledger.daemons.master import make_layout, pool_running_in
+from jobledger.eventcore.enums import DaemonType
+from jobledger.eventcore.errors import HTCondorException
 
 READY_TIMEOUT = 120.0
 STOP_TIMEOUT = 60.0
@@ -160,7 +160,7 @@ class PersonalPool:
                               for path in (self.local_dir / "log").glob("*.stderr")}
         log = open(self.local_dir / "log" / "master.stderr", "ab")
         try:
-            self._master = subprocess.Popen([sys.executable, "-m", "daemons.master"], env=env,
+            self._master = subprocess.Popen([sys.executable, "-m", "jobledger.daemons.master"], env=env,
                                             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                             start_new_session=True, cwd=str(self.local_dir),
                                             close_fds=True)
@@ -307,14 +307,14 @@ class PersonalPool:
     # -- the pool's daemons ----------------------------------------------------------------
     @property
     def collector(self):
-        from daemons.clients import Collector
+        from jobledger.daemons.clients import Collector
         if self._collector is None:
             self._collector = Collector(self.get_config_val("COLLECTOR_HOST"))
         return self._collector
 
     @property
     def schedd(self):
-        from daemons.clients import Schedd
+        from jobledger.daemons.clients import Schedd
         if self._schedd is None:
             self._schedd = Schedd(self.collector.locate(DaemonType.Schedd))
         return self._schedd

@@ -56,14 +56,14 @@ import datetime
 import threading
 import time as _time
 
-from eventcore.codecs.userlog_text_write import TextFormat
-from eventcore.errors import UnsafePathError
-from eventcore.journal import Entry, entry_from_row, job_id, row_entries
-from eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, Target, planned_writes, render
-from daemons.storage.cursors import FileState, LogCursors
-from daemons.storage.store import Store
-from tracking.localzone import LOCAL_TZINFO
-from daemons.userlog_files import EventLogWriter, UserLogWriter
+from jobledger.eventcore.codecs.userlog_text_write import TextFormat
+from jobledger.eventcore.errors import UnsafePathError
+from jobledger.eventcore.journal import Entry, entry_from_row, job_id, row_entries
+from jobledger.eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, Target, planned_writes, render
+from jobledger.daemons.storage.cursors import FileState, LogCursors
+from jobledger.daemons.storage.store import Store
+from jobledger.tracking.localzone import LOCAL_TZINFO
+from jobledger.daemons.userlog_files import EventLogWriter, UserLogWriter
 
 __all__ = ["Projector", "local_zone", "CURSOR"]
 

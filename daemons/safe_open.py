@@ -25,7 +25,7 @@ import errno
 import os
 import stat
 
-from eventcore.errors import UnsafePathError
+from jobledger.eventcore.errors import UnsafePathError
 
 _FLAGS = {
     "rb": os.O_RDONLY,

@@ -36,28 +36,28 @@ import time
 from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 
-from daemons import adwire, heap, ipc, jobsets, spool
-from daemons.daemon import Daemon, main_for
-from daemons.joint_commit import JointCommit
-from daemons.projector import Projector
-from daemons.schedd_act import Actions
-from daemons.schedd_dagman import post_script_terminated
-from daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
-from daemons.schedd_match import Matches
-from daemons.schedd_policy import SYSTEM_EXPRS, Policy
-from daemons.schedd_query import SUMMARY_KEYS, Queries
-from daemons.schedd_records import RUN_ATTRS, TRANSFER_LIMITS, event
-from daemons.schedd_runs import Runs
-from daemons.store import Store
-from eventcore.codecs.journal import decode_payload
-from daemons.submit_notes import has_notes, submit_notes
-from eventcore.attrnames import check_values, fold
-from eventcore.errors import HTCondorException, JournalError
-from eventcore.events import EventType
-from eventcore.ids import JobId
-from eventcore.records import ClusterAd, EventRecord, ProcAd, ProcBlock
-from eventcore.status import JobStatus
-from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
+from jobledger.daemons import adwire, heap, ipc, jobsets, spool
+from jobledger.daemons.daemon import Daemon, main_for
+from jobledger.daemons.joint_commit import JointCommit
+from jobledger.daemons.projector import Projector
+from jobledger.daemons.schedd_act import Actions
+from jobledger.daemons.schedd_dagman import post_script_terminated
+from jobledger.daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
+from jobledger.daemons.schedd_match import Matches
+from jobledger.daemons.schedd_policy import SYSTEM_EXPRS, Policy
+from jobledger.daemons.schedd_query import SUMMARY_KEYS, Queries
+from jobledger.daemons.schedd_records import RUN_ATTRS, TRANSFER_LIMITS, event
+from jobledger.daemons.schedd_runs import Runs
+from jobledger.daemons.store import Store
+from jobledger.eventcore.codecs.journal import decode_payload
+from jobledger.daemons.submit_notes import has_notes, submit_notes
+from jobledger.eventcore.attrnames import check_values, fold
+from jobledger.eventcore.errors import HTCondorException, JournalError
+from jobledger.eventcore.events import EventType
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import ClusterAd, EventRecord, ProcAd, ProcBlock
+from jobledger.eventcore.status import JobStatus
+from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
 
 HOLD_USER_LOG = 22  # HTCondor's UnableToInitUserLog
 HEAP_TRIM = 10.0  # seconds between giving free malloc pages back (daemons.heap)

@@ -16,16 +16,16 @@ from __future__ import annotations
 import re
 import time
 
-from daemons import adwire, spool
-from daemons.schedd_records import RUN_ATTRS, event, starter_job
-from eventcore import interleave
-from eventcore.attrnames import attr_name
-from eventcore.enums import JobAction, TransactionFlag
-from eventcore.errors import HTCondorException, StaleDecision, TransferError
-from eventcore.events import EventType
-from eventcore.ids import JobId
-from eventcore.records import ActionRecord, Assumed, LeaveQueue, SetAttributes
-from eventcore.status import JobStatus
+from jobledger.daemons import adwire, spool
+from jobledger.daemons.schedd_records import RUN_ATTRS, event, starter_job
+from jobledger.eventcore import interleave
+from jobledger.eventcore.attrnames import attr_name
+from jobledger.eventcore.enums import JobAction, TransactionFlag
+from jobledger.eventcore.errors import HTCondorException, StaleDecision, TransferError
+from jobledger.eventcore.events import EventType
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import ActionRecord, Assumed, LeaveQueue, SetAttributes
+from jobledger.eventcore.status import JobStatus
 
 I, R, X, C, H, T, S = (JobStatus.IDLE, JobStatus.RUNNING, JobStatus.REMOVED, JobStatus.COMPLETED,
                        JobStatus.HELD, JobStatus.TRANSFERRING_OUTPUT, JobStatus.SUSPENDED)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import time
 
-from daemons.adwire import quote
-from daemons.schedd_records import event
-from eventcore.errors import HTCondorException
-from eventcore.events import EventType
-from eventcore.ids import JobId
+from jobledger.daemons.adwire import quote
+from jobledger.daemons.schedd_records import event
+from jobledger.eventcore.errors import HTCondorException
+from jobledger.eventcore.events import EventType
+from jobledger.eventcore.ids import JobId
 
 
 def post_script_terminated(store, cluster: int, node: str, code: int | None = None,

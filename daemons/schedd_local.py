@@ -27,14 +27,14 @@ import sys
 import threading
 import time
 
-from daemons import adwire
-from daemons.daemon import LIFELINE_ENV, alive, process_start_time
-from daemons.schedd_records import event, starter_job, with_transfer_limits
-from daemons.starter import SIGNALS, Starter
-from eventcore.errors import InvalidTransition
-from eventcore.events import EventType
-from eventcore.ids import JobId
-from eventcore.records import Assumed, SetAttributes
+from jobledger.daemons import adwire
+from jobledger.daemons.daemon import LIFELINE_ENV, alive, process_start_time
+from jobledger.daemons.schedd_records import event, starter_job, with_transfer_limits
+from jobledger.daemons.starter import SIGNALS, Starter
+from jobledger.eventcore.errors import InvalidTransition
+from jobledger.eventcore.events import EventType
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import Assumed, SetAttributes
 
 SCHEDULER = 7      # JobUniverse of the scheduler universe
 LOCAL_SLOT = "local"
@@ -107,7 +107,7 @@ class SchedulerUniverse:
                               "schedd": self.schedd_address,
                               "lifeline": int(lifeline) if lifeline else None,
                               "reconnect": self.reconnect_timeout})
-        child = subprocess.Popen([sys.executable, "-m", "daemons.schedd_local", request],
+        child = subprocess.Popen([sys.executable, "-m", "jobledger.daemons.schedd_local", request],
                                  stdin=subprocess.DEVNULL, close_fds=True,   # the starter leaves our session
                                  pass_fds=(int(lifeline),) if lifeline else ())
         self.children[child.pid] = child
@@ -148,7 +148,7 @@ def signal_local(ad: dict, what: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    """A scheduler-universe starter: ``python -m daemons.schedd_local REQUEST-JSON``."""
+    """A scheduler-universe starter: ``python -m jobledger.daemons.schedd_local REQUEST-JSON``."""
     request = json.loads(argv[1])
     starter = Starter(request["job"], request["claim"], request["execute_dir"], request["schedd"],
                       request.get("lifeline"), request["reconnect"])

@@ -15,18 +15,18 @@ from __future__ import annotations
 import time
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 
-from daemons import adwire, spool
-from daemons.joint_commit import JointCommit
-from daemons.negotiator import request_of
-from daemons.schedd_local import SCHEDULER
-from daemons.schedd_records import event, startd_address, starter_job, with_transfer_limits
-from eventcore import interleave
-from eventcore.errors import InvalidTransition
-from eventcore.events import EventType
-from eventcore.ids import JobId
-from eventcore.records import Assumed, SetAttributes
-from eventcore.status import JobStatus
-from eventcore.transfer import output_on_evict
+from jobledger.daemons import adwire, spool
+from jobledger.daemons.joint_commit import JointCommit
+from jobledger.daemons.negotiator import request_of
+from jobledger.daemons.schedd_local import SCHEDULER
+from jobledger.daemons.schedd_records import event, startd_address, starter_job, with_transfer_limits
+from jobledger.eventcore import interleave
+from jobledger.eventcore.errors import InvalidTransition
+from jobledger.eventcore.events import EventType
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import Assumed, SetAttributes
+from jobledger.eventcore.status import JobStatus
+from jobledger.eventcore.transfer import output_on_evict
 
 MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "JobPrio",
                "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize",

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import time
 
-from daemons import adwire
-from daemons.schedd_act import ACTION_NAMES, DECIDE_AGAIN
-from daemons.schedd_records import HOLD_POLICY, RUN_ATTRS, event
-from eventcore import interleave
-from eventcore.enums import JobAction
-from eventcore.errors import InvalidTransition, StaleDecision
-from eventcore.events import EventType
-from eventcore.ids import JobId
-from eventcore.records import ActionRecord, Assumed, LeaveQueue, SetAttributes
+from jobledger.daemons import adwire
+from jobledger.daemons.schedd_act import ACTION_NAMES, DECIDE_AGAIN
+from jobledger.daemons.schedd_records import HOLD_POLICY, RUN_ATTRS, event
+from jobledger.eventcore import interleave
+from jobledger.eventcore.enums import JobAction
+from jobledger.eventcore.errors import InvalidTransition, StaleDecision
+from jobledger.eventcore.events import EventType
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import ActionRecord, Assumed, LeaveQueue, SetAttributes
 
 POLICY_ATTRS = ("PeriodicHold", "PeriodicRelease", "PeriodicRemove", "TimerRemove", "PeriodicVacate",
                 "AllowedJobDuration", "AllowedExecuteDuration")

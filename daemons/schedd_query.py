@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 
-from daemons import adwire, ipc, jobsets
-from daemons.schedd_match import MATCH_ATTRS
-from eventcore.enums import QueryOpt
-from eventcore.errors import HTCondorException
+from jobledger.daemons import adwire, ipc, jobsets
+from jobledger.daemons.schedd_match import MATCH_ATTRS
+from jobledger.eventcore.enums import QueryOpt
+from jobledger.eventcore.errors import HTCondorException
 
 SUMMARY_KEYS = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 6: "Running",
                 7: "Suspended"}

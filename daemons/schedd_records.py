@@ -6,11 +6,11 @@ schedd's run handling (``daemons.schedd_runs``) appends what they return.
 
 from __future__ import annotations
 
-from daemons import adwire
-from eventcore.events import EventType, event_to_dict, make_event
-from eventcore.ids import JobId
-from eventcore.records import EventRecord, LeaveQueue, SetAttributes
-from eventcore.status import JobStatus
+from jobledger.daemons import adwire
+from jobledger.eventcore.events import EventType, event_to_dict, make_event
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import EventRecord, LeaveQueue, SetAttributes
+from jobledger.eventcore.status import JobStatus
 
 RUN_ATTRS = ("ClaimId", "StarterPid", "StarterStart", "ScratchDir", "RemoteSlot")
 # Hold codes of schedd.md 2.1 used here.

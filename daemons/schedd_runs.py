@@ -30,19 +30,19 @@ import time
 import uuid
 from contextlib import contextmanager
 
-from daemons import adwire
-from daemons.daemon import alive
-from daemons.schedd_records import (HOLD_SPAWN, RUN_ATTRS, event, exit_records, startd_address,
+from jobledger.daemons import adwire
+from jobledger.daemons.daemon import alive
+from jobledger.daemons.schedd_records import (HOLD_SPAWN, RUN_ATTRS, event, exit_records, startd_address,
                                     file_transfer_events)
-from daemons.spool import job_spool
-from daemons.starter import OUTCOME, STARTER_RECORD, read_outcome
-from eventcore import interleave
-from eventcore.errors import HTCondorException, InvalidTransition
-from eventcore.events import EventType
-from eventcore.ids import JobId
-from eventcore.records import Assumed, SetAttributes
-from eventcore.status import JobStatus
-from eventcore.transfer import size_mb
+from jobledger.daemons.spool import job_spool
+from jobledger.daemons.starter import OUTCOME, STARTER_RECORD, read_outcome
+from jobledger.eventcore import interleave
+from jobledger.eventcore.errors import HTCondorException, InvalidTransition
+from jobledger.eventcore.events import EventType
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import Assumed, SetAttributes
+from jobledger.eventcore.status import JobStatus
+from jobledger.eventcore.transfer import size_mb
 
 MAX_START_FAILURES = 3          # starters gone without an outcome before the job is held
 STARTED_WAIT = 10.0             # seconds a report waits for its run's start to be recorded

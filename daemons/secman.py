@@ -14,10 +14,10 @@ import os
 import socket
 import time
 
-from daemons import ipc
-from daemons.config_files import param
-from eventcore.classad import ClassAd
-from eventcore.errors import HTCondorException, HTCondorIOError, HTCondorValueError
+from jobledger.daemons import ipc
+from jobledger.daemons.config_files import param
+from jobledger.eventcore.classad import ClassAd
+from jobledger.eventcore.errors import HTCondorException, HTCondorIOError, HTCondorValueError
 
 # condor_commands.h: DaemonCore's commands, and the authorization levels condor_ping
 # takes as names (each checked with DC_NOP_<LEVEL>, DC_BASE+20...).
@@ -93,7 +93,7 @@ class SecMan:
             answer = ipc.call(address, "ping", timeout=20)
         except HTCondorException as exc:
             raise HTCondorIOError(f"Failed to ping {address}: {exc}") from exc
-        from daemons.daemon import VERSION
+        from jobledger.daemons.daemon import VERSION
         lease = int(param.get("SEC_DEFAULT_SESSION_LEASE", 3600))
         return ClassAd({
             "AuthCommand": number, "Command": number,

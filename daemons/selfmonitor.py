@@ -22,7 +22,7 @@ import os
 import threading
 import time
 
-from daemons.machine_facts import proc_kb
+from jobledger.daemons.machine_facts import proc_kb
 
 DEFAULT_WINDOW = 1200.0  # DCSTATISTICS_WINDOW_SECONDS
 

@@ -22,9 +22,9 @@ import os
 import shutil
 from pathlib import Path
 
-from daemons import adwire, transfer
-from eventcore import transfer as plan
-from eventcore.ids import JobId
+from jobledger.daemons import adwire, transfer
+from jobledger.eventcore import transfer as plan
+from jobledger.eventcore.ids import JobId
 
 SAVED = ("Iwd", "Cmd", "In", "TransferInput", "Out", "Err", "TransferOutputRemaps")
 

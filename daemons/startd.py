@@ -33,13 +33,13 @@ import sys
 import time
 import traceback
 
-from daemons import ipc
-from daemons.daemon import Daemon, alive, filesystem_domain, main_for, process_start_time
-from daemons.machine_facts import machine_facts
-from daemons.orphans import become_subreaper, kill_leftovers
-from daemons.starter import SIGNALS, Starter
-from daemons.threadnames import name_this_thread
-from eventcore.errors import HTCondorException
+from jobledger.daemons import ipc
+from jobledger.daemons.daemon import Daemon, alive, filesystem_domain, main_for, process_start_time
+from jobledger.daemons.machine_facts import machine_facts
+from jobledger.daemons.orphans import become_subreaper, kill_leftovers
+from jobledger.daemons.starter import SIGNALS, Starter
+from jobledger.daemons.threadnames import name_this_thread
+from jobledger.eventcore.errors import HTCondorException
 
 STATE_FILE = "startd_state.json"
 

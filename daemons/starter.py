@@ -47,13 +47,13 @@ import signal
 import subprocess
 import time
 
-from daemons import ipc, transfer
-from daemons.daemon import filesystem_domain, process_start_time
-from daemons.orphans import become_subreaper, sweep_leftovers
-from daemons.safe_open import safe_open
-from daemons.threadnames import name_process
-from eventcore import transfer as plan
-from eventcore.errors import HTCondorException, TransferError
+from jobledger.daemons import ipc, transfer
+from jobledger.daemons.daemon import filesystem_domain, process_start_time
+from jobledger.daemons.orphans import become_subreaper, sweep_leftovers
+from jobledger.daemons.safe_open import safe_open
+from jobledger.daemons.threadnames import name_process
+from jobledger.eventcore import transfer as plan
+from jobledger.eventcore.errors import HTCondorException, TransferError
 
 OUTCOME = "outcome.json"
 PR_SET_PDEATHSIG = 1

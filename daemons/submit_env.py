@@ -20,11 +20,11 @@ from collections.abc import Mapping
 
 import attrs
 
-from daemons.daemon import filesystem_domain
-from daemons.safe_open import safe_open_fd
-from eventcore.submit import description as _description
-from eventcore.submit import jobs as _jobs
-from eventcore.submit.text import CHUNK_BYTES, decode_chunks
+from jobledger.daemons.daemon import filesystem_domain
+from jobledger.daemons.safe_open import safe_open_fd
+from jobledger.eventcore.submit import description as _description
+from jobledger.eventcore.submit import jobs as _jobs
+from jobledger.eventcore.submit.text import CHUNK_BYTES, decode_chunks
 
 
 class OsSubmitEnvironment:
@@ -92,13 +92,13 @@ class Submit(_description.Submit):
     def from_dag(filename: str, options: dict | None = None) -> "Submit":
         """condor_submit_dag -no_submit: check the DAG, write ``<dag>.condor.sub``, and
         return the DAGMan job's description (``Schedd.submit`` queues it)."""
-        from daemons.dagman.submit_dag import write_submit_file
+        from jobledger.daemons.dagman.submit_dag import write_submit_file
         return Submit(write_submit_file(filename, options))
 
     @staticmethod
     def from_dag_options() -> dict:
         """The options ``from_dag`` takes, name -> type name."""
-        from daemons.dagman.submit_dag import dagman_options
+        from jobledger.daemons.dagman.submit_dag import dagman_options
         return dagman_options()
 
 
@@ -145,8 +145,8 @@ def check_user_logs(description, texts) -> None:
     """condor_submit's check before a submit: every user log (ClassAd string
     text; None skipped) can be opened for appending (created if new);
     ``SubmitError`` naming the ``log`` line otherwise."""
-    from eventcore.classad.api import unquote
-    from eventcore.errors import SubmitError
+    from jobledger.eventcore.classad.api import unquote
+    from jobledger.eventcore.errors import SubmitError
     for text in sorted(t for t in texts if t):
         path = unquote(text)
         try:

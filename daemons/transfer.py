@@ -21,9 +21,9 @@ import errno
 import os
 import stat
 
-from daemons.safe_open import safe_open_fd
-from eventcore.errors import TransferError, UnsafePathError
-from eventcore.transfer import (HOLD_INPUT, HOLD_MAX_INPUT, HOLD_MAX_OUTPUT, HOLD_OUTPUT, HOLD_RESOURCES,
+from jobledger.daemons.safe_open import safe_open_fd
+from jobledger.eventcore.errors import TransferError, UnsafePathError
+from jobledger.eventcore.transfer import (HOLD_INPUT, HOLD_MAX_INPUT, HOLD_MAX_OUTPUT, HOLD_OUTPUT, HOLD_RESOURCES,
                                 PRIVATE, SUBCODE_DISK,
                                 InputPlan, Output, remap_for)
 

@@ -26,10 +26,10 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from daemons.safe_open import safe_open_fd
-from daemons.storage.cursors import FileState
-from eventcore.errors import UnsafePathError
-from eventcore.projections.userlog import render_header, rotation_names
+from jobledger.daemons.safe_open import safe_open_fd
+from jobledger.daemons.storage.cursors import FileState
+from jobledger.eventcore.errors import UnsafePathError
+from jobledger.eventcore.projections.userlog import render_header, rotation_names
 
 __all__ = ["FileState", "reconcile", "append_texts",
            "UserLogWriter", "EventLogWriter", "header_sequence"]

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from eventcore.errors import ConfigError
+from jobledger.eventcore.errors import ConfigError
 
 _NAME = r"[A-Za-z_.][A-Za-z0-9_.]*"
 _ASSIGN_RE = re.compile(rf"^\s*({_NAME})\s*=(.*)$")
@@ -351,8 +351,8 @@ def typed_value(name: str, text: str, declared: str | None = None):
 
 def _evaluated_number(text: str):
     """The number a constant ClassAd expression evaluates to (None otherwise)."""
-    from eventcore.classad import ExprTree
-    from eventcore.errors import ClassAdError
+    from jobledger.eventcore.classad import ExprTree
+    from jobledger.eventcore.errors import ClassAdError
     try:
         value = ExprTree(text).eval()
     except (ClassAdError, RecursionError, ValueError, TypeError):

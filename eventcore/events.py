@@ -67,7 +67,7 @@ from typing import Any, ClassVar, Mapping, NamedTuple
 
 import attrs
 
-from eventcore.ids import JobId
+from jobledger.eventcore.ids import JobId
 
 __all__ = [
     "EVENT_CLASSES", "ERROR", "Event", "EventParts", "EventType", "Expr",

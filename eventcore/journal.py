@@ -27,12 +27,12 @@ from typing import Iterable, Iterator, Mapping, Protocol
 
 import attrs
 
-from eventcore.codecs.journal import (
+from jobledger.eventcore.codecs.journal import (
     Row, decode_payload, expand_block, make_rows, record_from_payload,
 )
-from eventcore.errors import JournalCorrupt, PositionConflict
-from eventcore.ids import JobId
-from eventcore.records import Record
+from jobledger.eventcore.errors import JournalCorrupt, PositionConflict
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import Record
 
 __all__ = ["Entry", "Journal", "MemoryJournal", "entry_from_row", "row_entries",
            "entries_of_rows", "job_id"]

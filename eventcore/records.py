@@ -45,7 +45,7 @@ from typing import Mapping, Union
 
 import attrs
 
-from eventcore.ids import JobId
+from jobledger.eventcore.ids import JobId
 
 __all__ = [
     "ClusterAd", "ProcAd", "ProcBlock", "SetAttributes", "EventRecord", "ActionRecord", "LeaveQueue",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 
-from eventcore.errors import InvalidTransition
+from jobledger.eventcore.errors import InvalidTransition
 
 __all__ = [
     "JobStatus", "TRANSITIONS", "STATUS_EVENTS", "next_status", "implied_status",

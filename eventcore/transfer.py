@@ -29,7 +29,7 @@ import re
 
 import attrs
 
-from eventcore.errors import TransferError
+from jobledger.eventcore.errors import TransferError
 
 # Hold codes (schedd.md 2.1) and the FILE_TRANSFER event's Type numbers.
 HOLD_OUTPUT, HOLD_INPUT = 12, 13

@@ -60,7 +60,7 @@ def main() -> int:
             print("\noutputs:")
             for out in sorted(scratch.glob("*.out")):
                 print(f"  {out.name}: {out.read_text().strip()}")
-            from daemons.audit import audit
+            from jobledger.daemons.audit import audit
             report = audit(pool.local_dir)
             print(f"\naudit: {'OK' if report.ok else 'FAILED'} {report.counts}")
             os.chdir(HERE)

@@ -2,27 +2,43 @@
 
 ``import jobledger as htcondor`` stands in for ``import htcondor2 as htcondor``.
 This module only re-exports; the code lives in eventcore/, daemons/ and
-tracking/.  tests/test_exports.py pins the public names.
+tracking/ (installed as jobledger.eventcore, jobledger.daemons, jobledger.tracking).
+tests/test_exports.py pins the public names.
+
+The names load on first use (PEP 562): every daemon runs as ``python -m
+jobledger.daemons.NAME``, which imports this package first, and a daemon needs
+none of the client library.
 """
 
-from eventcore.errors import HTCondorException, JobledgerError
-from eventcore.events import CommonFilesEventType, FileTransferEventType
-from tracking.jobevent import JobEvent, JobEventType
-from tracking.jobeventlog import JobEventLog
-# The pool: daemons' clients, configuration, enums, v1 exception names.
-from daemons.clients import Collector, Schedd, SubmitResult, platform, send_command, version
-from daemons.config_files import param, reload_config
-from daemons.dagman.control import DAGMan
-from daemons.debuglog import disable_debug, enable_debug, enable_log, log, set_subsystem
-from daemons.submit_env import Submit
-from eventcore.enums import (AdType, AdTypes, CompletionType, DaemonCommand, DaemonCommands, DaemonType,
-                             DaemonTypes, DrainType, DrainTypes, JobAction, LogLevel, QueryOpt, QueryOpts,
-                             SubmitMethod, SubsystemType, TransactionFlag, TransactionFlags, VacateType)
-from eventcore.errors import (HTCondorEnumError, HTCondorInternalError, HTCondorIOError,
-                              HTCondorLocateError, HTCondorReplyError, HTCondorTypeError,
-                              HTCondorValueError)
-from eventcore.status import JobStatus
+import importlib as _importlib
+
 from jobledger import classad
+
+# module -> the names re-exported from it
+_REEXPORTS = {
+    "jobledger.eventcore.errors": (
+        "HTCondorException", "JobledgerError", "HTCondorEnumError", "HTCondorInternalError",
+        "HTCondorIOError", "HTCondorLocateError", "HTCondorReplyError", "HTCondorTypeError",
+        "HTCondorValueError",
+    ),
+    "jobledger.eventcore.events": ("CommonFilesEventType", "FileTransferEventType"),
+    "jobledger.tracking.jobevent": ("JobEvent", "JobEventType"),
+    "jobledger.tracking.jobeventlog": ("JobEventLog",),
+    "jobledger.daemons.clients": (
+        "Collector", "Schedd", "SubmitResult", "platform", "send_command", "version",
+    ),
+    "jobledger.daemons.config_files": ("param", "reload_config"),
+    "jobledger.daemons.dagman.control": ("DAGMan",),
+    "jobledger.daemons.debuglog": ("disable_debug", "enable_debug", "enable_log", "log", "set_subsystem"),
+    "jobledger.daemons.submit_env": ("Submit",),
+    "jobledger.eventcore.enums": (
+        "AdType", "AdTypes", "CompletionType", "DaemonCommand", "DaemonCommands", "DaemonType",
+        "DaemonTypes", "DrainType", "DrainTypes", "JobAction", "LogLevel", "QueryOpt", "QueryOpts",
+        "SubmitMethod", "SubsystemType", "TransactionFlag", "TransactionFlags", "VacateType",
+    ),
+    "jobledger.eventcore.status": ("JobStatus",),
+}
+_ORIGIN = {name: module for module, names in _REEXPORTS.items() for name in names}
 
 __version__ = "0.1.0"
 
@@ -45,3 +61,16 @@ __all__ = [
     "JobledgerError",
     "__version__",
 ]
+
+
+def __getattr__(name):
+    module = _ORIGIN.get(name)
+    if module is None:
+        raise AttributeError(f"module 'jobledger' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_ORIGIN))

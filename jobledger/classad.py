@@ -9,9 +9,9 @@ in classad2.
 import random as _random
 import time as _time
 
-from eventcore.classad import (ClassAd, ClassAdException, ExprTree, Parser, ParserType, Value,
+from jobledger.eventcore.classad import (ClassAd, ClassAdException, ExprTree, Parser, ParserType, Value,
                                lastError, parseAds, parseNext, parseOne, quote, unquote, version)
-from eventcore.classad import configure as _configure
+from jobledger.eventcore.classad import configure as _configure
 
 _configure(clock=_time.time, rng=_random.Random())
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 
-from eventcore import interleave
+from jobledger.eventcore import interleave
 
 
 class Sequencer:

@@ -75,7 +75,8 @@ def test_ours_only_names_really_are_not_htcondor2s():
 
 def test_module_holds_exactly_all():
     """Nothing public leaks (a helper imported for use) beyond __all__ and the façade's submodules."""
-    submodules = {"aliases", "cli", "condor_cli", "dags", "personal", "tracking", "v1", "web"}
+    submodules = {"aliases", "cli", "condor_cli", "dags", "personal", "tracking", "v1", "web", "eventcore",
+                  "daemons", "schemas"}
     assert public(jobledger) - submodules - {"classad"} <= set(jobledger.__all__)
     assert all(hasattr(jobledger, name) for name in jobledger.__all__)
 
@@ -130,13 +131,24 @@ def test_classad_names_are_classad2s():
     assert public(jobledger.classad) == set(jobledger.classad.__all__)
 
 
-FACADES = ["__init__.py", "classad.py", "personal.py", "tracking.py"]
+# jobledger.tracking is the tracking/ folder itself (it installs as jobledger.tracking)
+FACADES = ["jobledger/__init__.py", "jobledger/classad.py", "jobledger/personal.py", "tracking/__init__.py"]
+
+
+def _lazy_reexport(node) -> bool:
+    """jobledger/__init__.py re-exports on first use (PEP 562): its table of names, the import of
+    importlib, and the module's __getattr__/__dir__ that read that table."""
+    if isinstance(node, ast.Import):
+        return True
+    if isinstance(node, ast.Assign):
+        return [ast.unparse(t) for t in node.targets] in (["_REEXPORTS"], ["_ORIGIN"])
+    return isinstance(node, ast.FunctionDef) and node.name in ("__getattr__", "__dir__")
 
 
 @pytest.mark.parametrize("filename", FACADES)
 def test_facade_only_reexports(filename):
     """Imports, __all__/__version__ and (classad.py) the one configure() call; no definitions."""
-    tree = ast.parse((ROOT / "jobledger" / filename).read_text())
+    tree = ast.parse((ROOT / filename).read_text())
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
@@ -144,7 +156,9 @@ def test_facade_only_reexports(filename):
             continue  # the docstring
         if isinstance(node, ast.Assign) and [t.id for t in node.targets] in (["__all__"], ["__version__"]):
             continue
-        if (filename == "classad.py" and isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+        if filename == "jobledger/__init__.py" and _lazy_reexport(node):
+            continue
+        if (filename == "jobledger/classad.py" and isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
                 and ast.unparse(node.value.func) == "_configure"):
             continue
-        pytest.fail(f"jobledger/{filename}:{node.lineno}: {ast.unparse(node)[:60]!r} is not a re-export")
+        pytest.fail(f"{filename}:{node.lineno}: {ast.unparse(node)[:60]!r} is not a re-export")

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eventcore.errors import JobledgerError
+from jobledger.eventcore.errors import JobledgerError
 from jobledger.cli import main
 
 CPU_BOUND = 5.0          # seconds of CPU for one example (the regex bound is 0.5 s a match)
@@ -109,9 +109,9 @@ SUBMIT_PIECES = st.sampled_from([
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(SUBMIT_PIECES, TEXT.map(lambda t: t + "\n"), st.binary(max_size=12)), max_size=10))
 def test_submit_bytes_get_our_errors(pieces):
-    from eventcore.submit.env import StaticEnvironment
-    from eventcore.submit.description import Submit
-    from eventcore.submit.text import decode_bytes
+    from jobledger.eventcore.submit.env import StaticEnvironment
+    from jobledger.eventcore.submit.description import Submit
+    from jobledger.eventcore.submit.text import decode_bytes
     data = b"".join(p if isinstance(p, bytes) else p.encode("utf-8", "surrogatepass") for p in pieces)
 
     def build():
@@ -134,7 +134,7 @@ PATTERNS = st.one_of(
 @given(PATTERNS, st.text(st.sampled_from("ax!b"), max_size=30),
        st.sampled_from(["regexp", "regexps", "replaceAll", "stringList_regexpMember"]))
 def test_classad_regex_is_bounded_and_gets_our_errors(pattern, subject, function):
-    from eventcore.classad import ExprTree, quote
+    from jobledger.eventcore.classad import ExprTree, quote
     args = {"regexps": f"{quote(pattern)}, {quote(subject)}, \"x\"",
             "replaceAll": f"{quote(pattern)}, {quote(subject)}, \"x\"",
             "stringList_regexpMember": f"{quote(pattern)}, {quote(subject)}"}.get(
@@ -163,7 +163,7 @@ def test_user_log_bytes_get_our_errors(tmp_path, pieces):
     import warnings
 
     import jobledger as htcondor
-    from daemons.importer import read_log
+    from jobledger.daemons.importer import read_log
     path = tmp_path / "fuzz.log"
     path.write_bytes(b"".join(pieces))
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT = {"eventcore", "daemons", "tracking", "jobledger", "schemas"}
+# The folders of the repository and the names they install as: eventcore/ is jobledger.eventcore, ...
+LAYERS = ("eventcore", "daemons", "tracking", "schemas")
 
 ALLOWED = {
     "eventcore": {"eventcore", "attr", "attrs", "regex"},   # regex: bounded ClassAd regexp()
@@ -31,7 +32,7 @@ FORBIDDEN_IN_CORE = {"sqlite3", "sqlite_utils", "threading", "subprocess", "sock
 
 
 # modules a layer may import from a layer it otherwise may not
-EXCEPTIONS = {"tracking": {"daemons.storage.reader"}}
+EXCEPTIONS = {"tracking": {"jobledger.daemons.storage.reader"}}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -45,9 +46,18 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
+def layer_of(module: str) -> str:
+    """The layer a module name belongs to: jobledger.daemons.x -> daemons, jobledger.cli -> jobledger
+    (the façade), attr -> attr."""
+    parts = module.split(".")
+    if parts[0] == "jobledger" and len(parts) > 1 and parts[1] in LAYERS:
+        return parts[1]
+    return parts[0]
+
+
 def imported_roots(path: Path, package: str = "") -> set[str]:
     allowed = EXCEPTIONS.get(package, set())
-    return {name.split(".")[0] for name in imported_modules(path) if name not in allowed}
+    return {layer_of(name) for name in imported_modules(path) if name not in allowed}
 
 
 def modules(package: str):
@@ -78,11 +88,12 @@ def test_eventcore_is_pure():
 def test_the_reader_tracking_imports_needs_no_daemon():
     """daemons.storage.reader (imported by tracking) stays below the daemons."""
     stdlib = set(sys.stdlib_module_names)
-    allowed = {"eventcore", "sqlite_utils", "daemons.storage.errors", "daemons.storage.schema"}
+    allowed = {"eventcore", "schemas", "sqlite_utils", "jobledger.daemons.storage.errors",
+               "jobledger.daemons.storage.schema"}
     for name in ("reader", "errors", "schema"):
         path = ROOT / "daemons" / "storage" / f"{name}.py"
-        wrong = {m for m in imported_modules(path) if m.split(".")[0] not in stdlib | {"__future__"}
-                 and m.split(".")[0] not in allowed and m not in allowed}
+        wrong = {m for m in imported_modules(path) if layer_of(m) not in stdlib | {"__future__"}
+                 and layer_of(m) not in allowed and m not in allowed}
         assert not wrong, f"daemons/storage/{name}.py imports {sorted(wrong)}"
     assert not imported_modules(ROOT / "daemons" / "storage" / "__init__.py")
 
@@ -116,3 +127,45 @@ def test_only_the_storage_package_holds_sql_on_the_journal():
                             re.search(rf"\b{t}\b", node.value) for t in _JOURNAL_TABLES):
                     bad.append(f"{rel}:{node.lineno}: {node.value[:60]!r}")
     assert not bad, "SQL on the journal outside daemons/storage/:\n" + "\n".join(bad)
+
+
+# Every Python file of the repository: the installed packages, their tests, benchmarks and examples.
+def project_files():
+    for folder in ("eventcore", "daemons", "tracking", "schemas", "jobledger", "tests", "bench", "examples"):
+        yield from modules(folder)
+
+
+def test_nothing_imports_the_folders_by_their_old_top_level_names():
+    """eventcore/, daemons/, tracking/ and schemas/ install under jobledger's namespace; a top-level
+    `import daemons` would find another distribution's package (PyPI has `daemons`, `schemas`,
+    `eventcore`) or, in a checkout, a second copy of our modules."""
+    bad = []
+    for path in project_files():
+        for name in imported_modules(path):
+            if name.split(".")[0] in LAYERS:
+                bad.append(f"{path.relative_to(ROOT)}: import {name}")
+    assert not bad, "old top-level names:\n" + "\n".join(bad)
+
+
+def _packages_in_tree() -> set[str]:
+    found = set()
+    for folder in ("jobledger", *LAYERS):
+        base = "jobledger" if folder == "jobledger" else f"jobledger.{folder}"
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder).parts
+            # a package only below packages (jobledger/aliases/v1/htcondor is an alias folder:
+            # package data, put on PYTHONPATH, not a module of jobledger)
+            if all((ROOT / folder / Path(*rel[:i]) / "__init__.py").is_file() for i in range(len(rel))):
+                found.add(".".join((base, *rel)))
+    return found
+
+
+def test_the_wheel_installs_every_package_and_only_under_jobledger():
+    """pyproject.toml lists the packages by hand (a package-dir mapping cannot be found
+    automatically): a package added to the tree and not listed would be missing from the wheel."""
+    import tomllib
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
+    listed = set(config["packages"])
+    assert listed == _packages_in_tree()
+    assert {name.split(".")[0] for name in listed} == {"jobledger"}
+    assert config["package-dir"] == {"jobledger": "jobledger", **{f"jobledger.{f}": f for f in LAYERS}}

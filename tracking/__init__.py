@@ -1,4 +1,9 @@
-"""Read-only followers of a pool: JobEventLog and the job trackers.
+"""Read-only followers of a pool: JobEventLog and the job trackers (``jobledger.tracking``).
+
+``from jobledger.tracking import UserLogTracker, ...``: this module only re-exports the
+trackers (``UserLogTracker``, ``PollTracker``, ``JournalTracker``, ``CombinedTracker``), the
+conditions for ``wait_until`` (``all_done``, ``any_held``, ``any_failed``) and what trackers
+hold and report (``JobState``, ``Change``).
 
 Nothing here writes to a pool; trackers read user logs, the journal or a
 schedd and fold what they read into job states with the one tolerant fold
@@ -17,3 +22,16 @@ schedd and fold what they read into job states with the one tolerant fold
     conditions.py  all_done / any_held / any_failed for wait_until
     summary.py     per-batch counts and progress bars (``jobledger watch``)
 """
+
+from jobledger.eventcore.projections.jobstate import Change, JobState
+from jobledger.tracking.combined import CombinedTracker, Discrepancy
+from jobledger.tracking.conditions import all_done, any_failed, any_held
+from jobledger.tracking.journal import JournalTracker
+from jobledger.tracking.poll import PollTracker
+from jobledger.tracking.summary import BatchSummary, summarize
+from jobledger.tracking.userlogs import UserLogTracker
+
+__all__ = [
+    "BatchSummary", "Change", "CombinedTracker", "Discrepancy", "JobState", "JournalTracker",
+    "PollTracker", "UserLogTracker", "all_done", "any_failed", "any_held", "summarize",
+]

@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from eventcore.projections.jobstate import JobState, state_from_dict, state_to_dict
+from jobledger.eventcore.projections.jobstate import JobState, state_from_dict, state_to_dict
 
 __all__ = ["Checkpoint", "Saved"]
 

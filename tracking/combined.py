@@ -22,11 +22,11 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
-from eventcore.ids import JobId
-from eventcore.projections.jobstate import JobState
-from tracking.core import Batch
-from tracking.poll import PollTracker
-from tracking.userlogs import UserLogTracker
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.jobstate import JobState
+from jobledger.tracking.core import Batch
+from jobledger.tracking.poll import PollTracker
+from jobledger.tracking.userlogs import UserLogTracker
 
 __all__ = ["CombinedTracker", "Discrepancy"]
 

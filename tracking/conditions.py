@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from eventcore.ids import JobId
-from eventcore.projections.jobstate import JobState
-from eventcore.status import JobStatus
-from tracking.jobtable import JobTable
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.jobstate import JobState
+from jobledger.eventcore.status import JobStatus
+from jobledger.tracking.jobtable import JobTable
 
 __all__ = ["all_done", "any_failed", "any_held", "failed"]
 

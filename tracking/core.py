@@ -29,11 +29,11 @@ from typing import Any
 
 import attrs
 
-from eventcore.errors import TrackerTimeout
-from eventcore.ids import JobId
-from eventcore.projections.jobstate import Change, JobState, apply_event, compare, job_of
-from tracking.checkpoint import Checkpoint
-from tracking.jobtable import JobTable
+from jobledger.eventcore.errors import TrackerTimeout
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.jobstate import Change, JobState, apply_event, compare, job_of
+from jobledger.tracking.checkpoint import Checkpoint
+from jobledger.tracking.jobtable import JobTable
 
 __all__ = ["Batch", "Seed", "Tracker"]
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from eventcore.dags.formatter import SimpleFormatter
-from eventcore.dags.nodestatus import DAGStatusReport, parse_node_status
-from eventcore.dags.render import DEFAULT_DAG_FILE_NAME
-from eventcore.dags.rescue import latest_rescue_name, rescue_text
-from eventcore.errors import DAGFileError, NoRescueFileFound
+from jobledger.eventcore.dags.formatter import SimpleFormatter
+from jobledger.eventcore.dags.nodestatus import DAGStatusReport, parse_node_status
+from jobledger.eventcore.dags.render import DEFAULT_DAG_FILE_NAME
+from jobledger.eventcore.dags.rescue import latest_rescue_name, rescue_text
+from jobledger.eventcore.errors import DAGFileError, NoRescueFileFound
 
 
 def _read_text(path) -> str:

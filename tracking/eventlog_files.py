@@ -24,9 +24,9 @@ import time
 import warnings
 from pathlib import Path
 
-from eventcore.codecs.userlog_eventlog import parse_header_info
-from eventcore.errors import UserLogFileChanged, UserLogWarning
-from tracking.jobeventlog import JobEventLog, _deadline
+from jobledger.eventcore.codecs.userlog_eventlog import parse_header_info
+from jobledger.eventcore.errors import UserLogFileChanged, UserLogWarning
+from jobledger.tracking.jobeventlog import JobEventLog, _deadline
 
 __all__ = ["GlobalEventLog", "rotated_files"]
 

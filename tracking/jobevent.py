@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from eventcore.codecs.userlog import parsed_event
-from eventcore.codecs.userlog_text_write import render_parts
-from eventcore.events import EventType, Expr, Special, UNDEFINED, my_type
+from jobledger.eventcore.codecs.userlog import parsed_event
+from jobledger.eventcore.codecs.userlog_text_write import render_parts
+from jobledger.eventcore.events import EventType, Expr, Special, UNDEFINED, my_type
 
 __all__ = ["JobEvent", "JobEventType", "to_binding_value"]
 
@@ -31,7 +31,7 @@ _ENGINE = None
 def _classad():
     global _ENGINE
     if _ENGINE is None:
-        from eventcore import classad
+        from jobledger.eventcore import classad
         _ENGINE = classad
     return _ENGINE
 

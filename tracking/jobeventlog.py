@@ -48,10 +48,10 @@ import stat
 import time
 import warnings
 
-from eventcore.codecs.userlog import Garbled, Parsed, TextReaderState, detect_format, scan
-from eventcore.errors import HTCondorException, UserLogFileChanged, UserLogReadError, UserLogWarning
-from tracking.jobevent import JobEvent
-from tracking.localzone import LOCAL_ZONE
+from jobledger.eventcore.codecs.userlog import Garbled, Parsed, TextReaderState, detect_format, scan
+from jobledger.eventcore.errors import HTCondorException, UserLogFileChanged, UserLogReadError, UserLogWarning
+from jobledger.tracking.jobevent import JobEvent
+from jobledger.tracking.localzone import LOCAL_ZONE
 
 __all__ = ["JobEventLog"]
 

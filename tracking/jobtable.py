@@ -29,9 +29,9 @@ import threading
 import weakref
 from collections.abc import Iterator, Mapping, MutableMapping
 
-from eventcore.ids import JobId
-from eventcore.projections.jobstate import JobState
-from eventcore.status import JobStatus
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.jobstate import JobState
+from jobledger.eventcore.status import JobStatus
 
 __all__ = ["JobTable"]
 

@@ -28,14 +28,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from eventcore.codecs.journal import decode_payload, expand_block
-from eventcore.errors import JournalError, TrackerError
-from eventcore.ids import JobId
-from eventcore.projections.jobstate import JobState, event_number
-from eventcore.status import JobStatus
-from daemons.storage.reader import Reader
-from tracking.core import Batch, Seed, Tracker
-from tracking.watch import DirectoryWatcher
+from jobledger.eventcore.codecs.journal import decode_payload, expand_block
+from jobledger.eventcore.errors import JournalError, TrackerError
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.jobstate import JobState, event_number
+from jobledger.eventcore.status import JobStatus
+from jobledger.daemons.storage.reader import Reader
+from jobledger.tracking.core import Batch, Seed, Tracker
+from jobledger.tracking.watch import DirectoryWatcher
 
 __all__ = ["JournalTracker", "PayloadEvent"]
 

@@ -17,9 +17,9 @@ import time
 
 import attrs
 
-from eventcore.errors import HTCondorException, UserLogFileChanged
-from tracking.jobevent import JobEvent
-from tracking.jobeventlog import JobEventLog
+from jobledger.eventcore.errors import HTCondorException, UserLogFileChanged
+from jobledger.tracking.jobevent import JobEvent
+from jobledger.tracking.jobeventlog import JobEventLog
 
 __all__ = ["LogCursor", "LogEvent", "LogReplaced"]
 

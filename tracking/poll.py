@@ -40,10 +40,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from eventcore.classad.matching import references
-from eventcore.ids import JobId
-from eventcore.projections.jobstate import JobState, state_from_ad
-from tracking.core import Batch, Tracker
+from jobledger.eventcore.classad.matching import references
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.jobstate import JobState, state_from_ad
+from jobledger.tracking.core import Batch, Tracker
 
 __all__ = ["PROJECTION", "PollTracker", "ScheddLike"]
 

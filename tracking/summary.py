@@ -10,10 +10,10 @@ from collections.abc import Mapping
 
 import attrs
 
-from eventcore.ids import JobId
-from eventcore.projections.jobstate import JobState
-from eventcore.status import JobStatus
-from tracking.jobtable import JobTable
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.jobstate import JobState
+from jobledger.eventcore.status import JobStatus
+from jobledger.tracking.jobtable import JobTable
 
 __all__ = ["BatchSummary", "progress_bar", "summarize"]
 

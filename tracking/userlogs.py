@@ -27,10 +27,10 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from eventcore.projections.jobstate import JobState, state_from_ad
-from tracking.core import Batch, Seed, Tracker
-from tracking.logcursor import LogCursor, LogReplaced
-from tracking.watch import DirectoryWatcher
+from jobledger.eventcore.projections.jobstate import JobState, state_from_ad
+from jobledger.tracking.core import Batch, Seed, Tracker
+from jobledger.tracking.logcursor import LogCursor, LogReplaced
+from jobledger.tracking.watch import DirectoryWatcher
 
 __all__ = ["UserLogTracker", "discover", "logs_of_jobs"]
 

@@ -1,11 +1,11 @@
-"""``python -m daemons.dagman -Dag x.dag ...``: condor_dagman."""
+"""``python -m jobledger.daemons.dagman -Dag x.dag ...``: condor_dagman."""
 
 from __future__ import annotations
 
 import sys
 
-from daemons.dagman.options import parse_options
-from daemons.dagman.process import Dagman
+from jobledger.daemons.dagman.options import parse_options
+from jobledger.daemons.dagman.process import Dagman
 
 
 def main(argv: list[str]) -> int:

@@ -16,9 +16,9 @@ import os
 
 import attrs
 
-from daemons import ipc
-from eventcore.classad import ClassAd
-from eventcore.errors import HTCondorException
+from jobledger.daemons import ipc
+from jobledger.eventcore.classad import ClassAd
+from jobledger.eventcore.errors import HTCondorException
 
 THROTTLE_ATTRS = {"DAGMan_MaxJobs": "max_jobs", "DAGMan_MaxIdle": "max_idle",
                   "DAGMan_MaxPreScripts": "max_pre", "DAGMan_MaxPostScripts": "max_post",
@@ -127,7 +127,7 @@ class DAGMan:
         return True, result
 
     def _locate(self) -> str:
-        from daemons.clients import Schedd
+        from jobledger.daemons.clients import Schedd
         ads = Schedd().query(f"ClusterId == {self.dag_id}", ["DAGManContact"])
         if not ads or not isinstance(ads[0].get("DAGManContact"), str):
             raise HTCondorException(f"no running DAGMan job {self.dag_id} (no DAGManContact)")

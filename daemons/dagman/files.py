@@ -7,8 +7,8 @@ import json
 import os
 import time
 
-from eventcore.dag.report import RESCUE_RE, rescue_name
-from eventcore.errors import DagError
+from jobledger.eventcore.dag.report import RESCUE_RE, rescue_name
+from jobledger.eventcore.errors import DagError
 
 MAX_DAG_BYTES = 64 << 20
 

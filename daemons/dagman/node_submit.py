@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import os
 
-from daemons.dagman import submit_dag
-from daemons.dagman.files import read_bytes
-from daemons.submit_env import Submit, build_cluster
-from eventcore.dag.model import FINAL, SUBDAG
-from eventcore.errors import SubmitError
-from eventcore.projections.userlog import DAGMAN_EVENTS
+from jobledger.daemons.dagman import submit_dag
+from jobledger.daemons.dagman.files import read_bytes
+from jobledger.daemons.submit_env import Submit, build_cluster
+from jobledger.eventcore.dag.model import FINAL, SUBDAG
+from jobledger.eventcore.errors import SubmitError
+from jobledger.eventcore.projections.userlog import DAGMAN_EVENTS
 
 
 def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log: str) -> tuple[Submit, str]:

@@ -36,20 +36,20 @@ import threading
 import time
 import uuid
 
-from daemons import ipc
-from daemons.dagman.control import ControlServer, control_path
-from daemons.dagman.files import DagmanOut, newest_rescue, read_bytes, rescue_numbers, write_atomic, \
+from jobledger.daemons import ipc
+from jobledger.daemons.dagman.control import ControlServer, control_path
+from jobledger.daemons.dagman.files import DagmanOut, newest_rescue, read_bytes, rescue_numbers, write_atomic, \
     write_metrics
-from daemons.dagman.node_submit import node_cluster
-from daemons.dagman.options import Options
-from daemons.threadnames import name_process
-from eventcore.dag import parse_dag
-from eventcore.dag.report import (dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
+from jobledger.daemons.dagman.node_submit import node_cluster
+from jobledger.daemons.dagman.options import Options
+from jobledger.daemons.threadnames import name_process
+from jobledger.eventcore.dag import parse_dag
+from jobledger.eventcore.dag.report import (dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
                                   status_table)
-from eventcore.dag.run import ABORTED, POST_SCRIPT_TERMINATED, DagRun, RemoveJobs, RunScript, SubmitJob, TERMINATED
-from eventcore.errors import HTCondorException, HTCondorIOError, JobledgerError, UserLogFileChanged
-from tracking.jobeventlog import JobEventLog
-from tracking.watch import DirectoryWatcher
+from jobledger.eventcore.dag.run import ABORTED, POST_SCRIPT_TERMINATED, DagRun, RemoveJobs, RunScript, SubmitJob, TERMINATED
+from jobledger.eventcore.errors import HTCondorException, HTCondorIOError, JobledgerError, UserLogFileChanged
+from jobledger.tracking.jobeventlog import JobEventLog
+from jobledger.tracking.watch import DirectoryWatcher
 
 SCHEDD_RETRY = 0.2
 SUBMIT_CHUNK = 100      # node jobs per submit_many (one journal append)

@@ -1,7 +1,7 @@
 """condor_submit_dag's job: check the DAG, write ``<dag>.condor.sub``, describe the DAGMan job.
 
 The DAGMan job is a scheduler-universe job (the schedd runs it locally)
-whose program is ``python -m daemons.dagman`` with condor_dagman's
+whose program is ``python -m jobledger.daemons.dagman`` with condor_dagman's
 arguments.  Its on_exit_remove is HTCondor's: exit codes 0-2 end it,
 anything else (a signal, a crash) puts it back in the queue, so the schedd
 restarts it and it recovers.  OtherJobRemoveRequirements makes removing it
@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import sys
 
-from daemons.dagman.files import newest_rescue, read_bytes
-from eventcore.dag import parse_dag
-from eventcore.errors import DagError
+from jobledger.daemons.dagman.files import newest_rescue, read_bytes
+from jobledger.eventcore.dag import parse_dag
+from jobledger.eventcore.errors import DagError
 
 ON_EXIT_REMOVE = "(ExitSignal =?= 11 || (ExitCode =!= UNDEFINED && ExitCode >=0 && ExitCode <= 2))"
 # from_dag option -> (condor_dagman flag, type); htcondor2.Submit.from_dag_options' names.
@@ -53,7 +53,7 @@ def _checked(options: dict | None) -> dict:
 
 
 def dagman_arguments(dag_file: str, options: dict) -> list[str]:
-    args = ["-m", "daemons.dagman", "-p", "0", "-f", "-l", ".", "-Lockfile", f"{dag_file}.lock",
+    args = ["-m", "jobledger.daemons.dagman", "-p", "0", "-f", "-l", ".", "-Lockfile", f"{dag_file}.lock",
             "-AutoRescue", str(options.get("autorescue", 1)), "-DoRescueFrom", str(options.get("dorescuefrom", 0)),
             "-Dag", dag_file, "-Suppress_notification", "-CsdVersion", "jobledger"]
     for name, value in options.items():

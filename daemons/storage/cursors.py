@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Iterable, NamedTuple
 
-from daemons.storage.errors import guard
-from daemons.storage.schema import connect
+from jobledger.daemons.storage.errors import guard
+from jobledger.daemons.storage.schema import connect
 
 __all__ = ["LogCursors", "FileState"]
 

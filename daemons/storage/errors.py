@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 
-from eventcore.errors import JournalCorrupt, JournalError
+from jobledger.eventcore.errors import JournalCorrupt, JournalError
 
 __all__ = ["translate", "guard", "is_damage"]
 

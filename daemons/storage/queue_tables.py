@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from eventcore.codecs.journal import decode_payload
-from eventcore.ids import JobId
-from eventcore.projections.queue import Proc, QueueFold, owner_of
-from daemons.adrow import decode_ad, encode_ad
-from daemons.storage.schema import create_tables
+from jobledger.eventcore.codecs.journal import decode_payload
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.queue import Proc, QueueFold, owner_of
+from jobledger.daemons.adrow import decode_ad, encode_ad
+from jobledger.daemons.storage.schema import create_tables
 
 __all__ = ["TableLoader", "write_changes", "fold_range", "rebuild", "snapshot_position",
            "save_snapshot"]

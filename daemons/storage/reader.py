@@ -17,9 +17,9 @@ import sqlite3
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from eventcore.codecs.journal import Row, decode_payload
-from daemons.storage.errors import translate
-from daemons.storage.schema import check_readable, journal_columns
+from jobledger.eventcore.codecs.journal import Row, decode_payload
+from jobledger.daemons.storage.errors import translate
+from jobledger.daemons.storage.schema import check_readable, journal_columns
 
 __all__ = ["Reader"]
 

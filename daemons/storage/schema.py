@@ -35,8 +35,8 @@ from pathlib import Path
 
 import sqlite_utils
 
-from eventcore.errors import JournalError
-from daemons.storage.errors import guard, translate
+from jobledger.eventcore.errors import JournalError
+from jobledger.daemons.storage.errors import guard, translate
 
 __all__ = ["DB_NAME", "SCHEMA_VERSION", "JOURNAL_COLUMNS", "connect", "create_tables",
            "migrate", "check_readable", "schema_version", "journal_columns", "create_private"]
@@ -49,7 +49,7 @@ JOURNAL_COLUMNS = ("position", "time", "cluster", "proc", "type", "payload", "ke
 
 
 def ddl() -> str:
-    return resources.files("schemas").joinpath("store.sql").read_text("utf-8")
+    return resources.files("jobledger.schemas").joinpath("store.sql").read_text("utf-8")
 
 
 def create_private(path: Path) -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import sqlite_utils
 
-from eventcore.errors import JournalError
-from daemons.storage.schema import check_readable
+from jobledger.eventcore.errors import JournalError
+from jobledger.daemons.storage.schema import check_readable
 
 __all__ = ["query", "ReadOnlyRefused"]
 

@@ -98,21 +98,21 @@ import time as _time
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from eventcore.codecs.journal import Row, make_rows, record_to_payload
-from eventcore.errors import (
+from jobledger.eventcore.codecs.journal import Row, make_rows, record_to_payload
+from jobledger.eventcore.errors import (
     InvalidTransition, JournalBehind, JournalError, PositionConflict, StaleDecision,
 )
-from eventcore.journal import Entry, entries_of_rows
-from eventcore.projections.queue import QueueFold
-from eventcore.records import Assumed, Record, split_assumed
-from daemons.evidence import HighWater, Mark
-from daemons.storage import queue_tables
-from daemons.storage.errors import guard, translate
-from daemons.storage.reader import Reader
-from daemons.storage.schema import (
+from jobledger.eventcore.journal import Entry, entries_of_rows
+from jobledger.eventcore.projections.queue import QueueFold
+from jobledger.eventcore.records import Assumed, Record, split_assumed
+from jobledger.daemons.evidence import HighWater, Mark
+from jobledger.daemons.storage import queue_tables
+from jobledger.daemons.storage.errors import guard, translate
+from jobledger.daemons.storage.reader import Reader
+from jobledger.daemons.storage.schema import (
     DB_NAME, check_readable, connect, create_private, journal_columns, migrate,
 )
-from daemons.storage.views import QueueViews, default_constraint_filter
+from jobledger.daemons.storage.views import QueueViews, default_constraint_filter
 
 __all__ = ["Store", "DURABILITY", "DB_NAME", "default_constraint_filter", "RECENT"]
 
@@ -199,7 +199,7 @@ class Store(QueueViews):
 
     def _check_evidence(self) -> int:
         """Refuse a journal behind its high-water mark; return the largest cluster id used."""
-        from daemons.journal_check import RECOVERY, evidence_faults
+        from jobledger.daemons.journal_check import RECOVERY, evidence_faults
         mark = self.evidence.mark
         faults = evidence_faults(Reader.over(self._conn, self.path), mark, self._head,
                                  self.local_dir)

@@ -20,14 +20,14 @@ from __future__ import annotations
 import time as _time
 from typing import Callable, Iterable, Iterator
 
-from eventcore.ids import JobId
-from eventcore.projections.queue import merged_ad
-from eventcore.records import quote_string
-from eventcore.status import JobStatus
-from daemons.adrow import JobAd, decode_ad, lowered
-from daemons.adtext import compile_filter
-from daemons.storage.errors import guard
-from daemons.storage.queryplan import plan
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.queue import merged_ad
+from jobledger.eventcore.records import quote_string
+from jobledger.eventcore.status import JobStatus
+from jobledger.daemons.adrow import JobAd, decode_ad, lowered
+from jobledger.daemons.adtext import compile_filter
+from jobledger.daemons.storage.errors import guard
+from jobledger.daemons.storage.queryplan import plan
 
 __all__ = ["QueueViews", "default_constraint_filter", "CHUNK"]
 

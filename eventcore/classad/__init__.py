@@ -81,7 +81,7 @@ env (clock and randomness), timeutil, values.
 
 from __future__ import annotations
 
-from eventcore.errors import ClassAdError, ClassAdEvalError, ClassAdParseError
+from jobledger.eventcore.errors import ClassAdError, ClassAdEvalError, ClassAdParseError
 
 from .classad2 import ClassAd, ExprTree
 from .api import (Parser, ParserType, lastError, parse_ad, parseAds, parseNext, parseOne, quote,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 
-from eventcore.errors import ClassAdParseError
+from jobledger.eventcore.errors import ClassAdParseError
 
 from . import evaluate as E
 from . import nodes as N

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 
-from eventcore.errors import ClassAdValueError, ClassAdParseError
+from jobledger.eventcore.errors import ClassAdValueError, ClassAdParseError
 
 from .ad import ClassAd, parse_new_ad
 from .lasterror import LAST_ERROR

@@ -3,7 +3,7 @@
 eventcore is pure, so it never reads the clock or draws random numbers by
 itself.  ``ENV`` starts with neither; whoever owns the process configures it:
 
-    from eventcore.classad import configure
+    from jobledger.eventcore.classad import configure
     configure(clock=time.time, rng=random.Random())
 
 ``jobledger.classad`` (the classad2 stand-in) does exactly that when it is

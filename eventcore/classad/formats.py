@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from eventcore.errors import ClassAdParseError, ClassAdValueError
+from jobledger.eventcore.errors import ClassAdParseError, ClassAdValueError
 
 from . import nodes as N
 from .ad import ClassAd

@@ -132,7 +132,7 @@ def _debug(args, ad, st):
 
 @builtin("eval", arity=1)
 def _eval(args, ad, st):
-    from eventcore.errors import ClassAdParseError
+    from jobledger.eventcore.errors import ClassAdParseError
     from .parser import parse_expr
     s = to_str(args[0])
     if s is None:

@@ -27,7 +27,7 @@ Bad text raises ``ClassAdParseError`` with the offset of the bad spot.
 from __future__ import annotations
 
 import re
-from eventcore.errors import ClassAdParseError
+from jobledger.eventcore.errors import ClassAdParseError
 
 from .values import INT64_MAX, INT64_MIN, to_bytes
 

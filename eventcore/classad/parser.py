@@ -29,7 +29,7 @@ a Python ``RecursionError``.
 
 from __future__ import annotations
 
-from eventcore.errors import ClassAdParseError
+from jobledger.eventcore.errors import ClassAdParseError
 
 from . import nodes as N
 from .lexer import _careful_tokenize, tokenize

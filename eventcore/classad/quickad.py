@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from eventcore.errors import ClassAdParseError
+from jobledger.eventcore.errors import ClassAdParseError
 
 from . import nodes as N
 from .lexer import MAX_TEXT

@@ -23,7 +23,7 @@ relative time  ``RelTime``
 
 from __future__ import annotations
 
-from eventcore.errors import ClassAdEvalError
+from jobledger.eventcore.errors import ClassAdEvalError
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1

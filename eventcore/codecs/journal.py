@@ -32,9 +32,9 @@ import json
 import zlib
 from typing import Any, Callable, Iterable, NamedTuple
 
-from eventcore.errors import JournalCorrupt
-from eventcore.ids import JobId
-from eventcore.records import (
+from jobledger.eventcore.errors import JournalCorrupt
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import (
     RECORD_TYPES, RECORD_VERSIONS, ActionRecord, ClusterAd, EventRecord, LeaveQueue,
     ProcAd, ProcBlock, Record, SetAttributes,
 )

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import datetime
 
-from eventcore.codecs.userlog_json import render_json, scan_json
-from eventcore.codecs.userlog_text_read import (Garbled, Header, Parsed, Skipped,
+from jobledger.eventcore.codecs.userlog_json import render_json, scan_json
+from jobledger.eventcore.codecs.userlog_text_read import (Garbled, Header, Parsed, Skipped,
                                                 TextReaderState, scan_text)
-from eventcore.codecs.userlog_text_write import TextFormat, render_text
-from eventcore.codecs.userlog_time import UTC_ZONE, Zone
-from eventcore.codecs.userlog_xml import render_xml, scan_xml
-from eventcore.events import Event, make_event
+from jobledger.eventcore.codecs.userlog_text_write import TextFormat, render_text
+from jobledger.eventcore.codecs.userlog_time import UTC_ZONE, Zone
+from jobledger.eventcore.codecs.userlog_xml import render_xml, scan_xml
+from jobledger.eventcore.events import Event, make_event
 
 __all__ = ["detect_format", "scan", "render", "parsed_event", "TextFormat", "TextReaderState",
            "Parsed", "Skipped", "Garbled", "Header", "UTC_ZONE", "Zone", "FORMATS",

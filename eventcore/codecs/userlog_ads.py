@@ -15,11 +15,11 @@ import calendar
 import datetime
 import math
 
-from eventcore.codecs.userlog_text_read import Garbled, Header, Parsed, Skipped
-from eventcore.codecs.userlog_text_write import TextFormat
-from eventcore.codecs.userlog_time import event_time_text, iso_fields
-from eventcore.codecs.userlog_values import unparse
-from eventcore.events import EVENT_CLASSES, Event, make_event, my_type
+from jobledger.eventcore.codecs.userlog_text_read import Garbled, Header, Parsed, Skipped
+from jobledger.eventcore.codecs.userlog_text_write import TextFormat
+from jobledger.eventcore.codecs.userlog_time import event_time_text, iso_fields
+from jobledger.eventcore.codecs.userlog_values import unparse
+from jobledger.eventcore.events import EVENT_CLASSES, Event, make_event, my_type
 
 __all__ = ["ad_to_parsed", "event_ad", "event_time_iso", "COMMON"]
 

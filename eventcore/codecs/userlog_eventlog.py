@@ -10,7 +10,7 @@ back (``None`` for any other text).
 
 from __future__ import annotations
 
-from eventcore.events import GenericEvent
+from jobledger.eventcore.events import GenericEvent
 
 __all__ = ["header_event", "parse_header_info", "HEADER_PREFIX", "HEADER_WIDTH"]
 

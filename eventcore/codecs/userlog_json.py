@@ -17,10 +17,10 @@ import math
 from json.decoder import scanstring
 from json.scanner import py_make_scanner
 
-from eventcore.codecs.userlog_ads import ad_to_parsed, event_ad
-from eventcore.codecs.userlog_text_read import Garbled, Skipped, ByteOffsets
-from eventcore.codecs.userlog_text_write import TextFormat
-from eventcore.events import UNDEFINED, Event, Expr, Special
+from jobledger.eventcore.codecs.userlog_ads import ad_to_parsed, event_ad
+from jobledger.eventcore.codecs.userlog_text_read import Garbled, Skipped, ByteOffsets
+from jobledger.eventcore.codecs.userlog_text_write import TextFormat
+from jobledger.eventcore.events import UNDEFINED, Event, Expr, Special
 
 __all__ = ["scan_json", "render_json", "json_value", "decode_json_value"]
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from eventcore.codecs.userlog_values import NOT_A_VALUE, parse_value
-from eventcore.codecs.userlog_text_write import FILE_TRANSFER_TEXT
+from jobledger.eventcore.codecs.userlog_values import NOT_A_VALUE, parse_value
+from jobledger.eventcore.codecs.userlog_text_write import FILE_TRANSFER_TEXT
 
 __all__ = ["BadBody", "Deferred", "parse_body", "parse_body_lazily", "parse_attribute_line", "FIRST_LINE_PREFIX"]
 

@@ -26,9 +26,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from eventcore.codecs.userlog_text_bodies import BadBody, Deferred, parse_body_fast, parse_body_lazily
-from eventcore.codecs.userlog_time import UTC_ZONE, Zone, parse_header_time
-from eventcore.events import EventType
+from jobledger.eventcore.codecs.userlog_text_bodies import BadBody, Deferred, parse_body_fast, parse_body_lazily
+from jobledger.eventcore.codecs.userlog_time import UTC_ZONE, Zone, parse_header_time
+from jobledger.eventcore.events import EventType
 
 _KNOWN_NUMBERS = frozenset(m.value for m in EventType)
 

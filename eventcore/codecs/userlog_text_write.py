@@ -26,8 +26,8 @@ from typing import Any, Callable, Mapping
 
 import attrs
 
-from eventcore.codecs.userlog_values import sorted_ci, unparse
-from eventcore.events import Event
+from jobledger.eventcore.codecs.userlog_values import sorted_ci, unparse
+from jobledger.eventcore.events import Event
 
 __all__ = ["TextFormat", "render_text", "render_event_text", "render_parts",
            "format_time", "usage_text", "FILE_TRANSFER_TEXT", "COMMON_FILES_TEXT"]

@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 import re
 
-from eventcore.errors import ClassAdError
-from eventcore.events import ERROR, UNDEFINED, Expr, Special
+from jobledger.eventcore.errors import ClassAdError
+from jobledger.eventcore.events import ERROR, UNDEFINED, Expr, Special
 
 __all__ = ["unparse", "parse_value", "sorted_ci", "NOT_A_VALUE", "decode_escapes",
            "encode_escapes"]
@@ -144,7 +144,7 @@ def parse_value(text: str, new_syntax: bool = False, whole: bool = False):
 
 
 def _parse_expr(text: str):
-    from eventcore.classad import parse_expr   # deferred: the engine is large
+    from jobledger.eventcore.classad import parse_expr   # deferred: the engine is large
     return parse_expr(text)
 
 

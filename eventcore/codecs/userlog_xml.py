@@ -14,11 +14,11 @@ import datetime
 import math
 import re
 
-from eventcore.codecs.userlog_ads import ad_to_parsed, event_ad
-from eventcore.codecs.userlog_text_read import Garbled, Skipped, ByteOffsets
-from eventcore.codecs.userlog_text_write import TextFormat
-from eventcore.codecs.userlog_values import decode_escapes, encode_escapes
-from eventcore.events import ERROR, UNDEFINED, Event, Expr
+from jobledger.eventcore.codecs.userlog_ads import ad_to_parsed, event_ad
+from jobledger.eventcore.codecs.userlog_text_read import Garbled, Skipped, ByteOffsets
+from jobledger.eventcore.codecs.userlog_text_write import TextFormat
+from jobledger.eventcore.codecs.userlog_values import decode_escapes, encode_escapes
+from jobledger.eventcore.events import ERROR, UNDEFINED, Event, Expr
 
 __all__ = ["scan_xml", "render_xml", "parse_xml_ad"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from eventcore.errors import DagError
+from jobledger.eventcore.errors import DagError
 
 from .model import SCRIPT_KINDS, Script
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eventcore.errors import DagError
+from jobledger.eventcore.errors import DagError
 
 
 def check_acyclic(dag, edges: dict) -> list[str]:

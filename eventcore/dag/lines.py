@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 from typing import Callable, NamedTuple
 
-from eventcore.errors import DagError
+from jobledger.eventcore.errors import DagError
 
 from .model import Where
 

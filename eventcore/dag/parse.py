@@ -22,7 +22,7 @@ import gc
 import posixpath
 from contextlib import contextmanager
 
-from eventcore.errors import DagError
+from jobledger.eventcore.errors import DagError
 
 from . import commands
 from .graph import check_acyclic

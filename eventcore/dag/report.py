@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from eventcore.dags.nodestatus import NodeStatus
+from jobledger.eventcore.dags.nodestatus import NodeStatus
 
 from .model import FINAL, PROVISIONER, SERVICE
 from .run import DONE, FAILED, FUTILE, POST, PRE, QUEUED, READY, WAITING, DagRun

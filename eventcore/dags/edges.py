@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import itertools
 
-from eventcore.errors import IncompatibleGrouper, OneToOneEdgeNeedsSameNumberOfVars
+from jobledger.eventcore.errors import IncompatibleGrouper, OneToOneEdgeNeedsSameNumberOfVars
 
 
 class JoinNode:

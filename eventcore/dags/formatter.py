@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 
-from eventcore.errors import CannotInvertFormat, LayerNameContainsSeparator
+from jobledger.eventcore.errors import CannotInvertFormat, LayerNameContainsSeparator
 
 DEFAULT_SEPARATOR = ":"
 

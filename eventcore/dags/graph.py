@@ -9,7 +9,7 @@ import fnmatch
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import PurePath
 
-from eventcore.errors import DuplicateNodeName, InvalidDAG
+from jobledger.eventcore.errors import DuplicateNodeName, InvalidDAG
 
 from . import nodes as _nodes
 from .edges import BaseEdge, ManyToMany

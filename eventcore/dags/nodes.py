@@ -13,8 +13,8 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import PurePath
 
-from eventcore.errors import InvalidDAG
-from eventcore.submit.description import Submit
+from jobledger.eventcore.errors import InvalidDAG
+from jobledger.eventcore.submit.description import Submit
 
 from .walk_order import WalkOrder
 

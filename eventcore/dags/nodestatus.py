@@ -11,8 +11,8 @@ import enum
 
 import attrs
 
-from eventcore.classad import ParserType, parseAds
-from eventcore.errors import ClassAdError, DAGFileError
+from jobledger.eventcore.classad import ParserType, parseAds
+from jobledger.eventcore.errors import ClassAdError, DAGFileError
 
 
 class NodeStatus(enum.IntEnum):

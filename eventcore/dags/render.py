@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterator
 from pathlib import PurePath
 
-from eventcore.errors import InvalidDAG
-from eventcore.submit.description import Submit
+from jobledger.eventcore.errors import InvalidDAG
+from jobledger.eventcore.submit.description import Submit
 
 from . import nodes as _nodes
 from .edges import JoinFactory, JoinNode

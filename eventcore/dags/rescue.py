@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from eventcore.errors import CannotInvertFormat, DAGFileError
+from jobledger.eventcore.errors import CannotInvertFormat, DAGFileError
 
 from .formatter import NodeNameFormatter
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 
-from eventcore.errors import UnrecognizedWalkOrder
+from jobledger.eventcore.errors import UnrecognizedWalkOrder
 
 
 class WalkOrder(str, enum.Enum):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from eventcore.records import quote_string
-from eventcore.status import (
+from jobledger.eventcore.records import quote_string
+from jobledger.eventcore.status import (
     EXECUTE, JOB_ABORTED, JOB_EVICTED, JOB_HELD, JOB_RELEASED, JOB_SUSPENDED,
     JOB_TERMINATED, JOB_UNSUSPENDED, JobStatus,
 )

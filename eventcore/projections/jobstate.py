@@ -38,8 +38,8 @@ from typing import Any, Protocol
 
 import attrs
 
-from eventcore.ids import JobId
-from eventcore.status import TRANSITIONS, JobStatus
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.status import TRANSITIONS, JobStatus
 
 __all__ = [
     "ANOMALY_KINDS",

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from eventcore.projections.queue import QueueFold, merged_ad
-from eventcore.projections.replay import effective_time
-from eventcore.projections.userlog import unquote
+from jobledger.eventcore.projections.queue import QueueFold, merged_ad
+from jobledger.eventcore.projections.replay import effective_time
+from jobledger.eventcore.projections.userlog import unquote
 
 __all__ = ["Picture", "JobTrack", "STATES", "picture", "MAX_SERIES"]
 

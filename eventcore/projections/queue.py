@@ -31,11 +31,11 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Mapping, NamedTuple, Protocol
 
-from eventcore.errors import InvalidTransition
-from eventcore.events import EventType
-from eventcore.ids import JobId
-from eventcore.projections.jobad import event_updates, int_attr
-from eventcore.status import (
+from jobledger.eventcore.errors import InvalidTransition
+from jobledger.eventcore.events import EventType
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.jobad import event_updates, int_attr
+from jobledger.eventcore.status import (
     JOB_RELEASED, STATUS_EVENTS, SUBMIT, TERMINAL, JobStatus, implied_status, next_status,
 )
 

@@ -10,7 +10,7 @@ diffing a replayed queue against a real schedd's; pure.
 
 from __future__ import annotations
 
-from eventcore.projections.queue import QueueFold
+from jobledger.eventcore.projections.queue import QueueFold
 
 __all__ = ["queue_log_text"]
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from eventcore.projections.jobad import int_attr
-from eventcore.projections.queue import QueueFold, merged_ad
-from eventcore.projections.userlog import unquote
-from eventcore.status import JobStatus
+from jobledger.eventcore.projections.jobad import int_attr
+from jobledger.eventcore.projections.queue import QueueFold, merged_ad
+from jobledger.eventcore.projections.userlog import unquote
+from jobledger.eventcore.status import JobStatus
 
 __all__ = ["replay", "summary", "effective_time", "STATUS_LETTER"]
 

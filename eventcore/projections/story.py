@@ -15,10 +15,10 @@ from __future__ import annotations
 import datetime
 from typing import Iterable, Mapping
 
-from eventcore.events import EventType
-from eventcore.projections.queue import QueueFold, merged_ad
-from eventcore.projections.replay import effective_time
-from eventcore.projections.userlog import render, unquote
+from jobledger.eventcore.events import EventType
+from jobledger.eventcore.projections.queue import QueueFold, merged_ad
+from jobledger.eventcore.projections.replay import effective_time
+from jobledger.eventcore.projections.userlog import render, unquote
 
 __all__ = ["job_story", "MAX_STEPS"]
 

@@ -33,9 +33,9 @@ import posixpath
 from collections import defaultdict
 from typing import Iterable, Mapping, NamedTuple
 
-from eventcore.codecs.userlog import render as render_record
-from eventcore.codecs.userlog_text_write import TextFormat, render_text
-from eventcore.events import event_from_dict, make_event
+from jobledger.eventcore.codecs.userlog import render as render_record
+from jobledger.eventcore.codecs.userlog_text_write import TextFormat, render_text
+from jobledger.eventcore.events import event_from_dict, make_event
 
 __all__ = ["LogTargets", "Target", "DAGMAN_EVENTS", "DAGMAN_FORMAT", "log_format", "render", "planned_writes", "header_text", "render_header", "rotation_names",
            "HEADER_WIDTH", "unquote", "EVENT_LOG_FORMAT"]

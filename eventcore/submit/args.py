@@ -8,7 +8,7 @@ when they hold blanks or quotes).  V1 environment is ``A=1;B=2``.
 
 from __future__ import annotations
 
-from eventcore.errors import SubmitError
+from jobledger.eventcore.errors import SubmitError
 
 
 def split_v2(text: str, command: str) -> list[str]:

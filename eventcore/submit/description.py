@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
 
-from eventcore.errors import SubmitError
+from jobledger.eventcore.errors import SubmitError
 
 from .env import StaticEnvironment
 from .macros import Expander, MacroError
@@ -45,7 +45,7 @@ def _value_text(value) -> str:
         return str(value)
     if hasattr(value, "__fspath__"):
         return str(value)
-    from eventcore.classad import ClassAd
+    from jobledger.eventcore.classad import ClassAd
     if isinstance(value, ClassAd):
         return repr(value)
     raise TypeError("value must be a string")
@@ -251,7 +251,7 @@ class Submit(MutableMapping):
     def procs(self, count: int = 0, itemdata=None, clusterid: int = 1, procid: int = 0, qdate: int = 0,
               owner: str = "") -> Iterator:
         """Only what differs per proc, as ClassAds (v1 ``Submit.procs``)."""
-        from eventcore.classad import ClassAd, ExprTree
+        from jobledger.eventcore.classad import ClassAd, ExprTree
         plan = self.cluster(clusterid, count, itemdata, None, qdate, owner, False, procid)
         for proc in plan.proc_attrs:
             ad = ClassAd()

@@ -24,8 +24,8 @@ from typing import NamedTuple
 
 import attrs
 
-from eventcore.attrnames import fold
-from eventcore.errors import SubmitError
+from jobledger.eventcore.attrnames import fold
+from jobledger.eventcore.errors import SubmitError
 
 from . import translate as T
 from .macros import Expander, MacroError, compile_template, format_number
@@ -67,7 +67,7 @@ class ClusterPlan:
 
     def cluster_ad(self):
         """The common attributes as a ClassAd."""
-        from eventcore.classad import ClassAd, ExprTree
+        from jobledger.eventcore.classad import ClassAd, ExprTree
         ad = ClassAd()
         for name, text in self.cluster_attrs.items():
             ad[name] = ExprTree(text)
@@ -76,7 +76,7 @@ class ClusterPlan:
     def ads(self) -> Iterator:
         """Every proc's full job ad (``eventcore.classad.ClassAd``); the
         common expressions are parsed once and shared (they are immutable)."""
-        from eventcore.classad import ClassAd, ExprTree
+        from jobledger.eventcore.classad import ClassAd, ExprTree
         common = [(name, ExprTree(text)) for name, text in self.cluster_attrs.items()]
         for proc in self.proc_attrs:
             ad = ClassAd()
@@ -416,7 +416,7 @@ def _rule_error(planner: _Planner, exc: SubmitError, inputs, job: _Job | None = 
 
 
 def _base_attrs(sub, env, cluster_id: int, qdate: int, owner: str) -> dict[str, str]:
-    from eventcore.classad.api import quote
+    from jobledger.eventcore.classad.api import quote
     out = {"ClusterId": str(cluster_id), "QDate": str(qdate), "EnteredCurrentStatus": str(qdate),
            "Owner": quote(owner) if owner else "undefined"}
     out.update(_CONSTANT_BASE)

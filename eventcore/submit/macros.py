@@ -31,7 +31,7 @@ import functools
 import re
 from collections.abc import Callable
 
-from eventcore.errors import MacroError
+from jobledger.eventcore.errors import MacroError
 
 MAX_STEPS = 5_000           # replacements in one expansion before we call it circular
 MAX_LENGTH = 65_536        # characters an expansion may grow to
@@ -207,8 +207,8 @@ def format_number(value, want_int: bool, fmt: str | None) -> str:
 
 
 def _eval_classad(text: str):
-    from eventcore.classad import ExprTree, Value
-    from eventcore.errors import ClassAdError
+    from jobledger.eventcore.classad import ExprTree, Value
+    from jobledger.eventcore.errors import ClassAdError
     try:
         value = ExprTree(text).eval()
     except (ClassAdError, RecursionError, ValueError, TypeError):
@@ -218,8 +218,8 @@ def _eval_classad(text: str):
 
 def _eval_to_text(text: str) -> str | None:
     """$EVAL: the value of ClassAd ``text`` (strings raw, others unparsed)."""
-    from eventcore.classad import ExprTree
-    from eventcore.errors import ClassAdError
+    from jobledger.eventcore.classad import ExprTree
+    from jobledger.eventcore.errors import ClassAdError
     try:
         tree = ExprTree(text)
         value = tree.eval()

@@ -16,7 +16,7 @@ import re
 
 import attrs
 
-from eventcore.errors import SubmitError
+from jobledger.eventcore.errors import SubmitError
 
 from .macros import Expander, MacroError
 

@@ -15,7 +15,7 @@ from functools import partial
 
 import attrs
 
-from eventcore.errors import SubmitError
+from jobledger.eventcore.errors import SubmitError
 
 from .text import too_many_jobs
 
@@ -72,8 +72,8 @@ def eval_count(text: str, where) -> int:
 
 
 def _eval_int(text: str) -> int | None:
-    from eventcore.classad import ExprTree, Value
-    from eventcore.errors import ClassAdError
+    from jobledger.eventcore.classad import ExprTree, Value
+    from jobledger.eventcore.errors import ClassAdError
     try:
         value = ExprTree(text).eval()
     except (ClassAdError, RecursionError, ValueError, TypeError):

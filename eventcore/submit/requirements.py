@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from eventcore.errors import ClassAdError, SubmitError
+from jobledger.eventcore.errors import ClassAdError, SubmitError
 
 ARCH = "X86_64"
 OPSYS = "LINUX"
@@ -20,7 +20,7 @@ DISK_VERSION_CLAUSE = '(versionGE(split(TARGET.CondorVersion)[1], "25.12.0") || 
 
 @functools.lru_cache(maxsize=1024)
 def _references(text: str) -> frozenset[str]:
-    from eventcore.classad import parse_expr, references
+    from jobledger.eventcore.classad import parse_expr, references
     try:
         return frozenset(references(parse_expr(text)))
     except (ClassAdError, RecursionError):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterable
 
-from eventcore.errors import SubmitError
+from jobledger.eventcore.errors import SubmitError
 
 MAX_FILE_BYTES = 64 * 1024 * 1024      # a submit, include or item file
 MAX_LINE_CHARS = 1024 * 1024           # one physical line

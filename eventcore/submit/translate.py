@@ -17,8 +17,8 @@ import functools
 import re
 from collections.abc import Callable
 
-from eventcore.classad.unparse import quote_string as quote
-from eventcore.errors import ClassAdError, SubmitError
+from jobledger.eventcore.classad.unparse import quote_string as quote
+from jobledger.eventcore.errors import ClassAdError, SubmitError
 
 from .args import environment_v2, parse_arguments
 from .requirements import default_requirements
@@ -202,7 +202,7 @@ def expr(text: str, command: str) -> str:
 def parse_problem(text: str) -> str | None:
     """Why ``text`` is not a ClassAd expression (None if it is); cached,
     because per-job values repeat (Requirements, policies)."""
-    from eventcore.classad import parse_expr
+    from jobledger.eventcore.classad import parse_expr
     try:
         parse_expr(text)
     except (ClassAdError, RecursionError) as exc:

@@ -21,7 +21,7 @@ class Main(click.Group):
     never a traceback (``params.one_line``)."""
 
     def invoke(self, ctx):
-        from eventcore.errors import JobledgerError
+        from jobledger.eventcore.errors import JobledgerError
         from jobledger.cli.params import one_line
         try:
             return super().invoke(ctx)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from eventcore.enums import JobAction
+from jobledger.eventcore.enums import JobAction
 from jobledger.cli.params import CONSTRAINT, check_job_id
 from jobledger.cli.pool import local_dir_option, schedd_of
 

@@ -20,7 +20,7 @@ from collections import Counter
 
 import click
 
-from eventcore.errors import DagError, HTCondorException, SubmitError
+from jobledger.eventcore.errors import DagError, HTCondorException, SubmitError
 from jobledger.cli.pool import local_dir_option
 
 STATUS_NAMES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 6: "Transferring",
@@ -34,7 +34,7 @@ def dag() -> None:
 
 def submit_dag(dag_file: str, options: dict, local_dir: str, no_submit: bool = False) -> str:
     """condor_submit_dag's path (the CLI and condor_submit_dag call this); the line to print."""
-    from daemons.submit_env import Submit
+    from jobledger.daemons.submit_env import Submit
     try:
         sub = Submit.from_dag(dag_file, options)
     except (DagError, SubmitError) as exc:
@@ -111,8 +111,8 @@ def status(cluster: int, local_dir: str) -> None:
 @click.argument("dag_file", type=click.Path(dir_okay=False))
 def rescue(dag_file: str) -> None:
     """The rescue DAG a new submit of DAG_FILE would use, and the nodes it marks DONE."""
-    from daemons.dagman.files import newest_rescue, read_bytes
-    from eventcore.dag import parse_dag
+    from jobledger.daemons.dagman.files import newest_rescue, read_bytes
+    from jobledger.eventcore.dag import parse_dag
     try:
         path = newest_rescue(dag_file)
         if path is None:

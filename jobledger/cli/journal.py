@@ -16,10 +16,10 @@ import sys
 
 import click
 
-from daemons.store import DB_NAME, Store
-from eventcore.errors import JobledgerError
+from jobledger.daemons.store import DB_NAME, Store
+from jobledger.eventcore.errors import JobledgerError
 from jobledger.cli.params import MOMENT, POSITION
-from tracking.localzone import LOCAL_TZINFO
+from jobledger.tracking.localzone import LOCAL_TZINFO
 
 __all__ = ["journal", "replay", "audit"]
 
@@ -57,7 +57,7 @@ def import_(logs, local_dir, year, batch):
     Idempotent: each event is added once, however often a log is imported
     (also after an interrupted import).
     """
-    from daemons.importer import import_log, reader_state
+    from jobledger.daemons.importer import import_log, reader_state
     store = _open_store(local_dir, must_exist=False)
     failed = []
     try:
@@ -84,8 +84,8 @@ def import_(logs, local_dir, year, batch):
 @click.option("--utc", is_flag=True, help="Text timestamps in UTC with a Z (default: local time).")
 def export(local_dir, fmt, utc):
     """Write every event of the journal to stdout as one event log."""
-    from eventcore.codecs.userlog import TextFormat, render
-    from eventcore.events import event_from_dict
+    from jobledger.eventcore.codecs.userlog import TextFormat, render
+    from jobledger.eventcore.events import event_from_dict
     store = _open_store(local_dir)
     options = TextFormat(utc=True) if utc else TextFormat()
     tz = datetime.timezone.utc if utc else LOCAL_TZINFO
@@ -103,8 +103,8 @@ def export(local_dir, fmt, utc):
 @click.option("--position", type=POSITION, default=None, help="The queue at this journal position.")
 def queue_log(local_dir, position):
     """Write the queue as HTCondor's compacted job_queue.log text (for diffing)."""
-    from eventcore.projections.queuelog import queue_log_text
-    from eventcore.projections.replay import replay as fold
+    from jobledger.eventcore.projections.queuelog import queue_log_text
+    from jobledger.eventcore.projections.replay import replay as fold
     store = _open_store(local_dir)
     try:
         entries = list(store.entries(limit=1))
@@ -127,7 +127,7 @@ def accept_loss(local_dir):
     (spool/journal.hwm); this moves the mark back.  Jobs whose records were
     lost run again; cluster ids continue after the highest ever used.
     """
-    from daemons.journal_check import accept_loss as accept
+    from jobledger.daemons.journal_check import accept_loss as accept
     try:
         old, new = accept(local_dir)
     except JobledgerError as exc:
@@ -150,7 +150,7 @@ def sql(statement, local_dir, as_json, as_csv):
     history, ...).  Statements that would change anything are refused.
     Output is a table unless --json or --csv.
     """
-    from daemons.storage.sql import query
+    from jobledger.daemons.storage.sql import query
     if as_json and as_csv:
         raise click.UsageError("--json and --csv exclude each other")
     try:
@@ -189,7 +189,7 @@ def _table(columns: list[str], rows: list[tuple]) -> str:
 @journal.command("status-diagram")
 def status_diagram():
     """Print the job status table as a Mermaid state diagram (for the docs)."""
-    from eventcore.status import state_diagram
+    from jobledger.eventcore.status import state_diagram
     click.echo(state_diagram())
 
 
@@ -206,7 +206,7 @@ def _when(value) -> str:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per job.")
 def replay(local_dir, as_of, position, as_json):
     """The queue as it stood at a position or a moment (default: now)."""
-    from eventcore.projections.replay import STATUS_LETTER, replay as fold, summary
+    from jobledger.eventcore.projections.replay import STATUS_LETTER, replay as fold, summary
     if as_of is not None and position is not None:
         raise click.UsageError("give --as-of or --position, not both")
     moment = as_of
@@ -241,7 +241,7 @@ def replay(local_dir, as_of, position, as_json):
 @click.option("--json", "as_json", is_flag=True, help="The report as one JSON object.")
 def audit(local_dir, as_json):
     """Check checksums, continuity, transitions, and every log against the journal."""
-    from daemons.audit import audit as run_audit
+    from jobledger.daemons.audit import audit as run_audit
     try:
         report = run_audit(local_dir)
     except JobledgerError as exc:

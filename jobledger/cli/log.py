@@ -17,13 +17,13 @@ import warnings
 
 import click
 
-from eventcore.codecs.userlog import TextFormat, render
-from eventcore.errors import HTCondorException, UserLogError, UserLogReadError
-from eventcore.events import EventType, event_to_dict
-from eventcore.projections.jobstate import fold
-from eventcore.status import JobStatus
-from tracking.jobeventlog import JobEventLog
-from tracking.localzone import LOCAL_TZINFO
+from jobledger.eventcore.codecs.userlog import TextFormat, render
+from jobledger.eventcore.errors import HTCondorException, UserLogError, UserLogReadError
+from jobledger.eventcore.events import EventType, event_to_dict
+from jobledger.eventcore.projections.jobstate import fold
+from jobledger.eventcore.status import JobStatus
+from jobledger.tracking.jobeventlog import JobEventLog
+from jobledger.tracking.localzone import LOCAL_TZINFO
 
 __all__ = ["command"]
 

@@ -46,8 +46,8 @@ class ConstraintType(click.ParamType):
     name = "constraint"
 
     def convert(self, value, param, ctx):
-        from eventcore.classad import parse_expr
-        from eventcore.errors import ClassAdError
+        from jobledger.eventcore.classad import parse_expr
+        from jobledger.eventcore.errors import ClassAdError
         try:
             parse_expr(value)
         except ClassAdError as exc:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from eventcore.errors import HTCondorException
+from jobledger.eventcore.errors import HTCondorException
 
 DEFAULT_DIR = Path.home() / ".condor" / "personal"
 
@@ -31,7 +31,7 @@ local_dir_option = click.option(
 
 def use_pool(local_dir: str) -> None:
     """Point this process at the pool in ``local_dir`` (its condor_config)."""
-    from daemons.config_files import reload_config
+    from jobledger.daemons.config_files import reload_config
     config = Path(local_dir) / "condor_config"
     if not config.is_file():
         raise click.ClickException(f"no pool at {local_dir} (no condor_config there); "
@@ -41,7 +41,7 @@ def use_pool(local_dir: str) -> None:
 
 
 def schedd_of(local_dir: str):
-    from daemons.clients import Schedd
+    from jobledger.daemons.clients import Schedd
     use_pool(local_dir)
     try:
         return Schedd()
@@ -62,13 +62,13 @@ def start(local_dir, dask_scheduler):
     """Start a personal pool in LOCAL_DIR (returns once it is ready).
 
     A pool already running there is left alone: the command says so and exits 1."""
-    from daemons.master import pool_running_in
-    from daemons.personal import PersonalPool
+    from jobledger.daemons.master import pool_running_in
+    from jobledger.daemons.personal import PersonalPool
     busy = pool_running_in(local_dir)
     if busy:
         raise click.ClickException(busy)
     if dask_scheduler:
-        from daemons.dask_startd import scheduler_problem
+        from jobledger.daemons.dask_startd import scheduler_problem
         problem = scheduler_problem(dask_scheduler)
         if problem:
             raise click.ClickException(problem)
@@ -84,7 +84,7 @@ def start(local_dir, dask_scheduler):
 @local_dir_option
 def stop(local_dir):
     """Stop the personal pool in LOCAL_DIR (waits until every daemon is gone)."""
-    from daemons.personal import PersonalPool
+    from jobledger.daemons.personal import PersonalPool
     try:
         running = PersonalPool.attach(Path(local_dir))
     except Exception:
@@ -97,7 +97,7 @@ def stop(local_dir):
 @local_dir_option
 def status(local_dir):
     """The daemons of the pool in LOCAL_DIR, their pids and restarts."""
-    from daemons import ipc
+    from jobledger.daemons import ipc
     try:
         daemons = ipc.call(ipc.sinful(str(Path(local_dir) / "run" / "master.sock")), "status", timeout=5)
     except HTCondorException:

@@ -23,16 +23,16 @@ import sys
 
 import click
 
-from eventcore.errors import SubmitError
-from eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
+from jobledger.eventcore.errors import SubmitError
+from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
 from jobledger.cli.pool import local_dir_option as pool_local_dir_option
 
 
 def load_description(path: str, appends: tuple[str, ...]):
     """The ``Submit`` for FILE (``-`` = stdin) with ``-a`` commands added
     before its queue statement."""
-    from daemons.submit_env import read_submit_file
-    from eventcore.submit.text import CHUNK_BYTES, decode_chunks
+    from jobledger.daemons.submit_env import read_submit_file
+    from jobledger.eventcore.submit.text import CHUNK_BYTES, decode_chunks
     from jobledger import Submit
     if path == "-":
         text = decode_chunks(iter(lambda: sys.stdin.buffer.read(CHUNK_BYTES), b""), "<stdin>")
@@ -59,7 +59,7 @@ def submit_to_pool(sub, queue: str | None, local_dir: str) -> str:
     """Submit to the schedd of the pool in ``local_dir``; returns the line to print."""
     import warnings
     from jobledger.cli.pool import schedd_of
-    from eventcore.errors import HTCondorException
+    from jobledger.eventcore.errors import HTCondorException
     schedd = schedd_of(local_dir)
     try:
         with warnings.catch_warnings(record=True) as caught:

@@ -31,15 +31,15 @@ import sys
 
 import click
 
-from eventcore.errors import HTCondorException, TrackerTimeout
-from eventcore.ids import JobId
+from jobledger.eventcore.errors import HTCondorException, TrackerTimeout
+from jobledger.eventcore.ids import JobId
 from jobledger.cli.params import SECONDS, check_job_id
-from eventcore.status import JobStatus
-from tracking import conditions
-from tracking.journal import JournalTracker
-from tracking.poll import PollTracker
-from tracking.summary import progress_bar, summarize
-from tracking.userlogs import UserLogTracker, logs_of_jobs
+from jobledger.eventcore.status import JobStatus
+from jobledger.tracking import conditions
+from jobledger.tracking.journal import JournalTracker
+from jobledger.tracking.poll import PollTracker
+from jobledger.tracking.summary import progress_bar, summarize
+from jobledger.tracking.userlogs import UserLogTracker, logs_of_jobs
 
 EXITS = {"all-done": conditions.all_done, "any-held": conditions.any_held,
          "any-failed": conditions.any_failed}

@@ -21,7 +21,7 @@ import tempfile
 
 import click
 
-from eventcore.errors import HTCondorException, JobledgerError
+from jobledger.eventcore.errors import HTCondorException, JobledgerError
 from jobledger.cli.params import POSITION
 
 __all__ = ["command"]
@@ -69,7 +69,7 @@ def _need_web():
 def command(local_dir, journal, logs, host, port, report, trace, at):
     """A live and replayable picture of a run, served to the browser."""
     from jobledger.web.source import Source, imported
-    from tracking.localzone import LOCAL_TZINFO
+    from jobledger.tracking.localzone import LOCAL_TZINFO
     with tempfile.TemporaryDirectory(prefix="jobledger-web-") as scratch:
         if logs:
             path, warnings = imported(list(logs), scratch)
@@ -100,7 +100,7 @@ def command(local_dir, journal, logs, host, port, report, trace, at):
 
 
 def _write(source, report, trace, at) -> None:
-    from eventcore.projections.trace import chrome_trace
+    from jobledger.eventcore.projections.trace import chrome_trace
     from jobledger.web.report import report_html
     if report:
         with open(report, "w", encoding="utf-8") as handle:

@@ -10,7 +10,7 @@ been marked for removal").  Anything not done exits 1.
 
 from __future__ import annotations
 
-from eventcore.enums import JobAction
+from jobledger.eventcore.enums import JobAction
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
@@ -96,7 +96,7 @@ def parse(argv: list[str], prog: str, action: JobAction) -> Request:
             if args.flag("pool", 1):
                 args.value()
         elif args.flag("version", 1):
-            from daemons.clients import platform, version
+            from jobledger.daemons.clients import platform, version
             print(f"{version()}\n{platform()}")
             raise Failed(status=0)
         elif args.flag("help", 1):
@@ -292,7 +292,7 @@ def qedit(argv: list[str]) -> int:
         if parsed is None and target[:1].isdigit():
             raise Failed(f"Invalid job id {target}")
     pairs = _edits(rest)
-    from eventcore.classad import ExprTree
+    from jobledger.eventcore.classad import ExprTree
     for attr, value in pairs:
         try:
             ExprTree(value)
@@ -351,7 +351,7 @@ def reschedule(argv: list[str]) -> int:
         else:
             raise Usage()
     ad = pool.schedd_ad(name)
-    from daemons.clients import Schedd
+    from jobledger.daemons.clients import Schedd
     Schedd(ad).reschedule()
     print(f"Sent \"Reschedule\" command to local schedd" if name is None else
           f"Sent \"Reschedule\" command to schedd {ad.get('Name')}")

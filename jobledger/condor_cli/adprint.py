@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import re
 
-from eventcore.classad import ClassAd, ExprTree
-from eventcore.classad import evaluate as E
-from eventcore.classad.ad import value_node
-from eventcore.classad.formats import print_json_pairs
-from eventcore.classad.unparse import quote_string_old, unparse_old
-from eventcore.classad.values import ERROR, UNDEF
-from eventcore.errors import ClassAdError
+from jobledger.eventcore.classad import ClassAd, ExprTree
+from jobledger.eventcore.classad import evaluate as E
+from jobledger.eventcore.classad.ad import value_node
+from jobledger.eventcore.classad.formats import print_json_pairs
+from jobledger.eventcore.classad.unparse import quote_string_old, unparse_old
+from jobledger.eventcore.classad.values import ERROR, UNDEF
+from jobledger.eventcore.errors import ClassAdError
 
-from daemons.adwire import NotLiteral, literal, to_classad
+from jobledger.daemons.adwire import NotLiteral, literal, to_classad
 from jobledger.condor_cli.args import Usage
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
@@ -289,7 +289,7 @@ def _xml_escape(text: str) -> str:
 
 
 def _xml_value(node) -> str:
-    from eventcore.classad import nodes as N
+    from jobledger.eventcore.classad import nodes as N
     if type(node) is N.Literal:
         v = node.value
         if type(v) is bool:

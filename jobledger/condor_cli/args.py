@@ -23,7 +23,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from eventcore.errors import JobledgerError
+from jobledger.eventcore.errors import JobledgerError
 
 
 class Usage(Exception):

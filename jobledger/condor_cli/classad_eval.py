@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eventcore.classad import ClassAd, ExprTree
-from eventcore.errors import ClassAdError
+from jobledger.eventcore.classad import ClassAd, ExprTree
+from jobledger.eventcore.errors import ClassAdError
 
 from jobledger.condor_cli.args import Args, Failed, Help, entry
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import socket
 
-from daemons.config_files import param
+from jobledger.daemons.config_files import param
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.args import Args, Help, Usage, entry
@@ -84,7 +84,7 @@ def config_val(argv: list[str]) -> int:
 def _show(table, names: list[str], verbose: bool, raw: bool, default: bool) -> int:
     import sys
     missing = 0
-    from daemons.config_files import load_config
+    from jobledger.daemons.config_files import load_config
     defaults = load_config(None, {}) if default else None
     for name in names:
         setting = table.settings.get(name.upper())
@@ -135,7 +135,7 @@ VERSION_USAGE = "Usage: condor_version [-syscall] [-arch] [-opsys]\n"
 
 
 def version(argv: list[str]) -> int:
-    from daemons.clients import platform, version as version_text
+    from jobledger.daemons.clients import platform, version as version_text
     args = Args(argv, "condor_version")
     for arg in args:
         if args.flag("arch", 1):

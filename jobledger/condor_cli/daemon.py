@@ -9,8 +9,8 @@ them out (``daemons.clients.send_command``).
 
 from __future__ import annotations
 
-from eventcore.enums import DaemonCommand, DaemonType
-from eventcore.errors import HTCondorException
+from jobledger.eventcore.enums import DaemonCommand, DaemonType
+from jobledger.eventcore.errors import HTCondorException
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
@@ -54,7 +54,7 @@ def _parse(argv: list[str], prog: str) -> str | None:
 
 
 def _send(command: DaemonCommand, target: str | None = None) -> None:
-    from daemons.clients import send_command
+    from jobledger.daemons.clients import send_command
     try:
         master = pool.collector().locate(DaemonType.Master)
         send_command(master, command, target)

@@ -94,8 +94,8 @@ def run(argv: list[str]) -> int:
 def from_file(path: str, constraint: str | None, limit: int, since) -> list:
     """The job ads of an HTCondor history file (ads in the long form, each followed by a
     ``***`` banner line), newest first, as the schedd's history query filters them."""
-    from eventcore.classad import ExprTree
-    from eventcore.classad.formats import parse_old_ads
+    from jobledger.eventcore.classad import ExprTree
+    from jobledger.eventcore.classad.formats import parse_old_ads
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
@@ -139,7 +139,7 @@ def _since(text: str | None):
     parsed = pool.parse_proc_id(text)
     if parsed is not None:
         return f"{parsed[0]}.{parsed[1] or 0}"
-    from eventcore.classad import ExprTree
+    from jobledger.eventcore.classad import ExprTree
     try:
         return ExprTree(text)
     except ValueError:

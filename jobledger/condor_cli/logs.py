@@ -15,8 +15,8 @@ import os
 import sys
 import time
 
-from eventcore.errors import HTCondorException, UserLogError
-from eventcore.events import EventType
+from jobledger.eventcore.errors import HTCondorException, UserLogError
+from jobledger.eventcore.events import EventType
 
 from jobledger.condor_cli import pool, table
 from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
@@ -67,7 +67,7 @@ def wait(argv: list[str]) -> int:
         elif args.flag("echo", 1):
             echo = True
         elif args.flag("version", 1):
-            from daemons.clients import platform, version
+            from jobledger.daemons.clients import platform, version
             print(f"{version()}\n{platform()}")
             return 0
         elif args.flag("help", 1):
@@ -115,7 +115,7 @@ class _Progress:
 
 
 def _follow(path: str, wanted, seconds, count, status: bool, echo: bool, one_job: bool) -> int:
-    from tracking.jobeventlog import JobEventLog
+    from jobledger.tracking.jobeventlog import JobEventLog
     try:
         log = JobEventLog(path, errors="ignore")
     except HTCondorException as exc:
@@ -257,7 +257,7 @@ def _stat_line(label: str, s: list[int]) -> str:
 
 
 def userlog(argv: list[str]) -> int:
-    from tracking.jobeventlog import JobEventLog
+    from jobledger.tracking.jobeventlog import JobEventLog
     args = Args(argv, "condor_userlog")
     files: list[str] = []
     wanted = _job_filter(None)

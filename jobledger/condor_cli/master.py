@@ -37,9 +37,9 @@ def run(argv: list[str]) -> int:
     if not os.environ.get("CONDOR_CONFIG"):
         raise Failed("condor_master: CONDOR_CONFIG is not set: no configuration to start a pool from")
     if foreground:
-        from daemons.master import Master
+        from jobledger.daemons.master import Master
         return Master().run()
-    subprocess.Popen([sys.executable, "-m", "daemons.master"], stdin=subprocess.DEVNULL,
+    subprocess.Popen([sys.executable, "-m", "jobledger.daemons.master"], stdin=subprocess.DEVNULL,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     return 0
 

@@ -12,10 +12,10 @@ import os
 import re
 from pathlib import Path
 
-from daemons.config_files import reload_config
-from eventcore.classad import quote
-from eventcore.enums import DaemonType
-from eventcore.errors import HTCondorException
+from jobledger.daemons.config_files import reload_config
+from jobledger.eventcore.classad import quote
+from jobledger.eventcore.enums import DaemonType
+from jobledger.eventcore.errors import HTCondorException
 
 from jobledger.condor_cli.args import Failed
 
@@ -33,7 +33,7 @@ def load_config() -> None:
 
 
 def collector():
-    from daemons.clients import Collector
+    from jobledger.daemons.clients import Collector
     load_config()
     return Collector()
 
@@ -51,7 +51,7 @@ def schedd_ad(name: str | None = None):
 
 
 def schedd(name: str | None = None):
-    from daemons.clients import Schedd
+    from jobledger.daemons.clients import Schedd
     return Schedd(schedd_ad(name))
 
 
@@ -96,5 +96,5 @@ def join_all(clauses: list[str | None]) -> str | None:
 
 
 def user_name() -> str:
-    from daemons.clients import _user
+    from jobledger.daemons.clients import _user
     return _user()

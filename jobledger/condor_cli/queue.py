@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 
-from eventcore.enums import QueryOpt
+from jobledger.eventcore.enums import QueryOpt
 
 from jobledger.condor_cli import pool, table
 from jobledger.condor_cli.adprint import Output
@@ -108,7 +108,7 @@ def parse(argv: list[str], prog: str = PROG) -> Options:
                 or args.flag("expert", 2):
             pass  # one schedd, no DAG nesting to show: these change nothing here
         elif args.flag("version", 1):
-            from daemons.clients import platform, version
+            from jobledger.daemons.clients import platform, version
             print(f"{version()}\n{platform()}")
             raise Failed(status=0)
         elif args.flag("help", 1):
@@ -142,12 +142,12 @@ def run(argv: list[str]) -> int:
     opts = parse(argv)
     me = pool.user_name()
     location = pool.schedd_ad(opts.name)
-    from daemons.clients import Schedd
+    from jobledger.daemons.clients import Schedd
     schedd = Schedd(location)
     constraint = constraint_of(opts, me)
     out = sys.stdout
     if opts.output.wants_exprs():
-        from daemons.clients import query_exprs
+        from jobledger.daemons.clients import query_exprs
         opts.output.write_exprs(out, query_exprs(schedd, constraint, opts.output.projection([]), opts.limit))
         return 0
     if opts.totals and not opts.output.listing:   # counted by the schedd, no ads fetched

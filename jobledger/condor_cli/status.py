@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 
-from eventcore.enums import AdType
+from jobledger.eventcore.enums import AdType
 
 from jobledger.condor_cli import pool, table
 from jobledger.condor_cli.adprint import Output
@@ -167,7 +167,7 @@ def run(argv: list[str]) -> int:
             raise Help()
         else:
             raise Usage(f"Error: unknown argument {arg}")
-    from daemons.clients import Collector
+    from jobledger.daemons.clients import Collector
     collector = Collector(pool_name) if pool_name else pool.collector()
     constraint = pool.join_all(constraints)
     projection = output.projection([])

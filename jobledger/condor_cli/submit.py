@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from eventcore.errors import SubmitError
+from jobledger.eventcore.errors import SubmitError
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
@@ -113,7 +113,7 @@ def _one_queue(opts: Options, line: str) -> None:
 
 def description(opts: Options):
     """The ``Submit`` the options describe (file or stdin, macros, appends, batch name)."""
-    from daemons.submit_env import Submit
+    from jobledger.daemons.submit_env import Submit
     if opts.file in (None, "-"):
         text = sys.stdin.read()
         where = "(stdin)"

@@ -71,7 +71,7 @@ def parse(argv: list[str]) -> tuple[str, dict, bool, str | None]:
 
 
 def run(argv: list[str]) -> int:
-    from daemons.submit_env import Submit
+    from jobledger.daemons.submit_env import Submit
     dag_file, options, no_submit, name = parse(argv)
     sub = Submit.from_dag(dag_file, options)      # DagError: one line, exit 1, nothing submitted
     print("-" * 71)

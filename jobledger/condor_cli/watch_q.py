@@ -19,7 +19,7 @@ import shutil
 import sys
 import time
 
-from eventcore.ids import JobId
+from jobledger.eventcore.ids import JobId
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.args import Args, Help, Usage, entry
@@ -270,7 +270,7 @@ def run(argv: list[str]) -> int:
     if not logs:
         print("WARNING: No jobs found, exiting...", file=sys.stderr)
         return 0
-    from tracking.userlogs import UserLogTracker
+    from jobledger.tracking.userlogs import UserLogTracker
     from jobledger.cli.watch import drain
     tracker = UserLogTracker([log for log in logs if os.path.exists(log)] or logs, interval=opts.interval)
     shown = None

@@ -19,10 +19,10 @@ import os
 import time
 from pathlib import Path
 
-from daemons import ipc
-from daemons.config_files import param
-from eventcore.classad import ClassAd, ExprTree
-from eventcore.errors import ClassAdError, HTCondorException
+from jobledger.daemons import ipc
+from jobledger.daemons.config_files import param
+from jobledger.eventcore.classad import ClassAd, ExprTree
+from jobledger.eventcore.errors import ClassAdError, HTCondorException
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
@@ -124,7 +124,7 @@ def daemons_table(states: dict) -> list[str]:
                      str(info["pid"]) if alive else "no", str(info["ppid"] or "no"),
                      "no" if info["exit"] is None else str(info["exit"]),
                      ipc.sinful(str(_run_dir() / f"{name}.sock")) if alive else "no",
-                     "condor_master" if name == "master" else f"daemons.{name}"))
+                     "condor_master" if name == "master" else f"jobledger.daemons.{name}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows]
 

@@ -9,7 +9,7 @@ and node status files is tracking/dagfiles.py.  Beyond htcondor2.dags: ``NodeSta
 tests/dags/test_facade.py pins the names.
 """
 
-from eventcore.dags import (CONFIG_FILE_NAME, DAG, DEFAULT_DAG_FILE_NAME, DEFAULT_SEPARATOR, BaseEdge, BaseNode,
+from jobledger.eventcore.dags import (CONFIG_FILE_NAME, DAG, DEFAULT_DAG_FILE_NAME, DEFAULT_SEPARATOR, BaseEdge, BaseNode,
                             DAGAbortCondition, DAGStatusReport, DotConfig, FinalNode, Grouper, JoinFactory, JoinNode,
                             ManyToMany, NodeLayer, NodeNameFormatter, Nodes, NodeState, NodeStatus, NodeStatusFile,
                             OneToOne, Script, SimpleFormatter, Slicer, SubDAG, WalkOrder)

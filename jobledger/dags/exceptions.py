@@ -1,7 +1,7 @@
 """``htcondor2.dags.exceptions``: the errors of building, writing and rescuing
 DAGs (all ``JobledgerError``s; see eventcore/errors.py).  Re-exports only."""
 
-from eventcore.errors import (CannotInvertFormat, DAGFileError, DAGsException, DuplicateNodeName,
+from jobledger.eventcore.errors import (CannotInvertFormat, DAGFileError, DAGsException, DuplicateNodeName,
                               IncompatibleGrouper, InvalidDAG, LayerNameContainsSeparator, NoRescueFileFound,
                               OneToOneEdgeNeedsSameNumberOfVars, UnrecognizedWalkOrder)
 

@@ -1,5 +1,5 @@
 """``htcondor2.dags.formatter``'s names.  Re-exports only."""
 
-from eventcore.dags.formatter import DEFAULT_SEPARATOR, NodeNameFormatter, SimpleFormatter
+from jobledger.eventcore.dags.formatter import DEFAULT_SEPARATOR, NodeNameFormatter, SimpleFormatter
 
 __all__ = ["DEFAULT_SEPARATOR", "NodeNameFormatter", "SimpleFormatter"]

@@ -1,5 +1,5 @@
 """``htcondor2.dags.walk_order``'s name.  Re-exports only."""
 
-from eventcore.dags.walk_order import WalkOrder
+from jobledger.eventcore.dags.walk_order import WalkOrder
 
 __all__ = ["WalkOrder"]

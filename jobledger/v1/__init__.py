@@ -8,22 +8,22 @@ and ``SecMan`` exists.  ``python -m jobledger.aliases v1`` prints a folder that,
 PYTHONPATH, makes ``import htcondor`` and ``import classad`` resolve here unchanged.
 """
 
-from daemons.clients import Collector, Schedd, SubmitResult, platform, send_command, version
-from daemons.clients import Transaction
-from daemons.config_files import param_v1 as param
-from daemons.config_files import reload_config
-from daemons.debuglog import enable_debug, enable_log, log, set_subsystem
-from daemons.secman import SecMan
-from daemons.submit_env import Submit
-from eventcore.enums_v1 import (AdTypes, DaemonCommands, DaemonTypes, DrainTypes, FileTransferEventType,
+from jobledger.daemons.clients import Collector, Schedd, SubmitResult, platform, send_command, version
+from jobledger.daemons.clients import Transaction
+from jobledger.daemons.config_files import param_v1 as param
+from jobledger.daemons.config_files import reload_config
+from jobledger.daemons.debuglog import enable_debug, enable_log, log, set_subsystem
+from jobledger.daemons.secman import SecMan
+from jobledger.daemons.submit_env import Submit
+from jobledger.eventcore.enums_v1 import (AdTypes, DaemonCommands, DaemonTypes, DrainTypes, FileTransferEventType,
                                 JobAction, LogLevel, QueryOpts, SubsystemType, TransactionFlags, VacateTypes)
-from eventcore.errors import (HTCondorEnumError, HTCondorException, HTCondorInternalError, HTCondorIOError,
+from jobledger.eventcore.errors import (HTCondorEnumError, HTCondorException, HTCondorInternalError, HTCondorIOError,
                               HTCondorLocateError, HTCondorReplyError, HTCondorTypeError, HTCondorValueError)
-from eventcore.status import JobStatus
+from jobledger.eventcore.status import JobStatus
 from jobledger import dags, personal
 from jobledger.v1 import classad
-from tracking.jobevent import JobEvent, JobEventType
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobevent import JobEvent, JobEventType
+from jobledger.tracking.jobeventlog import JobEventLog
 
 __version__ = "24.0.0"
 

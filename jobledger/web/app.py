@@ -32,8 +32,8 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from eventcore.errors import JobledgerError
-from eventcore.projections.trace import chrome_trace
+from jobledger.eventcore.errors import JobledgerError
+from jobledger.eventcore.projections.trace import chrome_trace
 from jobledger.web.report import report_html
 
 __all__ = ["make_app", "STATIC", "POLL_SECONDS", "KEEPALIVE_SECONDS"]
@@ -111,7 +111,7 @@ class Follower:
 
 
 def _audit(local_dir: str, head: int) -> dict:
-    from daemons.audit import audit
+    from jobledger.daemons.audit import audit
     try:
         report = audit(local_dir)
     except JobledgerError as exc:

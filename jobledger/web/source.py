@@ -20,13 +20,13 @@ import os
 import threading
 from pathlib import Path
 
-from daemons.storage.reader import Reader
-from eventcore.dag.parse import parse_dag
-from eventcore.errors import JobledgerError
-from eventcore.journal import entries_of_rows
-from eventcore.projections.picture import Picture, picture
-from eventcore.projections.replay import effective_time
-from eventcore.projections.story import job_story
+from jobledger.daemons.storage.reader import Reader
+from jobledger.eventcore.dag.parse import parse_dag
+from jobledger.eventcore.errors import JobledgerError
+from jobledger.eventcore.journal import entries_of_rows
+from jobledger.eventcore.projections.picture import Picture, picture
+from jobledger.eventcore.projections.replay import effective_time
+from jobledger.eventcore.projections.story import job_story
 
 __all__ = ["Source", "imported", "MAX_DAG_BYTES"]
 
@@ -164,8 +164,8 @@ def dag_graph(iwd: str, name: str) -> dict:
 def imported(logs: list[str], directory: str | os.PathLike, progress=None) -> tuple[Path, list[str]]:
     """A journal in ``directory`` holding the events of ``logs`` (HTCondor user logs or
     event logs, text, JSON or XML); (its path, warnings)."""
-    from daemons.importer import import_log, reader_state
-    from daemons.store import DB_NAME, Store
+    from jobledger.daemons.importer import import_log, reader_state
+    from jobledger.daemons.store import DB_NAME, Store
 
     store = Store(str(directory))
     warnings = []

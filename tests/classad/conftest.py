@@ -3,6 +3,6 @@
 import random
 import time
 
-from eventcore.classad import configure
+from jobledger.eventcore.classad import configure
 
 configure(clock=time.time, rng=random.Random(20240611))

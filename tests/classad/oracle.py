@@ -6,11 +6,11 @@ import json
 import math
 from pathlib import Path
 
-from eventcore.classad import ClassAd, ExprTree, Parser, parseOne
-from eventcore.classad import evaluate as E
-from eventcore.classad.unparse import unparse_value
-from eventcore.classad.values import ERROR, UNDEF, AbsTime, EvalFailure, ListValue, RelTime
-from eventcore.errors import ClassAdParseError
+from jobledger.eventcore.classad import ClassAd, ExprTree, Parser, parseOne
+from jobledger.eventcore.classad import evaluate as E
+from jobledger.eventcore.classad.unparse import unparse_value
+from jobledger.eventcore.classad.values import ERROR, UNDEF, AbsTime, EvalFailure, ListValue, RelTime
+from jobledger.eventcore.errors import ClassAdParseError
 
 CASES_PATH = Path(__file__).resolve().parents[3] / "shared" / "oracle" / "classad" / "cases.jsonl"
 MAX_DEPTH = 6
@@ -125,7 +125,7 @@ def run_format(case):
 
 
 def run_parse_old(case):
-    from eventcore.classad.unparse import quote_name
+    from jobledger.eventcore.classad.unparse import quote_name
     ad = parseOne(case["old"], Parser.Old)
     attrs = {k: evaluate_encoded(ExprTree("self." + quote_name(k)), ad) for k in ad.keys()}
     return {"ad": repr(ad), "attrs": attrs}

@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 import jobledger.classad as ours
-from eventcore.errors import ClassAdError
+from jobledger.eventcore.errors import ClassAdError
 
 htcondor2 = pytest.importorskip("htcondor2")   # HTCondor mode must be on before classad2 builds ads
 import classad2  # noqa: E402

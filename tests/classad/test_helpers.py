@@ -8,11 +8,11 @@ import random
 import pytest
 
 from bench.bench_classad import JOB_AD, MACHINE_AD, machine_texts
-from eventcore.classad import (ClassAd, ExprTree, compile_constraint, equality_conjuncts, match_many, parse_expr,
+from jobledger.eventcore.classad import (ClassAd, ExprTree, compile_constraint, equality_conjuncts, match_many, parse_expr,
                                parse_old_ad, rank, references, requirements_ok, symmetric_match, Value)
-from eventcore.classad import evaluate as E
-from eventcore.classad.env import Environment
-from eventcore.errors import ClassAdEvalError, ClassAdParseError
+from jobledger.eventcore.classad import evaluate as E
+from jobledger.eventcore.classad.env import Environment
+from jobledger.eventcore.errors import ClassAdEvalError, ClassAdParseError
 
 
 @pytest.mark.parametrize("text,expected", [

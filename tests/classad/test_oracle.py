@@ -70,9 +70,9 @@ REFERENCE_CRASHES = {
 
 @pytest.mark.parametrize("text", sorted(REFERENCE_CRASHES))
 def test_where_the_reference_crashes(text):
-    from eventcore.classad import ExprTree
-    from eventcore.classad import evaluate as E
-    from eventcore.classad.unparse import unparse_value
+    from jobledger.eventcore.classad import ExprTree
+    from jobledger.eventcore.classad import evaluate as E
+    from jobledger.eventcore.classad.unparse import unparse_value
 
     expected, reason = REFERENCE_CRASHES[text]
     assert reason

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eventcore.classad import ClassAd, ExprTree
-from eventcore.classad.lexer import _careful_tokenize, _fast_tokenize
-from eventcore.classad.parser import MAX_NESTING, parse_expr
-from eventcore.errors import ClassAdError, ClassAdParseError
+from jobledger.eventcore.classad import ClassAd, ExprTree
+from jobledger.eventcore.classad.lexer import _careful_tokenize, _fast_tokenize
+from jobledger.eventcore.classad.parser import MAX_NESTING, parse_expr
+from jobledger.eventcore.errors import ClassAdError, ClassAdParseError
 
 from . import oracle
 from .strategies import CONTEXT_AD, expressions, garbage
@@ -108,7 +108,7 @@ def test_long_flat_chains_parse_print_and_fail_evaluation_cleanly():
 def test_fast_parsing_agrees_with_careful_parsing(text):
     """Tokens from the fast path (no offsets) must build the same trees as the
     careful scanner's, and parse errors must point at the same place."""
-    from eventcore.classad.parser import Parser
+    from jobledger.eventcore.classad.parser import Parser
 
     def outcome(tokens, parse):
         try:

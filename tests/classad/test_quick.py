@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eventcore.classad import nodes as N
-from eventcore.classad import quickad
-from eventcore.classad.ad import parse_new_ad, parse_new_ad_fully
-from eventcore.classad.formats import parse_old_ads
-from eventcore.errors import ClassAdError
+from jobledger.eventcore.classad import nodes as N
+from jobledger.eventcore.classad import quickad
+from jobledger.eventcore.classad.ad import parse_new_ad, parse_new_ad_fully
+from jobledger.eventcore.classad.formats import parse_old_ads
+from jobledger.eventcore.errors import ClassAdError
 
 from .strategies import expressions, garbage
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from daemons.config_files import param, reload_config
+from jobledger.daemons.config_files import param, reload_config
 from jobledger.condor_cli import config
 from tests.condor_cli.conftest import run
 

@@ -83,7 +83,7 @@ def test_watch_q_table_progress_and_exit(submitted):
 
 def test_off_on_restart_a_daemon(pool):
     os.environ["CONDOR_CONFIG"] = str(pool.config_file)
-    from daemons import ipc
+    from jobledger.daemons import ipc
 
     def schedd_running(pid=None):
         info = ipc.call(ipc.sinful(str(pool.local_dir / "run" / "master.sock")), "status", timeout=5)["schedd"]

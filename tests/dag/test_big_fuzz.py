@@ -20,9 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from daemons.dagman.files import read_bytes
-from eventcore.dag import parse_dag
-from eventcore.errors import DagError
+from jobledger.daemons.dagman.files import read_bytes
+from jobledger.eventcore.dag import parse_dag
+from jobledger.eventcore.errors import DagError
 
 N = 100_000
 DEFECTS = ("duplicate", "unknown", "cycle", "retry", "self")

@@ -12,9 +12,9 @@ import signal
 import pytest
 
 import jobledger as htcondor
-from daemons import ipc
-from daemons.audit import audit
-from eventcore.errors import HTCondorException
+from jobledger.daemons import ipc
+from jobledger.daemons.audit import audit
+from jobledger.eventcore.errors import HTCondorException
 from tests.pool.conftest import wait_until
 from tests.pool.test_crash import daemon_pid, terminated_count
 from tests.pool.test_idempotent_submit import _clusters

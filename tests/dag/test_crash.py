@@ -17,11 +17,11 @@ import signal
 import pytest
 
 import jobledger as htcondor
-from daemons.audit import audit
-from daemons.personal import PersonalPool
+from jobledger.daemons.audit import audit
+from jobledger.daemons.personal import PersonalPool
 from tests.pool.conftest import pool_processes, stop_and_check, wait_until
 from tests.pool.test_crash import daemon_pid, terminated_count
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 LAYERS, WIDTH = 10, 20          # 200 nodes, every node of a layer a parent of every node of the next
 FLAKY = 7                       # every 7th node fails its first attempt (RETRY 2)
@@ -46,7 +46,7 @@ def dagman_pid(local_dir) -> int | None:
     for pid in pool_processes(local_dir):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if handle.read().split(b"\0")[1:3] == [b"-m", b"daemons.dagman"]:
+                if handle.read().split(b"\0")[1:3] == [b"-m", b"jobledger.daemons.dagman"]:
                     return pid
         except OSError:
             continue

@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 import jobledger as htcondor
-from eventcore.errors import DagError
+from jobledger.eventcore.errors import DagError
 from jobledger.cli import main as cli
 from tests.pool.conftest import wait_until
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 ECHO = "executable = /bin/echo\narguments = $(JOB) retry $(RETRY) $(x)\noutput = $(JOB).out\nqueue\n"
 

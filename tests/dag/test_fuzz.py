@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eventcore.dag import parse_dag
-from eventcore.errors import DagError
+from jobledger.eventcore.dag import parse_dag
+from jobledger.eventcore.errors import DagError
 
 KEYWORDS = ["JOB", "NODE", "PARENT", "CHILD", "RETRY", "UNLESS-EXIT", "SCRIPT", "PRE", "POST", "HOLD",
             "DEFER", "DEBUG", "PRE_SKIP", "VARS", "PRIORITY", "CATEGORY", "MAXJOBS", "ABORT-DAG-ON",

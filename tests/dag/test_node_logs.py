@@ -5,12 +5,12 @@ not get."""
 
 from __future__ import annotations
 
-from eventcore.events import event_to_dict, make_event
-from eventcore.ids import JobId
-from eventcore.journal import Entry
-from eventcore.projections.userlog import DAGMAN_EVENTS, LogTargets, planned_writes
+from jobledger.eventcore.events import event_to_dict, make_event
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.journal import Entry
+from jobledger.eventcore.projections.userlog import DAGMAN_EVENTS, LogTargets, planned_writes
 from tests.dag.test_dagman import run_dag, script, write
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 
 def _entry(position, job, kind, payload):
@@ -24,7 +24,7 @@ def _event(position, job, number):
 
 def test_the_nodes_log_gets_dagmans_events_and_the_jobs_log_all_of_them():
     import datetime
-    from eventcore.codecs.userlog_text_write import TextFormat
+    from jobledger.eventcore.codecs.userlog_text_write import TextFormat
     job, plain = JobId(5, 0), JobId(6, 0)
     entries = [
         _entry(1, JobId(5, -1), "cluster", {"ad": {"UserLog": '"own.log"', "Iwd": '"/w"',

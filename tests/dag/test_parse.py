@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from eventcore.dag import parse_dag
-from eventcore.dag.graph import check_acyclic
-from eventcore.errors import DagError
+from jobledger.eventcore.dag import parse_dag
+from jobledger.eventcore.dag.graph import check_acyclic
+from jobledger.eventcore.errors import DagError
 
 
 def parse(text: str, **others: str):

@@ -10,13 +10,13 @@ import signal
 import pytest
 
 import jobledger as htcondor
-from daemons import ipc
-from daemons.audit import audit
-from eventcore.errors import HTCondorException
+from jobledger.daemons import ipc
+from jobledger.daemons.audit import audit
+from jobledger.eventcore.errors import HTCondorException
 from tests.dag.test_crash import dagman_pid
 from tests.dag.test_dagman import script, wait_dagman, write
 from tests.pool.conftest import wait_until
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 # B's POST waits for the file "go"; it gives up when its DAGMan dies (as HTCondor's
 # scripts die with their DAGMan), so only the new DAGMan's run can finish.

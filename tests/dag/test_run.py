@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from eventcore.dag import parse_dag
-from eventcore.dag.report import metrics, node_status_text, rescue_text
-from eventcore.dags.nodestatus import NodeStatus, parse_node_status
-from eventcore.dag.run import (ABORTED, DONE, EXECUTE, FAILED, FUTILE, HELD, QUEUED, TERMINATED, DagRun,
+from jobledger.eventcore.dag import parse_dag
+from jobledger.eventcore.dag.report import metrics, node_status_text, rescue_text
+from jobledger.eventcore.dags.nodestatus import NodeStatus, parse_node_status
+from jobledger.eventcore.dag.run import (ABORTED, DONE, EXECUTE, FAILED, FUTILE, HELD, QUEUED, TERMINATED, DagRun,
                                RemoveJobs, RunScript, SubmitJob, Throttles)
 
 

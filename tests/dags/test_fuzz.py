@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eventcore.dags import DAG, SimpleFormatter, parse_node_status, parse_rescue, rescue_text
-from eventcore.errors import DAGFileError
+from jobledger.eventcore.dags import DAG, SimpleFormatter, parse_node_status, parse_rescue, rescue_text
+from jobledger.eventcore.errors import DAGFileError
 
 rescue_words = st.sampled_from(["DONE", "RETRY", "done", "UNLESS-EXIT", "#", "a:0", "b:1", "x", "3", "-1",
                                 ":", "a:b:c", "\t", "JOB"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import jobledger
-from eventcore.submit.description import Submit as PureSubmit
+from jobledger.eventcore.submit.description import Submit as PureSubmit
 from jobledger import dags
 from jobledger.dags import exceptions
 

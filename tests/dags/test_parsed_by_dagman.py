@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jobledger
-from eventcore.dag import parse_dag
+from jobledger.eventcore.dag import parse_dag
 from jobledger import dags
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from eventcore.events import event_to_dict, make_event
-from eventcore.ids import JobId
-from eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcAd, quote_string
+from jobledger.eventcore.events import event_to_dict, make_event
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcAd, quote_string
 
 HOLD_ATTRS = {"HoldReason": "because", "HoldReasonCode": 1, "HoldReasonSubCode": 0}
 TERMINATED_ATTRS = {"TerminatedNormally": True, "ReturnValue": 0}
@@ -61,7 +61,7 @@ def as_blocks(records: list, size: int = 1000) -> list:
     """``records`` with each run of a cluster's proc ad + SUBMIT event pairs (at most
     ``size`` procs, one SUBMIT event but for ``proc``) as one ``ProcBlock``, as the
     schedd writes a submission: the journal entries they stand for are the same."""
-    from eventcore.records import ProcBlock
+    from jobledger.eventcore.records import ProcBlock
 
     out, run = [], []
 

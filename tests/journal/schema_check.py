@@ -9,13 +9,13 @@ from importlib import resources
 import jsonschema
 from referencing import Registry, Resource
 
-from eventcore.records import RECORD_VERSIONS
+from jobledger.eventcore.records import RECORD_VERSIONS
 
 
 @lru_cache(maxsize=None)
 def registry() -> Registry:
     resources_ = []
-    root = resources.files("schemas")
+    root = resources.files("jobledger.schemas")
     for folder in ("journal", "events"):
         for item in root.joinpath(folder).iterdir():
             if item.name.endswith(".json"):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from eventcore.ids import JobId
-from eventcore.records import (
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import (
     ACTIONS, ActionRecord, ClusterAd, LeaveQueue, ProcAd, ProcBlock, SetAttributes, quote_string,
 )
 

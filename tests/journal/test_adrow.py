@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from daemons.adrow import JobAd, decode_ad, encode_ad
-from eventcore.projections.queue import merged_ad
+from jobledger.daemons.adrow import JobAd, decode_ad, encode_ad
+from jobledger.eventcore.projections.queue import merged_ad
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True)
 texts = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), max_size=12)

@@ -15,18 +15,18 @@ import sqlite3
 
 import pytest
 
-from daemons.audit import audit
-from daemons.projector import Projector
-from daemons.store import Store
-from eventcore.codecs.journal import expand_block, make_rows, record_to_payload, verify_rows
-from eventcore.errors import InvalidTransition, JournalCorrupt
-from eventcore.ids import JobId
-from eventcore.journal import MemoryJournal, row_entries
-from eventcore.projections.queue import fold_entries
-from eventcore.records import ProcAd, ProcBlock
+from jobledger.daemons.audit import audit
+from jobledger.daemons.projector import Projector
+from jobledger.daemons.store import Store
+from jobledger.eventcore.codecs.journal import expand_block, make_rows, record_to_payload, verify_rows
+from jobledger.eventcore.errors import InvalidTransition, JournalCorrupt
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.journal import MemoryJournal, row_entries
+from jobledger.eventcore.projections.queue import fold_entries
+from jobledger.eventcore.records import ProcAd, ProcBlock
 from tests.journal.helpers import all_ads, as_blocks, event, life, submit
 from tests.journal.schema_check import check_payload, check_row
-from tracking.journal import JournalTracker
+from jobledger.tracking.journal import JournalTracker
 
 UTC = datetime.timezone.utc
 

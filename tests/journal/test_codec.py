@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from eventcore.codecs import journal as codec
-from eventcore.errors import JournalCorrupt
-from eventcore.ids import JobId
-from eventcore.journal import MemoryJournal
-from eventcore.records import ActionRecord, LeaveQueue, SetAttributes
+from jobledger.eventcore.codecs import journal as codec
+from jobledger.eventcore.errors import JournalCorrupt
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.journal import MemoryJournal
+from jobledger.eventcore.records import ActionRecord, LeaveQueue, SetAttributes
 
 from tests.journal.helpers import event, submit
 from tests.journal.strategies import records

@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from daemons.projector import Projector
-from daemons.store import Store
-from eventcore.codecs.journal import verify_rows
-from eventcore.ids import JobId
+from jobledger.daemons.projector import Projector
+from jobledger.daemons.store import Store
+from jobledger.eventcore.codecs.journal import verify_rows
+from jobledger.eventcore.ids import JobId
 
 from tests.journal.helpers import all_ads, event, life, submit
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from daemons.store import Store
-from eventcore.status import JobStatus, implied_status
+from jobledger.daemons.store import Store
+from jobledger.eventcore.status import JobStatus, implied_status
 from jobledger.cli import main
 
 from tests.journal.schema_check import check_row
@@ -194,8 +194,8 @@ def test_missing_journal_is_a_clear_error(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["text", "json", "xml"])
 def test_export_reads_back_as_the_same_events(tmp_path, oracle_dir, fmt):
-    from eventcore.codecs.userlog import read_events
-    from eventcore.events import event_to_dict
+    from jobledger.eventcore.codecs.userlog import read_events
+    from jobledger.eventcore.events import event_to_dict
     local = tmp_path / "pool"
     run("journal", "import", oracle_dir / "userlog" / "lifecycle_basic.log",
         oracle_dir / "userlog" / "hold_release_remove.log", "--local-dir", local)
@@ -266,7 +266,7 @@ def test_a_growing_log_imported_again_adds_only_the_new_events(tmp_path, oracle_
 
 def test_queue_log_export(tmp_path):
     from tests.journal.helpers import event, submit
-    from eventcore.ids import JobId
+    from jobledger.eventcore.ids import JobId
     local = tmp_path / "pool"
     store = Store(local)
     store.append(submit(3, 2), time=1_700_000_000.5)
@@ -283,5 +283,5 @@ def test_queue_log_export(tmp_path):
 
 
 def test_status_diagram_command():
-    from eventcore.status import state_diagram
+    from jobledger.eventcore.status import state_diagram
     assert run("journal", "status-diagram").stdout == state_diagram() + "\n"

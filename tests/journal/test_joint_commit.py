@@ -7,11 +7,11 @@ import threading
 
 import pytest
 
-from daemons.joint_commit import JointCommit
-from daemons.store import Store
-from eventcore.errors import InvalidTransition
-from eventcore.ids import JobId
-from eventcore.status import JobStatus
+from jobledger.daemons.joint_commit import JointCommit
+from jobledger.daemons.store import Store
+from jobledger.eventcore.errors import InvalidTransition
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.status import JobStatus
 
 from tests.journal.helpers import all_ads, event, submit
 

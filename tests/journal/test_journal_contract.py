@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from daemons.store import Store
-from eventcore.errors import PositionConflict
-from eventcore.ids import JobId
-from eventcore.journal import Entry, MemoryJournal
-from eventcore.records import ActionRecord
+from jobledger.daemons.store import Store
+from jobledger.eventcore.errors import PositionConflict
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.journal import Entry, MemoryJournal
+from jobledger.eventcore.records import ActionRecord
 
 from tests.journal.helpers import all_ads, event, submit
 

@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from daemons.projector import Projector
-from daemons.store import Store
-from daemons.userlog_files import header_sequence, reconcile
-from eventcore.ids import JobId
-from eventcore.projections.userlog import HEADER_WIDTH, render, render_header, rotation_names
+from jobledger.daemons.projector import Projector
+from jobledger.daemons.store import Store
+from jobledger.daemons.userlog_files import header_sequence, reconcile
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.userlog import HEADER_WIDTH, render, render_header, rotation_names
 
 from tests.journal.helpers import all_ads, event, life, submit
 
@@ -153,7 +153,7 @@ def test_interrupted_rotation_is_finished_on_restart(pool):
 
 
 def test_audit_of_a_pool_and_of_hand_edited_logs(pool):
-    from daemons.audit import audit
+    from jobledger.daemons.audit import audit
     tmp, store = pool
     log, evlog = str(tmp / "a.log"), str(tmp / "EventLog")
     store.append(submit(1, 2, log=log))
@@ -191,9 +191,9 @@ def test_audit_of_a_pool_and_of_hand_edited_logs(pool):
 
 @pytest.mark.parametrize("flag,fmt", [("true", "xml"), ("2", "json")])
 def test_xml_and_json_user_logs(pool, flag, fmt):
-    from eventcore.codecs.userlog import read_events
-    from eventcore.events import event_to_dict
-    from eventcore.records import ClusterAd
+    from jobledger.eventcore.codecs.userlog import read_events
+    from jobledger.eventcore.events import event_to_dict
+    from jobledger.eventcore.records import ClusterAd
     tmp, store = pool
     log = str(tmp / f"a.{fmt}")
     records = submit(1, 2, log=log)
@@ -217,18 +217,18 @@ def test_xml_and_json_user_logs(pool, flag, fmt):
     p = Projector(store, tz=UTC)
     p.catch_up()
     assert open(log, "rb").read() == data + nxt
-    from daemons.audit import audit
+    from jobledger.daemons.audit import audit
     assert audit(store.local_dir, tz=UTC).ok
     p.close()
 
 
 def test_audit_compares_queue_and_history_tables(pool):
-    from daemons.audit import audit
+    from jobledger.daemons.audit import audit
     tmp, store = pool
     store.append(submit(1, 3))
     store.append(life(JobId(1, 0)) + [event(JobId(1, 1), 1)])
     assert audit(store.local_dir, tz=UTC).ok
-    from daemons.adrow import decode_ad, encode_ad
+    from jobledger.daemons.adrow import decode_ad, encode_ad
     (position, text), = store._read("SELECT position, ad FROM history")
     ad = decode_ad(text)
     ad["ExitCode"] = "9"
@@ -239,7 +239,7 @@ def test_audit_compares_queue_and_history_tables(pool):
 
 
 def test_event_log_reads_back_with_the_reader(pool):
-    from eventcore.codecs.userlog import TextReaderState, read_events
+    from jobledger.eventcore.codecs.userlog import TextReaderState, read_events
     tmp, store = pool
     evlog = str(tmp / "EventLog")
     store.append(submit(1, 2))
@@ -258,7 +258,7 @@ def test_event_log_reads_back_with_the_reader(pool):
 
 @pytest.mark.parametrize("rotations", [1, 3])
 def test_audit_checks_rotated_event_logs(pool, rotations):
-    from daemons.audit import audit
+    from jobledger.daemons.audit import audit
     tmp, store = pool
     evlog = str(tmp / "EventLog")
     store.append(submit(1, 6))
@@ -278,8 +278,8 @@ def test_audit_checks_rotated_event_logs(pool, rotations):
 
 def test_audit_reports_an_illegal_transition_with_position_and_job(pool):
     """A row written behind the store's back (valid checksum) that the status table refuses."""
-    from daemons.audit import audit
-    from eventcore.codecs.journal import make_rows
+    from jobledger.daemons.audit import audit
+    from jobledger.eventcore.codecs.journal import make_rows
     tmp, store = pool
     store.append(submit(1, 2))
     head, checksum = store._read_head()
@@ -316,7 +316,7 @@ def test_projector_thread_follows_and_stop_reraises(pool):
 
 
 def test_an_unwritable_user_log_waits_without_stopping_the_others(pool):
-    from daemons.audit import audit
+    from jobledger.daemons.audit import audit
     tmp, store = pool
     good, bad = str(tmp / "good.log"), tmp / "bad.log"
     store.append(submit(1, 1, log=good) + submit(2, 1, log=str(bad)))
@@ -347,9 +347,9 @@ def test_a_log_that_leaves_its_path_between_write_and_fsync_keeps_its_events_wri
     """The fsync after a write (sync=False) finds the path gone, or a symlink another
     user planted there: the events went to the file that was there, once; the write
     stands and they are not written again to whatever takes the path next."""
-    from daemons.safe_open import safe_open_fd
-    from daemons.userlog_files import FileState, UserLogWriter
-    from eventcore.errors import UnsafePathError
+    from jobledger.daemons.safe_open import safe_open_fd
+    from jobledger.daemons.userlog_files import FileState, UserLogWriter
+    from jobledger.eventcore.errors import UnsafePathError
     writer = UserLogWriter()
     log = str(tmp_path / "job.log")
     state = writer.write(FileState(log, 0, 0), [(1, b"one\n"), (2, b"two\n")], sync=False)

@@ -6,10 +6,10 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 
-from eventcore.codecs.journal import record_to_payload
-from eventcore.ids import JobId
-from eventcore.journal import MemoryJournal
-from eventcore.records import RECORD_TYPES
+from jobledger.eventcore.codecs.journal import record_to_payload
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.journal import MemoryJournal
+from jobledger.eventcore.records import RECORD_TYPES
 
 from tests.journal.helpers import event, life, submit
 from tests.journal.schema_check import check_payload, check_row, validator

@@ -16,14 +16,14 @@ import tempfile
 from hypothesis import event as event_note, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from daemons.projector import Projector
-from daemons.store import Store
-from eventcore.errors import InvalidTransition
-from eventcore.ids import JobId
-from eventcore.journal import MemoryJournal
-from eventcore.projections.queue import fold_entries, merged_ad
-from eventcore.projections.userlog import LogTargets, render
-from eventcore.records import LeaveQueue
+from jobledger.daemons.projector import Projector
+from jobledger.daemons.store import Store
+from jobledger.eventcore.errors import InvalidTransition
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.journal import MemoryJournal
+from jobledger.eventcore.projections.queue import fold_entries, merged_ad
+from jobledger.eventcore.projections.userlog import LogTargets, render
+from jobledger.eventcore.records import LeaveQueue
 
 from tests.journal.helpers import all_ads, as_blocks, event, submit
 

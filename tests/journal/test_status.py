@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from eventcore.errors import InvalidTransition
-from eventcore.status import (
+from jobledger.eventcore.errors import InvalidTransition
+from jobledger.eventcore.status import (
     TRANSITIONS, JobStatus, implied_status, next_status, state_diagram,
 )
 

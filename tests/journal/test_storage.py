@@ -11,19 +11,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from daemons.projector import Projector
-from daemons.storage import store as store_module
-from daemons.storage.errors import translate
-from daemons.storage.reader import Reader
-from daemons.storage.schema import SCHEMA_VERSION
-from daemons.storage.store import Store
-from eventcore.errors import JournalCorrupt, JournalError, TrackerError
-from eventcore.events import event_to_dict, make_event
-from eventcore.ids import JobId
-from eventcore.journal import Entry, job_id
-from eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcAd, SetAttributes, quote_string
+from jobledger.daemons.projector import Projector
+from jobledger.daemons.storage import store as store_module
+from jobledger.daemons.storage.errors import translate
+from jobledger.daemons.storage.reader import Reader
+from jobledger.daemons.storage.schema import SCHEMA_VERSION
+from jobledger.daemons.storage.store import Store
+from jobledger.eventcore.errors import JournalCorrupt, JournalError, TrackerError
+from jobledger.eventcore.events import event_to_dict, make_event
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.journal import Entry, job_id
+from jobledger.eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcAd, SetAttributes, quote_string
 from jobledger.cli import main
-from tracking.journal import JournalTracker
+from jobledger.tracking.journal import JournalTracker
 
 V1_DUMP = Path(__file__).parent / "data" / "journal_v1.sql"
 T = 1_700_000_000

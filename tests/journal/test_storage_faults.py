@@ -17,13 +17,13 @@ import stat
 import pytest
 from click.testing import CliRunner
 
-from daemons.audit import audit
-from daemons.evidence import HighWater, evidence_path
-from daemons.journal_check import accept_loss, check_before_start
-from daemons.store import DB_NAME, Store
-from eventcore.errors import JournalBehind, JournalCorrupt
-from eventcore.ids import JobId
-from eventcore.records import SetAttributes
+from jobledger.daemons.audit import audit
+from jobledger.daemons.evidence import HighWater, evidence_path
+from jobledger.daemons.journal_check import accept_loss, check_before_start
+from jobledger.daemons.store import DB_NAME, Store
+from jobledger.eventcore.errors import JournalBehind, JournalCorrupt
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import SetAttributes
 from jobledger.cli import main
 from tests.journal.helpers import all_ads, life, submit
 from tests.pool.conftest import wait_until
@@ -206,7 +206,7 @@ def test_journal_files_are_private_and_a_close_checkpoints_the_wal(tmp_path):
 
 def test_a_log_that_could_not_be_written_is_completed_without_new_records(tmp_path):
     """The projector's thread retries a failed log with back-off, journal quiet or not."""
-    from daemons.projector import Projector
+    from jobledger.daemons.projector import Projector
     store = Store(tmp_path / "pool", constraint_filter=all_ads)
     log = tmp_path / "jobs.log"
     log.mkdir()                                      # a directory where the log goes
@@ -230,7 +230,7 @@ def test_a_log_that_could_not_be_written_is_completed_without_new_records(tmp_pa
 
 
 def test_the_event_log_is_evidence_when_journal_and_mark_are_both_gone(tmp_path):
-    from daemons.projector import Projector
+    from jobledger.daemons.projector import Projector
     local, events = tmp_path / "pool", tmp_path / "EventLog"
     store = _small_journal(local)
     projector = Projector(store, event_log=str(events), tz=UTC)

@@ -6,14 +6,14 @@ import threading
 
 import pytest
 
-from daemons.storage.queryplan import plan, split_conjuncts
-from daemons.store import Store
-from eventcore.codecs.journal import verify_rows
-from eventcore.errors import InvalidTransition, JournalError, PositionConflict, StaleDecision
-from eventcore.ids import JobId
-from eventcore.projections.queue import fold_entries
-from eventcore.records import Assumed, LeaveQueue, ProcAd, SetAttributes
-from eventcore.status import JobStatus
+from jobledger.daemons.storage.queryplan import plan, split_conjuncts
+from jobledger.daemons.store import Store
+from jobledger.eventcore.codecs.journal import verify_rows
+from jobledger.eventcore.errors import InvalidTransition, JournalError, PositionConflict, StaleDecision
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.queue import fold_entries
+from jobledger.eventcore.records import Assumed, LeaveQueue, ProcAd, SetAttributes
+from jobledger.eventcore.status import JobStatus
 
 from tests.journal.helpers import all_ads, event, life, submit
 
@@ -91,7 +91,7 @@ def test_a_decision_commits_only_on_the_job_state_it_assumed(store):
 def test_an_assumption_sees_the_records_before_it_in_one_commit(tmp_path):
     """In a group commit the queue an assumption is checked against includes the
     requests committed before it in the same transaction."""
-    from daemons.storage.store import _Request
+    from jobledger.daemons.storage.store import _Request
     s = Store(tmp_path, durability="group", constraint_filter=all_ads)
     s.append(submit(1, 1))
     j = JobId(1, 0)
@@ -172,7 +172,7 @@ def test_query_uses_indexes_and_projection(store):
 
 
 def test_each_walks_what_query_lists_a_chunk_at_a_time(store, monkeypatch):
-    import daemons.storage.views as views
+    import jobledger.daemons.storage.views as views
     monkeypatch.setattr(views, "CHUNK", 2)            # several chunks and clusters per walk
     store.append(submit(1, 3) + submit(2, 2, owner="Bob") + submit(3, 1))
     walk = store.each()
@@ -218,9 +218,9 @@ def test_pushed_down_and_shared_answers_are_the_classad_engines(tmp_path):
     """Whatever part of a constraint goes to SQL, and whichever jobs take their
     cluster's answer (the daemons' filter: adwire.ConstraintTest), the answer is
     the ClassAd engine's on every job's merged ad."""
-    from daemons import adwire
-    from daemons.adtext import ensure_environment, to_classad
-    from eventcore.classad import compile_constraint
+    from jobledger.daemons import adwire
+    from jobledger.daemons.adtext import ensure_environment, to_classad
+    from jobledger.eventcore.classad import compile_constraint
     ensure_environment()
     with Store(tmp_path, constraint_filter=adwire.ConstraintTest) as s:
         s.append(submit(1, 4) + submit(2, 3, owner="Bob", held=True) + submit(3, 2))
@@ -309,7 +309,7 @@ def test_streaming_rebuild_and_catch_up_equal_incremental(store, monkeypatch):
     """A fold in chunks that forgets left jobs and starts afresh on the tables
     (queue_tables.FOLD_CHUNK, FOLD_CACHE made tiny) writes what one big fold writes,
     with events for jobs of clusters folded long before."""
-    from daemons.storage import queue_tables
+    from jobledger.daemons.storage import queue_tables
     for cluster in range(1, 7):
         store.append(submit(cluster, 4, owner=f"u{cluster % 2}", held=cluster == 3))
         if cluster == 3:
@@ -436,7 +436,7 @@ def test_column_projection_equals_decoded_ads(store):
 
 
 def test_one_refused_request_in_a_group_leaves_the_others(tmp_path):
-    from daemons.storage.store import _Request
+    from jobledger.daemons.storage.store import _Request
     s = Store(tmp_path, durability="group", constraint_filter=all_ads)
     s.append(submit(1, 3))
     good1 = _Request([event(JobId(1, 0), 1)], None)
@@ -502,7 +502,7 @@ def test_a_damaged_snapshot_means_a_rebuild_not_a_stall(tmp_path, damage):
 
 
 def test_constraints_may_be_expression_trees(tmp_path):
-    from eventcore.classad import ExprTree
+    from jobledger.eventcore.classad import ExprTree
     s = Store(tmp_path)
     s.append(submit(1, 3))
     assert [a["ProcId"] for a in s.query(ExprTree("ProcId >= 1 && ClusterId == 1"))] == ["1", "2"]

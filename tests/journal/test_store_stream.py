@@ -6,12 +6,12 @@ import threading
 
 import pytest
 
-from daemons.storage import store as store_module
-from daemons.store import Store
-from eventcore.codecs.journal import verify_rows
-from eventcore.errors import InvalidTransition
-from eventcore.ids import JobId
-from eventcore.records import ClusterAd, ProcAd
+from jobledger.daemons.storage import store as store_module
+from jobledger.daemons.store import Store
+from jobledger.eventcore.codecs.journal import verify_rows
+from jobledger.eventcore.errors import InvalidTransition
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import ClusterAd, ProcAd
 
 from tests.journal.helpers import all_ads, event, submit
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import itertools
 
-from daemons import adwire
-from daemons.adrow import JobAd
-from daemons.adtext import ensure_environment, to_classad
-from eventcore.classad import compile_constraint
-from eventcore.classad.env import ENV
+from jobledger.daemons import adwire
+from jobledger.daemons.adrow import JobAd
+from jobledger.daemons.adtext import ensure_environment, to_classad
+from jobledger.eventcore.classad import compile_constraint
+from jobledger.eventcore.classad.env import ENV
 
 CLUSTER = {"Owner": '"alice"', "JobPrio": "0", "RequestDisk": "RequestMemory * 4",
            "RequestMemory": "128", "Cmd": '"/bin/true"', "Stamp": "time()"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import jobledger as htcondor
-from daemons import ipc
+from jobledger.daemons import ipc
 from jobledger.classad import ClassAd
 from jobledger.personal import PersonalPool
 from tests.pool.conftest import pool_processes, wait_until

@@ -9,10 +9,10 @@ import os
 
 import pytest
 
-from daemons.personal import PersonalPool
-from daemons.startd import Startd
-from daemons.starter import Starter
-from eventcore.errors import HTCondorException
+from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.startd import Startd
+from jobledger.daemons.starter import Starter
+from jobledger.eventcore.errors import HTCondorException
 
 JOB = {"ClusterId": 1, "ProcId": 0, "Owner": "alice", "Cmd": "/bin/true", "Iwd": "/tmp"}
 

@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 import jobledger as htcondor
-from daemons import ipc
-from daemons.config_files import reload_config
-from daemons.personal import PersonalPool
+from jobledger.daemons import ipc
+from jobledger.daemons.config_files import reload_config
+from jobledger.daemons.personal import PersonalPool
 from jobledger.cli import main
 from tests.pool.conftest import pool_processes, wait_until
 
@@ -150,7 +150,7 @@ def test_a_second_pool_start_in_one_local_dir_touches_nothing(pool):
     line = refused("pool", "start", "--local-dir", local)
     assert "already running" in line and str(local) in line
     # the master itself refuses too, before writing a byte
-    second = subprocess.run([sys.executable, "-m", "daemons.master"], capture_output=True, text=True,
+    second = subprocess.run([sys.executable, "-m", "jobledger.daemons.master"], capture_output=True, text=True,
                             env=dict(os.environ, CONDOR_CONFIG=str(local / "condor_config")),
                             cwd=str(local), timeout=60)
     assert second.returncode == 1 and "already running" in second.stderr

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from daemons.config_files import Param, load_config, pool_config_text, config_value
-from eventcore.config import ConfigTable, expand, parse_config, typed_value
-from eventcore.errors import ConfigError
+from jobledger.daemons.config_files import Param, load_config, pool_config_text, config_value
+from jobledger.eventcore.config import ConfigTable, expand, parse_config, typed_value
+from jobledger.eventcore.errors import ConfigError
 
 
 def value(text: str, name: str, env=None) -> str:

@@ -14,11 +14,11 @@ import time
 
 import pytest
 
-from daemons import ipc
-from daemons.audit import audit
+from jobledger.daemons import ipc
+from jobledger.daemons.audit import audit
 from jobledger.classad import ClassAd
 from tests.pool.conftest import wait_until
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 JOBS = 200
 
@@ -209,7 +209,7 @@ def test_a_killed_starter_takes_its_job_along_and_the_job_runs_again_once(pool, 
     unobserved), and so does a sleep it started in a session of its own; the run ends in a
     shadow exception, and the requeued job completes once.  Also when the starter runs
     its claim's second job (the first, on the whole machine, ends at once)."""
-    from daemons.daemon import alive, process_start_time
+    from jobledger.daemons.daemon import alive, process_start_time
     log = str(tmp_path / "lost.log")
     marker, first = tmp_path / "ran-once", tmp_path / "first"
     # The first run sleeps for good; the run after the kill finds the marker and ends at once.

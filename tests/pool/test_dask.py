@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 
 import jobledger as htcondor
-from daemons.audit import audit
-from daemons.dask_startd import scheduler_problem
-from daemons.personal import PersonalPool
+from jobledger.daemons.audit import audit
+from jobledger.daemons.dask_startd import scheduler_problem
+from jobledger.daemons.personal import PersonalPool
 from tests.pool.conftest import (pool_processes, python_processes, stop_and_check, thread_ticks, unnamed_threads,
                                  wait_until)
 from tests.pool.test_crash import daemon_pid
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 pytest.importorskip("distributed")   # the [dask] extra; part of [test]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from eventcore import enums
+from jobledger.eventcore import enums
 
 htcondor2 = pytest.importorskip("htcondor2")
 

@@ -1,6 +1,6 @@
 """GPU ids of an execute machine and the environment of a job holding some (daemons.gpus)."""
 
-from daemons.gpus import DEFAULT_ENVIRONMENT, job_environment, machine_gpu_ids, pick
+from jobledger.daemons.gpus import DEFAULT_ENVIRONMENT, job_environment, machine_gpu_ids, pick
 
 
 def test_ids_come_from_the_machine_cuda_visible_devices_else_count_from_zero():

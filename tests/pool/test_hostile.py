@@ -13,7 +13,7 @@ import threading
 import pytest
 
 import jobledger as htcondor
-from daemons.personal import PersonalPool
+from jobledger.daemons.personal import PersonalPool
 from tests.pool.conftest import stop_and_check, wait_until
 
 NOBODY = 65534
@@ -94,7 +94,7 @@ def test_a_catastrophic_regexp_query_is_bounded_and_others_go_on(pool):
 
 
 def test_regexp_bound_behaviour():
-    from eventcore.classad import ExprTree
+    from jobledger.eventcore.classad import ExprTree
     assert ExprTree('regexp("(a+)+$", "aaaa")').eval() is True
     assert ExprTree(f'regexp("(a+)+$", "{"a" * 30}!")').eval() is False    # regex cuts it short
     bounded = ExprTree(f'regexp("^(a|a)*$", "{"a" * 40}b")').eval()
@@ -261,8 +261,8 @@ def test_a_user_log_symlink_planted_after_submit_holds_the_job(pool, shared):
 
 @needs_root
 def test_a_file_another_user_owns_in_a_shared_directory_is_not_used(shared):
-    from daemons.safe_open import safe_open
-    from eventcore.errors import UnsafePathError
+    from jobledger.daemons.safe_open import safe_open
+    from jobledger.eventcore.errors import UnsafePathError
     directory, precious = shared
     theirs = directory / "theirs.txt"
     theirs.write_text("")

@@ -10,8 +10,8 @@ import subprocess
 import sys
 import threading
 
-from daemons import ipc
-from daemons.store import DB_NAME
+from jobledger.daemons import ipc
+from jobledger.daemons.store import DB_NAME
 import jobledger as htcondor
 from tests.pool.conftest import wait_until
 from tests.pool.test_crash import daemon_pid
@@ -29,7 +29,7 @@ def _clusters(local_dir) -> list[int]:
 
 CLIENT = """
 import sys
-from daemons import ipc
+from jobledger.daemons import ipc
 address, cluster, token, iwd = sys.argv[1:]
 ipc.call(address, "submit", cluster=int(cluster), token=token,
          cluster_ad={"Cmd": '"/bin/true"', "Iwd": repr(iwd).replace("'", '"')},

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 import jobledger as htcondor
-from daemons import ipc
-from daemons.personal import PersonalPool
+from jobledger.daemons import ipc
+from jobledger.daemons.personal import PersonalPool
 from jobledger.classad import ClassAd
 from tests.pool.conftest import (pool_processes, python_processes, stat_ticks, stop_and_check, thread_ticks,
                                  unnamed_threads, wait_until)

@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from daemons import ipc
-from eventcore.errors import (ClassAdParseError, HTCondorException, InvalidTransition, MacroError,
+from jobledger.daemons import ipc
+from jobledger.eventcore.errors import (ClassAdParseError, HTCondorException, InvalidTransition, MacroError,
                               SubmitError, TrackerTimeout)
-from eventcore.status import JobStatus
+from jobledger.eventcore.status import JobStatus
 from tests.pool.conftest import wait_until
 
 

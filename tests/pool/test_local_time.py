@@ -14,13 +14,13 @@ import time
 
 import pytest
 
-from daemons.audit import audit
-from daemons.personal import PersonalPool
-from daemons.storage.store import Store
+from jobledger.daemons.audit import audit
+from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.storage.store import Store
 from jobledger.classad import ClassAd
 from tests.conftest import local_time_zone
 from tests.pool.conftest import stop_and_check, wait_until
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 
 @pytest.fixture(scope="module", params=["America/New_York", "Australia/Lord_Howe"])

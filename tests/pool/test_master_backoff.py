@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from daemons import ipc
-from daemons.master_backoff import Backoff, backoff_for
+from jobledger.daemons import ipc
+from jobledger.daemons.master_backoff import Backoff, backoff_for
 from tests.pool.conftest import pool_processes, wait_until
 
 JOBLEDGER = str(Path(sys.executable).parent / "jobledger")
@@ -62,9 +62,9 @@ with open("/proc/self/cmdline", "rb") as handle:
     ARGS = handle.read().split(b"\\0")
 class Broken:
     def find_spec(self, name, path=None, target=None):
-        if name == "daemons.negotiator" and os.path.exists(BREAK):
-            raise ImportError("cannot import name 'Accountant' from 'daemons.accounting'")
-if b"daemons.negotiator" in ARGS:
+        if name == "jobledger.daemons.negotiator" and os.path.exists(BREAK):
+            raise ImportError("cannot import name 'Accountant' from 'jobledger.daemons.accounting'")
+if b"jobledger.daemons.negotiator" in ARGS:
     sys.meta_path.insert(0, Broken())
 """
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from daemons.adwire import exprs_of
-from daemons.negotiator import plan_matches, request_of
+from jobledger.daemons.adwire import exprs_of
+from jobledger.daemons.negotiator import plan_matches, request_of
 
 
 def slot(name: str, cpus: int, memory: int = 1000, start: str = "true", **extra) -> tuple[str, dict]:

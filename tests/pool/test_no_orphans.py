@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 import jobledger as htcondor
-from daemons.personal import PersonalPool
+from jobledger.daemons.personal import PersonalPool
 from tests.pool.conftest import pool_processes, running_pool, wait_until
 from tests.pool.test_crash import daemon_pid
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 SCRIPT_HEAD = "#!/bin/sh\nset -e\n"
 

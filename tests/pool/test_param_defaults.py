@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from daemons import param_table
-from daemons.param_table_generate import defaults_of, read_param_info
+from jobledger.daemons import param_table
+from jobledger.daemons.param_table_generate import defaults_of, read_param_info
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = """

@@ -10,7 +10,7 @@ import jobledger as htcondor
 from jobledger.classad import ClassAd
 from jobledger.personal import PersonalPool, PersonalPoolState
 from tests.pool.conftest import wait_until
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 
 def raw_job(tmp_path, **extra) -> ClassAd:
@@ -302,7 +302,7 @@ def test_v1_spool_flow_of_the_slides(pool, tmp_path):
 def test_launcher_death_restarts_the_startd(fresh_pool, tmp_path):
     import signal
     import subprocess
-    from daemons import ipc
+    from jobledger.daemons import ipc
     master = ipc.sinful(str(fresh_pool.local_dir / "run" / "master.sock"))
     startd = ipc.call(master, "status")["startd"]["pid"]
     launcher = int(subprocess.check_output(["pgrep", "-P", str(startd)]).split()[0])
@@ -314,7 +314,7 @@ def test_launcher_death_restarts_the_startd(fresh_pool, tmp_path):
 
 
 def test_send_command_to_the_master(fresh_pool, tmp_path):
-    from daemons import ipc
+    from jobledger.daemons import ipc
     from tests.pool.conftest import pool_processes
     master_ad = fresh_pool.collector.locate(htcondor.DaemonType.Master)
     status = lambda: ipc.call(master_ad["MyAddress"], "status")  # noqa: E731
@@ -450,9 +450,9 @@ with open("/proc/self/cmdline", "rb") as handle:
     ARGS = handle.read().split(b"\\0")
 class Broken:
     def find_spec(self, name, path=None, target=None):
-        if name == "daemons.NAME":
-            raise ImportError("cannot import name 'Accountant' from 'daemons.accounting'")
-if b"daemons.NAME" in ARGS:
+        if name == "jobledger.daemons.NAME":
+            raise ImportError("cannot import name 'Accountant' from 'jobledger.daemons.accounting'")
+if b"jobledger.daemons.NAME" in ARGS:
     sys.meta_path.insert(0, Broken())
 """
 
@@ -477,7 +477,7 @@ def test_pool_start_names_a_daemon_that_cannot_start_and_leaves_nothing(tmp_path
     result, local = pool_start_with(tmp_path, monkeypatch, BROKEN_IMPORT.replace("NAME", name))
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     assert result.output.startswith(f"Error: the {name} daemon exited as the pool started (status 1): ")
-    assert "ImportError: cannot import name 'Accountant' from 'daemons.accounting'" in result.output
+    assert "ImportError: cannot import name 'Accountant' from 'jobledger.daemons.accounting'" in result.output
     assert f"(see {local}/log/{name}.stderr)" in result.output
     assert not pool_processes(local)
 
@@ -488,9 +488,9 @@ DIES_AFTER_ADVERTISING = """
 import sys
 with open("/proc/self/cmdline", "rb") as handle:
     ARGS = handle.read().split(b"\\0")
-if b"daemons.NAME" in ARGS:
+if b"jobledger.daemons.NAME" in ARGS:
     import os, time
-    from daemons import daemon
+    from jobledger.daemons import daemon
     advertise = daemon.Daemon.advertise
     def dies_after(self, ads=None):
         advertise(self, ads)
@@ -505,8 +505,8 @@ if b"daemons.NAME" in ARGS:
 def test_pool_start_names_a_daemon_that_dies_right_after_advertising(tmp_path, monkeypatch, name):
     """Its ad is in the collector and it was alive then: still not READY, as it did not
     stay up; the start fails in one line naming it, and leaves nothing running."""
-    from daemons.daemon import process_start_time
-    from daemons.personal import _stop_master
+    from jobledger.daemons.daemon import process_start_time
+    from jobledger.daemons.personal import _stop_master
     from tests.pool.conftest import pool_processes
     local = tmp_path / "pool"
     try:

@@ -9,14 +9,14 @@ import threading
 
 import pytest
 
-from daemons.schedd_act import Actions
-from daemons.schedd_policy import Policy
-from daemons.schedd_runs import Runs
-from daemons.store import Store
-from eventcore.enums import JobAction
-from eventcore.ids import JobId
-from eventcore.records import ClusterAd, ProcAd
-from eventcore.status import JobStatus
+from jobledger.daemons.schedd_act import Actions
+from jobledger.daemons.schedd_policy import Policy
+from jobledger.daemons.schedd_runs import Runs
+from jobledger.daemons.store import Store
+from jobledger.eventcore.enums import JobAction
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import ClusterAd, ProcAd
+from jobledger.eventcore.status import JobStatus
 from tests.journal.helpers import event
 
 JOB = JobId(7, 0)

@@ -8,7 +8,7 @@ import stat
 import pytest
 
 import jobledger as htcondor
-from daemons import ipc
+from jobledger.daemons import ipc
 from tests.pool.conftest import wait_until
 
 NOBODY = 65534

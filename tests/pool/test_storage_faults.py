@@ -12,10 +12,10 @@ import threading
 import pytest
 from click.testing import CliRunner
 
-from daemons.audit import audit
-from daemons.personal import PersonalPool
-from daemons.store import DB_NAME
-from eventcore.errors import HTCondorException
+from jobledger.daemons.audit import audit
+from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.store import DB_NAME
+from jobledger.eventcore.errors import HTCondorException
 from jobledger.classad import ClassAd
 from jobledger.cli import main
 from tests.pool.conftest import pool_processes, stop_and_check, wait_until

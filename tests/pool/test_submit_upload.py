@@ -9,16 +9,16 @@ import sys
 
 import pytest
 
-from daemons import clients, ipc
+from jobledger.daemons import clients, ipc
 import jobledger as htcondor
-from eventcore.errors import SubmitError
+from jobledger.eventcore.errors import SubmitError
 from tests.pool.test_idempotent_submit import _clusters
 
 PROCS, CHUNK = 12_000, 1000
 
 CLIENT = """
 import sys
-from daemons import ipc
+from jobledger.daemons import ipc
 address, cluster, token, procs, chunk = sys.argv[1:]
 procs, chunk = int(procs), int(chunk)
 

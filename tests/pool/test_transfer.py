@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jobledger as htcondor
 from tests.pool.conftest import wait_until
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 SCRIPT_HEAD = "#!/bin/sh\nset -e\n"
 

@@ -11,7 +11,7 @@ import pytest
 
 import jobledger
 import jobledger.v1 as v1
-from daemons.config_files import Param, ParamV1
+from jobledger.daemons.config_files import Param, ParamV1
 from jobledger.aliases import alias_path
 
 pytest.importorskip("htcondor2")

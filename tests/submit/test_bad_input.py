@@ -10,9 +10,9 @@ import resource
 import pytest
 from click.testing import CliRunner
 
-from daemons.submit_env import Submit
-from eventcore.errors import SubmitError
-from eventcore.submit.text import MAX_LINE_CHARS, decode_bytes
+from jobledger.daemons.submit_env import Submit
+from jobledger.eventcore.errors import SubmitError
+from jobledger.eventcore.submit.text import MAX_LINE_CHARS, decode_bytes
 from jobledger.cli import main
 
 HEAD = b"executable = /bin/true\n"
@@ -91,7 +91,7 @@ def test_max_jobs_per_submission(tmp_path, monkeypatch, queue):
     text = HEAD + queue.encode() + b"\n"
     if queue.endswith("(a b)"):
         monkeypatch.setenv("_CONDOR_MAX_JOBS_PER_SUBMISSION", "3")
-        from daemons.config_files import reload_config
+        from jobledger.daemons.config_files import reload_config
         reload_config()
         try:
             one_line_error(submit(tmp_path, monkeypatch, text), "MAX_JOBS_PER_SUBMISSION (3)")

@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from eventcore.classad import parse_old_ads
+from jobledger.eventcore.classad import parse_old_ads
 from jobledger.cli import main
 
 TEXT = "executable = /bin/echo\narguments = $(x)\n+Tag = \"t-$(ProcId)\"\nqueue x in (a b)\n"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from daemons.submit_env import OsSubmitEnvironment, build_cluster
-from eventcore.errors import SubmitError
-from eventcore.submit import StaticEnvironment, Submit
+from jobledger.daemons.submit_env import OsSubmitEnvironment, build_cluster
+from jobledger.eventcore.errors import SubmitError
+from jobledger.eventcore.submit import StaticEnvironment, Submit
 
 
 def test_static_environment_files_globs_and_randomness():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from eventcore.errors import MacroError, SubmitError
-from eventcore.submit import StaticEnvironment, Submit, plan_cluster
+from jobledger.eventcore.errors import MacroError, SubmitError
+from jobledger.eventcore.submit import StaticEnvironment, Submit, plan_cluster
 
 ENV = StaticEnvironment(files={"/submit/items.txt": "a 1\nb 2\nc 3\n", "/bin/tool": "x" * 3000},
                         dirs={"/submit/runs", "/submit/runs/a"}, variables={"HOME": "/home/me", "PATH": "/bin"},
@@ -218,7 +218,7 @@ def test_gpus():
 
 
 def test_gpu_requirements_match_a_slot_with_a_capable_gpu():
-    from eventcore.classad import ClassAd
+    from jobledger.eventcore.classad import ClassAd
     sub = Submit.using(ENV, "executable = /bin/tool\nrequest_gpus = 1\ngpus_minimum_capability = 7.0\n")
     job = next(sub.jobs())
     slot = ClassAd('[Arch = "X86_64"; OpSys = "LINUX"; Disk = 100000000; Memory = 4096; Cpus = 4; '

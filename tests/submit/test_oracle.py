@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from eventcore.errors import SubmitError
+from jobledger.eventcore.errors import SubmitError
 from jobledger import Submit
 
 from .conftest import corpus_cases, load_case, outcome, same_error

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eventcore.errors import SubmitError
-from eventcore.submit import StaticEnvironment, Submit, plan_cluster
+from jobledger.eventcore.errors import SubmitError
+from jobledger.eventcore.submit import StaticEnvironment, Submit, plan_cluster
 
 FRAGMENTS = [
     "\n", "\n", "\n", " ", "=", " = ", "a", "B", "x", "item", "executable", "arguments", "output",
@@ -105,6 +105,6 @@ def test_fast_path_equals_full_expansion(commands, queue):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(alphabet="ab1 ,\t\x1f", max_size=8), max_size=5), st.integers(1, 4))
 def test_split_rows_equals_split_row(texts, n):
-    from eventcore.submit.queue import split_row, split_rows
+    from jobledger.eventcore.submit.queue import split_row, split_rows
     names = ("a", "b", "c", "d")[:n]
     assert split_rows(texts, names) == [split_row(t, names) for t in texts]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from eventcore.errors import SubmitError
+from jobledger.eventcore.errors import SubmitError
 from jobledger import Submit
 
 htcondor2 = pytest.importorskip("htcondor2")

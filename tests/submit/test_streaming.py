@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eventcore.errors import SubmitError
-from eventcore.submit import StaticEnvironment, Submit
-from eventcore.submit.jobs import plan_cluster, stream_cluster
-from eventcore.submit.queue import _Lines
+from jobledger.eventcore.errors import SubmitError
+from jobledger.eventcore.submit import StaticEnvironment, Submit
+from jobledger.eventcore.submit.jobs import plan_cluster, stream_cluster
+from jobledger.eventcore.submit.queue import _Lines
 
 TEXT = "executable = /bin/tool\narguments = $(name) $(size) $(Step)\nqueue 2 name,size from{sl} items.txt\n"
 

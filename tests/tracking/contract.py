@@ -12,10 +12,10 @@ import threading
 
 import pytest
 
-from eventcore.errors import TrackerTimeout
-from eventcore.status import JobStatus
+from jobledger.eventcore.errors import TrackerTimeout
+from jobledger.eventcore.status import JobStatus
 from tests.tracking.workload import Final, workload
-from tracking.conditions import all_done
+from jobledger.tracking.conditions import all_done
 
 N_JOBS = 120
 

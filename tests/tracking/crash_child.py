@@ -33,7 +33,7 @@ def write_logs(directory: Path, load) -> None:
 
 
 def write_journal(directory: Path, load) -> None:
-    from daemons.store import Store
+    from jobledger.daemons.store import Store
     store = Store(directory, durability="normal")
     groups = journal_records(load)
     pause = PACE / max(1, len(groups) // 50)
@@ -58,12 +58,12 @@ def main(argv: list[str]) -> int:
     elif command == "write-journal":
         write_journal(directory, workload(int(argv[2]), int(argv[3])))
     elif command == "track-logs":
-        from tracking.userlogs import UserLogTracker
+        from jobledger.tracking.userlogs import UserLogTracker
         load = workload(int(argv[3]), int(argv[4]))
         paths = [directory / load.log_name(c) for c in load.clusters()]
         track(UserLogTracker(paths, checkpoint=argv[2], batch=300, interval=0.02), load)
     elif command == "track-journal":
-        from tracking.journal import JournalTracker
+        from jobledger.tracking.journal import JournalTracker
         load = workload(int(argv[3]), int(argv[4]))
         track(JournalTracker(directory / "journal.sqlite", checkpoint=argv[2], batch=300,
                              interval=0.02), load)

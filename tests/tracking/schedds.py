@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from daemons.store import Store
+from jobledger.daemons.store import Store
 
 GROUP_BY = 2
 

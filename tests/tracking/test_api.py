@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import jobledger.tracking as tracking
-from eventcore.ids import JobId
+from jobledger.eventcore.ids import JobId
 from tests.tracking.workload import workload, write_userlogs
 
 
@@ -14,7 +14,7 @@ def test_facade_exports_exactly_the_trackers():
         ["BatchSummary", "Change", "CombinedTracker", "Discrepancy", "JobState", "JournalTracker",
          "PollTracker", "UserLogTracker", "all_done", "any_failed", "any_held", "summarize"])
     for name in tracking.__all__:
-        assert getattr(tracking, name).__module__.split(".")[0] in ("eventcore", "tracking")
+        assert getattr(tracking, name).__module__.split(".")[1] in ("eventcore", "tracking")
 
 
 def test_wait_for_a_cluster_then_iterate_its_changes(tmp_path):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from eventcore.ids import JobId
-from eventcore.projections.jobstate import JobState
-from eventcore.status import JobStatus
-from tracking.checkpoint import Checkpoint
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.jobstate import JobState
+from jobledger.eventcore.status import JobStatus
+from jobledger.tracking.checkpoint import Checkpoint
 
 
 def state(c, p, status=JobStatus.IDLE):

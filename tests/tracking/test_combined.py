@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from daemons.store import Store
-from eventcore.ids import JobId
+from jobledger.daemons.store import Store
+from jobledger.eventcore.ids import JobId
 from tests.tracking.schedds import StoreSchedd
 from tests.tracking.workload import journal_records, userlog_chunks, workload
-from tracking.combined import CombinedTracker
+from jobledger.tracking.combined import CombinedTracker
 
 
 class Clock:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import time
 
-from daemons.store import Store
+from jobledger.daemons.store import Store
 from tests.tracking.contract import TrackerContract
 from tests.tracking.schedds import StoreSchedd
 from tests.tracking.workload import journal_records, userlog_chunks
-from tracking.combined import CombinedTracker
-from tracking.journal import JournalTracker
-from tracking.poll import PollTracker
-from tracking.userlogs import UserLogTracker
+from jobledger.tracking.combined import CombinedTracker
+from jobledger.tracking.journal import JournalTracker
+from jobledger.tracking.poll import PollTracker
+from jobledger.tracking.userlogs import UserLogTracker
 
 
 class Source:

@@ -23,8 +23,8 @@ import pytest
 
 from tests.tracking.contract import final_of, note
 from tests.tracking.workload import workload
-from tracking.journal import JournalTracker
-from tracking.userlogs import UserLogTracker
+from jobledger.tracking.journal import JournalTracker
+from jobledger.tracking.userlogs import UserLogTracker
 
 ROOT = Path(__file__).resolve().parents[2]
 N_JOBS = 2000

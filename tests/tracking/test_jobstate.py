@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eventcore.ids import JobId
-from eventcore.projections.jobstate import apply_event, fold, job_of
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.jobstate import apply_event, fold, job_of
 from tests.tracking.events import (Ev, aborted, evicted, execute, held, released, submit,
                                    terminated)
 

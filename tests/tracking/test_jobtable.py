@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from eventcore.ids import JobId
-from eventcore.projections.jobstate import JobState
-from eventcore.status import JobStatus
-from tracking.jobtable import JobTable
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.jobstate import JobState
+from jobledger.eventcore.status import JobStatus
+from jobledger.tracking.jobtable import JobTable
 
 T0 = 1_700_000_000
 _times = st.one_of(st.none(), st.integers(T0 - 10, T0 + 10**6), st.sampled_from([0, -1, 2**40, -(2**63)]))
@@ -82,7 +82,7 @@ def test_finished_jobs_go_to_disk_and_read_back_equal():
 @settings(max_examples=40, deadline=None)
 @given(st.lists(states(), max_size=40), st.one_of(st.none(), st.integers(0, 5)), st.integers(0, 30))
 def test_conditions_read_a_table_as_they_read_a_dict(items, cluster, expected):
-    from tracking.conditions import all_done, any_failed, any_held
+    from jobledger.tracking.conditions import all_done, any_failed, any_held
     table, model = JobTable(), {}
     for state in items:
         table[state.job] = model[state.job] = state
@@ -93,7 +93,7 @@ def test_conditions_read_a_table_as_they_read_a_dict(items, cluster, expected):
 @settings(max_examples=30, deadline=None)
 @given(st.lists(states(), max_size=40))
 def test_batch_summaries_of_a_table_are_those_of_a_dict(items):
-    from tracking.summary import summarize
+    from jobledger.tracking.summary import summarize
     table, model = JobTable(), {}
     for state in items:
         table[state.job] = model[state.job] = state
@@ -152,7 +152,7 @@ def test_a_copy_can_be_read_while_the_table_is_written():
 def test_a_scratch_file_that_cannot_be_written_keeps_the_states_in_memory(monkeypatch):
     import sqlite3
 
-    from tracking import jobtable
+    from jobledger.tracking import jobtable
     table, model = JobTable(), {}
     for p in range(10):
         table[JobId(1, p)] = model[JobId(1, p)] = _done(JobId(1, p), 0)

@@ -6,12 +6,12 @@ import sqlite3
 
 import pytest
 
-from daemons.store import Store
-from eventcore.errors import TrackerError
-from eventcore.ids import JobId
-from eventcore.records import ProcAd
+from jobledger.daemons.store import Store
+from jobledger.eventcore.errors import TrackerError
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import ProcAd
 from tests.tracking.workload import journal_records, workload
-from tracking.journal import JournalTracker
+from jobledger.tracking.journal import JournalTracker
 
 
 @pytest.fixture
@@ -36,8 +36,8 @@ def test_start_after_a_position_sees_only_what_follows(store):
 
 
 def test_submitted_on_hold_shows_from_the_proc_record(store):
-    from eventcore.events import event_to_dict, make_event
-    from eventcore.records import ClusterAd, EventRecord
+    from jobledger.eventcore.events import event_to_dict, make_event
+    from jobledger.eventcore.records import ClusterAd, EventRecord
     job = JobId(1, 0)
     store.append([ClusterAd(1, {"Owner": '"alice"'}),
                   ProcAd(job, {"JobStatus": "5", "HoldReasonCode": "15",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from daemons.store import Store
-from eventcore.ids import JobId
-from eventcore.classad import ClassAd, ExprTree
+from jobledger.daemons.store import Store
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.classad import ClassAd, ExprTree
 from tests.tracking.schedds import StoreSchedd
 from tests.tracking.workload import journal_records, workload
-from tracking.poll import PROJECTION, PollTracker
+from jobledger.tracking.poll import PROJECTION, PollTracker
 
 
 class Clock:

@@ -11,21 +11,21 @@ from __future__ import annotations
 import pytest
 
 import jobledger as htcondor
-from eventcore.status import JobStatus
+from jobledger.eventcore.status import JobStatus
 from jobledger.classad import ClassAd
 from tests.pool.conftest import stop_and_check
-from tracking.combined import CombinedTracker
-from tracking.conditions import all_done
-from tracking.journal import JournalTracker
-from tracking.poll import PollTracker
-from tracking.userlogs import UserLogTracker
+from jobledger.tracking.combined import CombinedTracker
+from jobledger.tracking.conditions import all_done
+from jobledger.tracking.journal import JournalTracker
+from jobledger.tracking.poll import PollTracker
+from jobledger.tracking.userlogs import UserLogTracker
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def pool(tmp_path_factory):
-    from daemons.personal import PersonalPool
+    from jobledger.daemons.personal import PersonalPool
     running = PersonalPool(local_dir=tmp_path_factory.mktemp("pool"))
     running.start()
     yield running
@@ -109,7 +109,7 @@ def test_all_trackers_agree_on_a_real_pool(pool, tmp_path):
 
 
 def htcondor_id(text):
-    from eventcore.ids import JobId
+    from jobledger.eventcore.ids import JobId
     return JobId.parse(text)
 
 

@@ -16,12 +16,12 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from eventcore.ids import JobId
-from eventcore.projections.jobstate import fold
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.jobstate import fold
 from tests.tracking.contract import note
 from tests.tracking.events import Ev
 from tests.tracking.workload import T0, Step, event_text
-from tracking.userlogs import UserLogTracker
+from jobledger.tracking.userlogs import UserLogTracker
 
 EVENTS = st.sampled_from([0, 1, 4, 5, 9, 12, 13, 6])
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from eventcore.ids import JobId
+from jobledger.eventcore.ids import JobId
 from tests.tracking.workload import T0, Step, event_text
-from tracking.userlogs import UserLogTracker, logs_of_jobs
+from jobledger.tracking.userlogs import UserLogTracker, logs_of_jobs
 
 
 def text(number, cluster, proc, t, **attrs):

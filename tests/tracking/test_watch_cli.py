@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from jobledger.cli import main
 from tests.tracking.workload import T0, Step, event_text
-from eventcore.ids import JobId
+from jobledger.eventcore.ids import JobId
 
 RUN_ONLY = {4, 7, 24}           # an instance leaving: only means something when running
 IMPLIES = {0: 1, 1: 2, 5: 4, 9: 3, 12: 5, 13: 1, 10: 7, 11: 2, 4: 1, 7: 1, 24: 1}
@@ -113,7 +113,7 @@ def test_table_has_a_line_and_progress_bar_per_batch(log):
 
 
 def test_journal_source(tmp_path):
-    from daemons.store import Store
+    from jobledger.daemons.store import Store
     from tests.tracking.workload import journal_records, workload
     load = workload(30, seed=3)
     store = Store(tmp_path / "pool", durability="normal")

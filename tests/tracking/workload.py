@@ -19,11 +19,11 @@ from pathlib import Path
 
 import attrs
 
-from eventcore.codecs.userlog_text_write import render_text
-from eventcore.events import event_to_dict, make_event
-from eventcore.ids import JobId
-from eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcAd
-from tracking.localzone import LOCAL_TZINFO
+from jobledger.eventcore.codecs.userlog_text_write import render_text
+from jobledger.eventcore.events import event_to_dict, make_event
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcAd
+from jobledger.tracking.localzone import LOCAL_TZINFO
 
 IDLE, RUNNING, REMOVED, COMPLETED, HELD = 1, 2, 3, 4, 5
 T0 = 1_700_000_000

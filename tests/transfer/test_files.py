@@ -10,9 +10,9 @@ import stat
 
 import pytest
 
-from daemons.transfer import COPY_CHUNK, Stopped, send_output, stage_input
-from eventcore.errors import TransferError
-from eventcore.transfer import InputPlan, Output, Source
+from jobledger.daemons.transfer import COPY_CHUNK, Stopped, send_output, stage_input
+from jobledger.eventcore.errors import TransferError
+from jobledger.eventcore.transfer import InputPlan, Output, Source
 
 
 def plan(*sources: Source, command: str = "") -> InputPlan:

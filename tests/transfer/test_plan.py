@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from eventcore.errors import TransferError
-from eventcore.transfer import (Output, Source, changed_files, evicted_plan, input_plan, output_plan,
+from jobledger.eventcore.errors import TransferError
+from jobledger.eventcore.transfer import (Output, Source, changed_files, evicted_plan, input_plan, output_plan,
                                 parse_remaps, sandbox_name, size_mb, wants_sandbox)
 
 JOB = {"Iwd": "/home/u/run", "Cmd": "/home/u/run/job.sh", "ShouldTransferFiles": "YES"}
@@ -95,8 +95,8 @@ def test_changed_files_and_sizes():
 
 
 def test_spool_sweep_keeps_only_jobs_in_the_queue(tmp_path):
-    from daemons.spool import job_spool, sweep
-    from eventcore.ids import JobId
+    from jobledger.daemons.spool import job_spool, sweep
+    from jobledger.eventcore.ids import JobId
     for job in (JobId(1, 0), JobId(1, 1), JobId(2, 0)):
         (job_spool(tmp_path, job) / "out").mkdir(parents=True)
     (tmp_path / "history").write_text("not a job\n")
@@ -106,8 +106,8 @@ def test_spool_sweep_keeps_only_jobs_in_the_queue(tmp_path):
 
 
 def test_send_output_refuses_a_nested_link_out_of_the_sandbox(tmp_path):
-    from daemons.transfer import send_output
-    from eventcore.transfer import Output
+    from jobledger.daemons.transfer import send_output
+    from jobledger.eventcore.transfer import Output
     sandbox, iwd = tmp_path / "sandbox", tmp_path / "iwd"
     (sandbox / "d" / "e").mkdir(parents=True)
     iwd.mkdir()

@@ -10,9 +10,9 @@ import pytest
 
 SCRIPT = '''
 import os, sys
-from daemons.transfer import acting_as, give_to, send_output, stage_input
-from eventcore.errors import TransferError
-from eventcore.transfer import InputPlan, Output, Source
+from jobledger.daemons.transfer import acting_as, give_to, send_output, stage_input
+from jobledger.eventcore.errors import TransferError
+from jobledger.eventcore.transfer import InputPlan, Output, Source
 root = sys.argv[1]
 nobody = (65534, 65534)
 secret = os.path.join(root, "secret.txt")      # root's, mode 0600

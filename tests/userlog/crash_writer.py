@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from eventcore.codecs.userlog import render  # noqa: E402
-from eventcore.events import make_event  # noqa: E402
-from tracking.localzone import LOCAL_TZINFO  # noqa: E402
+from jobledger.eventcore.codecs.userlog import render  # noqa: E402
+from jobledger.eventcore.events import make_event  # noqa: E402
+from jobledger.tracking.localzone import LOCAL_TZINFO  # noqa: E402
 
 KINDS = [
     (0, {"SubmitHost": "<10.0.4.2:9618?sock=schedd>"}),

@@ -6,12 +6,12 @@ import json
 import warnings
 from pathlib import Path
 
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 
 def binding_json(value):
     """A JobEvent value in the oracle corpus's JSON mapping (README.md)."""
-    from eventcore import classad as C
+    from jobledger.eventcore import classad as C
     if isinstance(value, C.ClassAd):
         return {k: binding_json(value[k]) for k in sorted(value.keys())}
     if isinstance(value, C.ExprTree):

@@ -15,9 +15,9 @@ import string
 
 from hypothesis import strategies as st
 
-from eventcore.codecs.userlog_text_write import usage_text
-from eventcore.codecs.userlog_values import unparse
-from eventcore.events import EVENT_CLASSES, EventType, Expr, make_event
+from jobledger.eventcore.codecs.userlog_text_write import usage_text
+from jobledger.eventcore.codecs.userlog_values import unparse
+from jobledger.eventcore.events import EVENT_CLASSES, EventType, Expr, make_event
 
 _SAFE = string.ascii_letters + string.digits + " .,:;!?'()[]{}<>/@#%&*+=_-|~^$" + "éü→"
 TOKEN = st.text(string.ascii_letters + string.digits + "._-@:/<>?&=", min_size=1, max_size=30)

@@ -61,7 +61,7 @@ def test_not_a_regular_file_is_refused_without_waiting(tmp_path, kind):
 
 
 def test_an_endless_record_is_not_read_into_memory_without_bound(tmp_path, monkeypatch):
-    import tracking.jobeventlog as jel
+    import jobledger.tracking.jobeventlog as jel
     monkeypatch.setattr(jel, "MAX_RECORD_BYTES", 1 << 20)
     monkeypatch.setattr(jel, "_CHUNK", 64 << 10)
     log = tmp_path / "jobs.log"

@@ -6,8 +6,8 @@ import json
 
 from click.testing import CliRunner
 
-from eventcore.codecs.userlog import read_events
-from eventcore.events import event_from_dict
+from jobledger.eventcore.codecs.userlog import read_events
+from jobledger.eventcore.events import event_from_dict
 from jobledger.cli import main
 
 
@@ -62,8 +62,8 @@ def test_follow_prints_events_as_they_are_written(tmp_path):
     import sys
     from pathlib import Path
 
-    from eventcore.codecs.userlog import render
-    from eventcore.events import JobAbortedEvent
+    from jobledger.eventcore.codecs.userlog import render
+    from jobledger.eventcore.events import JobAbortedEvent
 
     log = tmp_path / "job.log"
     log.write_text(render(JobAbortedEvent(cluster=1, proc=0, timestamp=1709633472)))

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from eventcore.codecs.userlog import render
+from jobledger.eventcore.codecs.userlog import render
 from tests.userlog.crash_writer import expected_event
-from tracking.jobeventlog import JobEventLog
-from tracking.localzone import LOCAL_TZINFO
+from jobledger.tracking.jobeventlog import JobEventLog
+from jobledger.tracking.localzone import LOCAL_TZINFO
 
 WRITER = Path(__file__).with_name("crash_writer.py")
 COUNT = 400

@@ -11,9 +11,9 @@ import warnings
 
 import pytest
 
-from eventcore.errors import UserLogWarning
+from jobledger.eventcore.errors import UserLogWarning
 from tests.userlog.oracle import event_record, oracle_events, read_all, typed
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 pytestmark = pytest.mark.usefixtures("utc")  # the oracle answers were recorded in UTC
 

@@ -7,12 +7,12 @@ import warnings
 
 import pytest
 
-from eventcore.codecs.userlog import render
-from eventcore.codecs.userlog_eventlog import header_event, parse_header_info
-from eventcore.codecs.userlog_text_write import TextFormat
-from eventcore.errors import UserLogWarning
-from eventcore.events import JobAbortedEvent
-from tracking.eventlog_files import GlobalEventLog, rotated_files
+from jobledger.eventcore.codecs.userlog import render
+from jobledger.eventcore.codecs.userlog_eventlog import header_event, parse_header_info
+from jobledger.eventcore.codecs.userlog_text_write import TextFormat
+from jobledger.eventcore.errors import UserLogWarning
+from jobledger.eventcore.events import JobAbortedEvent
+from jobledger.tracking.eventlog_files import GlobalEventLog, rotated_files
 
 LEGACY = TextFormat(iso_date=False)
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from eventcore import events as ev
-from eventcore.ids import JobId
+from jobledger.eventcore import events as ev
+from jobledger.eventcore.ids import JobId
 
 
 def test_every_enum_number_has_a_record():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eventcore.codecs.userlog import TextReaderState, render, scan
+from jobledger.eventcore.codecs.userlog import TextReaderState, render, scan
 from tests.userlog.strategies import events
 
 FRAGMENTS = st.one_of(

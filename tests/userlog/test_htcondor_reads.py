@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from daemons.importer import import_log
-from daemons.store import Store
-from eventcore.codecs.userlog import read_events
+from jobledger.daemons.importer import import_log
+from jobledger.daemons.store import Store
+from jobledger.eventcore.codecs.userlog import read_events
 from jobledger.cli import main
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 htcondor2 = pytest.importorskip("htcondor2")
 

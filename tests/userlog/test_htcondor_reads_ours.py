@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eventcore.codecs.userlog import TextFormat, render
+from jobledger.eventcore.codecs.userlog import TextFormat, render
 from tests.userlog.oracle import event_record, read_all, typed
 from tests.userlog.strategies import events
 
@@ -90,7 +90,7 @@ def test_htcondor_reads_what_we_write(tmp_path, fmt, options, batch):
 def test_htcondor_rejects_its_own_data_reuse_layout(tmp_path):
     """Quirk 13: we write 041 as HTCondor's writer does; its reader cannot read that
     (one ULOG_RD_ERROR, and a one-second sleep inside htcondor2).  Ours reads it."""
-    from eventcore.events import ReserveSpaceEvent, SubmitEvent
+    from jobledger.eventcore.events import ReserveSpaceEvent, SubmitEvent
     events_ = [ReserveSpaceEvent(cluster=1, proc=0, timestamp=1709633472, reserved_space=10,
                                  expiration_time=1709640000, uuid="u-1", tag="alice"),
                SubmitEvent(cluster=1, proc=0, timestamp=1709633473, submit_host="<h>")]

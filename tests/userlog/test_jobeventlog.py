@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from eventcore.codecs.userlog import render
-from eventcore.errors import HTCondorException, UserLogFileChanged
-from eventcore.events import JobAbortedEvent, JobHeldEvent
-from tracking.jobeventlog import JobEventLog
-from tracking.localzone import LOCAL_TZINFO
+from jobledger.eventcore.codecs.userlog import render
+from jobledger.eventcore.errors import HTCondorException, UserLogFileChanged
+from jobledger.eventcore.events import JobAbortedEvent, JobHeldEvent
+from jobledger.tracking.jobeventlog import JobEventLog
+from jobledger.tracking.localzone import LOCAL_TZINFO
 
 
 def ev(proc):

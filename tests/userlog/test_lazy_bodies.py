@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from eventcore.codecs.userlog import Garbled, Parsed, TextReaderState, scan
-from eventcore.codecs.userlog_text_bodies import Deferred, parse_body
-from eventcore.codecs.userlog_text_read import _parse_header
-from eventcore.errors import UserLogReadError
-from tracking.jobeventlog import JobEventLog
+from jobledger.eventcore.codecs.userlog import Garbled, Parsed, TextReaderState, scan
+from jobledger.eventcore.codecs.userlog_text_bodies import Deferred, parse_body
+from jobledger.eventcore.codecs.userlog_text_read import _parse_header
+from jobledger.eventcore.errors import UserLogReadError
+from jobledger.tracking.jobeventlog import JobEventLog
 
 ORACLE = Path(__file__).resolve().parents[3] / "shared" / "oracle" / "userlog"
 GOOD = ("000 (7.000.000) 2024-03-09 16:00:00 Job submitted from host: <10.0.0.2:9618>\n...\n")

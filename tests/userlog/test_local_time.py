@@ -20,12 +20,12 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from daemons.projector import local_zone
-from eventcore.codecs.userlog import TextFormat, render
-from eventcore.events import make_event
+from jobledger.daemons.projector import local_zone
+from jobledger.eventcore.codecs.userlog import TextFormat, render
+from jobledger.eventcore.events import make_event
 from jobledger.cli import main
 from tests.conftest import local_time_zone
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 ZONES = ["America/New_York", "Australia/Lord_Howe", "Asia/Kolkata"]
 YEAR_2026 = (1767225600, 1798761600)   # 2026-01-01 .. 2027-01-01 UTC

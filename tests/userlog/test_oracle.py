@@ -13,10 +13,10 @@ import json
 
 import pytest
 
-from eventcore.errors import UserLogReadError
+from jobledger.eventcore.errors import UserLogReadError
 from tests.conftest import ORACLE
 from tests.userlog.oracle import event_record, oracle_events, oracle_outcomes, read_all, typed
-from tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobeventlog import JobEventLog
 
 pytestmark = pytest.mark.usefixtures("utc")  # the oracle answers were recorded in UTC
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eventcore.codecs.userlog import TextFormat, TextReaderState, read_events, render
-from eventcore.events import event_to_dict
+from jobledger.eventcore.codecs.userlog import TextFormat, TextReaderState, read_events, render
+from jobledger.eventcore.events import event_to_dict
 from tests.userlog.strategies import NUMBERS, event_of, events
 
 FORMATS = {
@@ -53,7 +53,7 @@ def test_a_string_that_reads_like_an_expression_stays_a_string():
     """HTCondor's JSON writes an expression "\\/Expr(<text>)\\/" and a string as it is;
     its reader takes only the escaped form for an expression (classad2 agrees)."""
     import classad2
-    from eventcore.events import Expr, make_event
+    from jobledger.eventcore.events import Expr, make_event
     attrs = {"Note": "/Expr(RequestMemory * 2)/", "Want": Expr("RequestMemory * 2"),
              "Items": ["/Expr(x)/", 1], "Tail": "a\\/Expr(b)/"}
     event = make_event(28, cluster=7, proc=0, subproc=0, timestamp=1709633472, attrs=attrs)
@@ -71,7 +71,7 @@ def test_a_string_that_reads_like_an_expression_stays_a_string():
 
 
 def test_legacy_dates_read_back_with_the_year_supplied():
-    from eventcore.events import JobAbortedEvent
+    from jobledger.eventcore.events import JobAbortedEvent
     event = JobAbortedEvent(cluster=3, proc=1, timestamp=1709633472, reason="gone")
     data = render(event, "text", TextFormat(iso_date=False)).encode()
     assert data.startswith(b"009 (003.001.000) 03/05 10:11:12 Job was aborted.\n")
@@ -80,8 +80,8 @@ def test_legacy_dates_read_back_with_the_year_supplied():
 
 
 def test_local_time_zone_is_an_argument():
-    from eventcore.codecs.userlog_time import Zone  # noqa: F401 (protocol)
-    from eventcore.events import JobAbortedEvent
+    from jobledger.eventcore.codecs.userlog_time import Zone  # noqa: F401 (protocol)
+    from jobledger.eventcore.events import JobAbortedEvent
     east = datetime.timezone(datetime.timedelta(hours=5))
     event = JobAbortedEvent(cluster=3, proc=1, timestamp=1709633472)
     assert render(event, "text", TextFormat(), east).startswith("009 (003.001.000) 2024-03-05 15:11:12 ")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from eventcore.codecs.userlog import Garbled, Parsed, Skipped, TextReaderState, render, scan
-from eventcore.events import ExecuteEvent, JobHeldEvent, JobTerminatedEvent, SubmitEvent
+from jobledger.eventcore.codecs.userlog import Garbled, Parsed, Skipped, TextReaderState, render, scan
+from jobledger.eventcore.events import ExecuteEvent, JobHeldEvent, JobTerminatedEvent, SubmitEvent
 
 A_EVENTS = [
     ExecuteEvent(cluster=5, proc=0, timestamp=1709633472, execute_host="<10.0.0.1:9618>",

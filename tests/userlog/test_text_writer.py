@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from eventcore.codecs.userlog_text_write import TextFormat, format_time, render_event_text, render_text
-from eventcore.events import JobTerminatedEvent, decode_value, make_event
+from jobledger.eventcore.codecs.userlog_text_write import TextFormat, format_time, render_event_text, render_text
+from jobledger.eventcore.events import JobTerminatedEvent, decode_value, make_event
 
 COMMON = {"MyType", "EventTypeNumber", "EventTime", "Cluster", "Proc", "Subproc"}
 LIFECYCLE = {0, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 21, 22, 23, 24, 40}

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 
-from eventcore.ids import JobId
-from eventcore.journal import MemoryJournal
-from eventcore.projections.picture import Picture, picture, thin
-from eventcore.projections.replay import replay
-from eventcore.projections.story import job_story
-from eventcore.projections.trace import chrome_trace
-from eventcore.projections.userlog import render
-from eventcore.records import ActionRecord, ClusterAd, LeaveQueue, ProcAd, quote_string
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.journal import MemoryJournal
+from jobledger.eventcore.projections.picture import Picture, picture, thin
+from jobledger.eventcore.projections.replay import replay
+from jobledger.eventcore.projections.story import job_story
+from jobledger.eventcore.projections.trace import chrome_trace
+from jobledger.eventcore.projections.userlog import render
+from jobledger.eventcore.records import ActionRecord, ClusterAd, LeaveQueue, ProcAd, quote_string
 from tests.journal.helpers import as_blocks, event, submit
 
 T = 1_700_000_000

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from daemons.store import Store  # noqa: E402
-from eventcore.journal import MemoryJournal  # noqa: E402
-from eventcore.projections.picture import picture  # noqa: E402
+from jobledger.daemons.store import Store  # noqa: E402
+from jobledger.eventcore.journal import MemoryJournal  # noqa: E402
+from jobledger.eventcore.projections.picture import picture  # noqa: E402
 from jobledger.cli import main as cli  # noqa: E402
 from jobledger.web.app import Running, make_app  # noqa: E402
 from jobledger.web.source import Source  # noqa: E402
