@@ -54,7 +54,7 @@ from pathlib import Path
 from jobledger.daemons.daemon import DC_OFF, DC_RECONFIG, DC_RESTART, EXIT_REFUSED, Daemon, main_for
 from jobledger.daemons.journal_check import check_before_start
 from jobledger.daemons.master_backoff import BY_COMMAND_DELAY, Backoff, backoff_for
-from jobledger.daemons.orphans import become_subreaper, end_descendants, reap_adopted
+from jobledger.daemons.orphans import JOB_MARKER, become_subreaper, end_descendants, reap_adopted
 from jobledger.daemons.safe_open import private_layout
 from jobledger.eventcore.errors import HTCondorException, JournalError
 
@@ -178,6 +178,9 @@ class Master(Daemon):
         self.cannot.pop(name, None)
         env = dict(os.environ, CONDOR_CONFIG=self.config_file,
                    JOBLEDGER_LIFELINE_FD=str(self._lifeline_r))
+        # Only a job's processes carry the job marker (jobledger.daemons.orphans), also in a pool
+        # started from inside a job: a starter handed up to us is never taken for one.
+        env.pop(JOB_MARKER.decode().rstrip("="), None)
         command = [path] if path is not None else [sys.executable, "-m", f"jobledger.daemons.{name}"]
         log = open(self.log_dir / f"{name}.stderr", "ab")
         try:

@@ -21,7 +21,7 @@ import pytest
 
 import jobledger as htcondor
 from jobledger.daemons.personal import PersonalPool
-from tests.pool.conftest import pool_processes, running_pool, wait_until
+from tests.pool.conftest import pool_processes, running_pool, stop_and_check, wait_until
 from tests.pool.test_crash import daemon_pid
 from jobledger.tracking.jobeventlog import JobEventLog
 
@@ -263,3 +263,51 @@ def test_a_scheduler_universe_job_whose_starter_cannot_start_it_is_held_after_th
     ad = settled(pool, cluster)
     assert ad["JobStatus"] == 4 and ad["ExitCode"] == 0
     no_job_left(pool)
+
+
+def test_a_scheduler_universe_starter_handed_to_the_master_lives_on(tmp_path, monkeypatch):
+    """kill -9 of the schedd hands its scheduler-universe starters to the master, which
+    kills only a job's processes: the starter (and its job) live on and the restarted
+    schedd reconnects -- also in a pool started from inside a job, whose environment
+    already has the marker a job's processes are known by."""
+    monkeypatch.setenv("_CONDOR_SCRATCH_DIR", str(tmp_path))
+    gate = tmp_path / "gate"
+    gate.touch()
+    script = tmp_path / "waits.sh"
+    script.write_text(f"#!/bin/sh\nwhile [ -e {gate} ]; do sleep 0.05; done\n")
+    script.chmod(0o755)
+    pool = PersonalPool(local_dir=tmp_path / "pool").start()
+    try:
+        cluster = pool.schedd.submit(htcondor.Submit({
+            "universe": "scheduler", "executable": str(script), "initialdir": str(tmp_path),
+            "log": str(tmp_path / "local.log")})).cluster()
+        starter = wait_until(lambda: pool.schedd.query(f"ClusterId == {cluster} && JobStatus == 2",
+                                                       ["StarterPid"]), 60, what="the job to run")
+        starter = int(starter[0]["StarterPid"])
+        schedd = daemon_pid(pool, "schedd")
+        os.kill(schedd, signal.SIGKILL)
+        wait_until(lambda: parent_of(starter) == pool._master_pid, 30, what="the starter to be the master's")
+        wait_until(lambda: daemon_pid(pool, "schedd") != schedd, 60, what="a new schedd")
+
+        def reconnected():
+            try:
+                return any(int(e.type) == 23 for e in JobEventLog(str(tmp_path / "local.log")).events(0))
+            except OSError:
+                return False
+        wait_until(reconnected, 60, what="the schedd to reconnect")
+        assert not gone(starter)
+        gate.unlink()
+        ad = settled(pool, cluster)
+        assert ad["JobStatus"] == 4 and ad["ExitCode"] == 0
+        kinds = [int(e.type) for e in JobEventLog(str(tmp_path / "local.log")).events(0)]
+        assert kinds.count(1) == 1, kinds        # one run: reconnected, not started again
+    finally:
+        stop_and_check(pool)
+
+
+def parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
