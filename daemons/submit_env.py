@@ -10,21 +10,19 @@ the cluster ad and the proc ads it sends to the schedd as they are made;
 
 from __future__ import annotations
 
-import errno
 import glob
 import os
 import random
-import stat
 import time
 from collections.abc import Mapping
 
 import attrs
 
 from jobledger.daemons.daemon import filesystem_domain
+from jobledger.daemons.input_files import read_text
 from jobledger.daemons.safe_open import safe_open_fd
 from jobledger.eventcore.submit import description as _description
 from jobledger.eventcore.submit import jobs as _jobs
-from jobledger.eventcore.submit.text import CHUNK_BYTES, decode_chunks
 
 
 class OsSubmitEnvironment:
@@ -71,15 +69,9 @@ class OsSubmitEnvironment:
 
 
 def read_submit_file(path: str, shown: str | None = None) -> str:
-    """Text of a submit, include or item file, read a chunk at a time within
-    the limits of ``eventcore.submit.text`` (``/dev/zero`` fails at once).
-    Opened non-blocking, so a FIFO nobody writes is refused, not waited on."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fd).st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        return decode_chunks(iter(lambda: fh.read(CHUNK_BYTES), b""), shown or path)
+    """Text of a submit, include or item file (``daemons.input_files.read_text``:
+    ``/dev/zero`` fails at once, a FIFO nobody writes is refused, not waited on)."""
+    return read_text(path, shown)
 
 
 class Submit(_description.Submit):

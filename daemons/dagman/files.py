@@ -7,6 +7,7 @@ import json
 import os
 import time
 
+from jobledger.daemons import input_files
 from jobledger.eventcore.dag.report import RESCUE_RE, rescue_name
 from jobledger.eventcore.errors import DagError
 
@@ -14,12 +15,9 @@ MAX_DAG_BYTES = 64 << 20
 
 
 def read_bytes(path: str) -> bytes:
-    """A DAG input file's bytes; a huge file is refused rather than read."""
-    size = os.path.getsize(path)
-    if size > MAX_DAG_BYTES:
-        raise DagError(f"file is larger than {MAX_DAG_BYTES} bytes ({size})", path)
-    with open(path, "rb") as handle:
-        return handle.read()
+    """A DAG input file's bytes, by the commands' one bounded reader: a FIFO is refused,
+    a file past ``MAX_DAG_BYTES`` (``/dev/zero`` included) is an OSError, not read on."""
+    return input_files.read_bytes(path, MAX_DAG_BYTES)
 
 
 def rescue_numbers(dag_path: str) -> list[int]:

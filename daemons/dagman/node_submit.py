@@ -16,10 +16,8 @@ from __future__ import annotations
 import os
 
 from jobledger.daemons.dagman import submit_dag
-from jobledger.daemons.dagman.files import read_bytes
-from jobledger.daemons.submit_env import Submit, build_cluster
+from jobledger.daemons.submit_env import Submit, build_cluster, read_submit_file
 from jobledger.eventcore.dag.model import FINAL, SUBDAG
-from jobledger.eventcore.errors import SubmitError
 from jobledger.eventcore.projections.userlog import DAGMAN_EVENTS
 
 
@@ -32,11 +30,7 @@ def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log:
     elif node.inline:
         text = dag.descriptions[node.submit]
     else:
-        data = read_bytes(os.path.join(cwd, node.submit))
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise SubmitError(f"{node.submit}: not UTF-8 text") from None
+        text = read_submit_file(os.path.join(cwd, node.submit), node.submit)
     sub = Submit(text)
     for key, value, prepend in node.vars:
         if not (prepend and key in sub):

@@ -31,11 +31,11 @@ from jobledger.cli.pool import local_dir_option as pool_local_dir_option
 def load_description(path: str, appends: tuple[str, ...]):
     """The ``Submit`` for FILE (``-`` = stdin) with ``-a`` commands added
     before its queue statement."""
+    from jobledger.daemons.input_files import read_stream_text
     from jobledger.daemons.submit_env import read_submit_file
-    from jobledger.eventcore.submit.text import CHUNK_BYTES, decode_chunks
     from jobledger import Submit
     if path == "-":
-        text = decode_chunks(iter(lambda: sys.stdin.buffer.read(CHUNK_BYTES), b""), "<stdin>")
+        text = read_stream_text(sys.stdin, "<stdin>")
     else:
         try:
             text = read_submit_file(path)

@@ -10,10 +10,8 @@ initial context ad from a file (``condor_q -long:new`` output too).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from jobledger.eventcore.classad import ClassAd, ExprTree
-from jobledger.eventcore.errors import ClassAdError
+from jobledger.eventcore.errors import ClassAdError, SubmitError
 
 from jobledger.condor_cli.args import Args, Failed, Help, entry
 
@@ -45,9 +43,10 @@ def as_ad(text: str, from_file: bool = False) -> ClassAd:
 
 
 def _file_ad(path: str) -> ClassAd:
+    from jobledger.daemons.input_files import read_text
     try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text(path)
+    except (OSError, SubmitError) as exc:
         raise Failed(f"classad_eval: cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
     try:
         return as_ad(text, from_file=True)

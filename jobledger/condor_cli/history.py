@@ -96,12 +96,14 @@ def from_file(path: str, constraint: str | None, limit: int, since) -> list:
     ``***`` banner line), newest first, as the schedd's history query filters them."""
     from jobledger.eventcore.classad import ExprTree
     from jobledger.eventcore.classad.formats import parse_old_ads
+    from jobledger.daemons.input_files import read_text
+    from jobledger.eventcore.errors import SubmitError
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise Failed(f"Error: cannot read history file {path}: {getattr(exc, 'strerror', None) or exc}") \
-            from None
+        text = read_text(path)
+    except OSError as exc:
+        raise Failed(f"Error: cannot read history file {path}: {exc.strerror or exc}") from None
+    except SubmitError as exc:      # a NUL, a byte that is not UTF-8, an endless line
+        raise Failed(f"Error: {path} is not a history file of job ClassAds: {exc}") from None
     chunks, current = [], []
     for line in text.splitlines():
         if line.startswith("***"):

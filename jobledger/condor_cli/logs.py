@@ -361,25 +361,30 @@ _offsets: dict[str, int] = {}
 
 
 def _print_tail(path: str, maxbytes: int) -> None:
-    try:
-        with open(path, "rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - maxbytes))
-            _write(fh.read())
-            _offsets[path] = size
-    except FileNotFoundError:
-        _offsets[path] = 0
+    _offsets[path] = 0
+    _print_new(path, maxbytes)
 
 
-def _print_new(path: str) -> None:
+def _print_new(path: str, maxbytes: int | None = None) -> None:
+    """What the file gained since the last print (its last ``maxbytes`` at most), a chunk at a
+    time and no further than its size now: a job writing on, or a device, is not read for ever."""
+    from jobledger.daemons.input_files import CHUNK_BYTES, open_input
     try:
-        with open(path, "rb") as fh:
-            fh.seek(_offsets.get(path, 0))
-            data = fh.read()
+        with open_input(path) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            start = _offsets.get(path, 0) if maxbytes is None else max(0, size - maxbytes)
+            fh.seek(start)
+            while start < size:
+                data = fh.read(min(CHUNK_BYTES, size - start))
+                if not data:
+                    break
+                start += len(data)
+                _write(data)
+            _offsets[path] = start
     except FileNotFoundError:
         return
-    _offsets[path] = _offsets.get(path, 0) + len(data)
-    _write(data)
+    except OSError as exc:
+        raise Failed(f"condor_tail: cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _write(data: bytes) -> None:

@@ -113,18 +113,15 @@ def _one_queue(opts: Options, line: str) -> None:
 
 def description(opts: Options):
     """The ``Submit`` the options describe (file or stdin, macros, appends, batch name)."""
-    from jobledger.daemons.submit_env import Submit
-    if opts.file in (None, "-"):
-        text = sys.stdin.read()
-        where = "(stdin)"
-    else:
-        try:
-            with open(opts.file, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            why = getattr(exc, "strerror", None) or str(exc)
-            raise Failed(f"\nERROR: Failed to open command file ({opts.file}) ({why})") from None
-        where = opts.file
+    from jobledger.daemons.input_files import read_stream_text
+    from jobledger.daemons.submit_env import Submit, read_submit_file
+    where = "(stdin)" if opts.file in (None, "-") else opts.file
+    try:
+        text = read_stream_text(sys.stdin, where) if where == "(stdin)" else read_submit_file(where)
+    except OSError as exc:
+        raise Failed(f"\nERROR: Failed to open command file ({where}) ({exc.strerror or exc})") from None
+    except SubmitError as exc:
+        raise Failed(f"\nERROR: {_submit_error(exc, where)}") from None
     head = "".join(line + "\n" for line in opts.macros)
     try:
         sub = Submit(head + text)
