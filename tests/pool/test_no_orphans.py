@@ -311,3 +311,35 @@ def parent_of(pid: int) -> int | None:
             return int(handle.read().rsplit(")", 1)[1].split()[1])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def test_a_job_whose_starter_and_launcher_are_killed_is_killed_by_the_master(tmp_path):
+    """kill -9 of a startd's launcher, then of the starter (the startd frozen, so that
+    neither it nor anything under it can act): the job and the child it left in a
+    session of its own are handed up to the master, which kills them; the job then
+    runs again once the startd is back, and completes."""
+    marks = [tmp_path / name for name in ("job", "child")]
+    again = tmp_path / "again"
+    script = (f"test -e {again} && exit 0\ntouch {again}\nsetsid {write_pid(marks[1])} &\n"
+              f"echo $$ > {marks[0]}.tmp; mv {marks[0]}.tmp {marks[0]}\nexec sleep 600\n")
+    pool = PersonalPool(local_dir=tmp_path / "pool").start()
+    try:
+        cluster = submit(pool, tmp_path / "iwd", script)
+        pids = wait_until(lambda: pids_in(marks), 60, what="the job and its child")
+        starter = int(pool.schedd.query(f"ClusterId == {cluster}", ["StarterPid"])[0]["StarterPid"])
+        launcher = parent_of(starter)
+        startd = daemon_pid(pool, "startd")
+        assert parent_of(launcher) == startd
+        os.kill(startd, signal.SIGSTOP)
+        try:
+            os.kill(launcher, signal.SIGKILL)
+            wait_until(lambda: parent_of(starter) == pool._master_pid, 30, what="the starter to be the master's")
+            os.kill(starter, signal.SIGKILL)
+            wait_until(lambda: all(gone(pid) for pid in pids), 30, what="the master to kill the job and its child")
+        finally:
+            os.kill(startd, signal.SIGCONT)
+        ad = settled(pool, cluster, 120)
+        assert ad["JobStatus"] == 4 and ad["ExitCode"] == 0, ad.get("HoldReason")
+        assert "a job's process whose starter is gone" in (pool.local_dir / "log" / "MasterLog").read_text()
+    finally:
+        stop_and_check(pool)
