@@ -8,7 +8,10 @@ A claim reused for the next job of the same kind (``activate`` with
 ``reuse`` and ``continuing``) keeps its slot and starter: the claim id moves
 to the new job, and the schedd hands the job to that starter.  When the
 starter exits the dynamic slot goes back into the partitionable one and the
-negotiator is told at once.
+negotiator is told at once; its ad leaves the collector with the next update
+(HTCondor's startd invalidates a deleted slot's ad), so condor_status shows
+only the claims that are.  A claim whose resources were handed to the next
+job's claim is no slot any more, and is not shown while its starter finishes.
 
 Starters are forked by a *launcher*: a single-threaded child of the startd
 forked before any thread starts, so forking a starter is cheap (no new
@@ -33,7 +36,7 @@ import sys
 import time
 import traceback
 
-from jobledger.daemons import ipc
+from jobledger.daemons import adwire, ipc
 from jobledger.daemons.daemon import Daemon, alive, filesystem_domain, main_for, process_start_time
 from jobledger.daemons.machine_facts import machine_facts
 from jobledger.daemons.orphans import become_subreaper, kill_leftovers
@@ -208,6 +211,8 @@ class Startd(Daemon):
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
         self._changed = threading.Event()
+        self._advertising = threading.Lock()
+        self._shown: set[str] | None = None   # dynamic slots in the collector (None: unknown)
         self.launcher: Launcher | None = None
         self.job_starts = 0
 
@@ -419,6 +424,8 @@ class Startd(Daemon):
         ads = [pslot]
         for slot in claims:
             resources = slot["resources"]
+            if not any(resources.values()):
+                continue   # handed over to the next job's claim: that claim is the slot now
             ads.append(dict(base, Name=slot["name"], SlotType="Dynamic", PartitionableSlot=False,
                             DynamicSlot=True, State="Claimed", Activity="Busy",
                             Cpus=resources["Cpus"], Memory=resources["Memory"],
@@ -430,6 +437,27 @@ class Startd(Daemon):
 
     def ads(self) -> list[dict]:
         return self.slot_ads()
+
+    def advertise(self, ads: list[dict] | None = None) -> None:
+        """Send the slots' ads, then take the dynamic slots that are gone out of the
+        collector (all of ours it may hold but those shown, after a restart)."""
+        with self._advertising:
+            ads = self.ads() if ads is None else ads
+            super().advertise(ads)
+            shown = {ad["Name"] for ad in ads if ad.get("DynamicSlot") is True}
+            if self._shown is not None and self._shown <= shown:
+                self._shown = shown
+                return
+            constraint = " && ".join(
+                ["DynamicSlot =?= true", f"MyAddress == {adwire.quote(self.address_of(self.name))}"]
+                + [f"Name != {adwire.quote(name)}" for name in sorted(shown)])
+            try:
+                ipc.call(self.collector_address, "invalidate", timeout=5, mytype="Machine",
+                         constraint=constraint)
+            except HTCondorException as exc:
+                self.log.info("collector not reachable: %s", exc)
+                return      # tried again with the next update
+            self._shown = shown
 
     def _advertise_changes(self) -> None:
         """Changed slots go to the collector at most once a second (the negotiator asks
