@@ -133,6 +133,14 @@ def build_stream(description, cluster: int, count: int = 0, itemdata=None, queue
     return attrs.evolve(stream, procs=procs)
 
 
+def jobs_stream(description, queue: str | None = None, spool: bool = False, owner: str = ""):
+    """The job ads ``description`` would make (``ClusterStream``, cluster 1), with
+    nothing checked or created: what condor_submit looks at before it submits."""
+    env = OsSubmitEnvironment(None)
+    return _jobs.stream_cluster(description, env, cluster_id=1, queue=queue, spool=spool,
+                                owner=owner, qdate=env.now())
+
+
 def check_user_logs(description, texts) -> None:
     """condor_submit's check before a submit: every user log (ClassAd string
     text; None skipped) can be opened for appending (created if new);

@@ -6,10 +6,20 @@ Prints "Submitting job(s)" and a dot per job, then "N job(s) submitted to
 cluster C." (``-terse``: "C.0 - C.N"); a description read from ``-`` prints
 each proc's ad instead (as HTCondor's implied ``-verbose``).  A submit that
 fails submits nothing and exits 1 with "ERROR: ..." on stderr.
+
+Before anything is queued (or dry-run), the executable of every job is
+checked as HTCondor's condor_submit checks it (``check_sub_file``): one that
+will be transferred -- not ``transfer_executable = false``, not a vm
+universe or ec2/gce/azure grid job, no ``$$(...)`` in its name -- must exist
+("Can't access executable file"), not be empty, and not be a script with
+CRLF line endings (unless ``-allow-crlf-script``); ``skip_filechecks = warn``
+makes these warnings.  The htcondor2 API's ``Schedd.submit`` checks none of
+this, as HTCondor's does not: its job is held when the starter cannot run it.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from jobledger.eventcore.errors import SubmitError
@@ -50,6 +60,7 @@ class Options:
         self.dry_run: str | None = None
         self.spool = False
         self.name: str | None = None
+        self.allow_crlf_script = False
 
 
 def parse(argv: list[str]) -> Options:
@@ -72,7 +83,9 @@ def parse(argv: list[str]) -> Options:
             opts.verbose, opts.terse = True, False
         elif args.flag("terse", 3):
             opts.terse, opts.verbose = True, False
-        elif args.flag("disable", 3) or args.flag("unused", 1) or args.flag("allow-crlf-script", 8):
+        elif args.flag("allow-crlf-script", 8):
+            opts.allow_crlf_script = True
+        elif args.flag("disable", 3) or args.flag("unused", 1):
             pass
         elif args.flag("dry-run", 3):
             if args.index + 1 >= len(args.argv) or (args.argv[args.index + 1].startswith("-")
@@ -157,6 +170,7 @@ def run(argv: list[str]) -> int:
     target = pool.schedd(opts.name)
     if not opts.terse and not from_stdin:
         print("Submitting job(s)", end="", flush=True)
+    check_executables(sub, opts)
     try:
         result = target.submit(sub, queue=opts.queue, spool=opts.spool) if opts.queue else \
             target.submit(sub, spool=opts.spool)
@@ -179,6 +193,12 @@ def run(argv: list[str]) -> int:
 
 def _dry_run(sub, opts: Options) -> int:
     try:
+        check_executables(sub, opts)
+    except Failed:
+        if not opts.terse:
+            print("Dry-Run job(s)", end="", flush=True)
+        raise
+    try:
         plan = sub.cluster(clusterid=1, queue=opts.queue, owner=pool.user_name(), spool=opts.spool)
         ads = list(plan.ads())
     except SubmitError as exc:
@@ -195,6 +215,79 @@ def _dry_run(sub, opts: Options) -> int:
     else:
         print(f"1.0 - 1.{len(ads) - 1}")
     return 0
+
+
+NOT_TRANSFERRED_GRIDS = ("ec2", "gce", "azure")   # their "executable" only names the job
+
+
+def check_executables(sub, opts: Options) -> None:
+    """condor_submit's checks of each job's executable (see the module docstring):
+    ``Failed`` with HTCondor's message, or its warnings on stderr."""
+    from daemons.submit_env import jobs_stream
+    try:
+        stream = jobs_stream(sub, opts.queue, opts.spool, pool.user_name())
+        common = stream.cluster_attrs
+        per_job = "Cmd" not in common or (   # else every job runs the same one
+            "TransferExecutable" not in common and "$" in str(sub.get("transfer_executable", "")))
+        ads = (dict(common, **proc) for proc in stream.procs()) if per_job else iter([common])
+        warn = str(sub.get("skip_filechecks", "")).strip().lower() == "warn"
+        seen = set()
+        for ad in ads:
+            key = (ad.get("Cmd"), ad.get("TransferExecutable"))
+            if key not in seen:
+                seen.add(key)
+                _check_executable(ad, sub, warn, opts.allow_crlf_script)
+    except SubmitError as exc:
+        raise Failed(f"\nERROR: {_submit_error(exc, opts.file or '(stdin)')}") from None
+
+
+def _check_executable(ad: dict, sub, warn: bool, allow_crlf: bool) -> None:
+    from eventcore.classad.api import unquote
+    if "Cmd" not in ad or ad.get("TransferExecutable", "true").lower() == "false":
+        return
+    if ad.get("JobUniverse") == "13":       # vm: the executable is the VM's name
+        return
+    grid = unquote(ad["GridResource"]).split() if ad.get("GridResource", "").startswith('"') else []
+    if ad.get("JobUniverse") == "9" and grid and grid[0].lower() in NOT_TRANSFERRED_GRIDS:
+        return
+    path = unquote(ad["Cmd"])
+    written = str(sub.get("executable", ""))
+    shown = written if written and "$" not in written else path
+    if "$$" in shown:
+        return
+    problem = None
+    try:
+        size = os.stat(path).st_size
+    except OSError as exc:
+        problem = f"Can't access executable file {shown}: {exc.strerror}"
+    else:
+        if size == 0:
+            problem = (f"Executable file {shown}  has zero length" if warn
+                       else f"Executable file {shown} has zero length")
+        elif _crlf_shebang(path):
+            lead = "WARNING" if allow_crlf or warn else "ERROR"
+            message = f"\n{lead}: Executable file {shown} is a script with CRLF (DOS/Windows) line endings."
+            if lead == "WARNING":
+                print(message, file=sys.stderr)
+                return
+            raise Failed(message + f"\nThis generally doesn't work, and you should probably run "
+                                   f"'dos2unix {shown}' -- or a similar tool -- before you resubmit.")
+    if problem is None:
+        return
+    if warn:
+        print(f"\nWARNING: {problem}", file=sys.stderr)
+        return
+    raise Failed(f"\nERROR: {problem}")
+
+
+def _crlf_shebang(path: str) -> bool:
+    """A script whose first line (``#!...``) ends in CRLF."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(8192)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and len(first) > 3 and first.endswith(b"\r\n")
 
 
 main = entry(PROG, run, USAGE)
