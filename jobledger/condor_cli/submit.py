@@ -223,7 +223,7 @@ NOT_TRANSFERRED_GRIDS = ("ec2", "gce", "azure")   # their "executable" only name
 def check_executables(sub, opts: Options) -> None:
     """condor_submit's checks of each job's executable (see the module docstring):
     ``Failed`` with HTCondor's message, or its warnings on stderr."""
-    from daemons.submit_env import jobs_stream
+    from jobledger.daemons.submit_env import jobs_stream
     try:
         stream = jobs_stream(sub, opts.queue, opts.spool, pool.user_name())
         common = stream.cluster_attrs
@@ -242,7 +242,7 @@ def check_executables(sub, opts: Options) -> None:
 
 
 def _check_executable(ad: dict, sub, warn: bool, allow_crlf: bool) -> None:
-    from eventcore.classad.api import unquote
+    from jobledger.eventcore.classad.api import unquote
     if "Cmd" not in ad or ad.get("TransferExecutable", "true").lower() == "false":
         return
     if ad.get("JobUniverse") == "13":       # vm: the executable is the VM's name

@@ -78,7 +78,7 @@ def test_a_restarted_startd_takes_its_dead_slots_out_of_the_collector(fresh_pool
     """The startd killed while jobs run: its starters see the lifeline's EOF and end; the
     new startd's first update removes the dead incarnation's dynamic slots."""
     import signal
-    from daemons import ipc
+    from jobledger.daemons import ipc
     pool = fresh_pool
     cluster = submit(pool, tmp_path, "600", 1)
     wait_until(lambda: len(dynamic_slots(pool)) == 1, 60, what="the job's slot")
