@@ -31,6 +31,7 @@ from jobledger.daemons import adwire
 from jobledger.daemons.daemon import LIFELINE_ENV, alive, process_start_time
 from jobledger.daemons.schedd_records import event, starter_job, with_transfer_limits
 from jobledger.daemons.starter import SIGNALS, Starter
+from jobledger.eventcore.claims import ClaimEvent
 from jobledger.eventcore.errors import InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
@@ -122,7 +123,9 @@ class SchedulerUniverse:
             self.store.append(records)
         except InvalidTransition:   # (StaleDecision: held or removed while it was started)
             child.send_signal(signal.SIGQUIT)
+            self.runs.started(job, claim, ClaimEvent.REFUSED)
             raise
+        self.runs.started(job, claim, ClaimEvent.EXECUTED)
         return child
 
     def stop(self) -> None:

@@ -21,6 +21,7 @@ from jobledger.daemons.negotiator import request_of
 from jobledger.daemons.schedd_local import SCHEDULER
 from jobledger.daemons.schedd_records import event, startd_address, starter_job, with_transfer_limits
 from jobledger.eventcore import interleave
+from jobledger.eventcore.claims import ClaimEvent
 from jobledger.eventcore.errors import InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
@@ -146,21 +147,22 @@ class Matches:
                     return
 
     def _activate(self, job: JobId, claim: str, match: dict) -> None:
+        how = ClaimEvent.FAILED
         try:
-            self._start_run(job, claim, match)
+            how = self._start_run(job, claim, match)
         except Exception as exc:  # noqa: BLE001 - a failed start leaves the job idle
             self.log.info("job %s: could not start: %s", job, exc)
         finally:
-            self.runs.started(job, claim)
+            self.runs.started(job, claim, how)
 
-    def _start_run(self, job: JobId, claim: str, match: dict) -> None:
+    def _start_run(self, job: JobId, claim: str, match: dict) -> ClaimEvent:
         """Start ``job``: on its startd (a new starter), or -- a match with ``handed``, a
         future -- by the reused claim's starter: ``handed`` gets what that starter is to
         run as soon as the startd moved the claim, before the EXECUTE is recorded (as
         a new starter starts its job while it is)."""
         ad = self.store.job_ad(job)
         if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
-            return
+            return ClaimEvent.FAILED
         address, handed = match["startd"], match.get("handed")
         values = self._starter_job(job, ad)
         if handed is not None:      # the startd needs only whose job it is
@@ -190,9 +192,12 @@ class Matches:
         interleave.point("start.before-execute")
         try:
             (self.store if joint is None else joint).append(records)
+            how = ClaimEvent.EXECUTED
         except InvalidTransition:   # (StaleDecision: held or removed while it was started)
             self.runs.startd_call("signal", address=address, claim=claim, what="kill")
+            how = ClaimEvent.REFUSED
         interleave.point("start.after-execute")
+        return how
 
     def _starter_job(self, job: JobId, ad: dict) -> dict:
         """What the starter gets: the job's values, and where ON_EXIT_OR_EVICT keeps files."""

@@ -37,6 +37,7 @@ from jobledger.daemons.schedd_records import (HOLD_SPAWN, RUN_ATTRS, event, exit
 from jobledger.daemons.spool import job_spool
 from jobledger.daemons.starter import OUTCOME, STARTER_RECORD, read_outcome
 from jobledger.eventcore import interleave
+from jobledger.eventcore.claims import ClaimEvent, ClaimState, next_state
 from jobledger.eventcore.errors import HTCondorException, InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
@@ -51,10 +52,11 @@ STARTED_WAIT = 10.0             # seconds a report waits for its run's start to 
 class Runs:
     """Claims and runs of one schedd, thread-safe under one lock (``lock``).
 
-    The claim state is the journal's (each running job's ``ClaimId``) plus the
-    claims being started right now, which only this object holds: ``reserve``
-    one for a job, ``started`` once the start is recorded (or failed), or both
-    as ``with runs.starting(job) as claim``.  ``lock`` also orders every change
+    A claim moves as ``eventcore.claims.TABLE`` says.  Its state is the
+    journal's (each running job's ``ClaimId``: ACTIVE) but while it is
+    STARTING, which only this object holds: ``reserve`` one for a job,
+    ``started(job, claim, how)`` once the start is recorded, refused or failed,
+    or both as ``with runs.starting(job) as claim``.  ``lock`` also orders every change
     of a job's run (actions, policy, outcomes), so a report and an action
     never both end one run.
 
@@ -84,16 +86,25 @@ class Runs:
             self._starting_jobs[job] = claim
             return claim
 
-    def started(self, job: JobId, claim: str) -> None:
-        """The start of ``job`` under ``claim`` is recorded, or failed: reports may go on."""
+    def started(self, job: JobId, claim: str,
+                how: ClaimEvent = ClaimEvent.FAILED) -> ClaimState | None:
+        """The start of ``job`` under ``claim`` is over -- ``how``: its EXECUTE committed
+        (EXECUTED), refused and its starter killed (REFUSED), or no starter runs
+        (FAILED) -- and reports may go on.  Its claim's next state (``eventcore.claims``);
+        None if its start was over already (a second word on it changes nothing)."""
         with self.lock:
-            self._starting.pop(claim).set()
+            pending = self._starting.pop(claim, None)
+            if pending is None:
+                return None
+            pending.set()
             if self._starting_jobs.get(job) == claim:
                 del self._starting_jobs[job]
+            return next_state(claim, ClaimState.STARTING, how)
 
     @contextmanager
     def starting(self, job: JobId):
-        """``reserve`` a claim for ``job`` (None if it is being started) and release it after."""
+        """``reserve`` a claim for ``job`` (None if it is being started); the start ends
+        FAILED unless ``started`` said otherwise before the block ended."""
         claim = self.reserve(job)
         try:
             yield claim
