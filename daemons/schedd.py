@@ -40,6 +40,7 @@ from jobledger.daemons import adwire, heap, ipc, jobsets, spool
 from jobledger.daemons.daemon import Daemon, main_for
 from jobledger.daemons.joint_commit import JointCommit
 from jobledger.daemons.projector import Projector
+from jobledger.daemons.queuelog_writer import JobQueueLogWriter
 from jobledger.daemons.schedd_act import Actions
 from jobledger.daemons.schedd_dagman import post_script_terminated
 from jobledger.daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
@@ -115,6 +116,12 @@ class Schedd(Daemon):
         self.projector = Projector(self.store, event_log=self.config("EVENT_LOG", "") or None,
                                    on_refused=self._hold_unlogged)
         self.projector.catch_up()
+        queue_log = self.config("JOB_QUEUE_LOG", "")   # empty: not written
+        self.queue_log = None
+        if queue_log:
+            self.queue_log = JobQueueLogWriter(self.store.path, queue_log, wait=self.store.wait_for_position,
+                                               wake=self.store.wake_waiters, log=self.log)
+            self.queue_log.catch_up()
         self.queries = Queries(self.store, self.query_budget)
         self.runs = Runs(self.store, self.log, self._startd_call, self.spool_dir, signal_local)
         self.matches = Matches(self.store, self.runs, self.log, self.spool_dir, self.reuse_claims)
@@ -136,6 +143,8 @@ class Schedd(Daemon):
     def started(self) -> None:
         super().started()
         self.projector.start()
+        if self.queue_log is not None:
+            self.queue_log.start()
         self.every(1.0, lambda: self.runs.reconcile(), name="reconcile")
         self.every(HEAP_TRIM, heap.trim, name="heap-trim")
         self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self.policy.run, name="policy")
@@ -152,6 +161,10 @@ class Schedd(Daemon):
         self.projector.stop()
         self.projector.catch_up()
         self.projector.close()        # saves the cursor
+        if self.queue_log is not None:
+            self.queue_log.stop()
+            self.queue_log.catch_up()
+            self.queue_log.close()
         self.store.close()            # checkpoints the WAL
 
     def ads(self) -> list[dict]:

@@ -1,0 +1,174 @@
+"""JOB_QUEUE_LOG: HTCondor's text transaction log of the job queue, one more projection
+of the journal, written by the schedd behind its commits.
+
+``JobQueueLogWriter(journal_path, log_path, wait=store.wait_for_position, wake=store.wake_waiters)``
+follows the journal through a read-only reader of its own
+(``daemons.storage.reader``): the entries after the position the file reaches are
+folded (``eventcore.projections.queuelog_live``) and appended as one transaction per
+catch-up, written with one ``write`` and fsynced.  ``start()``/``stop()`` run it in a
+thread (``stop()`` re-raises the error that ended it); ``catch_up()`` does one round.
+
+Exactly once across crashes, the file being its own cursor: each transaction ends with
+``106 #journal N``.  At start the writer keeps the file up to its last whole
+transaction (a torn tail, written when the schedd was killed, is cut off), folds the
+journal silently up to that N -- the ads as the file last wrote them -- and writes
+from N on.  A file that is not a job queue log this writer can continue (no header,
+or no position on its last end line) is moved aside to ``<name>.old`` and a new one
+started from the whole journal.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time as _time
+from pathlib import Path
+
+from jobledger.daemons.storage.reader import Reader
+from jobledger.eventcore.journal import row_entries
+from jobledger.eventcore.projections.queuelog_live import QueueLogFold, end_position, file_header, transaction_text
+
+__all__ = ["JobQueueLogWriter", "recover"]
+
+CHUNK = 50_000           # journal positions read per step
+BATCH_WINDOW = 0.02      # seconds to let appends gather after a catch-up
+
+
+def recover(path: Path) -> int | None:
+    """Cut ``path`` back to its last whole transaction; the journal position it reaches
+    (0 for a file holding only its header), or None if it is no log to continue."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    if not data.startswith(b"107 "):
+        return None
+    keep, position = 0, None
+    first = data.find(b"\n")
+    if first < 0:
+        return None
+    header_end = data.find(b"\n", first + 1)
+    if header_end < 0 or not data[first + 1:header_end].startswith(b"101 0.0 "):
+        return None
+    keep, position = header_end + 1, 0
+    offset = keep
+    while True:
+        end = data.find(b"\n", offset)
+        if end < 0:
+            break
+        line = data[offset:end]
+        if line.startswith(b"106 "):
+            found = end_position(line.decode("utf-8", "replace"))
+            if found is None:
+                return None
+            keep, position = end + 1, found
+        offset = end + 1
+    if keep < len(data):
+        with open(path, "r+b") as f:
+            f.truncate(keep)
+            os.fsync(f.fileno())
+    return position
+
+
+class JobQueueLogWriter:
+    def __init__(self, journal_path, log_path, wait=None, wake=None, fsync: bool = True, log=None):
+        self.log = log                   # a logging.Logger told of the error that stops the thread
+        self.journal_path = Path(journal_path)
+        self.path = Path(log_path)
+        self._wait, self._wake = wait, wake
+        self.fsync = fsync
+        self.state = QueueLogFold()
+        self._reader: Reader | None = None
+        self._file = None
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def position(self) -> int:
+        return self.state.position
+
+    def open(self) -> None:
+        """Recover the file and fold the journal up to where it ends."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        reached = recover(self.path)
+        if reached is None:
+            if self.path.exists():
+                os.replace(self.path, self.path.with_name(self.path.name + ".old"))
+            with open(self.path, "w") as f:
+                f.write(file_header(int(_time.time())))
+                f.flush()
+                os.fsync(f.fileno())
+            reached = 0
+        self._reader = Reader(self.journal_path)
+        after = 0
+        while after < reached:           # the ads as the file has them, nothing written
+            rows = self._reader.rows_spanning(after, min(CHUNK, reached - after))
+            entries = [e for row in rows for e in row_entries(row, after=after) if e.position <= reached]
+            if not entries:
+                break
+            self.state.apply(entries)
+            after = entries[-1].position
+        self.state.position = reached
+        self._file = open(self.path, "a", encoding="utf-8")
+
+    def catch_up(self) -> int:
+        """Append what the journal holds past the file; the position reached."""
+        with self._lock:
+            if self._file is None:
+                self.open()
+            while True:
+                after = self.state.position
+                rows = self._reader.rows_spanning(after, CHUNK)
+                entries = [e for row in rows for e in row_entries(row, after=after)]
+                if not entries:
+                    return after
+                lines = self.state.apply(entries)
+                if lines:
+                    self._file.write(transaction_text(lines, self.state.position))
+                    self._file.flush()
+                    if self.fsync:
+                        os.fsync(self._file.fileno())
+
+    def start(self, interval: float = 0.5) -> None:
+        if self._thread is not None:
+            return
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, args=(interval,), name="queuelog", daemon=True)
+        self._thread.start()
+
+    def _run(self, interval: float) -> None:
+        try:
+            while not self._stopping.is_set():
+                reached = self.catch_up()
+                if self._wait is not None:
+                    self._wait(reached + 1, interval, self._stopping)
+                    self._stopping.wait(BATCH_WINDOW)
+                else:
+                    self._stopping.wait(interval)
+        except BaseException as exc:   # kept, re-raised by stop()
+            self._error = exc
+            if self.log is not None:
+                self.log.error("JOB_QUEUE_LOG %s: not written past journal position %d: %r",
+                               self.path, self.state.position, exc)
+
+    def stop(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._stopping.set()
+            if self._wake is not None:
+                self._wake()
+            thread.join()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None

@@ -1,0 +1,114 @@
+"""The queue as HTCondor's live ``job_queue.log``: what each journal entry changes in
+the ads, as the schedd's transaction log records it.  Pure.
+
+HTCondor's schedd appends to JOB_QUEUE_LOG, for each transaction, ``105`` (begin),
+then one line per change of an ad -- ``101 KEY Job Machine`` (new ad), ``103 KEY NAME
+VALUE`` (set), ``104 KEY NAME`` (delete), ``102 KEY`` (destroy) -- and ``106``
+(end).  Keys: ``0.0`` the header ad (``NextClusterNum``), ``0<c>.-1`` a cluster ad,
+``<c>.<p>`` a proc ad.  A file starts with ``107 <seq> CreationTimestamp <time>``
+and the header ad.
+
+``QueueLogFold`` folds journal entries (``eventcore.projections.queue.QueueFold``)
+and, after each entry, compares the ads it changed with the ads as last written:
+every state a job passes through gets its lines, a completed job's ``JobStatus 4``
+before the ``102`` of its leaving, as HTCondor writes them.  The end line carries
+the journal position the transaction reaches, ``106 #journal N`` (the comment
+HTCondor's EndTransaction record allows), so a writer restarting after a crash knows
+where the file ends and writes each change exactly once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from jobledger.eventcore.projections.queue import QueueFold
+
+__all__ = ["QueueLogFold", "file_header", "transaction_text", "end_position", "HEADER_KEY"]
+
+HEADER_KEY = "0.0"
+_END = re.compile(r"^106 #journal (\d+)$")
+
+
+def cluster_key(cluster: int) -> str:
+    return f"0{cluster}.-1"
+
+
+def proc_key(cluster: int, proc: int) -> str:
+    return f"{cluster}.{proc}"
+
+
+def file_header(creation_time: int, sequence: int = 1) -> str:
+    return f"107 {sequence} CreationTimestamp {int(creation_time)}\n101 {HEADER_KEY} Job Machine\n"
+
+
+def transaction_text(lines: list[str], position: int) -> str:
+    """One transaction: ``105``, the lines, ``106`` naming the journal position reached."""
+    return "105 \n" + "".join(line + "\n" for line in lines) + f"106 #journal {position}\n"
+
+
+def end_position(line: str) -> int | None:
+    """The journal position an end-of-transaction line names, or None."""
+    found = _END.match(line.rstrip("\n"))
+    return int(found.group(1)) if found else None
+
+
+def _one_line(text: str) -> str:
+    # a record is one line (HTCondor refuses a value holding a newline): keep it one
+    return text.replace("\r", " ").replace("\n", " ")
+
+
+def ad_lines(key: str, before: dict | None, after: dict | None) -> list[str]:
+    """The records turning the ad ``before`` into ``after`` (None: no such ad)."""
+    if after is None:
+        return [] if before is None else [f"102 {key}"]
+    lines = []
+    if before is None:
+        lines.append(f"101 {key} Job Machine")
+        before = {}
+    for name, value in after.items():
+        if before.get(name) != value:
+            lines.append(f"103 {key} {name} {_one_line(value)}")
+    lines.extend(f"104 {key} {name}" for name in before if name not in after)
+    return lines
+
+
+class QueueLogFold:
+    """The queue folded from journal entries, and its ads as last written."""
+
+    def __init__(self) -> None:
+        self.fold = QueueFold()
+        self.written: dict[str, dict] = {}
+        self.next_cluster = 1
+        self.position = 0
+
+    def apply(self, entries: Iterable) -> list[str]:
+        """The lines for ``entries`` (``eventcore.journal.Entry``s, in order)."""
+        lines: list[str] = []
+        fold = self.fold
+        for entry in entries:
+            fold.apply(entry.position, entry.time, entry.job, entry.type, entry.payload)
+            self.position = entry.position
+            changes = fold.take_changes()
+            for cluster in sorted(changes.clusters):
+                if cluster >= self.next_cluster:
+                    self.next_cluster = cluster + 1
+                    lines.append(f"103 {HEADER_KEY} NextClusterNum {self.next_cluster}")
+                lines += self._diff(cluster_key(cluster), fold.clusters.get(cluster))
+            for cluster, proc in sorted(changes.procs):
+                row = fold.procs.get((cluster, proc))
+                lines += self._diff(proc_key(cluster, proc), None if row is None else row.ad)
+            gone_procs = [k for k in changes.procs if fold.procs.get(k) is None]
+            gone_clusters = [c for c in changes.clusters if fold.clusters.get(c) is None]
+            if gone_procs or gone_clusters:
+                fold.forget(gone_procs, gone_clusters)
+        return lines
+
+    def _diff(self, key: str, ad: dict | None) -> list[str]:
+        before = self.written.get(key)
+        lines = ad_lines(key, before, ad)
+        if ad is None:
+            self.written.pop(key, None)
+        elif lines:
+            self.written[key] = dict(ad)
+        return lines
