@@ -311,21 +311,27 @@ class Picture:
 
 
 def thin(series: list[list], most: int) -> list[list]:
-    """At most ``most`` points: the last of each equal stretch of time (first and last kept)."""
+    """At most ``most`` points: the last of each equal stretch of time (first and last
+    kept).  Event times may step back a little (a log's events are in log order), so a
+    stretch only ever moves forward."""
     if len(series) <= most:
         return list(series)
-    t0, t1 = series[0][1], series[-1][1]
-    width = (t1 - t0) / (most - 1) or 1.0
-    out, bucket = [series[0]], None
+    t0 = min(p[1] for p in series)
+    t1 = max(p[1] for p in series)
+    width = (t1 - t0) / max(most - 2, 1) or 1.0
+    out, bucket = [series[0]], -1
     for point in series[1:-1]:
         b = int((point[1] - t0) / width)
-        if b == bucket:
+        if b <= bucket:
             out[-1] = point
         else:
             out.append(point)
             bucket = b
     out.append(series[-1])
-    return out if len(out) <= most else out[:most - 1] + [series[-1]]
+    if len(out) > most:
+        stride = len(out) / (most - 1)
+        out = [out[int(i * stride)] for i in range(most - 1)] + [out[-1]]
+    return out
 
 
 def picture(entries: Iterable, position: int | None = None, as_of: float | None = None) -> Picture:

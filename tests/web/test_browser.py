@@ -210,7 +210,7 @@ def run(page, server, source, pool, tmp_path):  # noqa: F811
 
     # hovering a bar shows its events as the user log has them
     from selenium.webdriver.common.action_chains import ActionChains
-    bar = page.driver.find_element("css selector", f"#timeline-svg .bar[data-job='{gate_cluster}.0'] rect.p-exec")
+    bar = page.driver.find_elements("css selector", f"#timeline-svg .bar[data-job='{gate_cluster}.0'] rect.p-exec")[-1]
     ActionChains(page.driver).move_to_element(bar).perform()
     page.until(lambda: "Job executing on host" in page.js("return document.getElementById('tip').textContent"),
                "the hover text to show the EXECUTE event's text")

@@ -181,3 +181,7 @@ def test_thin_keeps_ends_and_bounds_the_points():
     assert len(out) <= 100 and out[0] == series[0] and out[-1] == series[-1]
     assert [p[0] for p in out] == sorted(p[0] for p in out)
     assert thin(series[:50], 100) == series[:50]
+    # times that step back (a log's order) never cut off the later points
+    jagged = [[i, float(i // 2 * 2 + (1 if i % 2 == 0 else 0)), i] for i in range(10_000)]
+    out = thin(jagged, 100)
+    assert len(out) <= 100 and out[-1] == jagged[-1] and out[-2][0] > 9_000

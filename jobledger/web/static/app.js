@@ -12,7 +12,7 @@
   const $ = (id) => document.getElementById(id);
 
   const state = {mode: "loading", pic: null, jobs: new Map(), series: [], dags: {}, graphs: {}, head: 0,
-                 cut: 0, domain: null, stories: new Map(), source: null, lastId: null, drawn: 0};
+                 cut: 0, domain: null, widths: {}, stories: new Map(), source: null, lastId: null, drawn: 0};
 
   // ------------------------------------------------------------------ helpers --
   function el(tag, attrs, parent, text) {
@@ -134,56 +134,114 @@
     });
     return names.map((n) => [n, rows.get(n)]);
   }
+  function esc(text) {
+    return String(text).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+  }
+  // The timeline is one SVG written as text (10,000 bars draw in one parse, not 40,000
+  // DOM calls); the bars answer the mouse through one listener each on the box.
   function drawTimeline() {
     const box = $("timeline");
-    box.textContent = "";
     const rows = lanes();
+    state.items = [];
     if (!rows.length || !state.domain) {
-      box.appendChild(h("p", "empty", state.jobs.size ? "no job has started yet" : "no jobs at this position"));
+      box.innerHTML = '<p class="empty">' + (state.jobs.size ? "no job has started yet" : "no jobs at this position") + "</p>";
       return;
     }
     const labelW = 190, rowH = 22, top = 22;
-    const width = Math.max((box.clientWidth || 900) - 18, 600);
+    const width = Math.max((state.widths.timeline || 900) - 18, 600);
     const height = top + rows.length * rowH + 6;
-    const svg = el("svg", {width: width, height: height, id: "timeline-svg"}, box);
-    const defs = el("defs", {}, svg);
-    const pat = el("pattern", {id: "hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)"}, defs);
-    el("rect", {width: 6, height: 6, fill: "#fbd9b9"}, pat);
-    el("rect", {width: 3, height: 6, fill: "#f2994a"}, pat);
     const [t0, t1] = state.domain;
     const end = state.pic.header.time || t1;
-    const x = (t) => labelW + ((t - t0) / Math.max(t1 - t0, 1e-6)) * (width - labelW - 10);
-    axis(svg, x, t0, t1, top, height);
+    const scale = (width - labelW - 10) / Math.max(t1 - t0, 1e-6);
+    const x = (t) => labelW + (t - t0) * scale;
+    const many = state.jobs.size > 2000;
+    if (many) return drawTimelineCanvas(box, rows, width, height, x, end, top, rowH, t0, t1);
+    const out = [`<svg width="${width}" height="${height}" id="timeline-svg"><defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#fbd9b9"/><rect width="3" height="6" fill="#f2994a"/></pattern></defs>`];
     rows.forEach(([name, items], i) => {
       const y = top + i * rowH;
-      if (i % 2 === 0) el("rect", {x: 0, y: y, width: width, height: rowH, class: "row-band"}, svg);
+      if (i % 2 === 0) out.push(`<rect x="0" y="${y}" width="${width}" height="${rowH}" class="row-band"/>`);
       const dask = name.indexOf("@dask-") >= 0;
-      el("text", {x: 6, y: y + 15, class: "row-label" + (dask ? " dask" : "")}, svg, (dask ? "◆ " : "") + name);
-      for (const item of items) if (item.run && item.run.wait !== null && item.run.wait !== undefined) {
+      out.push(`<text x="6" y="${y + 15}" class="row-label${dask ? " dask" : ""}">${dask ? "◆ " : ""}${esc(name)}</text>`);
+      if (!many) for (const item of items) if (item.run && item.run.wait !== null && item.run.wait !== undefined) {
         const x0 = x(item.run.wait), x1 = x(item.run.start);   // queue waits first, thin, under the runs
-        el("rect", {x: x0, y: y + 17, width: Math.max(x1 - x0, 1), height: 3, class: "p-wait"}, svg);
+        out.push(`<rect x="${x0.toFixed(1)}" y="${y + 17}" width="${Math.max(x1 - x0, 1).toFixed(1)}" height="3" class="p-wait"/>`);
       }
-      for (const item of items) drawItem(svg, item, x, y, end);
+      for (const item of items) out.push(itemSvg(item, x, y, end, many));
     });
+    out.push(axisSvg(x, t0, t1, top, height));
     if (state.mode === "replay" || state.mode === "static") {
-      const cx = x(end);
-      el("line", {x1: cx, x2: cx, y1: top - 4, y2: height, stroke: "#f2994a", "stroke-width": 1.5, "stroke-dasharray": "4 3"}, svg);
+      const cx = x(end).toFixed(1);
+      out.push(`<line x1="${cx}" x2="${cx}" y1="${top - 4}" y2="${height}" stroke="#f2994a" stroke-width="1.5" stroke-dasharray="4 3"/>`);
+    }
+    out.push("</svg>");
+    box.innerHTML = out.join("");
+  }
+  // Past 2,000 jobs the bars go on a canvas (one paint, no element per bar); the mouse
+  // finds its bar by row and time.
+  const PAINT = {wait: "#b8c2cc", in: "#56ccf2", exec: "#2f80ed", ok: "#27ae60", bad: "#eb5757", out: "#9b51e0",
+                 suspended: "#e2b93b", held: "#f2994a"};
+  function drawTimelineCanvas(box, rows, width, height, x, end, top, rowH, t0, t1) {
+    const ratio = window.devicePixelRatio || 1;
+    box.innerHTML = `<canvas id="timeline-canvas" width="${width * ratio}" height="${height * ratio}" style="width:${width}px;height:${height}px"></canvas>`;
+    const ctx = box.firstChild.getContext("2d");
+    ctx.scale(ratio, ratio);
+    ctx.font = "11px system-ui, sans-serif";
+    state.canvasRows = {top: top, rowH: rowH, x: x, end: end, rows: rows};
+    rows.forEach(([name, items], i) => {
+      const y = top + i * rowH;
+      if (i % 2 === 0) { ctx.fillStyle = "#f7f9fb"; ctx.fillRect(0, y, width, rowH); }
+      ctx.fillStyle = name.indexOf("@dask-") >= 0 ? "#8a4fc8" : "#1f2933";
+      ctx.fillText((name.indexOf("@dask-") >= 0 ? "◆ " : "") + name, 6, y + 15);
+      for (const item of items) {
+        const rect = (color, a, b) => {
+          const x0 = x(a), x1 = x(b === null || b === undefined ? end : b);
+          ctx.fillStyle = color;
+          ctx.fillRect(x0, y + 3, Math.max(x1 - x0, 1), 16);
+        };
+        if (item.hold) { rect(PAINT.held, item.hold.t0, item.hold.t1); continue; }
+        const run = item.run;
+        const done = run.outcome === "exit 0" ? "ok" : run.outcome && /^(exit|signal)/.test(run.outcome) ? "bad" : "exec";
+        for (const [kind, a, b] of run.parts) rect(kind === "exec" ? PAINT[done] : PAINT[kind] || PAINT.exec, a, b);
+      }
+    });
+    ctx.strokeStyle = "#e1e6ec";
+    ctx.fillStyle = "#6b7785";
+    ctx.font = "10px system-ui, sans-serif";
+    for (let i = 0; i <= 6; i++) {
+      const t = t0 + ((t1 - t0) * i) / 6, cx = x(t);
+      ctx.beginPath(); ctx.moveTo(cx, top - 4); ctx.lineTo(cx, height); ctx.stroke();
+      ctx.textAlign = i === 0 ? "left" : i === 6 ? "right" : "center";
+      ctx.fillText(i === 0 ? clock(t) : "+" + span(t - t0), cx, 12);
     }
   }
-  function axis(svg, x, t0, t1, top, height) {
-    const n = 6;
+  function canvasItem(e) {
+    const c = state.canvasRows, canvas = $("timeline-canvas");
+    if (!c || !canvas) return null;
+    const box = canvas.getBoundingClientRect(), px = e.clientX - box.left, py = e.clientY - box.top;
+    const row = c.rows[Math.floor((py - c.top) / c.rowH)];
+    if (!row || py < c.top) return null;
+    for (const item of row[1]) {
+      const [a, b] = item.hold ? [item.hold.t0, item.hold.t1] : [item.run.start, item.run.end];
+      if (px >= c.x(a) - 1 && px <= c.x(b === null ? c.end : b) + 1) return item;
+    }
+    return null;
+  }
+  function axisSvg(x, t0, t1, top, height) {
+    const n = 6, out = [];
     for (let i = 0; i <= n; i++) {
-      const t = t0 + ((t1 - t0) * i) / n, cx = x(t);
-      el("line", {x1: cx, x2: cx, y1: top - 4, y2: height, class: "gridline"}, svg);
-      el("text", {x: cx, y: 12, class: "axis", "text-anchor": i === 0 ? "start" : i === n ? "end" : "middle"}, svg,
-         i === 0 ? clock(t) : "+" + span(t - t0));
+      const t = t0 + ((t1 - t0) * i) / n, cx = x(t).toFixed(1);
+      const anchor = i === 0 ? "start" : i === n ? "end" : "middle";
+      out.push(`<line x1="${cx}" x2="${cx}" y1="${top - 4}" y2="${height}" class="gridline"/>` +
+               `<text x="${cx}" y="12" class="axis" text-anchor="${anchor}">${i === 0 ? clock(t) : "+" + span(t - t0)}</text>`);
     }
+    return out.join("");
   }
-  function drawItem(svg, item, x, y, end) {
-    const g = el("g", {class: "bar", "data-job": item.job.id}, svg);
+  function itemSvg(item, x, y, end, many) {
+    const k = state.items.push(item) - 1;
+    const out = [`<g class="bar" data-job="${esc(item.job.id)}" data-i="${k}">`];
     const bar = (cls, a, b) => {
       const x0 = x(a), x1 = x(b === null || b === undefined ? end : b);
-      return el("rect", {x: x0, y: y + 3, width: Math.max(x1 - x0, 1.5), height: 16, class: cls, rx: 2}, g);
+      out.push(`<rect x="${x0.toFixed(1)}" y="${y + 3}" width="${Math.max(x1 - x0, 1.5).toFixed(1)}" height="16" class="${cls}" rx="2"/>`);
     };
     if (item.hold) {
       bar("p-held", item.hold.t0, item.hold.t1);
@@ -192,17 +250,38 @@
       const ok = run.outcome === "exit 0" ? " ok" : run.outcome && (run.outcome.startsWith("exit") || run.outcome.startsWith("signal")) ? " bad" : "";
       for (const [kind, a, b] of run.parts) bar("p-" + kind + (kind === "exec" ? ok : ""), a, b);
       if (run.outcome === "evicted" || run.outcome === "exception") {
-        const ex = x(run.end);
-        el("line", {x1: ex, x2: ex, y1: y + 1, y2: y + 21, class: "mark-evicted"}, g);
+        const ex = x(run.end).toFixed(1);
+        out.push(`<line x1="${ex}" x2="${ex}" y1="${y + 1}" y2="${y + 21}" class="mark-evicted"/>`);
       }
       const x0 = x(run.start), x1 = x(run.end === null ? end : run.end);
       const label = (item.job.node || item.job.id) + (item.attempt > 1 ? " #" + item.attempt : "");
-      if (x1 - x0 > label.length * 6 + 4) el("text", {x: x0 + 3, y: y + 15, class: "bar-label"}, g, label);
+      if (!many && x1 - x0 > label.length * 6 + 4) out.push(`<text x="${(x0 + 3).toFixed(1)}" y="${y + 15}" class="bar-label">${esc(label)}</text>`);
     }
-    g.addEventListener("mouseenter", (e) => showTip(e, item));
-    g.addEventListener("mousemove", moveTip);
-    g.addEventListener("mouseleave", hideTip);
-    g.addEventListener("click", () => openDrawer(item.job.id));
+    out.push("</g>");
+    return out.join("");
+  }
+  function barItem(e) {
+    if (e.target.id === "timeline-canvas") return canvasItem(e);
+    const g = e.target.closest && e.target.closest(".bar");
+    return g ? state.items[Number(g.dataset.i)] : null;
+  }
+  function listenTimeline() {
+    const box = $("timeline");
+    let current = null;
+    box.addEventListener("mouseover", (e) => {
+      const item = barItem(e);
+      if (item && item !== current) { current = item; showTip(e, item); }
+      if (!item && current) { current = null; hideTip(); }
+    });
+    box.addEventListener("mousemove", (e) => {
+      if (e.target.id === "timeline-canvas") {
+        const item = canvasItem(e);
+        if (item !== current) { current = item; if (item) showTip(e, item); else hideTip(); }
+      }
+      if (current) moveTip(e);
+    });
+    box.addEventListener("mouseleave", () => { current = null; hideTip(); });
+    box.addEventListener("click", (e) => { const item = barItem(e); if (item) openDrawer(item.job.id); });
   }
 
   // ------------------------------------------------------------------ tooltip --
@@ -261,7 +340,7 @@
     box.textContent = "";
     const pts = state.series;
     if (!pts.length || !state.domain) { box.appendChild(h("p", "empty", "no jobs at this position")); return; }
-    const width = Math.max((box.clientWidth || 500) - 4, 320), height = 230, left = 34, bottom = 20;
+    const width = Math.max((state.widths.area || 500) - 4, 320), height = 230, left = 34, bottom = 20;
     const svg = el("svg", {width: width, height: height, id: "area-svg"}, box);
     const [t0, t1] = state.domain;
     const total = Math.max(1, ...pts.map((p) => p.slice(2).reduce((a, b) => a + b, 0)));
@@ -271,15 +350,17 @@
     const order = [3, 4, 2, 5, 6, 1, 0];   // completed and removed at the bottom, idle on top
     const base = pts.map(() => 0);
     for (const col of order) {
-      let up = "", down = "";
+      const up = [], down = [];
+      let any = false;
       pts.forEach((p, i) => {
         const nx = i + 1 < pts.length ? pts[i + 1][1] : end;
         const lo = base[i], hi = lo + p[2 + col];
-        up += (i ? "L" : "M") + x(p[1]).toFixed(1) + "," + y(hi).toFixed(1) + "L" + x(nx).toFixed(1) + "," + y(hi).toFixed(1);
-        down = "L" + x(nx).toFixed(1) + "," + y(lo).toFixed(1) + "L" + x(p[1]).toFixed(1) + "," + y(lo).toFixed(1) + down;
+        if (p[2 + col] > 0) any = true;
+        up.push((i ? "L" : "M") + x(p[1]).toFixed(1) + "," + y(hi).toFixed(1) + "L" + x(nx).toFixed(1) + "," + y(hi).toFixed(1));
+        down.push("L" + x(nx).toFixed(1) + "," + y(lo).toFixed(1) + "L" + x(p[1]).toFixed(1) + "," + y(lo).toFixed(1));
         base[i] = hi;
       });
-      if (pts.some((p) => p[2 + col] > 0)) el("path", {d: up + down + "Z", fill: COLOR[STATES[col]], "fill-opacity": 0.85, "data-state": STATES[col]}, svg);
+      if (any) el("path", {d: up.join("") + down.reverse().join("") + "Z", fill: COLOR[STATES[col]], "fill-opacity": 0.85, "data-state": STATES[col]}, svg);
     }
     for (const v of [0, Math.round(total / 2), total]) {
       el("line", {x1: left, x2: width - 8, y1: y(v), y2: y(v), class: "gridline"}, svg);
@@ -534,6 +615,7 @@
     requestAnimationFrame(() => { scheduled = false; draw(); });
   }
   function draw() {
+    state.widths = {timeline: $("timeline").clientWidth, area: $("area").clientWidth};   // before any change: one layout
     drawHeader();
     drawReplay();
     drawTimeline();
@@ -543,6 +625,7 @@
     document.body.dataset.position = String(state.cut);
     document.body.dataset.head = String(state.head);
     document.body.dataset.jobs = String(state.jobs.size);
+    if (document.body.dataset.ready !== "1") document.body.dataset.readyMs = String(Math.round(performance.now()));
     document.body.dataset.ready = "1";
     state.drawn += 1;
     document.body.dataset.drawn = String(state.drawn);
@@ -606,11 +689,13 @@
   window.jobledgerView = {
     jobs: () => Array.from(state.jobs.values()).map((j) => ({id: j.id, st: j.st, exit: j.exit, node: j.node, dag: j.dag})),
     position: () => state.cut, head: () => state.head, mode: () => state.mode,
+    timeDraw: () => { state.widths = {timeline: $("timeline").clientWidth, area: $("area").clientWidth}; const out = {}; for (const [n, f] of [["header", drawHeader], ["timeline", drawTimeline], ["area", drawArea], ["dags", drawDags]]) { const t = performance.now(); f(); out[n] = performance.now() - t; } return out; },
   };
   $("slider").addEventListener("input", (e) => seek(Number(e.target.value)));
   $("live").addEventListener("click", () => seek(STATIC ? STATIC.picture.head : Infinity));
   $("close").addEventListener("click", () => { $("drawer").hidden = true; delete $("drawer").dataset.job; });
   window.addEventListener("resize", scheduleDraw);
   legend();
+  listenTimeline();
   boot().catch((e) => { document.body.dataset.error = String(e); $("where").textContent = "error: " + e; });
 })();
