@@ -36,10 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from daemons.store import Store  # noqa: E402
-from eventcore.events import event_to_dict, make_event  # noqa: E402
-from eventcore.ids import JobId  # noqa: E402
-from eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcBlock  # noqa: E402
+from jobledger.daemons.store import Store  # noqa: E402
+from jobledger.eventcore.events import event_to_dict, make_event  # noqa: E402
+from jobledger.eventcore.ids import JobId  # noqa: E402
+from jobledger.eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcBlock  # noqa: E402
 
 JOBS, PER_CLUSTER, SLOTS, ROUNDS = 10_000, 1_000, 16, 30
 T0 = 1_790_000_000
