@@ -15,8 +15,9 @@ from pathlib import Path
 
 import sqlite_utils
 
-from jobledger.eventcore.errors import JournalError
+from jobledger.daemons.storage.errors import translate
 from jobledger.daemons.storage.schema import check_readable
+from jobledger.eventcore.errors import JournalError
 
 __all__ = ["query", "ReadOnlyRefused"]
 
@@ -38,6 +39,18 @@ _READING_PRAGMAS = {"table_info", "table_xinfo", "table_list", "index_list", "in
                     "index_xinfo", "foreign_key_list", "quick_check", "integrity_check"}
 
 
+def _check_text(sql: str) -> None:
+    """SQLite takes UTF-8: bytes that are not (an argument's, which Python keeps as lone
+    surrogates) are a JournalError naming the first of them, not an encoding traceback."""
+    try:
+        sql.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = ord(sql[exc.start])
+        what = f"byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"character U+{char:04X}"
+        raise JournalError(f"the statement is not UTF-8 text: {what} at character {exc.start + 1}") \
+            from None
+
+
 class ReadOnlyRefused(JournalError):
     """A statement that would change the journal (this command only reads)."""
 
@@ -47,6 +60,7 @@ def query(path, sql: str) -> tuple[list[str], list[tuple]]:
     path = Path(path)
     if not path.exists():
         raise JournalError(f"no journal at {path}")
+    _check_text(sql)
     refused: list[str] = []
 
     def authorize(action, arg1, arg2, db, trigger):
@@ -56,9 +70,15 @@ def query(path, sql: str) -> tuple[list[str], list[tuple]]:
             return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
 
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
     try:
-        check_readable(conn, path)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise translate(exc, "opening the journal", path) from None
+    try:
+        try:
+            check_readable(conn, path)
+        except sqlite3.Error as exc:
+            raise translate(exc, "reading the journal", path) from None
         conn.execute("PRAGMA query_only=ON")
         conn.set_authorizer(authorize)
         db = sqlite_utils.Database(conn, execute_plugins=False, recursive_triggers=False)

@@ -216,15 +216,20 @@ def _eval_classad(text: str):
     return None if isinstance(value, Value) else value
 
 
-def _eval_to_text(text: str) -> str | None:
-    """$EVAL: the value of ClassAd ``text`` (strings raw, others unparsed)."""
+def _eval_to_text(text: str) -> str:
+    """$EVAL: the value of ClassAd ``text`` (strings raw, others unparsed); text that is not
+    an expression is a MacroError, as HTCondor 25 refuses it (htcondor2 25.14.1's expand
+    raises; older versions substituted the text itself)."""
     from jobledger.eventcore.classad import ExprTree
     from jobledger.eventcore.errors import ClassAdError
     try:
         tree = ExprTree(text)
+    except (ClassAdError, RecursionError, ValueError, TypeError):
+        raise MacroError(f"$EVAL() error: '{text.strip()[:200]}' is not a ClassAd expression") from None
+    try:
         value = tree.eval()
     except (ClassAdError, RecursionError, ValueError, TypeError):
-        return None
+        return text             # HTCondor keeps the text when evaluation fails
     if isinstance(value, str):
         return value
     return repr(tree.simplify())
@@ -457,10 +462,7 @@ class Expander:
         text = self.expand(args if value is None else value)
         if self.symbolic and SENTINEL in text:
             raise NotCompilable(args)
-        out = _eval_to_text(text)
-        if out is None:
-            return text if text != (args if value is None else value) else ""
-        return out
+        return _eval_to_text(text)
 
     def _f_SUBSTR(self, args: str) -> str:
         name, comma, rest = args.partition(",")

@@ -257,6 +257,7 @@ def _stat_line(label: str, s: list[int]) -> str:
 
 
 def userlog(argv: list[str]) -> int:
+    from jobledger.eventcore.errors import UserLogReadError
     from jobledger.tracking.jobeventlog import JobEventLog
     args = Args(argv, "condor_userlog")
     files: list[str] = []
@@ -283,9 +284,16 @@ def userlog(argv: list[str]) -> int:
     for path in files:
         if not os.access(path, os.R_OK):
             raise Failed(f"Can't access file: {path} (errno={_errno(path)})")
-        with JobEventLog(path, errors="ignore") as log:
-            for event in log.events(stop_after=0):
-                allocations.feed(event)
+        try:
+            with JobEventLog(path, errors="raise") as log:
+                for event in log.events(stop_after=0):
+                    allocations.feed(event)
+        except UserLogReadError:
+            # HTCondor's condor_userlog on a file that is not a user log (or an event it cannot
+            # read): this line on stderr, no totals, and exit status 0 -- its exit(0), kept.
+            sys.stdout.flush()
+            print("Error: unable to read log file.", file=sys.stderr)
+            return 0
     sys.stdout.write("\n" + allocations.statistics())
     return 0
 

@@ -53,6 +53,7 @@ SNIPPETS = [
     "f13 = $Fp(plain.txt)\nf14 = $Fw(p)\nf15 = $F(p)\n",
     "b1 = $BASENAME(/a/b/c.txt)\nb2 = $DIRNAME(/a/b/c.txt)\nb3 = $BASENAME(/a/b/c.txt,.txt)\n",
     "v1 = $EVAL(1+2)\nv2 = $EVAL(x)\nx = 2*3\nv3 = $EVAL(\"s\")\nv4 = $EVAL(1.5*2)\nv5 = $EVAL(undefined)\n",
+    "v6 = $EVAL(1 +)\n", "v7 = $EVAL()\n", "v8 = $EVAL(\"open)\n", "v9 = $EVAL(1/0)\n",
     "s1 = $STRING(x)\nx = \"quoted\"\ns2 = $STRING(y)\ny = plain\n",
     "u1 = $UNKNOWN(x)\nu2 = $Fz(x)\nu3 = $int(N)\nN = 1\n",
     # conditionals and include
