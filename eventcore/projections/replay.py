@@ -4,13 +4,18 @@
 ``position`` (inclusive), or those that had happened by ``as_of`` (Unix
 time: an event counts from its own timestamp, any other record from the
 time it was appended, since an imported event happened long before it was
-appended).  Jobs that left the queue before the cut are not shown.
+appended).  A moment is read on one clock for every record: whole seconds,
+the resolution of event timestamps (user logs have no finer), so the cut at
+second T takes all that happened within T -- a submit appended at T.4 and its
+job's execute event stamped T both, never the event without its job.  Jobs
+that left the queue before the cut are not shown.
 ``summary(job, ad)`` is the condor_q-like row: id, status, owner, times,
 exit code, hold reason.  Pure.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Iterable
 
 from jobledger.eventcore.projections.jobad import int_attr
@@ -23,22 +28,23 @@ __all__ = ["replay", "summary", "effective_time", "STATUS_LETTER"]
 STATUS_LETTER = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
 
 
-def effective_time(entry) -> float:
-    """When what the entry records happened (see the module docstring)."""
+def effective_time(entry) -> int:
+    """When what the entry records happened, in whole seconds (see the module docstring)."""
     if entry.type == "event":
         stamp = entry.payload["event"].get("timestamp")
         if stamp:
-            return float(stamp)
-    return entry.time
+            return math.floor(stamp)
+    return math.floor(entry.time)
 
 
 def replay(entries: Iterable, position: int | None = None, as_of: float | None = None) -> QueueFold:
     """The queue fold at the cut (see the module docstring)."""
     fold = QueueFold()
+    cut = None if as_of is None else math.floor(as_of)
     for e in entries:
         if position is not None and e.position > position:
             break
-        if as_of is not None and effective_time(e) > as_of:
+        if cut is not None and effective_time(e) > cut:
             continue
         fold.apply(e.position, e.time, e.job, e.type, e.payload)
     fold.take_changes()
