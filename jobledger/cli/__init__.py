@@ -5,7 +5,9 @@ and is registered below.  Expected failures are ``click.ClickException``s
 with a clear message naming the place (file, line, column).  Any of our
 errors (``JobledgerError``) that a command lets through -- a request the
 pool refused, a log that cannot be read -- becomes one line on stderr and
-exit status 1, never a traceback.
+exit status 1, never a traceback.  A closed pipe (``jobledger ... | head``)
+ends the command quietly and Ctrl-C with status 130 and nothing printed, in
+every command (``Main``).
 """
 
 from __future__ import annotations
@@ -14,17 +16,25 @@ import click
 
 from jobledger import __version__
 
+INTERRUPTED = 130          # 128 + SIGINT, as a shell reports a command Ctrl-C stopped
+
 
 class Main(click.Group):
     """The group: an error of ours (or the OS's) that a command did not turn
     into a ``ClickException`` still ends as one line naming what failed,
-    never a traceback (``params.one_line``)."""
+    never a traceback (``params.one_line``); a closed pipe and Ctrl-C end it
+    quietly (``output.quiet_pipe_exit``, status 130)."""
 
     def invoke(self, ctx):
         from jobledger.eventcore.errors import JobledgerError
         from jobledger.cli.params import one_line
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            from jobledger.cli.output import quiet_pipe_exit
+            quiet_pipe_exit()
+        except KeyboardInterrupt:
+            ctx.exit(INTERRUPTED)
         except JobledgerError as exc:
             raise click.ClickException(one_line(exc)) from None
         except OSError as exc:

@@ -6,7 +6,9 @@ import click
 
 from jobledger.eventcore.enums import JobAction
 from jobledger.cli.params import CONSTRAINT, check_job_id
-from jobledger.cli.pool import local_dir_option, schedd_of
+from jobledger.cli.output import echo_json, json_option
+from jobledger.cli.readers import schedd_of
+from jobledger.cli.where import local_dir_option
 
 VERBS = {JobAction.Remove: "marked for removal", JobAction.Hold: "held", JobAction.Release: "released"}
 
@@ -31,11 +33,17 @@ def _command(action: JobAction, name: str):
     @click.option("-constraint", "--constraint", "constraint", default=None, type=CONSTRAINT,
                   help="A ClassAd constraint.")
     @click.option("-reason", "--reason", "reason", default=None, help="Why (kept in the job ad).")
+    @json_option("The schedd's answer (TotalSuccess, TotalNotFound, ...) as one JSON object.")
     @click.argument("jobs", nargs=-1)
-    def command(local_dir, constraint, reason, jobs):
+    def command(pool, constraint, reason, as_json, jobs):
         spec = _spec(jobs, constraint)
-        result = schedd_of(local_dir).act(action, spec, reason)
+        result = schedd_of(pool).act(action, spec, reason)
         done = result["TotalSuccess"]
+        if as_json:
+            echo_json({key: result[key] for key in sorted(result.keys())})
+            if not done:
+                click.get_current_context().exit(1)
+            return
         if not done:
             problems = [k[5:] for k in ("TotalNotFound", "TotalBadStatus", "TotalAlreadyDone",
                                         "TotalPermissionDenied") if result[k]]

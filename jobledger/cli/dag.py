@@ -21,7 +21,8 @@ from collections import Counter
 import click
 
 from jobledger.eventcore.errors import DagError, HTCondorException, SubmitError
-from jobledger.cli.pool import local_dir_option
+from jobledger.cli.output import echo_json, json_option
+from jobledger.cli.where import Pool, local_dir_option
 
 STATUS_NAMES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 6: "Transferring",
                 7: "Suspended"}
@@ -32,7 +33,7 @@ def dag() -> None:
     """Run workflows of dependent jobs (DAGMan)."""
 
 
-def submit_dag(dag_file: str, options: dict, local_dir: str, no_submit: bool = False) -> str:
+def submit_dag(dag_file: str, options: dict, pool: Pool, no_submit: bool = False) -> str:
     """condor_submit_dag's path (the CLI and condor_submit_dag call this); the line to print."""
     from jobledger.daemons.submit_env import Submit
     try:
@@ -43,8 +44,8 @@ def submit_dag(dag_file: str, options: dict, local_dir: str, no_submit: bool = F
         raise click.ClickException(f"cannot write {dag_file}.condor.sub: {exc.strerror or exc}") from None
     if no_submit:
         return f"File for submitting this DAG to HTCondor           : {dag_file}.condor.sub"
-    from jobledger.cli.pool import schedd_of
-    schedd = schedd_of(local_dir)
+    from jobledger.cli.readers import schedd_of
+    schedd = schedd_of(pool)
     try:
         result = schedd.submit(sub)
     except HTCondorException as exc:
@@ -64,23 +65,24 @@ def submit_dag(dag_file: str, options: dict, local_dir: str, no_submit: bool = F
 @click.option("--no-submit", is_flag=True, help="Only write DAG_FILE.condor.sub.")
 @local_dir_option
 def submit(dag_file, maxjobs, maxidle, maxpre, maxpost, force, dorescuefrom, batch_name, no_submit,
-           local_dir) -> None:
+           pool) -> None:
     """Submit DAG_FILE to the pool as a DAGMan job (condor_submit_dag)."""
     options = {"maxjobs": maxjobs, "maxidle": maxidle, "maxpre": maxpre, "maxpost": maxpost,
                "dorescuefrom": dorescuefrom, "batch_name": batch_name}
     options = {k: v for k, v in options.items() if v is not None}
     if force:
         options["force"] = True
-    click.echo(submit_dag(dag_file, options, local_dir, no_submit))
+    click.echo(submit_dag(dag_file, options, pool, no_submit))
 
 
 @dag.command("status")
 @click.argument("cluster", type=click.IntRange(1))
 @local_dir_option
-def status(cluster: int, local_dir: str) -> None:
-    """The DAGMan job CLUSTER and its node jobs, by state."""
-    from jobledger.cli.pool import schedd_of
-    schedd = schedd_of(local_dir)
+@json_option("The DAGMan job and its nodes as one JSON object.")
+def status(cluster: int, pool: Pool, as_json: bool) -> None:
+    """The DAGMan job CLUSTER and its node jobs, by state (also of a stopped pool)."""
+    from jobledger.cli.readers import reader_of
+    schedd = reader_of(pool)
     wanted = ["ClusterId", "ProcId", "JobStatus", "DAGNodeName", "ExitCode", "JobBatchName"]
     try:
         own = schedd.query(f"ClusterId == {cluster}", wanted) or schedd.history(f"ClusterId == {cluster}", wanted)
@@ -92,13 +94,20 @@ def status(cluster: int, local_dir: str) -> None:
         raise click.ClickException(f"no DAGMan job {cluster} in the queue or the history")
     me = own[0]
     state = STATUS_NAMES.get(me.get("JobStatus"), "?")
-    click.echo(f"DAG {cluster} ({me.get('JobBatchName', '')}): {state}"
-               + (f", exit code {me['ExitCode']}" if "ExitCode" in me else ""))
     latest: dict = {}
     for ad in nodes:
         name = ad.get("DAGNodeName", "?")
         if name not in latest or ad["ClusterId"] > latest[name]["ClusterId"]:
             latest[name] = ad
+    if as_json:
+        echo_json({"cluster": cluster, "batch_name": me.get("JobBatchName", ""), "status": state,
+                   "exit_code": me.get("ExitCode"),
+                   "nodes": [{"name": name, "cluster": latest[name]["ClusterId"],
+                              "status": STATUS_NAMES.get(latest[name].get("JobStatus"), "?"),
+                              "exit_code": latest[name].get("ExitCode")} for name in sorted(latest)]})
+        return
+    click.echo(f"DAG {cluster} ({me.get('JobBatchName', '')}): {state}"
+               + (f", exit code {me['ExitCode']}" if "ExitCode" in me else ""))
     counts = Counter(STATUS_NAMES.get(ad.get("JobStatus"), "?") for ad in latest.values())
     click.echo(f"{len(latest)} node(s) with jobs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     for name in sorted(latest):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import click
 
 from jobledger.cli.params import CONSTRAINT
-from jobledger.cli.pool import local_dir_option, schedd_of
+from jobledger.cli.output import ad_json, echo_json, json_option
+from jobledger.cli.readers import reader_of
+from jobledger.cli.where import local_dir_option
 from jobledger.cli.q import STATUS_LETTER, _when
 
 
@@ -17,10 +19,14 @@ from jobledger.cli.q import STATUS_LETTER, _when
 @click.option("-af", "--af", "autoformat", is_flag=True,
               help="Print only the attributes named as arguments (condor_history -af).")
 @click.option("-long", "--long", "long_", is_flag=True, help="Whole job ads.")
+@json_option("Whole job ads as a JSON list.")
 @click.argument("attributes", nargs=-1)
-def history(local_dir, constraint, match, autoformat, long_, attributes):
-    """Show completed and removed jobs, newest first."""
-    schedd = schedd_of(local_dir)
+def history(pool, constraint, match, autoformat, long_, as_json, attributes):
+    """Show completed and removed jobs, newest first (also of a stopped pool)."""
+    schedd = reader_of(pool)
+    if as_json:
+        echo_json([ad_json(ad) for ad in schedd.history(constraint, list(attributes), match)])
+        return
     if autoformat:
         names = list(attributes)
         if not names:

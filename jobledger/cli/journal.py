@@ -18,15 +18,13 @@ import click
 
 from jobledger.daemons.store import DB_NAME, Store
 from jobledger.eventcore.errors import JobledgerError
+from jobledger.cli.output import echo_json
 from jobledger.cli.params import MOMENT, POSITION
+from jobledger.cli.where import local_dir_option
 from jobledger.tracking.localzone import LOCAL_TZINFO
 
 __all__ = ["journal", "replay", "audit"]
 
-local_dir_option = click.option(
-    "--local-dir", "local_dir", required=True,
-    type=click.Path(file_okay=False, path_type=str),
-    help="The pool's local directory (holds journal.sqlite).")
 
 
 def _open_store(local_dir: str, must_exist: bool = True) -> Store:
@@ -51,12 +49,13 @@ def journal() -> None:
               help="Year for legacy MM/DD timestamps (default: this year, as HTCondor reads).")
 @click.option("--batch", type=click.IntRange(1), default=5000, show_default=True,
               help="Events per journal transaction.")
-def import_(logs, local_dir, year, batch):
+def import_(logs, pool, year, batch):
     """Import HTCondor user logs or global event logs (text, JSON, XML).
 
     Idempotent: each event is added once, however often a log is imported
     (also after an interrupted import).
     """
+    local_dir = str(pool.local_dir)
     from jobledger.daemons.importer import import_log, reader_state
     store = _open_store(local_dir, must_exist=False)
     failed = []
@@ -82,8 +81,9 @@ def import_(logs, local_dir, year, batch):
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "xml"]), default="text",
               show_default=True, help="User-log format to write the events in.")
 @click.option("--utc", is_flag=True, help="Text timestamps in UTC with a Z (default: local time).")
-def export(local_dir, fmt, utc):
+def export(pool, fmt, utc):
     """Write every event of the journal to stdout as one event log."""
+    local_dir = str(pool.local_dir)
     from jobledger.eventcore.codecs.userlog import TextFormat, render
     from jobledger.eventcore.events import event_from_dict
     store = _open_store(local_dir)
@@ -101,8 +101,9 @@ def export(local_dir, fmt, utc):
 @journal.command("queue-log")
 @local_dir_option
 @click.option("--position", type=POSITION, default=None, help="The queue at this journal position.")
-def queue_log(local_dir, position):
+def queue_log(pool, position):
     """Write the queue as HTCondor's compacted job_queue.log text (for diffing)."""
+    local_dir = str(pool.local_dir)
     from jobledger.eventcore.projections.queuelog import queue_log_text
     from jobledger.eventcore.projections.replay import replay as fold
     store = _open_store(local_dir)
@@ -120,13 +121,14 @@ def queue_log(local_dir, position):
 
 @journal.command("accept-loss")
 @local_dir_option
-def accept_loss(local_dir):
+def accept_loss(pool):
     """Start again from the journal as it is, after it lost committed records.
 
     The pool refuses to start on a journal behind its high-water mark
     (spool/journal.hwm); this moves the mark back.  Jobs whose records were
     lost run again; cluster ids continue after the highest ever used.
     """
+    local_dir = str(pool.local_dir)
     from jobledger.daemons.journal_check import accept_loss as accept
     try:
         old, new = accept(local_dir)
@@ -143,13 +145,14 @@ def accept_loss(local_dir):
 @local_dir_option
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of objects, one a row.")
 @click.option("--csv", "as_csv", is_flag=True, help="CSV with a header line.")
-def sql(statement, local_dir, as_json, as_csv):
+def sql(statement, pool, as_json, as_csv):
     """Run one read-only SQL statement on the journal and print its rows.
 
     The tables are in schemas/store.sql (journal, queue_jobs, queue_clusters,
     history, ...).  Statements that would change anything are refused.
     Output is a table unless --json or --csv.
     """
+    local_dir = str(pool.local_dir)
     from jobledger.daemons.storage.sql import query
     if as_json and as_csv:
         raise click.UsageError("--json and --csv exclude each other")
@@ -158,8 +161,7 @@ def sql(statement, local_dir, as_json, as_csv):
     except JobledgerError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
-        click.echo(json.dumps([dict(zip(columns, map(_json_value, row))) for row in rows],
-                              indent=2))
+        echo_json([dict(zip(columns, map(_json_value, row))) for row in rows])
     elif as_csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
@@ -204,8 +206,9 @@ def _when(value) -> str:
 @click.option("--as-of", "as_of", default=None, type=MOMENT, help="A moment (Unix seconds or ISO-8601).")
 @click.option("--position", type=POSITION, default=None, help="A journal position.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per job.")
-def replay(local_dir, as_of, position, as_json):
+def replay(pool, as_of, position, as_json):
     """The queue as it stood at a position or a moment (default: now)."""
+    local_dir = str(pool.local_dir)
     from jobledger.eventcore.projections.replay import STATUS_LETTER, replay as fold, summary
     if as_of is not None and position is not None:
         raise click.UsageError("give --as-of or --position, not both")
@@ -239,17 +242,17 @@ def replay(local_dir, as_of, position, as_json):
 @click.command()
 @local_dir_option
 @click.option("--json", "as_json", is_flag=True, help="The report as one JSON object.")
-def audit(local_dir, as_json):
+def audit(pool, as_json):
     """Check checksums, continuity, transitions, and every log against the journal."""
+    local_dir = str(pool.local_dir)
     from jobledger.daemons.audit import audit as run_audit
     try:
         report = run_audit(local_dir)
     except JobledgerError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
-        click.echo(json.dumps({"ok": report.ok, "counts": report.counts,
-                               "findings": [f._asdict() for f in report.findings],
-                               "notes": report.notes}, indent=1))
+        echo_json({"ok": report.ok, "counts": report.counts,
+                   "findings": [f._asdict() for f in report.findings], "notes": report.notes})
     else:
         for finding in report.findings:
             click.echo(str(finding))

@@ -4,7 +4,7 @@ Default: a condor_userlog-like summary, one line per job: status, attempts
 (executions), wall-clock run time, exit code or signal, holds and the last
 hold reason.  ``--json`` prints every event as a JSON line (the journal's
 versioned event payload plus file and byte offset); ``--follow`` keeps
-reading as the files grow (Ctrl-C stops); ``--to text|json|xml`` re-writes
+reading as the files grow (Ctrl-C stops, exit status 130); ``--to text|json|xml`` re-writes
 the events in that format.  Unreadable events are reported on stderr with
 their file and byte offset, and make the exit status 1.
 """
@@ -146,9 +146,7 @@ def command(files, as_json, follow, to, utc):
                 time.sleep(0.2)
                 for path, event in reader.poll():
                     _emit(path, event, as_json, to, fmt)
-    except KeyboardInterrupt:
-        pass
-    finally:
+    finally:            # Ctrl-C (--follow's way out) ends quietly with 130, as in every command
         reader.close()
     if reader.problems:
         raise click.ClickException(f"{reader.problems} unreadable event(s), see above")

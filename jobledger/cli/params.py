@@ -46,17 +46,10 @@ class ConstraintType(click.ParamType):
     name = "constraint"
 
     def convert(self, value, param, ctx):
-        from jobledger.eventcore.classad import parse_expr
-        from jobledger.eventcore.errors import ClassAdError
-        try:
-            parse_expr(value)
-        except ClassAdError as exc:
-            message = getattr(exc, "message", str(exc))
-            column = getattr(exc, "column", None)
-            where = f" at column {column}" if column else ""
-            self.fail(f"not a ClassAd expression: {one_line(message)}{where}", param, ctx)
-        except RecursionError:
-            self.fail("not a ClassAd expression: nested too deeply", param, ctx)
+        from jobledger.condor_cli.args import constraint_problem
+        problem = constraint_problem(value)
+        if problem:
+            self.fail(f"not a ClassAd expression: {problem}", param, ctx)
         return value
 
 

@@ -1,52 +1,27 @@
 """``jobledger pool start|stop|status``: a personal pool that outlives the command.
 
-The pool is found by ``--local-dir`` (default: the directory of
-$CONDOR_CONFIG, else ~/.condor/personal).  Commands that talk to a pool
-(q, rm, hold, release, history, submit) use the same option.
+The pool is found as every command finds it (``jobledger.cli.where``:
+``--local-dir``, else LOCAL_DIR of $CONDOR_CONFIG, else ~/.condor/personal).
+``start`` says where the pool is, which daemons run, and the line that
+points HTCondor's tools at it (``export CONDOR_CONFIG=...``); ``status``
+answers on a stopped pool too (exit status 3 then, as an LSB ``status`` does).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
 from jobledger.eventcore.errors import HTCondorException
+from jobledger.cli.output import echo_json, json_option
+from jobledger.cli.readers import schedd_of
+from jobledger.cli.where import default_dir, local_dir_option
 
-DEFAULT_DIR = Path.home() / ".condor" / "personal"
+__all__ = ["pool", "local_dir_option", "schedd_of", "DEFAULT_DIR"]
 
-
-def default_local_dir() -> str:
-    config = os.environ.get("CONDOR_CONFIG")
-    if config and Path(config).is_file():
-        return str(Path(config).parent)
-    return str(DEFAULT_DIR)
-
-
-local_dir_option = click.option(
-    "--local-dir", "local_dir", default=default_local_dir, show_default="$CONDOR_CONFIG's directory",
-    type=click.Path(file_okay=False, path_type=str), help="The pool's LOCAL_DIR.")
-
-
-def use_pool(local_dir: str) -> None:
-    """Point this process at the pool in ``local_dir`` (its condor_config)."""
-    from jobledger.daemons.config_files import reload_config
-    config = Path(local_dir) / "condor_config"
-    if not config.is_file():
-        raise click.ClickException(f"no pool at {local_dir} (no condor_config there); "
-                                   f"start one with: jobledger pool start --local-dir {local_dir}")
-    os.environ["CONDOR_CONFIG"] = str(config)
-    reload_config()
-
-
-def schedd_of(local_dir: str):
-    from jobledger.daemons.clients import Schedd
-    use_pool(local_dir)
-    try:
-        return Schedd()
-    except HTCondorException as exc:
-        raise click.ClickException(f"the pool at {local_dir} is not running: {exc}") from None
+DEFAULT_DIR = default_dir()
+STOPPED_STATUS = 3
 
 
 @click.group()
@@ -54,59 +29,28 @@ def pool() -> None:
     """Start, stop or inspect a personal pool."""
 
 
-@pool.command()
-@local_dir_option
-@click.option("--dask-scheduler", "dask_scheduler", metavar="ADDR", default=None,
-              help="Also run jobs on the workers of the Dask scheduler at ADDR (tcp://host:8786).")
-def start(local_dir, dask_scheduler):
-    """Start a personal pool in LOCAL_DIR (returns once it is ready).
-
-    A pool already running there is left alone: the command says so and exits 1."""
-    from jobledger.daemons.master import pool_running_in
-    from jobledger.daemons.personal import PersonalPool
-    busy = pool_running_in(local_dir)
-    if busy:
-        raise click.ClickException(busy)
-    if dask_scheduler:
-        from jobledger.daemons.dask_startd import scheduler_problem
-        problem = scheduler_problem(dask_scheduler)
-        if problem:
-            raise click.ClickException(problem)
-    try:
-        config = {"DASK_SCHEDULER_ADDRESS": dask_scheduler} if dask_scheduler else None
-        started = PersonalPool(local_dir=Path(local_dir), config=config).start().detach()
-    except HTCondorException as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(repr(started))
-
-
-@pool.command()
-@local_dir_option
-def stop(local_dir):
-    """Stop the personal pool in LOCAL_DIR (waits until every daemon is gone)."""
-    from jobledger.daemons.personal import PersonalPool
-    try:
-        running = PersonalPool.attach(Path(local_dir))
-    except Exception:
-        raise click.ClickException(f"no pool is running at {local_dir}") from None
-    running.stop()
-    click.echo(repr(running))
-
-
-@pool.command()
-@local_dir_option
-def status(local_dir):
-    """The daemons of the pool in LOCAL_DIR, their pids and restarts."""
+def daemons_of(local_dir: Path) -> dict | None:
+    """The master's account of its daemons (name -> pid, running, restarts); None when
+    no master answers."""
     from jobledger.daemons import ipc
     try:
-        daemons = ipc.call(ipc.sinful(str(Path(local_dir) / "run" / "master.sock")), "status", timeout=5)
+        return ipc.call(ipc.sinful(str(local_dir / "run" / "master.sock")), "status", timeout=5)
     except HTCondorException:
-        raise click.ClickException(f"no pool is running at {local_dir}") from None
-    click.echo(f"pool at {local_dir}: running")
-    for name, info in daemons.items():
-        state = "running" if info["running"] else "down"
-        click.echo(f"  {name:<11} pid {info['pid']:<8} {state:<8} restarts {info['restarts']}"
-                   + _backing_off(info))
+        return None
+
+
+def master_line(local_dir: Path) -> list[str]:
+    try:
+        pid = (local_dir / "run" / "master.pid").read_text().strip()
+    except OSError:
+        return []
+    return [f"  {'master':<11} pid {pid}"]
+
+
+def _daemon_line(name: str, info: dict) -> str:
+    state = "running" if info["running"] else "down"
+    return (f"  {name:<11} pid {info['pid']!s:<8} {state:<8} restarts {info['restarts']}"
+            + _backing_off(info))
 
 
 def _backing_off(info: dict) -> str:
@@ -120,3 +64,79 @@ def _backing_off(info: dict) -> str:
         text += (f"; next start in {info['restart_in']:g} s"
                  f" (back-off after {failures} failure{'s' if failures != 1 else ''} in a row)")
     return text
+
+
+@pool.command()
+@local_dir_option
+@click.option("--dask-scheduler", "dask_scheduler", metavar="ADDR", default=None,
+              help="Also run jobs on the workers of the Dask scheduler at ADDR (tcp://host:8786).")
+def start(pool, dask_scheduler):
+    """Start a personal pool in LOCAL_DIR (returns once it is ready).
+
+    A pool already running there is left alone: the command says so and exits 1."""
+    from jobledger.daemons.master import pool_running_in
+    from jobledger.daemons.personal import PersonalPool
+    busy = pool_running_in(pool.local_dir)
+    if busy:
+        raise click.ClickException(busy)
+    if dask_scheduler:
+        from jobledger.daemons.dask_startd import scheduler_problem
+        problem = scheduler_problem(dask_scheduler)
+        if problem:
+            raise click.ClickException(problem)
+    try:
+        config = {"DASK_SCHEDULER_ADDRESS": dask_scheduler} if dask_scheduler else None
+        started = PersonalPool(local_dir=pool.local_dir, config=config).start().detach()
+    except HTCondorException as exc:
+        raise click.ClickException(str(exc)) from None
+    config_file = started.config_file.absolute()
+    click.echo(f"Pool started in {pool.local_dir}")
+    for line in master_line(pool.local_dir):
+        click.echo(line)
+    for name, info in (daemons_of(pool.local_dir) or {}).items():
+        click.echo(_daemon_line(name, info))
+    click.echo("Point HTCondor's tools (condor_q, condor_submit, ...) at it with:\n"
+               f"  export CONDOR_CONFIG={config_file}\n"
+               f"Stop it with: jobledger pool stop --local-dir {pool.local_dir}")
+
+
+@pool.command()
+@local_dir_option
+def stop(pool):
+    """Stop the personal pool in LOCAL_DIR (waits until every daemon is gone)."""
+    from jobledger.daemons.personal import PersonalPool
+    try:
+        running = PersonalPool.attach(pool.local_dir)
+    except Exception:
+        raise click.ClickException(f"no pool is running at {pool.local_dir}") from None
+    names = list(daemons_of(pool.local_dir) or {})
+    running.stop()
+    click.echo(f"Pool in {pool.local_dir} stopped" + (f" ({', '.join(names)})" if names else "")
+               + "; its journal stays there for jobledger history, replay and audit.")
+
+
+@pool.command()
+@local_dir_option
+@json_option("The pool's state and daemons as one JSON object.")
+def status(pool, as_json):
+    """The daemons of the pool in LOCAL_DIR, their pids and restarts.
+
+    Exit status 0 when the pool runs, 3 when it is stopped, 1 when there is none."""
+    daemons = daemons_of(pool.local_dir) if pool.running() else None
+    if daemons is None and not (pool.config.is_file() or pool.journal.is_file()):
+        raise click.ClickException(f"no pool at {pool.local_dir} (found by {pool.how}); "
+                                   f"start one with: jobledger pool start --local-dir {pool.local_dir}")
+    state = "running" if daemons is not None else "stopped"
+    if as_json:
+        echo_json({"local_dir": str(pool.local_dir), "config": str(pool.config), "state": state,
+                   "daemons": daemons or {}})
+    else:
+        click.echo(f"pool at {pool.local_dir}: {state}")
+        for line in master_line(pool.local_dir) if daemons is not None else []:
+            click.echo(line)
+        for name, info in (daemons or {}).items():
+            click.echo(_daemon_line(name, info))
+        if daemons is None:
+            click.echo(f"start it with: jobledger pool start --local-dir {pool.local_dir}")
+    if daemons is None:
+        click.get_current_context().exit(STOPPED_STATUS)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 import click
 
 from jobledger.cli.params import CONSTRAINT, check_job_id
-from jobledger.cli.pool import local_dir_option, schedd_of
+from jobledger.cli.output import ad_json, echo_json, json_option
+from jobledger.cli.readers import reader_of
+from jobledger.cli.where import local_dir_option
 
 STATUS_LETTER = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
 COLUMNS = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "RemoteWallClockTime", "Cmd",
@@ -26,11 +27,6 @@ def _run_time(ad) -> str:
     return f"{seconds // 86400}+{seconds % 86400 // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
-def _plain(ad) -> dict:
-    return {key: (value if isinstance(value, (int, float, str, bool, list)) or value is None
-                  else str(value)) for key, value in ((k, ad.eval(k)) for k in ad.keys())}
-
-
 @click.command()
 @local_dir_option
 @click.option("-constraint", "--constraint", "constraint", default=None, type=CONSTRAINT,
@@ -39,12 +35,13 @@ def _plain(ad) -> dict:
 @click.option("-af", "--af", "autoformat", is_flag=True,
               help="Print the attributes named as arguments, one job per line (condor_q -af).")
 @click.option("-long", "--long", "long_", is_flag=True, help="Whole job ads, condor_q -long style.")
-@click.option("-json", "--json", "as_json", is_flag=True, help="Job ads as a JSON list.")
+@json_option("Job ads as a JSON list.")
 @click.argument("jobs", nargs=-1)
-def q(local_dir, constraint, nobatch, autoformat, long_, as_json, jobs):
+def q(pool, constraint, nobatch, autoformat, long_, as_json, jobs):
     """Show the jobs in the queue (all of them, or JOBS: cluster or cluster.proc ids).
 
     With -af, the arguments are attribute names: ``jobledger q -af ClusterId JobStatus``.
+    On a stopped pool, the queue as its journal holds it.
     """
     names = []
     if autoformat:
@@ -59,7 +56,7 @@ def q(local_dir, constraint, nobatch, autoformat, long_, as_json, jobs):
             ids.append(f"(ClusterId == {cluster}" + (f" && ProcId == {proc})" if proc else ")"))
         parts.append("(" + " || ".join(ids) + ")")
     text = " && ".join(parts) or None
-    schedd = schedd_of(local_dir)
+    schedd = reader_of(pool)
     if autoformat:
         for ad in schedd.query(text, names):
             click.echo(" ".join(str(ad.eval(n)) if n in ad else "undefined" for n in names))
@@ -67,7 +64,7 @@ def q(local_dir, constraint, nobatch, autoformat, long_, as_json, jobs):
     if long_ or as_json:
         ads = schedd.query(text)
         if as_json:
-            click.echo(json.dumps([_plain(ad) for ad in ads], indent=1))
+            echo_json([ad_json(ad) for ad in ads])
         else:
             click.echo("\n\n".join(ad.printOld().rstrip("\n") for ad in ads))
         return

@@ -25,7 +25,7 @@ import click
 
 from jobledger.eventcore.errors import SubmitError
 from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
-from jobledger.cli.pool import local_dir_option as pool_local_dir_option
+from jobledger.cli.where import Pool, local_dir_option
 
 
 def load_description(path: str, appends: tuple[str, ...]):
@@ -55,12 +55,12 @@ def max_jobs_per_submission() -> int:
     return int(param.get("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION))
 
 
-def submit_to_pool(sub, queue: str | None, local_dir: str) -> str:
-    """Submit to the schedd of the pool in ``local_dir``; returns the line to print."""
+def submit_to_pool(sub, queue: str | None, pool: Pool) -> str:
+    """Submit to the schedd of ``pool``; returns the line to print."""
     import warnings
-    from jobledger.cli.pool import schedd_of
+    from jobledger.cli.readers import schedd_of
     from jobledger.eventcore.errors import HTCondorException
-    schedd = schedd_of(local_dir)
+    schedd = schedd_of(pool)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -80,14 +80,14 @@ def submit_to_pool(sub, queue: str | None, local_dir: str) -> str:
               help="A submit command added to the description (repeatable).")
 @click.option("--queue", default=None, help="Replace the queue statement (e.g. '3' or 'x in (a b)').")
 @click.option("--cluster", default=1, show_default=True, help="With --dry-run: the cluster id to show.")
-@pool_local_dir_option
+@local_dir_option
 def submit(file: str, dry_run: bool, as_json: bool, appends: tuple[str, ...], queue: str | None,
-           cluster: int, local_dir: str) -> None:
+           cluster: int, pool: Pool) -> None:
     """Submit the jobs of the submit description FILE (or print them with --dry-run)."""
     try:
         sub = load_description(file, appends)
         if not dry_run:
-            click.echo(submit_to_pool(sub, queue, local_dir))
+            click.echo(submit_to_pool(sub, queue, pool))
             return
         plan = sub.cluster(clusterid=cluster, queue=queue, owner=getpass.getuser(),
                            max_jobs=max_jobs_per_submission())

@@ -7,10 +7,13 @@ Where it reads (first that applies):
 
 - ``--log FILE`` (repeatable): those user logs (any HTCondor's);
 - ``--journal FILE``: a pool's journal, no user logs needed;
-- otherwise the local pool's schedd: one query finds the jobs' user logs
-  (``UserLog``/``Iwd``) and those are followed; if the jobs have no logs,
-  the pool's journal is followed when this machine can read it, else the
-  schedd is polled (at most once per ``--poll-interval`` seconds, default 60).
+- otherwise the pool every command finds (``--local-dir``, else LOCAL_DIR of
+  $CONDOR_CONFIG, else ~/.condor/personal; jobledger.cli.where): when it
+  runs, one query to its schedd finds the jobs' user logs (``UserLog``/``Iwd``)
+  and those are followed; if the jobs have no logs, the pool's journal is
+  followed when this machine can read it, else the schedd is polled (at most
+  once per ``--poll-interval`` seconds, default 60).  A stopped pool's journal
+  is read as it is.
 
 JOB is ``CLUSTER`` or ``CLUSTER.PROC``; only those jobs are shown.
 
@@ -20,7 +23,7 @@ other known attributes; odd things in the logs are counted on stderr) and
 exits; the table (one line per batch, with a
 progress bar) keeps updating until interrupted.  With ``--exit`` both
 follow the jobs until the condition holds (exit status 0) or ``--timeout``
-passes (exit status 2).
+passes (exit status 2).  Ctrl-C stops quietly with exit status 130.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import click
 from jobledger.eventcore.errors import HTCondorException, TrackerTimeout
 from jobledger.eventcore.ids import JobId
 from jobledger.cli.params import SECONDS, check_job_id
+from jobledger.cli.where import local_dir_value_option
 from jobledger.eventcore.status import JobStatus
 from jobledger.tracking import conditions
 from jobledger.tracking.journal import JournalTracker
@@ -100,36 +104,33 @@ def json_lines(states) -> str:
     return "\n".join(out)
 
 
-def make_tracker(logs, journal, jobs, poll_interval):
+def make_tracker(logs, journal, jobs, poll_interval, local_dir=None):
     if logs:
         return UserLogTracker(logs, interval=0.5)
     if journal:
         return JournalTracker(journal, interval=0.5)
     import jobledger
+    from jobledger.cli.where import find_pool
+    pool = find_pool(local_dir)
+    readable = os.access(pool.journal, os.R_OK)
+    if not pool.running():
+        if not readable:
+            raise click.ClickException(f"no pool at {pool.local_dir} (found by {pool.how}): "
+                                       "give --local-dir, --log or --journal")
+        return JournalTracker(str(pool.journal), interval=0.5)
+    pool.use()
     try:
         schedd = jobledger.Schedd()
         constraint = constraint_of(jobs)
         found = logs_of_jobs(schedd, constraint)
     except HTCondorException as exc:
-        raise click.ClickException(f"cannot reach the local pool's schedd: {exc} "
+        raise click.ClickException(f"cannot reach the schedd of the pool at {pool.local_dir}: {exc} "
                                    "(give --log or --journal to watch without a pool)")
     if found:
         return UserLogTracker(found, interval=0.5)
-    local = journal_of_local_pool()
-    if local is not None:
-        return JournalTracker(local, interval=0.5)
+    if readable:
+        return JournalTracker(str(pool.journal), interval=0.5)
     return PollTracker(schedd, constraint, min_interval=poll_interval)
-
-
-def journal_of_local_pool() -> str | None:
-    """The local pool's journal when this machine can read it (no need to poll then)."""
-    import jobledger
-    try:
-        local_dir = jobledger.param["LOCAL_DIR"]
-    except (KeyError, HTCondorException):
-        return None
-    path = os.path.join(local_dir, "journal.sqlite")
-    return path if os.access(path, os.R_OK) else None
 
 
 def drain(tracker) -> None:
@@ -152,13 +153,14 @@ def drain(tracker) -> None:
               help="Seconds between schedd queries when polling.")
 @click.option("--refresh", type=SECONDS, default=1.0, show_default=True,
               help="Seconds between table redraws.")
-def command(jobs, logs, journal, exit_when, as_json, timeout, poll_interval, refresh):
+@local_dir_value_option
+def command(jobs, logs, journal, exit_when, as_json, timeout, poll_interval, refresh, local_dir):
     """Follow jobs live; a table per batch, or their states as JSON."""
     wanted = parse_jobs(jobs)
     missing = [log for log in logs if not os.path.exists(log)]
     if missing and exit_when is None and as_json:     # reading once: a missing log is a typo
         raise click.ClickException(f"no such user log: {missing[0]}")
-    tracker = make_tracker(list(logs), journal, wanted, poll_interval)
+    tracker = make_tracker(list(logs), journal, wanted, poll_interval, local_dir)
     if as_json and exit_when is None:
         with tracker:
             drain(tracker)
@@ -175,31 +177,29 @@ def command(jobs, logs, journal, exit_when, as_json, timeout, poll_interval, ref
 
 
 def follow(tracker, condition, wanted, timeout, refresh, show_table) -> bool:
-    """Run the tracker until ``condition`` or ``timeout``; redraw the table meanwhile."""
+    """Run the tracker until ``condition`` or ``timeout``; redraw the table meanwhile.
+    Ctrl-C leaves through here (the tracker closed) for the group to end quietly."""
     shown = None
     tty = sys.stdout.isatty()
     waited = 0.0
-    try:
-        with tracker:
-            tracker.start()
-            while True:
-                step = refresh if timeout is None else max(min(refresh, timeout - waited), 0)
-                try:
-                    tracker.wait_until(condition, timeout=step)
-                    met = True
-                except TrackerTimeout:
-                    met = False
-                    waited += step
-                if show_table:
-                    table = render(selected(tracker.snapshot(), wanted), tracker.anomalies)
-                    if table != shown:
-                        if tty and shown is not None:
-                            click.echo(f"\x1b[{shown.count(chr(10)) + 1}F\x1b[J", nl=False)
-                        click.echo(table)
-                        shown = table
-                if met:
-                    return True
-                if timeout is not None and waited >= timeout:
-                    return False
-    except KeyboardInterrupt:
-        return False
+    with tracker:
+        tracker.start()
+        while True:
+            step = refresh if timeout is None else max(min(refresh, timeout - waited), 0)
+            try:
+                tracker.wait_until(condition, timeout=step)
+                met = True
+            except TrackerTimeout:
+                met = False
+                waited += step
+            if show_table:
+                table = render(selected(tracker.snapshot(), wanted), tracker.anomalies)
+                if table != shown:
+                    if tty and shown is not None:
+                        click.echo(f"\x1b[{shown.count(chr(10)) + 1}F\x1b[J", nl=False)
+                    click.echo(table)
+                    shown = table
+            if met:
+                return True
+            if timeout is not None and waited >= timeout:
+                return False

@@ -71,7 +71,7 @@ def parse(argv: list[str], prog: str, action: JobAction) -> Request:
         if not args.is_flag():
             _job_arg(req, arg)
         elif args.flag("constraint", 1):
-            req.constraints.append(args.value())
+            req.constraints.append(args.constraint())
             req.kinds.append("constraint")
         elif args.flag("held", 3) or args.flag("hold", 3):
             req.held = True

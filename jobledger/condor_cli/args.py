@@ -19,7 +19,6 @@ condor_config_val on stderr with exit status 1.  Each ``entry`` says which.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 
@@ -89,6 +88,16 @@ class Args:
         self.index += 1
         return self.argv[self.index]
 
+    def constraint(self) -> str:
+        """The ClassAd expression after ``-constraint``, checked before any daemon is asked:
+        every command says a bad one the same way (``constraint_problem``), exit status 1."""
+        text = self.value("a constraint expression")
+        problem = constraint_problem(text)
+        if problem:
+            shown = text if len(text) <= 80 else text[:80] + "..."
+            raise Failed(f"Error: {self.prog}: invalid constraint ({shown}): {problem}")
+        return text
+
     def int_value(self) -> int:
         flag = self.current
         text = self.value()
@@ -110,6 +119,21 @@ class Args:
 
     def unknown(self) -> Usage:
         return Usage(f"{self.prog}: unknown argument {self.current}")
+
+
+def constraint_problem(text: str) -> str | None:
+    """Why ``text`` is not a ClassAd expression (the parser's words and column), or None."""
+    from jobledger.eventcore.classad import parse_expr
+    from jobledger.eventcore.errors import ClassAdError
+    try:
+        parse_expr(text)
+    except ClassAdError as exc:
+        message = " ".join(str(getattr(exc, "message", exc)).split())
+        column = getattr(exc, "column", None)
+        return f"{message[:200]}" + (f" at column {column}" if column else "")
+    except RecursionError:
+        return "nested too deeply"
+    return None
 
 
 def entry(prog: str, run: Callable[[list[str]], int | None], usage_text: str,
@@ -135,7 +159,8 @@ def entry(prog: str, run: Callable[[list[str]], int | None], usage_text: str,
                 print(usage_text, end="", file=sys.stderr)
             status = exc.status
         except BrokenPipeError:
-            status = 0
+            from jobledger.cli.output import quiet_pipe_exit
+            quiet_pipe_exit()
         except Failed as exc:
             if exc.message:
                 print(exc.message, file=sys.stderr)
@@ -148,7 +173,8 @@ def entry(prog: str, run: Callable[[list[str]], int | None], usage_text: str,
         try:
             sys.stdout.flush()
         except BrokenPipeError:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            from jobledger.cli.output import quiet_pipe_exit
+            quiet_pipe_exit(status)
         sys.exit(status)
 
     main.prog = prog

@@ -3,7 +3,9 @@
 Takes condor_q's restrictions (ids, owners, ``-constraint``) and output
 options (``-af``, ``-format``, ``-long``, ``-json``, ``-xml``,
 ``-attributes``), plus ``-limit``/``-match`` N and ``-since`` (a job id or an
-expression: stop at the first job it names or matches).
+expression: stop at the first job it names or matches).  As HTCondor's reads
+its history file without a schedd, a stopped pool's history is read from its
+journal.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def run(argv: list[str]) -> int:
                 raise Usage(f"Error: Argument ({arg}) must be a jobid or user", show_usage=False)
             picks.append(pool.id_clause(*parsed) if parsed else pool.owner_clause(arg))
         elif args.flag("constraint", 2):
-            constraints.append(args.value())
+            constraints.append(args.constraint())
         elif args.flag("limit", 3) or args.flag("match", 1):
             limit = args.int_value()
         elif args.flag("since", 3):
@@ -79,11 +81,15 @@ def run(argv: list[str]) -> int:
         else:
             raise Usage(f"Error: unrecognized argument {arg}")
     constraint = pool.join_all([pool.join_any(picks), *constraints])
+    projection = output.projection(table.ATTRS_DEFAULT)
+    stopped = pool.stopped_pool() if name is None and history_file is None else None
     if history_file is not None:
         ads = from_file(history_file, constraint, limit, _since(since))
+    elif stopped is not None:       # HTCondor's condor_history reads the file, no daemon needed
+        from jobledger.cli.readers import JournalReader
+        ads = JournalReader(stopped).history(constraint, projection, limit, _since(since))
     else:
-        ads = pool.schedd(name).history(constraint, output.projection(table.ATTRS_DEFAULT), limit,
-                                        _since(since))
+        ads = pool.schedd(name).history(constraint, projection, limit, _since(since))
     out = sys.stdout
     if not output.write(out, ads):
         out.write(table.heading_line(HISTORY_DEFAULT))

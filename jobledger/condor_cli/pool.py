@@ -2,7 +2,10 @@
 
 ``$CONDOR_CONFIG`` names the configuration (and through ``COLLECTOR_HOST``
 the collector that locates the schedd); without it, the personal pool the
-``jobledger`` CLI uses by default (``~/.condor/personal``) when one is there.
+``jobledger`` CLI uses by default (``~/.condor/personal``) when one is there:
+the rule every command follows (jobledger.cli.where).  ``stopped_pool`` is
+that pool when no master runs it, for the tools HTCondor lets read files
+rather than a daemon (condor_history reads the journal's history then).
 Job ids and owner names on a command line become one constraint here.
 """
 
@@ -15,7 +18,7 @@ from pathlib import Path
 from jobledger.daemons.config_files import reload_config
 from jobledger.eventcore.classad import quote
 from jobledger.eventcore.enums import DaemonType
-from jobledger.eventcore.errors import HTCondorException
+from jobledger.eventcore.errors import HTCondorException, JobledgerError
 
 from jobledger.condor_cli.args import Failed
 
@@ -25,11 +28,23 @@ _PROC_ID = re.compile(r"^(\d+)(?:\.(\d+))?$")
 def load_config() -> None:
     """Point ``param`` at $CONDOR_CONFIG, else at the default personal pool."""
     if not os.environ.get("CONDOR_CONFIG"):
-        from jobledger.cli.pool import DEFAULT_DIR
-        default = DEFAULT_DIR / "condor_config"
+        from jobledger.cli.where import find_pool
+        default = find_pool().config
         if default.is_file():
             os.environ["CONDOR_CONFIG"] = str(default)
     reload_config()
+
+
+def stopped_pool():
+    """The pool the rule finds when it has a journal and no master runs it, else None."""
+    from jobledger.cli.where import find_pool
+    try:
+        found = find_pool()
+    except JobledgerError:
+        return None
+    if found.journal.is_file() and not found.running():
+        return found
+    return None
 
 
 def collector():

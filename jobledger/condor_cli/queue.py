@@ -78,7 +78,7 @@ def parse(argv: list[str], prog: str = PROG) -> Options:
         if not args.is_flag():
             _restriction(opts, arg)
         elif args.flag("constraint", 2):
-            opts.constraints.append(args.value())
+            opts.constraints.append(args.constraint())
         elif opts.output.take(args):
             pass
         elif args.flag("totals", 3):

@@ -154,7 +154,7 @@ def run(argv: list[str]) -> int:
         elif any(args.flag(word, 2) for word in TYPES):
             kind = next(TYPES[word] for word in TYPES if args.flag(word, 2))
         elif args.flag("constraint", 3):
-            constraints.append(args.value())
+            constraints.append(args.constraint())
         elif output.take(args):
             pass
         elif args.flag("total", 2):

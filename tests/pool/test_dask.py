@@ -335,7 +335,7 @@ def test_cli_pool_start_with_a_dask_scheduler(cluster, tmp_path):
     try:
         started = subprocess.run(cli + ["start", *where, "--dask-scheduler", cluster["address"]],
                                  env=env, capture_output=True, text=True, timeout=120)
-        assert started.returncode == 0 and "READY" in started.stdout, started.stderr
+        assert started.returncode == 0 and "Pool started in" in started.stdout, started.stderr
         status = subprocess.run(cli + ["status", *where], env=env, capture_output=True, text=True)
         assert "dask_startd" in status.stdout and "startd" in status.stdout.replace("dask_startd", "")
         log = tmp_path / "clipool" / "log" / "DaskStartLog"

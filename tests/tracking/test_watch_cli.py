@@ -138,3 +138,33 @@ def test_anomalies_are_reported_on_stderr(tmp_path):
 def test_missing_log_is_an_error_when_reading_once(tmp_path):
     result = CliRunner().invoke(main, ["watch", "--log", str(tmp_path / "nope.log"), "--json"])
     assert result.exit_code == 1 and "no such user log" in result.output and "nope.log" in result.output
+
+
+def test_ctrl_c_while_waiting_for_exit_leaves_quietly_with_130(tmp_path):
+    """Ctrl-C during ``watch --exit all-done`` (a job that never ends): nothing on stderr,
+    exit status 130 -- not a timeout's message and status 2."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    path = tmp_path / "idle.log"
+    path.write_bytes(text(0, 7, 0, T0))              # submitted, never run
+    # the child must not inherit an ignored SIGINT (a suite run in the background has it)
+    ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        child = subprocess.Popen([sys.executable, "-m", "jobledger", "watch", "--log", str(path),
+                                  "--exit", "all-done"], cwd=tmp_path, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, ignored)
+    try:
+        header = child.stdout.readline()        # the table is up: the watch is following
+        assert header.split()[:2] == ["BATCH", "IDLE"], header
+        os.kill(child.pid, signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert (child.returncode, err) == (130, ""), (child.returncode, err)
+    assert "did not happen" not in out

@@ -87,4 +87,4 @@ def test_follow_prints_events_as_they_are_written(tmp_path):
         child.wait(timeout=60)      # a hang guard: the exit takes ~60 ms of CPU
         child.stdout.close()
     assert (first["proc"], second["proc"]) == (0, 1)
-    assert child.returncode == 0
+    assert child.returncode == 130          # Ctrl-C, quietly, as every jobledger command
