@@ -21,7 +21,7 @@ import tempfile
 
 import click
 
-from jobledger.eventcore.errors import HTCondorException, JobledgerError
+from jobledger.eventcore.errors import JobledgerError
 from jobledger.cli.params import POSITION
 
 __all__ = ["command"]
@@ -30,16 +30,12 @@ __all__ = ["command"]
 def _journal_path(local_dir: str | None, journal: str | None) -> str:
     if journal:
         return journal
-    if local_dir is None:
-        import jobledger
-        try:
-            local_dir = jobledger.param["LOCAL_DIR"]
-        except (KeyError, HTCondorException):
-            raise click.UsageError("no pool found: give --local-dir, --journal or --log") from None
-    path = os.path.join(local_dir, "journal.sqlite")
-    if not os.path.exists(path):
-        raise click.ClickException(f"no journal in {local_dir} (journal.sqlite is missing)")
-    return path
+    from jobledger.cli.where import find_pool
+    pool = find_pool(local_dir)          # the rule every command follows
+    if not pool.journal.exists():
+        raise click.ClickException(f"no journal in {pool.local_dir} ({pool.journal.name} is missing; "
+                                   f"found by {pool.how}): give --local-dir, --journal or --log")
+    return str(pool.journal)
 
 
 def _need_web():
@@ -53,7 +49,7 @@ def _need_web():
 
 @click.command("web")
 @click.option("--local-dir", "local_dir", type=click.Path(file_okay=False, path_type=str),
-              help="The pool's local directory (default: the local pool's LOCAL_DIR).")
+              help="The pool's LOCAL_DIR (default: LOCAL_DIR of $CONDOR_CONFIG, else ~/.condor/personal).")
 @click.option("--journal", type=click.Path(dir_okay=False, exists=True, path_type=str),
               help="A journal file (journal.sqlite) to picture.")
 @click.option("--log", "logs", multiple=True, type=click.Path(dir_okay=False, exists=True, path_type=str),
