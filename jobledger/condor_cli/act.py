@@ -16,11 +16,13 @@ from jobledger.condor_cli import pool
 from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
 
 PAST = {JobAction.Remove: "marked for removal", JobAction.RemoveX: "removed locally (remote state unknown)",
-        JobAction.Hold: "held", JobAction.Release: "released"}
+        JobAction.Hold: "held", JobAction.Release: "released", JobAction.Vacate: "vacated",
+        JobAction.VacateFast: "fast-vacated"}
 PRESENT = {JobAction.Remove: "remove", JobAction.RemoveX: "remove", JobAction.Hold: "hold",
-           JobAction.Release: "release"}
+           JobAction.Release: "release", JobAction.Vacate: "vacate", JobAction.VacateFast: "fast-vacate"}
 BAD_STATUS = {JobAction.Release: "not held to be released",
-              JobAction.RemoveX: "not in `X' state to be forcibly removed"}
+              JobAction.RemoveX: "not in `X' state to be forcibly removed",
+              JobAction.Vacate: "not running to be vacated", JobAction.VacateFast: "not running to be vacated"}
 ALREADY = {JobAction.Hold: "already held", JobAction.Remove: "already marked for removal",
            JobAction.RemoveX: "already marked for forced removal"}
 
@@ -221,6 +223,8 @@ def _already(action: JobAction, status) -> bool:
 
 
 def _eligible(action: JobAction, status) -> bool:
+    if action in (JobAction.Vacate, JobAction.VacateFast):
+        return status in (2, 6)          # running or transferring output
     return status == 5 if action is JobAction.Release else status == 3
 
 

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -136,6 +137,7 @@ def main(argv=None) -> int:
     ap.add_argument("files", nargs="*", help="run only these files (default: all of scope.txt)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per file")
     ap.add_argument("--out", type=Path, default=HERE / "PASSLIST.md")
+    ap.add_argument("--jobs", type=int, default=1, help="files run at once (each starts its own pools)")
     args = ap.parse_args(argv)
     tests_dir = args.src / "src" / "condor_tests"
     if not (tests_dir / "ornithology").is_dir():
@@ -145,13 +147,15 @@ def main(argv=None) -> int:
     if args.files:
         names = {Path(f).name for f in args.files}
         wanted = [(s, f) for s, f in wanted if f in names]
-    results = []
     with tempfile.TemporaryDirectory(prefix="upstream-tests-") as tmp:
-        for section, name in wanted:
+        def one(item):
+            section, name = item
             c = run_file(tests_dir, name, args.timeout, Path(tmp))
-            results.append((section, name, c))
             print(f"{'pass' if whole(c) else 'FAIL'} {name}: {c['passed']} passed, {c['failed']} failed, "
                   f"{c['errors']} errors {c['reason']}", flush=True)
+            return section, name, c
+        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            results = list(pool.map(one, wanted))
     if not args.files:
         args.out.write_text(render(checkout_commit(args.src), results) + "\n")
         print(f"wrote {args.out}")

@@ -14,8 +14,8 @@ ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(run.ALIAS), str(run.ROOT)
 
 def test_the_aliases_import_jobledger_modules_under_htcondors_names():
     code = ("import htcondor2, classad2, htcondor, classad, htcondor2._schedd as s, jobledger, jobledger._schedd;"
-            "import jobledger.classad as c;"
-            "assert htcondor2 is jobledger and htcondor is jobledger and classad2 is c and classad is c;"
+            "import jobledger.classad as c, jobledger.v1 as v1, jobledger.v1.classad as c1;"
+            "assert htcondor2 is jobledger and htcondor is v1 and classad2 is c and classad is c1;"
             "assert s is jobledger._schedd and jobledger.__spec__.name == 'jobledger';"
             "print(s.job_spec_hack.__module__)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)

@@ -1,8 +1,9 @@
 """Import aliases for HTCondor's own test suite run against jobledger.
 
-With this directory first on PYTHONPATH, ``htcondor2``/``htcondor`` and every module
-under them import as ``jobledger`` (``htcondor2.X`` as ``jobledger.X``), and
-``classad2``/``classad`` as ``jobledger.classad``.  Nothing else changes: the programs
+With this directory first on PYTHONPATH, ``htcondor2`` and every module under it
+import as ``jobledger`` (``htcondor2.X`` as ``jobledger.X``), ``classad2`` as
+``jobledger.classad``, and v1's ``htcondor``/``classad`` as ``jobledger.v1`` and
+``jobledger.v1.classad``.  Nothing else changes: the programs
 and tests importing them run unchanged.  Used by ``make upstream-tests`` only.
 """
 
@@ -11,8 +12,8 @@ import importlib.abc
 import importlib.util
 import sys
 
-_ROOTS = {"htcondor2": "jobledger", "htcondor": "jobledger",
-          "classad2": "jobledger.classad", "classad": "jobledger.classad"}
+_ROOTS = {"htcondor2": "jobledger", "htcondor": "jobledger.v1",
+          "classad2": "jobledger.classad", "classad": "jobledger.v1.classad"}
 
 
 class _AliasLoader(importlib.abc.Loader):
