@@ -144,12 +144,41 @@ class SubmitResult:
                 f"num_procs={self._num}, clusterad={self._ad!r})")
 
 
+def local_location(subsystem: str) -> ClassAd | None:
+    """The location ad of this machine's daemon ``subsystem`` from its address file
+    (``SCHEDD_ADDRESS_FILE``, ...), where HTCondor's tools find a local daemon without a
+    collector: None when the file is missing or names no socket that is there."""
+    path = param.get(f"{subsystem.upper()}_ADDRESS_FILE")
+    if not path:
+        return None
+    try:
+        lines = open(path, encoding="utf-8").read(4096).splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not lines:
+        return None
+    address = lines[0].strip()
+    try:
+        if not os.path.exists(ipc.socket_path(address)):
+            return None
+    except HTCondorException:
+        return None
+    found = re.search(r"\$CondorVersion: (.*?) ?\$", "\n".join(lines[1:]))
+    return ClassAd({"MyAddress": address, "CondorVersion": f"$CondorVersion: {found.group(1)} $" if found
+                    else version(), "MyType": "Scheduler" if subsystem.upper() == "SCHEDD" else "DaemonMaster"})
+
+
 class Schedd:
     """A schedd of the pool (htcondor2.Schedd)."""
 
     def __init__(self, location: ClassAd | None = None):
         if location is None:
-            location = Collector().locate(DaemonType.Schedd)
+            try:
+                location = Collector().locate(DaemonType.Schedd)
+            except HTCondorException:     # no collector to ask (DAEMON_LIST without one)
+                location = local_location("SCHEDD")
+                if location is None:
+                    raise
         elif not isinstance(location, ClassAd):
             raise TypeError("location must be a ClassAd")
         self._address = location["MyAddress"]

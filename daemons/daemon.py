@@ -278,14 +278,14 @@ class Daemon:
 
     def _write_address_file(self) -> None:
         """``<NAME>_ADDRESS_FILE`` (STARTD_ADDRESS_FILE, ...), where HTCondor's tools find a
-        daemon: its address on one line, written whole (a temporary file renamed)."""
+        daemon: its address, CondorVersion and CondorPlatform lines, written whole (a temporary file renamed)."""
         path = self.config(f"{self.name.upper()}_ADDRESS_FILE", "")
         if not path:
             return
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         temp = target.with_name(target.name + ".new")
-        temp.write_text(self.address_of(self.name) + "\n")
+        temp.write_text(f"{self.address_of(self.name)}\n{VERSION}\n{PLATFORM}\n")   # HTCondor's three lines
         os.replace(temp, target)
 
     def started(self) -> None:

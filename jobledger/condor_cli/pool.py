@@ -58,6 +58,10 @@ def schedd_ad(name: str | None = None):
     try:
         ad = collector().locate(DaemonType.Schedd, name)
     except HTCondorException as exc:
+        from jobledger.daemons.clients import local_location
+        found = local_location("SCHEDD") if name is None else None   # a pool without a collector
+        if found is not None:
+            return found
         where = f"schedd {name}" if name else "local schedd"
         raise Failed(f"ERROR: Can't find address of {where} ({_why(exc)})") from None
     if ad is None:

@@ -34,8 +34,7 @@ def who_ad(text: str) -> dict:
     return dict(line.split(" = ", 1) for line in text.splitlines())
 
 
-@pytest.fixture
-def master(tmp_path):
+def start_master(tmp_path, daemons: str, extra: str = ""):
     local = tmp_path / "condor"
     for sub in ("execute", "lock", "log", "run", "spool"):
         (local / sub).mkdir(parents=True)
@@ -43,25 +42,59 @@ def master(tmp_path):
     written = tool(None, "condor_config_val", "-write:up", str(config))   # the base configuration
     assert written.returncode == 0, written.stderr
     with config.open("a") as f:
-        f.write("\nDAEMON_LIST = MASTER COLLECTOR NEGOTIATOR STARTD SCHEDD\n"
+        f.write(f"\nDAEMON_LIST = {daemons}\n{extra}"
                 f"LOCAL_DIR = {local}\nRUN = $(LOCAL_DIR)/run\nLOCK = $(LOCAL_DIR)/lock\n"
                 "COLLECTOR_HOST = $(CONDOR_HOST):0\nUPDATE_INTERVAL = 2\nNEGOTIATOR_INTERVAL = 2\n"
-                "MASTER_BACKOFF_CONSTANT = 1\nNUM_CPUS = 1\n"
-                "STARTD_ADDRESS_FILE = $(LOG)/.startd_address\n"
-                "SCHEDD_LOG = $(LOG)/SchedLog.custom\n")
+                "MASTER_BACKOFF_CONSTANT = 1\nNUM_CPUS = 1\n")
     proc = subprocess.Popen([str(BIN / "condor_master"), "-f"], env=dict(os.environ, CONDOR_CONFIG=str(config)),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return config, local, proc
+
+
+def stop_master(local, proc):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    wait_until(lambda: not pool_processes(local), 30, what="the pool's processes to exit")
+
+
+@pytest.fixture
+def master(tmp_path):
+    config, local, proc = start_master(
+        tmp_path, "MASTER COLLECTOR NEGOTIATOR STARTD SCHEDD",
+        "STARTD_ADDRESS_FILE = $(LOG)/.startd_address\nSCHEDD_LOG = $(LOG)/SchedLog.custom\n")
     try:
         yield config, local, proc
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        wait_until(lambda: not pool_processes(local), 30, what="the pool's processes to exit")
+        stop_master(local, proc)
+
+
+def test_a_pool_without_a_collector_finds_its_schedd_through_the_address_file(tmp_path):
+    """DAEMON_LIST = MASTER SCHEDD: no collector to ask; the schedd is found, as HTCondor's
+    tools find it, through SCHEDD_ADDRESS_FILE (its address, version and platform lines)."""
+    config, local, proc = start_master(tmp_path, "SCHEDD MASTER")
+    try:
+        done = tool(config, "condor_who", "-wait:90", "IsReady")
+        assert done.returncode == 0, (done.stdout, done.stderr)
+        assert "STARTD" not in who_ad(done.stdout) and "COLLECTOR" not in who_ad(done.stdout)
+        lines = (local / "spool" / ".schedd_address").read_text().splitlines()
+        assert "schedd.sock" in lines[0] and lines[1].startswith("$CondorVersion: ")
+        assert lines[2].startswith("$CondorPlatform: ")
+        sub = tmp_path / "job.sub"
+        sub.write_text("executable = /bin/true\nuniverse = scheduler\nqueue\n")
+        submitted = tool(config, "condor_submit", str(sub))
+        assert submitted.returncode == 0 and "submitted to cluster 1." in submitted.stdout, submitted.stderr
+        code = ("import jobledger; s = jobledger.Schedd(); "
+                "print(len(s.query('true', ['ClusterId'])) + len(s.history('true', ['ClusterId'])))")
+        env = dict(os.environ, CONDOR_CONFIG=str(config))
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+        assert out.returncode == 0 and int(out.stdout) >= 1, out.stderr
+    finally:
+        stop_master(local, proc)
 
 
 def test_master_in_the_foreground_who_restart_and_off(master):
