@@ -119,6 +119,8 @@ def _audit(local_dir: Path, path: Path, tz, user_log_format, event_log_format) -
         conn.snapshot()                # one snapshot for every read below
         findings, notes, rows = [], [], []
         verdict = verify(conn, local_dir, keep=rows)
+        if not conn.exists():
+            return _no_tables(local_dir, path, conn, verdict)
         jobs = {r.position: f"{r.cluster}.{r.proc}" for r in rows}
         for fault in verdict.faults:
             findings.append(Finding(fault.kind, fault.message, fault.position,
@@ -140,6 +142,19 @@ def _audit(local_dir: Path, path: Path, tz, user_log_format, event_log_format) -
         return Report(findings, notes, counts)
     finally:
         conn.close()
+
+
+def _no_tables(local_dir: Path, path: Path, conn, verdict) -> Report:
+    """A database file with no journal table: nothing to compare; say what is missing."""
+    findings = [Finding(f.kind, f.message, f.position, None, str(path)) for f in verdict.faults]
+    findings += [Finding(f.kind, f.message) for f in log_faults(
+        written_logs(local_dir, conn), lambda: known_cluster(None, verdict.mark))]
+    notes = []
+    if findings:
+        notes.append(f"{path} has no journal table (nor queue, history or log tables): every "
+                     "record and view was in the lost journal.sqlite-wal. "
+                     + RECOVERY.format(local_dir=local_dir))
+    return Report(findings, notes, {"records": 0, "events": 0, "jobs": 0})
 
 
 def _known_now(local_dir: Path, path: Path) -> int:

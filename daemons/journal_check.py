@@ -83,7 +83,7 @@ def verify(conn: Reader, local_dir=None, keep: list | None = None) -> Verdict:
     # The mark first: read after the journal, it could be ahead of a live pool's snapshot.
     mark = HighWater(local_dir).read() if local_dir is not None else None
     faults: list = []
-    rows = read_rows(conn, faults)
+    rows = read_rows(conn, faults) if conn.exists() else iter(())   # no table: no rows, no damage
     if keep is not None:
         rows = _kept(rows, keep)
     head, checksum, count = _chain(rows, faults)
@@ -145,6 +145,12 @@ def evidence_faults(conn, mark: Mark | None, head: int, local_dir) -> list:
     if mark is None or mark.position == 0:
         return []
     where = Path(local_dir) / "spool" / "journal.hwm"
+    if head == 0 and conn is not None and not conn.exists():
+        return [Fault("evidence", f"{conn.file_name() or 'journal.sqlite'} holds no journal at "
+                      f"all, not even its tables (a young pool keeps them in journal.sqlite-wal "
+                      f"until its first checkpoint), but {where} records that positions up to "
+                      f"{mark.position} were committed: records 1..{mark.position} are missing "
+                      "(a deleted or damaged journal.sqlite-wal)", 1)]
     if head < mark.position:
         return [Fault("evidence", f"the journal ends at position {head}, but {where} records "
                       f"that positions up to {mark.position} were committed: records "

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sqlite3
+import sys
 import threading
 
 import pytest
@@ -81,6 +82,53 @@ def test_a_pool_whose_wal_lost_its_tail_refuses_to_start_and_reruns_nothing(tmp_
         stop_and_check(third)
     wal = local / f"{DB_NAME}-wal"                # a clean stop checkpoints the WAL
     assert not wal.exists() or wal.stat().st_size == 0
+
+
+def test_a_young_pool_that_lost_its_whole_wal_is_recovered_by_accept_loss(tmp_path):
+    """A young pool's journal.sqlite holds not even the tables (SQLite checkpoints the WAL
+    into it later): without journal.sqlite-wal the start is refused, audit says what is
+    missing and the way out (not "no such table"), and accept-loss lets it start again
+    with cluster ids after those its logs show."""
+    local, log = tmp_path / "pool", tmp_path / "jobs.log"
+    pool = PersonalPool(local_dir=local).start()
+    job = ClassAd({"Cmd": "/bin/true", "Iwd": str(tmp_path), "UserLog": str(log)})
+    cluster = pool.schedd.submit(job, 3)
+    wait_until(lambda: _terminated(log) == 3, 60, what="3 jobs to finish")
+    os.killpg(pool._master_pid, signal.SIGKILL)          # no clean stop: nothing checkpointed
+    wait_until(lambda: not pool_processes(local), 15, what="the pool's processes to die")
+    pool._master.wait()
+    pool._config_setter.unset()
+    for suffix in ("-wal", "-shm"):
+        (local / f"{DB_NAME}{suffix}").unlink()
+    conn = sqlite3.connect(f"file:{local / DB_NAME}?mode=ro", uri=True)
+    try:       # the case under test: the main file never got the tables
+        assert conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+    finally:
+        conn.close()
+
+    again = PersonalPool(local_dir=local)
+    with pytest.raises(HTCondorException) as info:
+        again.start()
+    again._config_setter.unset()
+    assert "holds no journal at all" in str(info.value) and "accept-loss" in str(info.value)
+    assert "no such table" not in str(info.value)
+    done = subprocess.run([sys.executable, "-m", "jobledger", "audit", "--local-dir", str(local)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "no such table" not in done.stdout + done.stderr
+    assert "records 1.." in done.stdout and "journal.sqlite-wal" in done.stdout, done.stdout
+    assert f"journal accept-loss --local-dir {local}" in done.stdout
+
+    done = subprocess.run([sys.executable, "-m", "jobledger", "journal", "accept-loss",
+                           "--local-dir", str(local)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"new clusters start after {cluster}" in done.stdout, done.stdout
+    third = PersonalPool(local_dir=local).start()
+    try:
+        assert third.schedd.submit(ClassAd({"Cmd": "/bin/true", "Iwd": str(tmp_path)}), 1) > cluster
+    finally:
+        stop_and_check(third)
+    assert audit(local).ok
 
 
 def test_audit_of_a_running_pool_gives_one_verdict(pool, tmp_path):
