@@ -278,7 +278,7 @@ def qedit(argv: list[str]) -> int:
         if rest or not args.is_flag():
             rest.append(arg)
         elif args.flag("constraint", 1):
-            constraint = args.value()
+            constraint = args.constraint()
         elif args.flag("name", 1):
             name = args.value()
         elif args.flag("debug", 1) or args.flag("long", 1):

@@ -250,8 +250,9 @@ def test_a_bad_constraint_reads_the_same_in_every_command(pool, tmp_path):
     env = user_env(tmp_path, CONDOR_CONFIG=str(pool.local_dir / "condor_config"))
     reason = "expected an expression, found end of text at column 13"
     for tool in ("condor_q", "condor_status", "condor_rm", "condor_hold", "condor_release",
-                 "condor_history"):
-        done = run([tool, "-constraint", "JobStatus =="], tmp_path, env, ok=False)
+                 "condor_history", "condor_qedit"):
+        edit = ["OnExitRemove", "FALSE"] if tool == "condor_qedit" else []
+        done = run([tool, "-constraint", "JobStatus ==", *edit], tmp_path, env, ok=False)
         assert (done.returncode, done.stdout) == (1, ""), (tool, done)
         assert done.stderr == f"Error: {tool}: invalid constraint (JobStatus ==): {reason}\n", done.stderr
     for command in ("q", "history", "rm"):
