@@ -7,8 +7,10 @@ journal append; if no job succeeded nothing is appended, but the result ad
 is still returned.  The append names the state each job was decided on
 (``Assumed``): a job whose run started meanwhile (its EXECUTE is appended
 outside the lock actions hold) makes the store refuse it, and the action
-decides again on what the queue holds now, killing the run it then sees.  After the commit the running instances are told
-(kill, vacate, suspend, continue) through the startd.
+decides again on what the queue holds now, killing the run it then sees.  What
+an action does to a job in each status is ``eventcore.decide.actions``.  After
+the commit the running instances are told (kill, vacate, suspend, continue)
+through the startd.
 """
 
 from __future__ import annotations
@@ -16,37 +18,20 @@ from __future__ import annotations
 import re
 import time
 
-from jobledger.daemons import adwire, spool
-from jobledger.daemons.schedd_records import RUN_ATTRS, event, starter_job
-from jobledger.eventcore import interleave
+from jobledger.daemons import spool
+from jobledger.eventcore import adwire, interleave
 from jobledger.eventcore.attrnames import attr_name
+from jobledger.eventcore.decide.actions import (
+    ACTION_NAMES, BUCKETS, STATE_FILTER, decide, status_of as _status)
+from jobledger.eventcore.decide.runs import RUN_ATTRS, event, starter_job
 from jobledger.eventcore.enums import JobAction, TransactionFlag
 from jobledger.eventcore.errors import HTCondorException, StaleDecision, TransferError
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
-from jobledger.eventcore.records import ActionRecord, Assumed, LeaveQueue, SetAttributes
+from jobledger.eventcore.records import ActionRecord, Assumed, SetAttributes
 from jobledger.eventcore.status import JobStatus
 
-I, R, X, C, H, T, S = (JobStatus.IDLE, JobStatus.RUNNING, JobStatus.REMOVED, JobStatus.COMPLETED,
-                       JobStatus.HELD, JobStatus.TRANSFERRING_OUTPUT, JobStatus.SUSPENDED)
-RUNNING = (R, T, S)
 DECIDE_AGAIN = 16   # decisions made afresh when jobs moved under them (only a run's start can)
-STATE_FILTER = {
-    JobAction.Hold: "JobStatus != 3 && JobStatus != 4",
-    JobAction.Release: "JobStatus == 5 && HoldReasonCode =!= 16",
-    JobAction.Remove: "JobStatus != 3",
-    JobAction.RemoveX: "JobStatus == 3 || (JobStatus == 5 && JobStatusOnRelease =?= 3)",
-    JobAction.Vacate: "JobStatus == 2 || JobStatus == 6",
-    JobAction.VacateFast: "JobStatus == 2 || JobStatus == 6",
-    JobAction.Suspend: "JobStatus == 2 || JobStatus == 6",
-    JobAction.Continue: "JobStatus == 7",
-}
-ACTION_NAMES = {JobAction.Hold: "hold", JobAction.Release: "release", JobAction.Remove: "remove",
-                JobAction.RemoveX: "removex", JobAction.Vacate: "vacate",
-                JobAction.VacateFast: "vacate_fast", JobAction.Suspend: "suspend",
-                JobAction.Continue: "continue"}
-BUCKETS = ("TotalError", "TotalSuccess", "TotalNotFound", "TotalBadStatus", "TotalAlreadyDone",
-           "TotalPermissionDenied")
 IMMUTABLE = {"owner", "clusterid", "jobuniverse", "procid", "mytype", "targettype", "user", "osuser",
              "jobstatus", "globaljobid", "qdate"} | {a.lower() for a in RUN_ATTRS}
 SECURE = {a.lower() for a in (
@@ -64,10 +49,6 @@ def parse_ids(ids: list[str]) -> list[JobId]:
             raise ValueError("Invalid ID")
         out.append(job)
     return out
-
-
-def _status(ad: dict) -> int:
-    return int(adwire.literal(ad.get("JobStatus", "1")))
 
 
 class Actions:
@@ -93,7 +74,7 @@ class Actions:
                 records, effects = [], []
                 now = time.time()
                 for job, ad in chosen:
-                    bucket, recs, effect = self._one(action, job, ad, user, reason, subcode, now)
+                    bucket, recs, effect = decide(action, job, ad, user, reason, subcode, now)
                     counts[bucket] += 1
                     if recs:    # the state it was decided on: the commit refuses another
                         records += [Assumed.of(job, ad), *recs]
@@ -140,54 +121,6 @@ class Actions:
             else STATE_FILTER[action]
         return [(JobId(int(ad["ClusterId"]), int(ad["ProcId"])), ad) for ad in self.store.query(text)]
 
-    def _one(self, action, job, ad, user, reason, subcode, now):
-        """(bucket, records, (claim, instruction) or None) for one job."""
-        status = _status(ad)
-        claim = adwire.evaluate(ad, "ClaimId") if status in RUNNING else None
-        said = f"{reason} (by user {user})" if reason else ""
-        audit = ActionRecord(job, ACTION_NAMES[action], reason=said or None, by=user)
-        clear = SetAttributes(job, delete=tuple(a for a in RUN_ATTRS if a in ad), by="schedd")
-        if action is JobAction.Hold:
-            if status in (X, C):
-                return "TotalPermissionDenied", [], None
-            if status == H and int(adwire.literal(ad.get("HoldReasonCode", "0"))) in (1, 16):
-                return "TotalAlreadyDone", [], None
-            recs = [audit, event(EventType.JOB_HELD, job, now, HoldReason=said, HoldReasonCode=1,
-                                 HoldReasonSubCode=int(subcode or 0))]
-            if status == H:  # held for another reason: the code becomes 1
-                recs = [audit, SetAttributes(job, set={
-                    "HoldReason": adwire.quote(said), "HoldReasonCode": "1",
-                    "HoldReasonSubCode": str(int(subcode or 0))}, by=user)]
-            return "TotalSuccess", ([clear] if claim else []) + recs, (claim, "kill") if claim else None
-        if action is JobAction.Release:
-            if status != H or int(adwire.literal(ad.get("HoldReasonCode", "0"))) == 16:
-                return "TotalBadStatus", [], None
-            return "TotalSuccess", [audit, event(EventType.JOB_RELEASED, job, now, Reason=said or None)], None
-        if action is JobAction.Remove:
-            if status == X:
-                return "TotalAlreadyDone", [], None
-            recs = [audit, event(EventType.JOB_ABORTED, job, now, Reason=said or None), LeaveQueue(job)]
-            return "TotalSuccess", ([clear] if claim else []) + recs, (claim, "kill") if claim else None
-        if action is JobAction.RemoveX:
-            if status != X and not (status == H and adwire.literal(ad.get("JobStatusOnRelease", "0")) == 3):
-                return "TotalBadStatus", [], None
-            return "TotalSuccess", [audit, LeaveQueue(job)], None
-        if action in (JobAction.Vacate, JobAction.VacateFast):
-            if status not in (R, T):
-                return "TotalBadStatus", [], None
-            what = "vacate" if action is JobAction.Vacate else "kill"
-            return "TotalSuccess", [audit], (claim, what)
-        if action is JobAction.Suspend:
-            if status not in (R, T):
-                return "TotalBadStatus", [], None
-            return "TotalSuccess", [audit, event(EventType.JOB_SUSPENDED, job, now, NumberOfPIDs=1)], \
-                (claim, "suspend")
-        if action is JobAction.Continue:
-            if status != S:
-                return "TotalBadStatus", [], None
-            return "TotalSuccess", [audit, event(EventType.JOB_UNSUSPENDED, job, now)], (claim, "continue")
-        raise HTCondorException(f"action {action!r} is not supported")
-
     def spooled(self, user: str, ids: list) -> int:
         """``Schedd.spool``: copy the inputs of jobs held for spooling (code 16) into
         the spool, point them there and release them.  A job whose input cannot be
@@ -195,7 +128,7 @@ class Actions:
         staged = {}
         for job in parse_ids(ids):
             ad = self.store.job_ad(job)
-            if ad is None or _status(ad) != H or ad.get("HoldReasonCode") != "16":
+            if ad is None or _status(ad) != JobStatus.HELD or ad.get("HoldReasonCode") != "16":
                 continue
             try:
                 staged[job] = spool.spool_inputs(self.spool_dir, job, ad, starter_job(ad))
@@ -232,7 +165,7 @@ class Actions:
                    for ad in self.store.query(constraint or None)]
         done = 0
         for job, ad in ads:
-            if ad is None or _status(ad) != C or "SUBMIT_Iwd" not in ad:
+            if ad is None or _status(ad) != JobStatus.COMPLETED or "SUBMIT_Iwd" not in ad:
                 continue
             try:
                 spool.retrieve_outputs(self.spool_dir, job, ad)

@@ -27,11 +27,11 @@ import sys
 import threading
 import time
 
-from jobledger.daemons import adwire
 from jobledger.daemons.daemon import LIFELINE_ENV, alive, process_start_time
-from jobledger.daemons.schedd_records import event, starter_job, with_transfer_limits
 from jobledger.daemons.starter import SIGNALS, Starter
+from jobledger.eventcore import adwire
 from jobledger.eventcore.claims import ClaimEvent
+from jobledger.eventcore.decide.runs import event, starter_job, with_transfer_limits
 from jobledger.eventcore.errors import InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId

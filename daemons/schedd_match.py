@@ -15,13 +15,13 @@ from __future__ import annotations
 import time
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 
-from jobledger.daemons import adwire, spool
+from jobledger.daemons import spool
 from jobledger.daemons.joint_commit import JointCommit
 from jobledger.daemons.negotiator import request_of
 from jobledger.daemons.schedd_local import SCHEDULER
-from jobledger.daemons.schedd_records import event, startd_address, starter_job, with_transfer_limits
-from jobledger.eventcore import interleave
+from jobledger.eventcore import adwire, interleave
 from jobledger.eventcore.claims import ClaimEvent
+from jobledger.eventcore.decide.runs import event, startd_address, starter_job, with_transfer_limits
 from jobledger.eventcore.errors import InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId

@@ -30,14 +30,13 @@ import time
 import uuid
 from contextlib import contextmanager
 
-from jobledger.daemons import adwire
 from jobledger.daemons.daemon import alive
-from jobledger.daemons.schedd_records import (HOLD_SPAWN, RUN_ATTRS, event, exit_records, startd_address,
-                                    file_transfer_events)
 from jobledger.daemons.spool import job_spool
 from jobledger.daemons.starter import OUTCOME, STARTER_RECORD, read_outcome
-from jobledger.eventcore import interleave
+from jobledger.eventcore import adwire, interleave
 from jobledger.eventcore.claims import ClaimEvent, ClaimState, next_state
+from jobledger.eventcore.decide.runs import (HOLD_SPAWN, RUN_ATTRS, event, exit_records,
+                                             file_transfer_events, startd_address)
 from jobledger.eventcore.errors import HTCondorException, InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId

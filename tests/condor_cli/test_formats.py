@@ -146,7 +146,7 @@ def test_status_slot_line_and_summary_match_the_man_page_example():
 
 @pytest.mark.parametrize("options", [None, "j", ",", "V", "l", "r", "h"])
 def test_autoformat_of_wire_ads_matches_autoformat_of_classads(options):
-    from jobledger.daemons.adwire import to_classad
+    from jobledger.eventcore.adwire import to_classad
     wire = [{"ClusterId": "7", "ProcId": "0", "Owner": '"wenger"', "Args": '"a \\"b\\" c"', "Flt": "1.5",
              "Flag": "true", "Expr": "ClusterId * 2", "lower": '"x"'},
             {"ClusterId": "7", "ProcId": "1", "Owner": "undefined"}]

@@ -218,7 +218,7 @@ def test_pushed_down_and_shared_answers_are_the_classad_engines(tmp_path):
     """Whatever part of a constraint goes to SQL, and whichever jobs take their
     cluster's answer (the daemons' filter: adwire.ConstraintTest), the answer is
     the ClassAd engine's on every job's merged ad."""
-    from jobledger.daemons import adwire
+    from jobledger.eventcore import adwire
     from jobledger.daemons.adtext import ensure_environment, to_classad
     from jobledger.eventcore.classad import compile_constraint
     ensure_environment()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 
-from jobledger.daemons import adwire
+from jobledger.eventcore import adwire
 from jobledger.daemons.adrow import JobAd
 from jobledger.daemons.adtext import ensure_environment, to_classad
 from jobledger.eventcore.classad import compile_constraint

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from jobledger.daemons import adwire
+from jobledger.eventcore import adwire
 from jobledger.daemons.schedd_act import Actions
 from jobledger.daemons.schedd_match import Matches
 from jobledger.daemons.schedd_policy import Policy

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobledger.daemons.adwire import exprs_of
+from jobledger.eventcore.adwire import exprs_of
 from jobledger.daemons.negotiator import plan_matches, request_of
 
 
