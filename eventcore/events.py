@@ -341,7 +341,8 @@ _CATALOG = [
         ("TerminatedBySignal", "terminated_by_signal", None),
         ("Reason", "reason", None), ("ReasonCode", "reason_code", None),
         ("ReasonSubCode", "reason_sub_code", None), ("CoreFile", "core_file", None))),
-    _spec(5, "JobTerminatedEvent", "JobTerminatedEvent", _TERM_FIELDS, extra=True),
+    # toe: the ToE tag (who ended the job, when, how), a line of the text after the usage table
+    _spec(5, "JobTerminatedEvent", "JobTerminatedEvent", _TERM_FIELDS, extra=True, hidden=("toe",)),
     _spec(6, "JobImageSizeEvent", "JobImageSizeEvent", (
         ("Size", "size", 0), ("MemoryUsage", "memory_usage", None),
         ("ResidentSetSize", "resident_set_size", 0),

@@ -20,7 +20,7 @@ from jobledger.eventcore.codecs.userlog import parsed_event
 from jobledger.eventcore.codecs.userlog_text_write import render_parts
 from jobledger.eventcore.events import EventType, Expr, Special, UNDEFINED, my_type
 
-__all__ = ["JobEvent", "JobEventType", "to_binding_value"]
+__all__ = ["JobEvent", "JobEventV1", "JobEventType", "to_binding_value"]
 
 JobEventType = EventType
 
@@ -203,9 +203,29 @@ class JobEvent(Mapping):
     def __str__(self) -> str:
         h = self._item.header
         when = h.event_time[:19].replace("T", " ")
+        hidden = self._item.hidden
+        if "toe" in hidden:     # htcondor2 reads no ToE tag, so it prints none
+            hidden = {k: v for k, v in hidden.items() if k != "toe"}
         return render_parts(h.number, h.cluster, h.proc, h.subproc, h.epoch,
-                            self._item.attrs, self._item.hidden, time_text=when)
+                            self._item.attrs, hidden, time_text=when)
 
     def __repr__(self) -> str:
         return (f"JobEvent(type={self._item.header.number}, cluster={self.cluster}, "
                 f"proc={self.proc}, timestamp={self.timestamp})")
+
+
+class JobEventV1(JobEvent):
+    """The v1 bindings' event (HTCondor 24): a termination carries its ToE tag as the
+    ``ToE`` sub-ad (who ended the job, how, when, the exit code or signal), which
+    htcondor2 25 leaves out."""
+
+    __slots__ = ()
+
+    def _full(self) -> dict:
+        ad = self._ad
+        if ad is None:
+            ad = super()._full()
+            toe = self._item.hidden.get("toe") if self._item.hidden else None
+            if toe:
+                ad["ToE"] = to_binding_value(toe)
+        return ad

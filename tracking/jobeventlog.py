@@ -50,10 +50,10 @@ import warnings
 
 from jobledger.eventcore.codecs.userlog import Garbled, Parsed, TextReaderState, detect_format, scan
 from jobledger.eventcore.errors import HTCondorException, UserLogFileChanged, UserLogReadError, UserLogWarning
-from jobledger.tracking.jobevent import JobEvent
+from jobledger.tracking.jobevent import JobEvent, JobEventV1
 from jobledger.tracking.localzone import LOCAL_ZONE
 
-__all__ = ["JobEventLog"]
+__all__ = ["JobEventLog", "JobEventLogV1"]
 
 _CHUNK = 256 << 10      # read per fill: a bigger chunk keeps more parsed events alive at once, and the
                         # garbage collector then walks them again and again (4 MiB read ~25% slower)
@@ -73,6 +73,8 @@ def _deadline(stop_after):
 
 class JobEventLog:
     """Reads events from a job event log file (see the module docstring)."""
+
+    _EVENT = JobEvent
 
     def __init__(self, filename: str, *, year: int | None = None, zone=None,
                  errors: str = "warn"):
@@ -136,7 +138,7 @@ class JobEventLog:
                 base, item = self._pending.popleft()
                 self._consumed = base + item.end
                 if isinstance(item, Parsed):
-                    return JobEvent(item, base)
+                    return self._EVENT(item, base)
                 self._problem(item, base)
             if self._fill():
                 continue
@@ -303,3 +305,9 @@ class JobEventLog:
                 pass
             pause = _POLL if self._deadline is None else min(_POLL, self._deadline - now)
             time.sleep(max(pause, 0.0))
+
+
+class JobEventLogV1(JobEventLog):
+    """The v1 bindings' ``JobEventLog``: the same reader, handing out ``JobEventV1``."""
+
+    _EVENT = JobEventV1

@@ -13,6 +13,8 @@ its quirks, except where tests/userlog/test_deviations.py names a fix.
 
 from __future__ import annotations
 
+import calendar
+import datetime
 import re
 
 from jobledger.eventcore.codecs.userlog_values import NOT_A_VALUE, parse_value
@@ -359,7 +361,36 @@ _BYTE_ATTRS = {("Run", "Sent"): "SentBytes", ("Run", "Received"): "ReceivedBytes
 
 def _terminated(first, lines, node=False):
     attrs, i = _terminated_head(first, lines, node)
-    return _terminated_tail(lines, i, attrs, node), {}
+    return _terminated_tail(lines, i, attrs, node), ({} if node else toe_hidden(lines))
+
+
+# The ToE ("termination of execution") tag HTCondor writes after a job's usage table:
+# a blank line, then "\tJob terminated of its own accord at <UTC ISO time> with exit-code N."
+# (or "with signal N.").  HTCondor 24's reader makes it the ``ToE`` sub-ad of the event and
+# reads it only there (after a table); htcondor2 25 leaves it out of the event's ad.
+_TOE_LINE = re.compile(r"\tJob terminated of its own accord at "
+                       r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z "
+                       r"with (exit-code|signal) ([0-9]{1,9})\.\Z")
+
+
+def toe_hidden(lines) -> dict:
+    """{"toe": the ToE tag as HTCondor 24's sub-ad} when the body ends with one after a table."""
+    if len(lines) < 3 or lines[-2] != "" or not lines[-1].startswith("\tJob terminated "):
+        return {}
+    m = _TOE_LINE.match(lines[-1])
+    if m is None or not any(line.startswith(("\tPartitionable ", "\tResources")) for line in lines):
+        return {}
+    y, mo, d, hh, mm, ss = (int(g) for g in m.groups()[:6])
+    try:
+        when = calendar.timegm((y, mo, d, hh, mm, ss, 0, 0, 0))
+        datetime.datetime(y, mo, d, hh, mm, ss)
+    except ValueError:
+        return {}
+    by_signal = m.group(7) == "signal"
+    tag = {"How": "OF_ITS_OWN_ACCORD", "Who": "itself", "When": when, "HowCode": 0}
+    tag["ExitSignal" if by_signal else "ExitCode"] = int(m.group(8))
+    tag["ExitBySignal"] = by_signal
+    return {"toe": tag}
 
 
 def _terminated_head(first, lines, node):
@@ -808,7 +839,7 @@ def parse_body_lazily(number: int, first: str, lines: list[str]):
     prefix = FIRST_LINE_PREFIX[number]
     if not first.startswith(prefix):
         raise BadBody(f"event {number:03d} must start with {prefix!r}")
-    return head(first, lines), {}
+    return head(first, lines), (toe_hidden(lines) if number == 5 else {})
 
 
 # ------------------------------------------------- the common layouts, fast --
@@ -852,6 +883,7 @@ def _terminated_fast(first: str, body: str):
              "TotalSentBytes": float(tsent), "TotalReceivedBytes": float(trecv)}
     if table:
         _table(table[0], table[1:], attrs)
+        return attrs, toe_hidden(table)
     return attrs, {}
 
 

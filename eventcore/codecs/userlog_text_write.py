@@ -246,7 +246,20 @@ def _terminated(a, h, node=False):
               f"\t{_num(a.get('ReceivedBytes', 0))}  -  Run Bytes Received By {who}",
               f"\t{_num(a.get('TotalSentBytes', 0))}  -  Total Bytes Sent By {who}",
               f"\t{_num(a.get('TotalReceivedBytes', 0))}  -  Total Bytes Received By {who}"]
-    return lines + _usage_table(a)
+    table = _usage_table(a)
+    return lines + table + (_toe_lines(h.get("toe"), table) if not node else [])
+
+
+def _toe_lines(toe, table) -> list:
+    """HTCondor's ToE tag line after the usage table (a blank line between them)."""
+    if not isinstance(toe, Mapping) or toe.get("How") != "OF_ITS_OWN_ACCORD" or "When" not in toe:
+        return []
+    when = datetime.datetime.fromtimestamp(int(toe["When"]), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if toe.get("ExitBySignal"):
+        how = f"signal {int(toe.get('ExitSignal', 0))}"
+    else:
+        how = f"exit-code {int(toe.get('ExitCode', 0))}"
+    return ([""] if table else []) + [f"\tJob terminated of its own accord at {when} with {how}."]
 
 
 def _evicted(a, h):

@@ -6,7 +6,9 @@ schedd's run handling (``daemons.schedd_runs``) appends what they return.
 
 from __future__ import annotations
 
-__all__ = ['HOLD_POLICY', 'HOLD_SPAWN', 'event', 'usage_text', 'startd_address', 'with_transfer_limits', 'starter_job', 'exit_records', 'hold_reason', 'transfer_events', 'file_transfer_events', 'usage_attrs', 'exit_verdict', 'RUN_ATTRS', 'STARTER_JOB_ATTRS', 'TRANSFER_FAILURES', 'TRANSFER_LIMITS']
+__all__ = ['HOLD_POLICY', 'HOLD_SPAWN', 'event', 'usage_text', 'startd_address', 'with_transfer_limits', 'starter_job', 'exit_records', 'hold_reason', 'transfer_events', 'file_transfer_events', 'usage_attrs', 'exit_verdict', 'resource_table', 'RUN_ATTRS', 'STARTER_JOB_ATTRS', 'TRANSFER_FAILURES', 'TRANSFER_LIMITS']
+
+import math
 
 from jobledger.eventcore import adwire
 from jobledger.eventcore.events import EventType, event_to_dict, make_event
@@ -27,10 +29,10 @@ TRANSFER_FAILURES = {12: "Transfer output files failure", 13: "Transfer input fi
                      32: "Transfer input files failure", 33: "Transfer output files failure"}
 
 
-def event(number: int, job: JobId, now: float, **attrs) -> EventRecord:
-    """The journal record of one user-log event of ``job``."""
+def event(number: int, job: JobId, now: float, hidden: dict | None = None, **attrs) -> EventRecord:
+    """The journal record of one user-log event of ``job`` (``hidden``: writer-only fields)."""
     made = make_event(number, cluster=job.cluster, proc=job.proc, timestamp=int(now),
-                      attrs={k: v for k, v in attrs.items() if v is not None})
+                      attrs={k: v for k, v in attrs.items() if v is not None}, hidden=hidden)
     return EventRecord(job, event_to_dict(made))
 
 
@@ -132,10 +134,31 @@ def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
                             Checkpointed=False, RunRemoteUsage=run_usage, **{
                                 k: v for k, v in term.items()
                                 if k in ("TerminatedNormally", "ReturnValue", "TerminatedBySignal")})]
-    records = [*sets, event(EventType.JOB_TERMINATED, job, now, **term)]
+    # The ToE tag HTCondor's starter leaves in the job ad and the shadow writes after the
+    # usage table: the job ended by itself, when, with which code or signal.
+    toe = {"How": "OF_ITS_OWN_ACCORD", "Who": "itself", "When": int(now), "HowCode": 0}
+    if by_signal:
+        toe["ExitSignal"] = int(outcome.get("signal", 0))
+    else:
+        toe["ExitCode"] = int(outcome.get("code", 0))
+    toe["ExitBySignal"] = by_signal
+    term.update(resource_table(after))
+    records = [*sets, event(EventType.JOB_TERMINATED, job, now, hidden={"toe": toe}, **term)]
     if not adwire.evaluate({**after, "JobStatus": str(int(JobStatus.COMPLETED))}, "LeaveJobInQueue"):
         records.append(LeaveQueue(job))
     return records
+
+
+def resource_table(ad: dict) -> dict:
+    """The termination's resources table (``Partitionable Resources : Usage Request``): the
+    job's requests and measured usage for Cpus, Disk (KB) and Memory (MB).  The Allocated
+    column HTCondor adds from the slot is left out: the job ad does not hold the slot's size."""
+    out = {}
+    for name in ("RequestCpus", "RequestDisk", "RequestMemory", "DiskUsage", "MemoryUsage"):
+        value = adwire.evaluate(ad, name) if name in ad else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            out[name] = int(value) if float(value).is_integer() else float(value)
+    return out
 
 
 def hold_reason(ad: dict, outcome: dict) -> str:

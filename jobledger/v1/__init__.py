@@ -4,7 +4,7 @@ One implementation serves both APIs: this module re-exports jobledger's names an
 replaces the few whose v1 meaning differs (checked against the htcondor 24.0 wheel):
 the enums print their names (``str(DaemonTypes.Schedd) == "Schedd"``), ``param`` lists
 every name with a raw value and answers the raw text of one that expands to nothing,
-and ``SecMan`` exists.  ``python -m jobledger.aliases v1`` prints a folder that, put on
+a termination's ToE tag is its ``ToE`` sub-ad, and ``SecMan`` exists.  ``python -m jobledger.aliases v1`` prints a folder that, put on
 PYTHONPATH, makes ``import htcondor`` and ``import classad`` resolve here unchanged.
 """
 
@@ -22,8 +22,9 @@ from jobledger.eventcore.errors import (HTCondorEnumError, HTCondorException, HT
 from jobledger.eventcore.status import JobStatus
 from jobledger import dags, personal
 from jobledger.v1 import classad
-from jobledger.tracking.jobevent import JobEvent, JobEventType
-from jobledger.tracking.jobeventlog import JobEventLog
+from jobledger.tracking.jobevent import JobEventType
+from jobledger.tracking.jobevent import JobEventV1 as JobEvent
+from jobledger.tracking.jobeventlog import JobEventLogV1 as JobEventLog
 
 __version__ = "24.0.0"
 

@@ -120,3 +120,28 @@ def test_secman_ping(pool):
             secman.ping(ad, "NO_SUCH_COMMAND")
         with pytest.raises(v1.HTCondorIOError):
             secman.ping(ad["MyAddress"] + "-gone")
+
+
+def test_a_finished_jobs_log_carries_the_toe_tag(pool, tmp_path):
+    """As HTCondor's shadow writes it: the job's termination ends with its ToE tag, which the
+    v1 reader shows as the ToE sub-ad and htcondor2's reader leaves out."""
+    from tests.pool.conftest import wait_until
+    log = tmp_path / "toe.log"
+    sub = v1.Submit({"executable": "/bin/sh", "arguments": "\"-c 'exit 3'\"", "log": str(log)})
+    cluster = v1.Schedd().submit(sub).cluster()
+
+    def terminated():
+        if not log.exists():
+            return None
+        events = [e for e in v1.JobEventLog(str(log)).events(stop_after=0)
+                  if e.cluster == cluster and e.type == v1.JobEventType.JOB_TERMINATED]
+        return events[0] if events else None
+    event = wait_until(terminated, 120, what="the job's termination in its log")
+    toe = event["ToE"]
+    assert (toe["How"], toe["Who"], toe["HowCode"], toe["ExitCode"], toe["ExitBySignal"]) == (
+        "OF_ITS_OWN_ACCORD", "itself", 0, 3, False)
+    assert abs(toe["When"] - event.timestamp) <= 1
+    assert "\tJob terminated of its own accord at " in log.read_text() and " with exit-code 3.\n" in log.read_text()
+    plain = [e for e in jobledger.JobEventLog(str(log)).events(stop_after=0)
+             if e.type == jobledger.JobEventType.JOB_TERMINATED]
+    assert "ToE" not in plain[0] and plain[0]["ReturnValue"] == 3
