@@ -32,6 +32,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -43,7 +44,7 @@ from jobledger.daemons.dagman.files import DagmanOut, newest_rescue, read_bytes,
 from jobledger.daemons.dagman.node_submit import node_cluster
 from jobledger.daemons.dagman.options import Options
 from jobledger.daemons.threadnames import name_process
-from jobledger.eventcore.dag import parse_dag
+from jobledger.eventcore.dag import outlines, parse_dag
 from jobledger.eventcore.dag.report import (dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
                                   status_table)
 from jobledger.eventcore.dag.run import ABORTED, POST_SCRIPT_TERMINATED, DagRun, RemoveJobs, RunScript, SubmitJob, TERMINATED
@@ -103,7 +104,9 @@ class Dagman:
     def load(self) -> DagRun:
         self.rescue = None if self.options.force else newest_rescue(self.dag_file, self.options.rescue_from)
         dag = parse_dag(self.dag_file, read_bytes, rescue=self.rescue)
-        self.out(f"Parsing {self.dag_file} ...{' using rescue DAG ' + self.rescue if self.rescue else ''}")
+        if self.rescue:
+            self.out(f"Running rescue DAG file {self.rescue} in combination with normal DAG file")
+        self.out(f"Parsing {self.dag_file} ...")
         self.out(f"Dag contains {len(dag.nodes)} total jobs")
         return DagRun(dag, self.options.throttles)
 
@@ -134,6 +137,9 @@ class Dagman:
     def run(self) -> int:
         name_process("dagman")
         die_with_parent()
+        from jobledger.daemons.daemon import PLATFORM, VERSION
+        for line in outlines.banner(self.dagman_id, os.getpid(), VERSION, PLATFORM, sys.argv[0]):
+            self.out(line)
         signal.signal(signal.SIGTERM, self._removed)
         signal.signal(signal.SIGUSR1, self._removed)
         write_atomic(self.options.lockfile, f"{os.getpid()}\n")
@@ -151,10 +157,15 @@ class Dagman:
         self._call("edit", attr="DAGManContact", value=f'"{address}"', ids=[self.dagman_id])
         self.watcher.add([self.nodes_log])
         self.watcher.start()
+        for line in outlines.log_files([self.nodes_log]):
+            self.out(line)
         self._open_log(run)
         last_status = 0.0
         while run.exit_code is None:
             if self.removed:
+                if self.removed is not True:
+                    self.out(f"Received {self.removed}")
+                    self.removed = True
                 run.remove_all(time.time())
             self._carry_out(run, run.actions(time.time()))
             self._reap_scripts(run)
@@ -169,12 +180,16 @@ class Dagman:
         self.watcher.stop()
         return self._exit(run, run.exit_code)
 
-    def _removed(self, *_):
-        self.removed = True
+    def _removed(self, signum, _frame):
+        if not self.removed:
+            self.removed = signal.Signals(signum).name     # said in dagman.out by the loop
 
     def _carry_out(self, run: DagRun, actions: list) -> None:
         submits = [a for a in actions if isinstance(a, SubmitJob)]
         others = [a for a in actions if not isinstance(a, SubmitJob)]
+        for action in submits:
+            if action.retry:
+                self.out(outlines.retry_line(action.node, action.retry, run.dag.nodes[action.node].retry))
         size = FIRST_CHUNK                    # a few first, so the first children go out early
         while submits:
             self._submit(run, submits[:size])
@@ -202,18 +217,19 @@ class Dagman:
             items, names = self._build(run, submits)
             if not items:
                 return
-            self.out(f"Submitting HTCondor Node job(s) for {len(items)} node(s): {' '.join(names[:10])}"
-                     f"{' ...' if len(names) > 10 else ''}")
             try:
                 if self._submit_many(items):
                     break
             except ValueError as exc:   # the schedd refused the jobs themselves
+                self.out("ERROR: submit attempt failed")
                 self.out(f"ERROR: the schedd refused node job(s) {' '.join(names)}: {exc}")
                 for name in names:
                     run.submit_failed(name, time.time())
                 return
             submits = [a for a in submits if a.node in names]
         for name, item in zip(names, items):
+            for line in outlines.submit_lines(name, item["cluster"]):
+                self.out(line)
             run.submitted(name, item["cluster"], len(item["proc_ads"]))
             self.sequence += 1
             self.sequences[name] = self.sequence
@@ -328,6 +344,7 @@ class Dagman:
                 code = 0
                 if number == TERMINATED:
                     code = _code(event)
+                self._say_event(run, event, number, code)
                 self._jobstate_event(run, event, number, code)
                 run.job_event(event.cluster, event.proc, number, time.time(), code)
                 if number in (TERMINATED, ABORTED):
@@ -338,6 +355,18 @@ class Dagman:
             self.out(f"ERROR: the nodes log changed under DAGMan: {exc}")
             raise
 
+    def _say_event(self, run: DagRun, event, number: int, code: int) -> None:
+        """dagman.out's line for a node job's event (and, at its end, the job's result)."""
+        name = run.by_cluster.get(event.cluster)
+        if name is None:
+            return
+        when = time.strftime("%m/%d/%y %H:%M:%S", time.localtime(event.timestamp))
+        self.out(outlines.event_line(number, name, event.cluster, event.proc, when))
+        if number == TERMINATED:
+            self.out(outlines.job_result(name, event.cluster, event.proc, code))
+        elif number == 12 and event.get("HoldReason"):
+            self.out(outlines.hold_reason(str(event["HoldReason"])))
+
     # -- scripts ---------------------------------------------------------------------------------
     def _start_script(self, run: DagRun, action: RunScript) -> None:
         node = run.dag.nodes[action.node]
@@ -346,7 +375,7 @@ class Dagman:
         out = None
         if script.debug_file:
             out = open(os.path.join(cwd, script.debug_file), "a")
-        self.out(f"Running {action.kind} script of Node {action.node}...")
+        self.out(outlines.script_running(action.kind, action.node))
         self.jobstate(action.node, f"{action.kind}_SCRIPT_STARTED", run=run)
         argv = list(action.argv)
         local = os.path.join(cwd, argv[0])
@@ -374,7 +403,7 @@ class Dagman:
             raw, code = code, code if code >= 0 else -1000 + code
             if kind == "POST" and not run.defers(name, kind, code):
                 self._record_post(run, name, raw)
-            self.out(f"{kind} Script of node {name} completed with status {code}")
+            self.out(outlines.script_done(kind, name, code))
             self.jobstate(name, f"{kind}_SCRIPT_{'SUCCESS' if code == 0 else 'FAILURE'}", str(code), run=run)
             run.script_done(name, kind, code, time.time())
 
@@ -436,6 +465,7 @@ class Dagman:
 
     # -- the end ---------------------------------------------------------------------------------
     def _status(self, run: DagRun) -> None:
+        self.out(outlines.dag_status_line(run.status))
         for line in status_table(run):
             self.out(line)
         spec = run.dag.node_status_file
@@ -461,6 +491,6 @@ class Dagman:
         if run is not None:
             self._dot(run)
             self.jobstate("INTERNAL", "DAGMAN_FINISHED", str(code), run=run)
-        self.out(f"(condor_DAGMAN) pid {os.getpid()} EXITING WITH STATUS {code}")
+        self.out(outlines.exiting(self.dagman_id, os.getpid(), code))
         self.out.close()
         return code
