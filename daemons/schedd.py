@@ -19,7 +19,7 @@ Commands (IPC): ``new_cluster``, ``submit`` / ``submit_many`` (one append
 for a v1 transaction), ``query`` and ``history`` (streamed), ``act``,
 ``edit``, ``spooled``, ``reschedule``; for the negotiator ``idle_jobs`` and
 ``matches``; for starters ``starter_outcome`` and ``starter_update``; for
-DAGMan ``post_script_terminated`` (``daemons.schedd_dagman``).
+DAGMan ``post_script_terminated`` and ``dagman_progress`` (``daemons.schedd_dagman``).
 
 Cluster ids: ``new_cluster`` reserves ids for one submitter (DAGMan reserves
 ahead); the high-water mark keeps the largest id handed out before the reply,
@@ -42,7 +42,7 @@ from jobledger.daemons.joint_commit import JointCommit
 from jobledger.daemons.projector import Projector
 from jobledger.daemons.queuelog_writer import JobQueueLogWriter
 from jobledger.daemons.schedd_act import Actions
-from jobledger.daemons.schedd_dagman import post_script_terminated
+from jobledger.daemons.schedd_dagman import dagman_progress, post_script_terminated
 from jobledger.daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
 from jobledger.daemons.schedd_match import Matches
 from jobledger.daemons.schedd_policy import SYSTEM_EXPRS, Policy
@@ -252,6 +252,7 @@ class Schedd(Daemon):
             "matches": lambda peer, matches: self.matches.matched(matches),
             "starter_outcome": self._starter_outcome,
             "post_script_terminated": lambda peer, **a: post_script_terminated(self.store, **a),
+            "dagman_progress": lambda peer, **a: dagman_progress(self.store, user_name(peer["uid"]), **a),
             "starter_update": lambda peer, claim, job, image_size_kb, rss_kb:
                 self.runs.record_size(JobId.parse(job), claim, image_size_kb, rss_kb),
             "starter_transfer": lambda peer, claim, job, events, input_bytes:

@@ -1,4 +1,10 @@
-"""What the schedd records for a DAGMan: the end of a node's POST script.
+"""What the schedd records for a DAGMan: the end of a node's POST script, and the
+DAG's progress in the DAGMan job's own ad.
+
+A DAGMan publishes its counts in its job ad as HTCondor's does
+(dagman_classad.cpp: DAG_NodesTotal, DAG_NodesDone, DAG_NodesFailed, ...,
+DAG_Status): condor_q's batch row of a DAG counts nodes from them, and they
+stay in the history once the DAG is over (``dagman_progress``).
 
 condor_dagman writes a POST_SCRIPT_TERMINATED event (016) for a node's job
 into the nodes log when the node's POST script exits, and after a crash it
@@ -15,6 +21,7 @@ from __future__ import annotations
 import time
 
 from jobledger.daemons.adwire import quote
+from jobledger.eventcore.records import SetAttributes
 from jobledger.daemons.schedd_records import event
 from jobledger.eventcore.errors import HTCondorException
 from jobledger.eventcore.events import EventType
@@ -39,4 +46,30 @@ def post_script_terminated(store, cluster: int, node: str, code: int | None = No
         raise HTCondorException(f"post_script_terminated: job {job} is not the job of DAG node {node!r}")
     record = event(EventType.POST_SCRIPT_TERMINATED, job, time.time(), TerminatedNormally=signal is None,
                    ReturnValue=code, TerminatedBySignal=signal, DAGNodeName=node)
+    return store.append([record])
+
+
+PROGRESS_ATTRS = frozenset({
+    "DAG_NodesTotal", "DAG_NodesDone", "DAG_NodesPrerun", "DAG_NodesQueued", "DAG_NodesPostrun",
+    "DAG_NodesReady", "DAG_NodesFailed", "DAG_NodesUnready", "DAG_NodesFutile", "DAG_Status",
+    "DAG_InRecovery", "DAG_AdUpdateTime", "DAG_JobsSubmitted", "DAG_JobsIdle", "DAG_JobsHeld",
+    "DAG_JobsRunning", "DAG_JobsCompleted"})
+SCHEDULER_UNIVERSE = "7"
+
+
+def dagman_progress(store, user: str, job: str, values: dict) -> int:
+    """Set the DAG_* counts ``values`` (name -> int) on DAGMan job ``job`` (a scheduler
+    universe job of ``user``, in the queue) in one record; the journal position."""
+    try:
+        job_id = JobId.parse(job)
+    except (TypeError, ValueError):
+        raise HTCondorException(f"dagman_progress: {job!r} is not a job id") from None
+    if not isinstance(values, dict) or not values or not set(values) <= PROGRESS_ATTRS or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in values.values()):
+        raise HTCondorException("dagman_progress: values must map DAG_* count names to integers")
+    ad = store.job_ad(job_id)
+    if ad is None or ad.get("JobUniverse") != SCHEDULER_UNIVERSE or \
+            (user != "root" and ad.get("Owner") != quote(user)):
+        raise HTCondorException(f"dagman_progress: job {job_id} is not a DAGMan job of {user}")
+    record = SetAttributes(job_id, set={name: str(value) for name, value in values.items()}, by="dagman")
     return store.append([record])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import os
 import random
+import sys
 import time
 from collections.abc import Mapping
 
@@ -83,9 +84,15 @@ class Submit(_description.Submit):
     @staticmethod
     def from_dag(filename: str, options: dict | None = None) -> "Submit":
         """condor_submit_dag -no_submit: check the DAG, write ``<dag>.condor.sub``, and
-        return the DAGMan job's description (``Schedd.submit`` queues it)."""
-        from jobledger.daemons.dagman.submit_dag import write_submit_file
-        return Submit(write_submit_file(filename, options))
+        return the DAGMan job's description (``Schedd.submit`` queues it).  Files of
+        an earlier run in the way: as htcondor2, the reasons on stderr and
+        ``HTCondorException("Unable to write condor_dagman output files")``."""
+        from jobledger.daemons.dagman.submit_dag import PYTHON_HINT, DagOutputExists, write_submit_file
+        try:
+            return Submit(write_submit_file(filename, options))
+        except DagOutputExists as exc:
+            print(exc.explained(PYTHON_HINT), file=sys.stderr)
+            raise
 
     @staticmethod
     def from_dag_options() -> dict:

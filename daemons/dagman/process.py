@@ -12,8 +12,10 @@ decides:
   by a file-change notification (``tracking.watch``; the reader's 50 ms
   poll where there is none); a terminated event is acted on as soon as it
   is read, not on a 5 s scan;
-* the cluster ids of node jobs are reserved ahead (``SPARE_IDS``), so a
-  child's submit is one round trip; a long round of submits reads the log
+* the cluster ids of a chunk's node jobs are reserved just before it is
+  built, exactly as many as it has nodes: ids are handed out in submit
+  order with no gaps, as HTCondor's DAGMan (each node's condor_submit
+  taking the next id) shows them; a long round of submits reads the log
   between its chunks, so a child made ready meanwhile goes out next;
 * scripts run as child processes in the node's directory.
 
@@ -47,7 +49,8 @@ from jobledger.daemons.threadnames import name_process
 from jobledger.eventcore.dag import outlines, parse_dag
 from jobledger.eventcore.dag.report import (dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
                                   status_table)
-from jobledger.eventcore.dag.run import ABORTED, POST_SCRIPT_TERMINATED, DagRun, RemoveJobs, RunScript, SubmitJob, TERMINATED
+from jobledger.eventcore.dag.run import (ABORTED, DONE, FAILED, FUTILE, POST, POST_SCRIPT_TERMINATED, PRE, QUEUED, READY,
+                               TERMINATED, WAITING, DagRun, RemoveJobs, RunScript, SubmitJob)
 from jobledger.eventcore.errors import HTCondorException, HTCondorIOError, JobledgerError, UserLogFileChanged
 from jobledger.tracking.jobeventlog import JobEventLog
 from jobledger.tracking.watch import DirectoryWatcher
@@ -55,7 +58,10 @@ from jobledger.tracking.watch import DirectoryWatcher
 SCHEDD_RETRY = 0.2
 SUBMIT_CHUNK = 100      # node jobs per submit_many (one journal append)
 FIRST_CHUNK = 10
-SPARE_IDS = 32          # cluster ids reserved ahead of need
+PROGRESS_EVERY = 1.0    # seconds between updates of the DAG_* counts in the DAGMan job's ad
+PROGRESS_COUNTS = {"DAG_NodesDone": DONE, "DAG_NodesPrerun": PRE, "DAG_NodesQueued": QUEUED,
+                   "DAG_NodesPostrun": POST, "DAG_NodesReady": READY, "DAG_NodesFailed": FAILED,
+                   "DAG_NodesUnready": WAITING, "DAG_NodesFutile": FUTILE}
 
 
 def _code(event) -> int:
@@ -89,8 +95,6 @@ class Dagman:
         self.reader: JobEventLog | None = None
         self.log_changed = threading.Event()
         self.watcher = DirectoryWatcher(self.log_changed.set)
-        self.spare_ids: list[int] = []                  # reserved cluster ids not used yet
-        self.spare_of = None                            # ... by this schedd (_schedd_instance)
         self.scripts: dict[int, tuple] = {}           # pid -> (Popen, node, kind)
         self.removed = False
         self.start = time.time()
@@ -99,6 +103,8 @@ class Dagman:
         self.sequence = 0                               # node submits so far (JOBSTATE_LOG)
         self.sequences: dict[str, int] = {}
         self.saved: set[str] = set()                    # SAVE_POINT_FILE nodes already written
+        self.published: dict = {}                       # the DAG_* counts last put in our ad
+        self.published_at = 0.0
 
     # -- start ---------------------------------------------------------------------------
     def load(self) -> DagRun:
@@ -169,6 +175,7 @@ class Dagman:
                 run.remove_all(time.time())
             self._carry_out(run, run.actions(time.time()))
             self._reap_scripts(run)
+            self._progress(run)
             if run.exit_code is not None:
                 break
             self._follow(run, 0.05 if (self.scripts or run.deferred) else 0.5)
@@ -253,25 +260,11 @@ class Dagman:
         return items, names
 
     def _cluster_ids(self, count: int) -> list[int]:
-        """``count`` reserved cluster ids, from the spare ones while they last.  A new
-        reservation replaces what is left of the spare (never mixed: the reservations of a
-        schedd that restarted died with it; the new one hands none of those ids out again,
-        and only a submit sent again under its token may still take one)."""
-        schedd = self._schedd_instance()
-        if len(self.spare_ids) < count or schedd != self.spare_of:
-            first = self._call("new_cluster", count=count + SPARE_IDS)
-            self.spare_ids, self.spare_of = list(range(first, first + count + SPARE_IDS)), schedd
-        ids, self.spare_ids = self.spare_ids[:count], self.spare_ids[count:]
-        return ids
-
-    def _schedd_instance(self):
-        """Which schedd process answers (its socket file is made anew by each start): spare
-        ids reserved from another one are forgotten, never used to take someone's ids."""
-        try:
-            st = os.stat(ipc.socket_path(self.schedd))
-        except (OSError, HTCondorException):
-            return None
-        return st.st_ino, st.st_mtime_ns
+        """``count`` consecutive cluster ids reserved for a chunk about to be built (a
+        schedd that restarts meanwhile forgets the reservation and hands none of them
+        out again: the chunk is built anew with new ids, ``_submit_many``)."""
+        first = self._call("new_cluster", count=count)
+        return list(range(first, first + count))
 
     def _submit_many(self, items: list) -> bool:
         """True once the schedd has the clusters (one append).  A lost reply is sent again
@@ -282,8 +275,7 @@ class Dagman:
             return True
         except ValueError as exc:
             if "not reserved" in str(exc):
-                self.spare_ids = []    # the schedd restarted: every reservation is gone
-                return False
+                return False           # the schedd restarted: every reservation is gone
             raise
 
     def _send(self, cmd: str, timeout: float = 60, **args):
@@ -472,8 +464,26 @@ class Dagman:
         if spec:
             write_atomic(spec["file"], node_status_text(run, int(time.time())))
 
+    def _progress(self, run: DagRun, final: bool = False) -> None:
+        """The DAG's counts into our job ad (HTCondor's DAG_NodesTotal, DAG_NodesDone, ...),
+        when they changed, at most every PROGRESS_EVERY seconds (and at the end)."""
+        counts = run.counts()
+        values = {name: counts[state] for name, state in PROGRESS_COUNTS.items()}
+        values.update(DAG_NodesTotal=len(run.nodes), DAG_Status=int(run.status), DAG_InRecovery=0)
+        now = time.monotonic()
+        if values == self.published or (not final and now - self.published_at < PROGRESS_EVERY):
+            return
+        try:
+            ipc.call(self.schedd, "dagman_progress", timeout=10, job=self.dagman_id,
+                     values=dict(values, DAG_AdUpdateTime=int(time.time())))
+        except HTCondorException as exc:     # the next change tries again
+            self.out(f"could not update the DAGMan job's ad: {exc}")
+            return
+        self.published, self.published_at = values, now
+
     def _exit(self, run: DagRun | None, code: int) -> int:
         if run is not None:
+            self._progress(run, final=True)
             self._status(run)
             if code != 0:
                 numbers = rescue_numbers(self.dag_file)

@@ -6,6 +6,14 @@ arguments.  Its on_exit_remove is HTCondor's: exit codes 0-2 end it,
 anything else (a signal, a crash) puts it back in the queue, so the schedd
 restarts it and it recovers.  OtherJobRemoveRequirements makes removing it
 remove its node jobs.
+
+As HTCondor's condor_submit_dag (dagman_utils.cpp, ensureOutputFilesExist), a
+DAG whose files from an earlier run are still there -- ``<dag>.condor.sub``,
+``.lib.out``, ``.lib.err``, ``.dagman.log`` -- is not submitted again
+(``DagOutputExists``, one "already exists" line per file) unless a rescue DAG
+is run (AutoRescue finds one, or ``dorescuefrom``) or ``force`` is given:
+``force`` removes those files and renames every rescue DAG to ``<name>.old``,
+so the DAG runs from the start.
 """
 
 from __future__ import annotations
@@ -13,9 +21,10 @@ from __future__ import annotations
 import os
 import sys
 
-from jobledger.daemons.dagman.files import newest_rescue, read_bytes
+from jobledger.daemons.dagman.files import newest_rescue, read_bytes, rescue_numbers
 from jobledger.eventcore.dag import parse_dag
-from jobledger.eventcore.errors import DagError
+from jobledger.eventcore.dag.report import rescue_name
+from jobledger.eventcore.errors import DagError, HTCondorException
 
 ON_EXIT_REMOVE = "(ExitSignal =?= 11 || (ExitCode =!= UNDEFINED && ExitCode >=0 && ExitCode <= 2))"
 # from_dag option -> (condor_dagman flag, type); htcondor2.Submit.from_dag_options' names.
@@ -27,7 +36,48 @@ OPTIONS = {
     "outfile_dir": ("-Outfile_dir", str), "batch_name": ("-Batch_name", str), "batch-name": ("-Batch_name", str),
     "autorescue": ("-AutoRescue", int), "priority": ("-Priority", int), "notification": (None, str),
     "usedagdir": ("-UseDagDir", bool), "load_save": ("-load_save", str), "no_submit": (None, bool),
+    "update_submit": (None, bool),
 }
+OUTPUT_FILES = (".condor.sub", ".lib.out", ".lib.err", ".dagman.log")
+
+
+class DagOutputExists(HTCondorException):
+    """Files of an earlier run of the DAG are in the way (``problems``: HTCondor's lines)."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("Unable to write condor_dagman output files")
+        self.problems = problems
+
+    def explained(self, force_hint: str) -> str:
+        """HTCondor's whole message, ``force_hint`` saying how to force (its "-f" line)."""
+        return "\n".join(self.problems) + ("\n\nSome file(s) needed by condor_dagman already exist. "
+                                           f"Either:\n- Rename them\n{force_hint}")
+
+
+CONDOR_SUBMIT_DAG_HINT = ('- Use the "-f" option to force them to be overwritten\n\tor\n'
+                          '- Use the "-update_submit" option to update the submit file and continue.')
+PYTHON_HINT = '\tor\n- Set the { "force" : True } option to force them to be overwritten.'
+
+
+def make_room(dag_file: str, options: dict, cwd: str) -> None:
+    """condor_submit_dag's check of an earlier run's files (see the module docstring)."""
+    dag = os.path.join(cwd, dag_file)
+    if options.get("force"):
+        for suffix in OUTPUT_FILES:
+            try:
+                os.unlink(dag + suffix)
+            except FileNotFoundError:
+                pass
+        for number in rescue_numbers(dag):
+            os.replace(rescue_name(dag, number), rescue_name(dag, number) + ".old")
+        return
+    rescuing = (options.get("autorescue", 1) and rescue_numbers(dag)) or options.get("dorescuefrom", 0) > 0
+    if rescuing or options.get("update_submit"):
+        return
+    problems = [f'ERROR: "{dag_file}{suffix}" already exists.' for suffix in OUTPUT_FILES
+                if os.path.exists(dag + suffix)]
+    if problems:
+        raise DagOutputExists(problems)
 
 
 def dagman_options() -> dict:
@@ -109,8 +159,10 @@ def _quote_v2(word: str) -> str:
 
 
 def write_submit_file(dag_file: str, options: dict | None = None, cwd: str | None = None) -> str:
-    """condor_submit_dag -no_submit: write ``<dag>.condor.sub``; returns its text."""
+    """condor_submit_dag -no_submit: check the DAG and an earlier run's files
+    (``DagOutputExists``), write ``<dag>.condor.sub``; returns its text."""
     text = submit_text(dag_file, options, cwd)
+    make_room(dag_file, _checked(options), os.path.abspath(cwd or os.getcwd()))
     path = os.path.join(os.path.abspath(cwd or os.getcwd()), f"{dag_file}.condor.sub")
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)

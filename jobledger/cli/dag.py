@@ -35,9 +35,13 @@ def dag() -> None:
 
 def submit_dag(dag_file: str, options: dict, pool: Pool, no_submit: bool = False) -> str:
     """condor_submit_dag's path (the CLI and condor_submit_dag call this); the line to print."""
+    from jobledger.daemons.dagman.submit_dag import DagOutputExists, write_submit_file
     from jobledger.daemons.submit_env import Submit
     try:
-        sub = Submit.from_dag(dag_file, options)
+        sub = Submit(write_submit_file(dag_file, options))
+    except DagOutputExists as exc:
+        raise click.ClickException(exc.explained(
+            '- Use the "--force" option to run the DAG again from the start')) from None
     except (DagError, SubmitError) as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
@@ -59,7 +63,8 @@ def submit_dag(dag_file: str, options: dict, pool: Pool, no_submit: bool = False
 @click.option("--maxidle", type=click.IntRange(0), help="Submit no more while N node procs are idle.")
 @click.option("--maxpre", type=click.IntRange(0), help="At most N PRE scripts at once.")
 @click.option("--maxpost", type=click.IntRange(0), help="At most N POST scripts at once.")
-@click.option("--force", is_flag=True, help="Ignore rescue DAGs: run every node again.")
+@click.option("--force", is_flag=True,
+              help="Overwrite an earlier run's files and set its rescue DAGs aside: run every node again.")
 @click.option("--dorescuefrom", type=click.IntRange(1), help="Use rescue DAG number N.")
 @click.option("--batch-name", help="The JobBatchName of the DAG's jobs.")
 @click.option("--no-submit", is_flag=True, help="Only write DAG_FILE.condor.sub.")
@@ -80,12 +85,14 @@ def submit(dag_file, maxjobs, maxidle, maxpre, maxpost, force, dorescuefrom, bat
 @local_dir_option
 @json_option("The DAGMan job and its nodes as one JSON object.")
 def status(cluster: int, pool: Pool, as_json: bool) -> None:
-    """The DAGMan job CLUSTER and its node jobs, by state (also of a stopped pool)."""
+    """The DAGMan job CLUSTER and its DAG's nodes: each node's latest job, and the
+    nodes that never ran (also of a stopped pool)."""
     from jobledger.cli.readers import reader_of
     schedd = reader_of(pool)
     wanted = ["ClusterId", "ProcId", "JobStatus", "DAGNodeName", "ExitCode", "JobBatchName"]
+    mine = wanted + ["Iwd", "Arguments", "DAG_Status", "DAG_NodesTotal"]
     try:
-        own = schedd.query(f"ClusterId == {cluster}", wanted) or schedd.history(f"ClusterId == {cluster}", wanted)
+        own = schedd.query(f"ClusterId == {cluster}", mine) or schedd.history(f"ClusterId == {cluster}", mine)
         nodes = schedd.query(f"DAGManJobId == {cluster}", wanted) + \
             schedd.history(f"DAGManJobId == {cluster}", wanted)
     except HTCondorException as exc:
@@ -99,21 +106,64 @@ def status(cluster: int, pool: Pool, as_json: bool) -> None:
         name = ad.get("DAGNodeName", "?")
         if name not in latest or ad["ClusterId"] > latest[name]["ClusterId"]:
             latest[name] = ad
+    never = [name for name in dag_nodes(me) if name not in latest]
     if as_json:
         echo_json({"cluster": cluster, "batch_name": me.get("JobBatchName", ""), "status": state,
-                   "exit_code": me.get("ExitCode"),
+                   "exit_code": me.get("ExitCode"), "state": dag_state(me),
                    "nodes": [{"name": name, "cluster": latest[name]["ClusterId"],
                               "status": STATUS_NAMES.get(latest[name].get("JobStatus"), "?"),
-                              "exit_code": latest[name].get("ExitCode")} for name in sorted(latest)]})
+                              "exit_code": latest[name].get("ExitCode")} for name in sorted(latest)]
+                   + [{"name": name, "cluster": None, "status": "never ran", "exit_code": None}
+                      for name in never]})
         return
-    click.echo(f"DAG {cluster} ({me.get('JobBatchName', '')}): {state}"
-               + (f", exit code {me['ExitCode']}" if "ExitCode" in me else ""))
+    click.echo(f"DAG {cluster} ({me.get('JobBatchName', '')}): {dag_state(me)}")
     counts = Counter(STATUS_NAMES.get(ad.get("JobStatus"), "?") for ad in latest.values())
     click.echo(f"{len(latest)} node(s) with jobs: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    if never:
+        click.echo(f"{len(never)} node(s) never ran: {' '.join(never)}")
     for name in sorted(latest):
         ad = latest[name]
         code = f" exit {ad['ExitCode']}" if "ExitCode" in ad else ""
         click.echo(f"  {name:<24} {ad['ClusterId']:>8} {STATUS_NAMES.get(ad.get('JobStatus'), '?')}{code}")
+    for name in never:
+        click.echo(f"  {name:<24} {'-':>8} never ran")
+
+
+# DAG_Status values (HTCondor's dagman_classad / htcondor dag status wording)
+DAG_STATUS = {1: "an error occurred", 2: "at least one node failed", 3: "aborted by a node's ABORT-DAG-ON value",
+              4: "removed", 5: "a cycle was found", 6: "halted"}
+
+
+def dag_state(me: dict) -> str:
+    """How the DAGMan job is doing: a finished DAG with a non-zero exit code failed."""
+    state = STATUS_NAMES.get(me.get("JobStatus"), "?")
+    if "ExitCode" not in me:
+        return state
+    code = me["ExitCode"]
+    if me.get("JobStatus") == 4 and code != 0:
+        why = DAG_STATUS.get(me.get("DAG_Status"))
+        return f"Failed, exit code {code}" + (f" ({why})" if why else "")
+    return f"{state}, exit code {code}"
+
+
+def dag_nodes(me: dict) -> list[str]:
+    """The node names of the DAG the DAGMan job ``me`` runs (its -Dag file in its Iwd),
+    in the file's order; [] when the file cannot be read any more."""
+    from jobledger.daemons.dagman.files import read_bytes
+    from jobledger.eventcore.dag import parse_dag
+    from jobledger.eventcore.submit.args import split_v2
+    try:
+        args = split_v2('"' + str(me.get("Arguments", "")).replace('"', '""') + '"', "arguments")
+    except SubmitError:
+        return []
+    iwd = str(me.get("Iwd", ""))
+    if "-Dag" not in args[:-1] or not iwd:
+        return []
+    try:
+        parsed = parse_dag(args[args.index("-Dag") + 1], lambda path: read_bytes(os.path.join(iwd, path)))
+    except (DagError, OSError):
+        return []
+    return list(parsed.nodes)
 
 
 @dag.command("rescue")

@@ -165,7 +165,8 @@ def run(argv: list[str]) -> int:
 
 
 BATCH_ATTRS = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobBatchName", "DAGManJobId",
-               "TotalSubmitProcs"]
+               "TotalSubmitProcs", "JobUniverse", "DAG_NodesTotal", "DAG_NodesDone"]
+SCHEDULER_UNIVERSE = 7
 
 
 def banner(location) -> str:
@@ -206,7 +207,11 @@ def _job_ids(members: list) -> str:
 
 
 def batch_table(ads: list) -> str:
-    """One line per batch: OWNER BATCH_NAME SUBMITTED DONE RUN IDLE [HOLD] TOTAL JOB_IDS."""
+    """One line per batch: OWNER BATCH_NAME SUBMITTED DONE RUN IDLE [HOLD] TOTAL JOB_IDS.
+
+    As HTCondor's condor_q (queue.cpp, reduce_procs): a DAGMan job (scheduler universe)
+    counts its DAG's nodes -- DAG_NodesTotal and DAG_NodesDone of its ad -- not itself;
+    its node jobs count in RUN, IDLE and HOLD only; other clusters count their procs."""
     batches: dict[tuple[str, str], list] = {}
     for ad in ads:
         batches.setdefault(_batch_key(ad), []).append(ad)
@@ -215,14 +220,23 @@ def batch_table(ads: list) -> str:
     counts = ["  DONE", "  RUN ", "  IDLE"] + (["  HOLD"] if held else []) + [" TOTAL"]
     lines = [f"{'OWNER'.ljust(width)} {'BATCH_NAME'.ljust(11)} {'  SUBMITTED'} {' '.join(counts)} JOB_IDS\n"]
     for (owner, name), members in batches.items():
-        status = [m.get("JobStatus") for m in members]
-        total = _batch_total(members)
-        done = status.count(4) + max(0, total - len(members))
+        dagmen = [m for m in members if m.get("JobUniverse") == SCHEDULER_UNIVERSE]
+        jobs = [m for m in members if m.get("JobUniverse") != SCHEDULER_UNIVERSE]
+        plain = [m for m in jobs if not isinstance(m.get("DAGManJobId"), int)]
+        status = [m.get("JobStatus") for m in jobs]
+        total = _batch_total(plain) + sum(_number(d, "DAG_NodesTotal") for d in dagmen)
+        done = [m.get("JobStatus") for m in plain].count(4) + max(0, _batch_total(plain) - len(plain)) \
+            + sum(_number(d, "DAG_NodesDone") for d in dagmen)
         cells = [done, status.count(2), status.count(1)] + ([status.count(5)] if held else []) + [total]
         numbers = " ".join(f"{n:6d}" if n else "     _" for n in cells)
         lines.append(f"{owner.ljust(width)} {name.ljust(11)} {table.qdate(members[0].get('QDate')):>11} "
-                     f"{numbers} {_job_ids(members)}\n")
+                     f"{numbers} {_job_ids(jobs or members)}\n")
     return "".join(lines)
+
+
+def _number(ad, name: str) -> int:
+    value = ad.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _batch_total(members: list) -> int:

@@ -21,7 +21,8 @@ Usage: {PROG} [options] <dag file>
 \t-maxidle <n>\t\tsubmit no more node jobs while n of their procs are idle
 \t-maxpre <n>\t\tat most n PRE scripts at once
 \t-maxpost <n>\t\tat most n POST scripts at once
-\t-f[orce]\t\tignore rescue DAGs: run every node again
+\t-f[orce]\t\toverwrite an earlier run's files, rename its rescue DAGs: run every node again
+\t-update_submit\t\trewrite <dag file>.condor.sub although an earlier run's files exist
 \t-no_submit\t\twrite <dag file>.condor.sub, submit nothing
 \t-batch-name <name>\tthe batch name of the DAG's jobs
 \t-dorescuefrom <n>\trun from rescue DAG number n
@@ -53,6 +54,8 @@ def parse(argv: list[str]) -> tuple[str, dict, bool, str | None]:
         else:
             if args.flag("force", 1):
                 options["force"] = True
+            elif args.flag("update_submit", 2):
+                options["update_submit"] = True
             elif args.flag("no_submit", 2):
                 no_submit = True
             elif args.flag("batch-name", 2):
@@ -71,9 +74,13 @@ def parse(argv: list[str]) -> tuple[str, dict, bool, str | None]:
 
 
 def run(argv: list[str]) -> int:
+    from jobledger.daemons.dagman.submit_dag import CONDOR_SUBMIT_DAG_HINT, DagOutputExists, write_submit_file
     from jobledger.daemons.submit_env import Submit
     dag_file, options, no_submit, name = parse(argv)
-    sub = Submit.from_dag(dag_file, options)      # DagError: one line, exit 1, nothing submitted
+    try:                      # DagError: one line, exit 1, nothing submitted
+        sub = Submit(write_submit_file(dag_file, options))
+    except DagOutputExists as exc:   # an earlier run's files: HTCondor's message, exit 1
+        raise Failed(exc.explained(CONDOR_SUBMIT_DAG_HINT)) from None
     print("-" * 71)
     print(f"File for submitting this DAG to HTCondor           : {dag_file}.condor.sub")
     print(f"Log of DAGMan debugging messages                 : {dag_file}.dagman.out")

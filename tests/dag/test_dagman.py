@@ -207,7 +207,7 @@ def test_condor_submit_dag(pool, tmp_path, monkeypatch):
     write(tmp_path / "s.dag", "JOB A echo.sub\n")
     dry = run(submit_dag.main, "-no_submit", "s.dag")
     assert dry.status == 0 and "s.dag.condor.sub" in dry.out and "not submitting" in dry.out
-    ran = run(submit_dag.main, "-maxjobs", "2", "-batch-name", "viaCLI", "s.dag")
+    ran = run(submit_dag.main, "-f", "-maxjobs", "2", "-batch-name", "viaCLI", "s.dag")   # -no_submit left its file
     assert ran.status == 0, ran.err
     cluster = int(ran.out.split("submitted to cluster ")[1].split(".")[0])
     assert wait_dagman(pool, cluster)["ExitCode"] == 0
