@@ -21,8 +21,8 @@ for a v1 transaction), ``query`` and ``history`` (streamed), ``act``,
 ``matches``; for starters ``starter_outcome`` and ``starter_update``; for
 DAGMan ``post_script_terminated`` and ``dagman_progress`` (``daemons.schedd_dagman``).
 
-Cluster ids: ``new_cluster`` reserves ids for one submitter (DAGMan reserves
-ahead); the high-water mark keeps the largest id handed out before the reply,
+Cluster ids: ``new_cluster`` reserves ids for one submitter (DAGMan a chunk of
+node jobs' at once); the high-water mark keeps the largest id handed out before the reply,
 so a schedd restarted after a crash hands out none of them again.  The old
 reservations die with the old schedd: a submit sent again under its token may
 take such an id, once; any other submit of an id needs its reservation.
