@@ -97,8 +97,9 @@ class Budget:
         total = self.used + size
         if self.max_bytes is not None and total > self.max_bytes:
             code = HOLD_MAX_INPUT if self.direction == "upload" else HOLD_MAX_OUTPUT
-            verb = "sending" if self.direction == "upload" else "receiving"
-            raise TransferError(code, 0, f"{verb} file {path}: max total {self.direction} bytes exceeded "
+            # file_transfer.cpp's DoUpload words both: the sender names its file, and the
+            # limit is the download's when the receiving side set it (outputs).
+            raise TransferError(code, 0, f"sending file {path}: max total {self.direction} bytes exceeded "
                                          f"(max={self.max_bytes // MB} MB, this file={size // MB} MB)")
         if self.disk_bytes is not None and total > self.disk_bytes:
             raise TransferError(HOLD_RESOURCES, SUBCODE_DISK,

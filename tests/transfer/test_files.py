@@ -165,7 +165,8 @@ def test_outputs_keep_their_bits_and_are_bounded_by_max_transfer_output_mb(tmp_p
         send_output({"Iwd": str(out)}, items + [Output("big.dat", str(out / "big.dat"))], str(sandbox),
                     "1.0", max_mb=1)
     assert (failed.value.code, failed.value.subcode) == (33, 0)
-    assert "max total download bytes exceeded (max=1 MB, this file=3 MB)" in failed.value.message
+    assert failed.value.message == (f"sending file {sandbox}/big.dat: max total download bytes exceeded "
+                                    "(max=1 MB, this file=3 MB)")
     assert not (out / "big.dat").exists()
 
 
