@@ -31,7 +31,7 @@ from jobledger.daemons.daemon import LIFELINE_ENV, alive, process_start_time
 from jobledger.daemons.starter import SIGNALS, Starter
 from jobledger.eventcore import adwire
 from jobledger.eventcore.claims import ClaimEvent
-from jobledger.eventcore.decide.runs import event, starter_job, with_transfer_limits
+from jobledger.eventcore.decide.runs import event, first_start_attrs, starter_job, with_transfer_limits
 from jobledger.eventcore.errors import InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
@@ -116,7 +116,7 @@ class SchedulerUniverse:
         records = [Assumed.of(job, current), SetAttributes(job, set={
             "ClaimId": adwire.quote(claim), "StarterPid": str(child.pid), "StarterStart": str(start),
             "ScratchDir": adwire.quote(str(self.execute_dir / f"dir_{child.pid}")),
-            "RemoteSlot": adwire.quote(LOCAL_SLOT),
+            "RemoteSlot": adwire.quote(LOCAL_SLOT), **first_start_attrs(current, time.time()),
         }, by="schedd"), event(EventType.EXECUTE, job, time.time(), ExecuteHost=self.schedd_address,
                                SlotName=LOCAL_SLOT)]
         try:

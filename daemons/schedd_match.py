@@ -21,7 +21,8 @@ from jobledger.daemons.negotiator import request_of
 from jobledger.daemons.schedd_local import SCHEDULER
 from jobledger.eventcore import adwire, interleave
 from jobledger.eventcore.claims import ClaimEvent
-from jobledger.eventcore.decide.runs import event, startd_address, starter_job, with_transfer_limits
+from jobledger.eventcore.decide.runs import (event, first_start_attrs, startd_address, starter_job,
+                                              with_transfer_limits)
 from jobledger.eventcore.errors import InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
@@ -186,6 +187,7 @@ class Matches:
             "StarterStart": str(started["start"]), "ScratchDir": adwire.quote(started["scratch"]),
             "RemoteSlot": adwire.quote(started["slot"]), "StartdIpAddr": adwire.quote(address),
             **started.get("attrs", {}),   # the slot's, for the job's ad (AssignedGPUs)
+            **first_start_attrs(ad, now),
         }, by="schedd"), event(EventType.EXECUTE, job, now, ExecuteHost=started.get("host") or address,
                                SlotName=started["slot"])]
         joint = match.get("joint")

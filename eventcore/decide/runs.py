@@ -6,7 +6,7 @@ schedd's run handling (``daemons.schedd_runs``) appends what they return.
 
 from __future__ import annotations
 
-__all__ = ['HOLD_POLICY', 'HOLD_SPAWN', 'event', 'usage_text', 'startd_address', 'with_transfer_limits', 'starter_job', 'exit_records', 'hold_reason', 'transfer_events', 'file_transfer_events', 'usage_attrs', 'exit_verdict', 'resource_table', 'RUN_ATTRS', 'STARTER_JOB_ATTRS', 'TRANSFER_FAILURES', 'TRANSFER_LIMITS']
+__all__ = ['HOLD_POLICY', 'HOLD_SPAWN', 'event', 'first_start_attrs', 'usage_text', 'startd_address', 'with_transfer_limits', 'starter_job', 'exit_records', 'hold_reason', 'transfer_events', 'file_transfer_events', 'usage_attrs', 'exit_verdict', 'resource_table', 'RUN_ATTRS', 'STARTER_JOB_ATTRS', 'TRANSFER_FAILURES', 'TRANSFER_LIMITS']
 
 import math
 
@@ -34,6 +34,20 @@ def event(number: int, job: JobId, now: float, hidden: dict | None = None, **att
     made = make_event(number, cluster=job.cluster, proc=job.proc, timestamp=int(now),
                       attrs={k: v for k, v in attrs.items() if v is not None}, hidden=hidden)
     return EventRecord(job, event_to_dict(made))
+
+
+def first_start_attrs(ad: dict, now: float) -> dict:
+    """``InitialWaitDuration`` at a job's first start: seconds since it materialized
+    (JobMaterializeDate) or else was queued (QDate), as HTCondor's shadow sets it once."""
+    if "InitialWaitDuration" in ad:
+        return {}
+    for name in ("JobMaterializeDate", "QDate"):
+        try:
+            since = int(float(ad[name]))
+        except (KeyError, TypeError, ValueError):
+            continue
+        return {"InitialWaitDuration": str(max(0, int(now) - since))}
+    return {}
 
 
 def usage_text(user: float, system: float) -> str:
