@@ -38,3 +38,20 @@ def test_the_scope_names_81_distinct_files():
 def test_the_runner_refuses_a_folder_without_the_suite(tmp_path, capsys):
     assert run.main([str(tmp_path)]) == 2
     assert "ornithology" in capsys.readouterr().err
+
+
+def test_a_pass_list_from_a_run_s_lines_names_files_it_did_not_reach(tmp_path):
+    printed = ("pass test_classads.py: 7 passed, 0 failed, 0 errors \n"
+               "FAIL test_num_holds.py: 0 passed, 0 failed, 6 errors failed on setup with \"x | y\"\n")
+    log = tmp_path / "run.log"
+    log.write_text(printed)
+    src = tmp_path / "src"
+    (src / "src" / "condor_tests" / "ornithology").mkdir(parents=True)
+    (src / "COMMIT").write_text("0123abcd\n")
+    out = tmp_path / "PASSLIST.md"
+    assert run.main([str(src), "--from-log", str(log), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "HTCondor commit: 0123abcd" in text and "**1 of 81 in-scope files pass wholly; 7 of 13 tests pass.**" in text
+    assert "| test_classads.py | pass | 7 | 0 | 0 |  |" in text
+    assert 'failed on setup with "x \\| y"' in text
+    assert "| test_run_sleep_job.py | FAIL | 0 | 0 | 0 | not run (the run ended before it) |" in text
