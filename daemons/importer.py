@@ -119,8 +119,9 @@ def _records(log: LogItems):
 
 
 def import_log(store, path: str, state: TextReaderState | None = None,
-               batch: int = BATCH) -> ImportResult:
-    """Append the log's events that the journal does not hold yet."""
+               batch: int = BATCH, progress=None) -> ImportResult:
+    """Append the log's events that the journal does not hold yet; ``progress(done,
+    total)`` after each batch appended (events of this log)."""
     log = read_log(path, state)
     garbled = [(i.offset, i.reason) for i in log.items if isinstance(i, Garbled)]
     records = list(_records(log))
@@ -129,4 +130,6 @@ def import_log(store, path: str, state: TextReaderState | None = None,
         chunk = records[start:start + batch]
         before = store.head()
         added += store.append(chunk) - before
+        if progress is not None:
+            progress(start + len(chunk), len(records))
     return ImportResult(path, len(records), added, garbled)

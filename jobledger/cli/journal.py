@@ -20,6 +20,7 @@ from jobledger.daemons.store import DB_NAME, Store
 from jobledger.eventcore.errors import JobledgerError
 from jobledger.cli.output import echo_json
 from jobledger.cli.params import MOMENT, POSITION
+from jobledger.cli.progress import bar, quiet_option
 from jobledger.cli.where import local_dir_option
 from jobledger.tracking.localzone import LOCAL_TZINFO
 
@@ -49,28 +50,36 @@ def journal() -> None:
               help="Year for legacy MM/DD timestamps (default: this year, as HTCondor reads).")
 @click.option("--batch", type=click.IntRange(1), default=5000, show_default=True,
               help="Events per journal transaction.")
-def import_(logs, pool, year, batch):
+@quiet_option
+def import_(logs, pool, year, batch, quiet):
     """Import HTCondor user logs or global event logs (text, JSON, XML).
 
     Idempotent: each event is added once, however often a log is imported
-    (also after an interrupted import).
+    (also after an interrupted import).  A progress bar on a terminal.
     """
     local_dir = str(pool.local_dir)
     from jobledger.daemons.importer import import_log, reader_state
     store = _open_store(local_dir, must_exist=False)
     failed = []
+    progress = bar(len(logs), "importing", "log", quiet)
     try:
         for path in logs:
+            def step(count, total, path=path):
+                progress.set_postfix_str(f"{os.path.basename(path)}: {count:,}/{total:,} events")
+                progress.update(0)
             try:
-                result = import_log(store, path, reader_state(year), batch=batch)
+                result = import_log(store, path, reader_state(year), batch=batch, progress=step)
             except JobledgerError as exc:
                 failed.append(str(exc))
                 click.echo(f"error: {exc}", err=True)
+                progress.update(1)
                 continue
-            click.echo(f"{path}: {result.events} events, {result.added} new")
+            progress.update(1)
+            progress.write(f"{path}: {result.events} events, {result.added} new")
             for offset, reason in result.garbled:
                 click.echo(f"warning: {path} at byte {offset}: not an event ({reason})", err=True)
     finally:
+        progress.close()
         store.close()
     if failed:
         raise click.ClickException(f"{len(failed)} of {len(logs)} logs could not be imported")

@@ -12,11 +12,14 @@ their file and byte offset, and make the exit status 1.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 import warnings
 
 import click
 
+from jobledger.cli.progress import bar, quiet_option
 from jobledger.eventcore.codecs.userlog import TextFormat, render
 from jobledger.eventcore.errors import HTCondorException, UserLogError, UserLogReadError
 from jobledger.eventcore.events import EventType, event_to_dict
@@ -121,6 +124,26 @@ def _emit(path, event, as_json, to, fmt):
         click.echo(str(event).rstrip("\n"))
 
 
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _convert(reader, as_json, to, fmt, quiet) -> None:
+    """Every event now in the logs, re-written; a bar of the bytes read."""
+    progress = bar(sum(_size(jel.path) for jel in reader.logs), "converting", "B", quiet)
+    read: dict[str, int] = {}
+    try:
+        for path, event in reader.poll():
+            _emit(path, event, as_json, to, fmt)
+            progress.update(max(0, event.offset - read.get(path, 0)))
+            read[path] = max(event.offset, read.get(path, 0))
+    finally:
+        progress.close()
+
+
 @click.command("log")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print every event as a JSON line.")
@@ -128,8 +151,11 @@ def _emit(path, event, as_json, to, fmt):
 @click.option("--to", type=click.Choice(["text", "json", "xml"]),
               help="Re-write the events in this user-log format.")
 @click.option("--utc", is_flag=True, help="With --to: write UTC times (HTCondor's UTC option).")
-def command(files, as_json, follow, to, utc):
-    """Summarise, print, follow or convert HTCondor job event logs."""
+@quiet_option
+def command(files, as_json, follow, to, utc, quiet):
+    """Summarise, print, follow or convert HTCondor job event logs.
+
+    Converting to a file or a pipe draws a progress bar on a terminal's stderr."""
     if as_json and to:
         raise click.UsageError("--json and --to exclude each other")
     fmt = TextFormat(utc=utc)
@@ -140,8 +166,7 @@ def command(files, as_json, follow, to, utc):
             for line in _summary_lines(collected):
                 click.echo(line)
         else:
-            for path, event in reader.poll():
-                _emit(path, event, as_json, to, fmt)
+            _convert(reader, as_json, to, fmt, quiet or sys.stdout.isatty())
             while follow:
                 time.sleep(0.2)
                 for path, event in reader.poll():

@@ -6,8 +6,9 @@
 
 What it pictures (first that applies): the user logs given with ``--log``
 (HTCondor's or ours, imported into a journal of their own in a temporary
-directory), the journal file ``--journal``, the pool in ``--local-dir``, or
-the local pool (its ``LOCAL_DIR``).  It serves on 127.0.0.1 by default and
+directory), the journal file ``--journal``, or the pool the common rule
+finds (``jobledger.cli.where``: ``--local-dir``, ``$CONDOR_CONFIG``, the
+personal pool).  It serves on 127.0.0.1 by default and
 only reads.  ``--report`` writes the self-contained HTML report and
 ``--trace`` the Chrome-trace (Perfetto) JSON, as of ``--at`` (default: the
 journal's head), and exits without serving.  The work is in jobledger.web.
@@ -23,18 +24,24 @@ import click
 
 from jobledger.eventcore.errors import JobledgerError
 from jobledger.cli.params import POSITION
+from jobledger.cli.progress import quiet_option
 
 __all__ = ["command"]
 
 
 def _journal_path(local_dir: str | None, journal: str | None) -> str:
+    """The journal to picture: ``--journal``, else the pool the common rule finds
+    (``jobledger.cli.where``: ``--local-dir``, ``$CONDOR_CONFIG``, the personal pool)."""
     if journal:
         return journal
-    from jobledger.cli.where import find_pool
-    pool = find_pool(local_dir)          # the rule every command follows
+    from jobledger.cli.where import NoPool, find_pool
+    try:
+        pool = find_pool(local_dir)
+    except NoPool as exc:
+        raise click.ClickException(str(exc)) from None
     if not pool.journal.exists():
         raise click.ClickException(f"no journal in {pool.local_dir} ({pool.journal.name} is missing; "
-                                   f"found by {pool.how}): give --local-dir, --journal or --log")
+                                   f"the pool was found by {pool.how})")
     return str(pool.journal)
 
 
@@ -62,13 +69,19 @@ def _need_web():
 @click.option("--trace", type=click.Path(dir_okay=False, writable=True, path_type=str),
               help="Write the Chrome-trace (Perfetto) JSON here and exit.")
 @click.option("--at", type=POSITION, default=None, help="The report's or trace's journal position.")
-def command(local_dir, journal, logs, host, port, report, trace, at):
+@quiet_option
+def command(local_dir, journal, logs, host, port, report, trace, at, quiet):
     """A live and replayable picture of a run, served to the browser."""
     from jobledger.web.source import Source, imported
     from jobledger.tracking.localzone import LOCAL_TZINFO
     with tempfile.TemporaryDirectory(prefix="jobledger-web-") as scratch:
         if logs:
-            path, warnings = imported(list(logs), scratch)
+            from jobledger.cli.progress import bar
+            progress = bar(len(logs), "importing", "log", quiet)
+            try:
+                path, warnings = imported(list(logs), scratch, progress=lambda _: progress.update(1))
+            finally:
+                progress.close()
             for warning in warnings:
                 click.echo(f"warning: {warning}", err=True)
             audit_dir = None

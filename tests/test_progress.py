@@ -1,0 +1,78 @@
+"""Progress bars on long CLI work: drawn on a terminal's stderr, never in pipes or files,
+never under --quiet.  The terminal is a real pseudo-terminal; the command a real process."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from jobledger.cli import main as cli
+
+JOBLEDGER = [sys.executable, "-m", "jobledger"]
+EVENTS = (6, 10)          # events in evicted_variants.log, lifecycle_basic.log
+
+
+def run_on_terminal(args, cwd) -> tuple[str, str]:
+    """``args`` with stderr on a pseudo-terminal and stdout on a pipe: (stdout, terminal)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))   # a terminal has a size
+    proc = subprocess.Popen(JOBLEDGER + args, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL,
+                            cwd=cwd, env=dict(os.environ, COLUMNS="100"))
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:         # the terminal's other end closed: the process is gone
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    out = proc.stdout.read().decode()
+    assert proc.wait(60) == 0, seen.decode(errors="replace")
+    return out, seen.decode(errors="replace")
+
+
+@pytest.fixture
+def logs(oracle_dir, tmp_path):
+    return [str(oracle_dir / "userlog" / name) for name in ("evicted_variants.log", "lifecycle_basic.log")]
+
+
+def test_import_draws_a_bar_on_a_terminal_only(logs, tmp_path):
+    out, terminal = run_on_terminal(["journal", "import", *logs, "--local-dir", str(tmp_path / "a")], tmp_path)
+    assert "importing" in terminal and "log" in terminal and "\r" in terminal
+    assert [line.split(": ", 1)[1] for line in out.splitlines()] == ["%d events, %d new" % (n, n) for n in EVENTS]
+    assert "importing" not in out and "\r" not in out
+    out_quiet, quiet_terminal = run_on_terminal(["journal", "import", *logs, "--quiet", "--local-dir",
+                                                 str(tmp_path / "b")], tmp_path)
+    assert "importing" not in quiet_terminal and out_quiet.replace("/b", "/a") == out.replace("/b", "/a")
+    piped = CliRunner().invoke(cli, ["journal", "import", *logs, "--local-dir", str(tmp_path / "c")])
+    assert piped.exit_code == 0 and "importing" not in piped.output and "\r" not in piped.output
+    assert [line.split(": ", 1)[1] for line in piped.output.splitlines()] == \
+        [line.split(": ", 1)[1] for line in out.splitlines()]
+
+
+def test_converting_to_a_pipe_draws_a_bar_on_the_terminal(logs, tmp_path):
+    out, terminal = run_on_terminal(["log", logs[0], "--to", "json"], tmp_path)
+    assert "converting" in terminal and "B/s" in terminal
+    assert out.count('"EventTypeNumber"') == EVENTS[0]
+    _, quiet = run_on_terminal(["log", logs[0], "--to", "json", "--quiet"], tmp_path)
+    assert "converting" not in quiet
+    plain = CliRunner().invoke(cli, ["log", logs[1], "--to", "text"])
+    assert plain.exit_code == 0 and "converting" not in plain.output and plain.output.startswith("000 (")
