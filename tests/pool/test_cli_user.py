@@ -227,8 +227,11 @@ def test_json_where_a_user_expects_it(pool, tmp_path):
     assert again.returncode == 1 and json.loads(again.stdout)["TotalSuccess"] == 0
     removed = json.loads(run(["jobledger", "rm", "--json", str(cluster)], tmp_path, env).stdout)
     assert removed["TotalSuccess"] == 2
-    ads = json.loads(run(["jobledger", "history", "--json", "-constraint", f"ClusterId == {cluster}"],
-                         tmp_path, env).stdout)
+    def both_left():
+        ads = json.loads(run(["jobledger", "history", "--json", "-constraint", f"ClusterId == {cluster}"],
+                             tmp_path, env).stdout)
+        return ads if len(ads) == 2 else None
+    ads = wait_until(both_left, 60, interval=0.5, what="both removed jobs in the history")
     assert sorted(ad["ProcId"] for ad in ads) == [0, 1] and {ad["JobStatus"] for ad in ads} == {3}
     status = json.loads(run(["jobledger", "pool", "status", "--json"], tmp_path, env).stdout)
     assert status["state"] == "running" and status["local_dir"] == str(pool.local_dir)
