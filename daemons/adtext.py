@@ -17,16 +17,23 @@ from typing import Callable, Mapping
 from jobledger.eventcore.classad import ClassAd, ExprTree, compile_constraint
 from jobledger.eventcore.classad.env import ENV, configure
 
-__all__ = ["to_classad", "compile_filter", "expr", "ensure_environment"]
+__all__ = ["to_classad", "compile_filter", "expr", "ensure_environment", "real_environment"]
 
 _CACHE: dict[str, ExprTree] = {}
 _CACHE_LIMIT = 100_000
 
 
+def real_environment() -> None:
+    """The process's ClassAd evaluation gets the real clock and a random generator: the one
+    place that does (daemons at start-up, ``jobledger.classad`` on import; eventcore never
+    reads either by itself)."""
+    configure(clock=time.time, rng=random.Random())
+
+
 def ensure_environment() -> None:
     """Give ClassAd evaluation a clock and a random generator if nobody has."""
     if ENV.clock is None:
-        configure(clock=time.time, rng=random.Random())
+        real_environment()
 
 
 def expr(text: str) -> ExprTree:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import random
 import select
 import signal
 import socket
@@ -28,11 +27,10 @@ import threading
 import time
 from pathlib import Path
 
-from jobledger.daemons import adwire, ipc
+from jobledger.daemons import adtext, adwire, ipc
 from jobledger.daemons.config_files import collector_address, config_value, read_pool_config
 from jobledger.daemons.selfmonitor import DEFAULT_WINDOW, SelfMonitor
 from jobledger.daemons.threadnames import name_process
-from jobledger.eventcore import classad
 from jobledger.eventcore.errors import HTCondorException
 
 LIFELINE_ENV = "JOBLEDGER_LIFELINE_FD"
@@ -88,7 +86,7 @@ class Daemon:
     log_name = "DaemonLog"   # HTCondor's log file name: CollectorLog, SchedLog, ...
 
     def __init__(self, config_file: str | None = None):
-        classad.configure(clock=time.time, rng=random.Random())
+        adtext.real_environment()
         self.config_file = config_file or os.environ.get("CONDOR_CONFIG", "")
         if not self.config_file:
             raise HTCondorException("CONDOR_CONFIG is not set: no pool to serve")

@@ -125,7 +125,7 @@ class Actions:
         """``Schedd.spool``: copy the inputs of jobs held for spooling (code 16) into
         the spool, point them there and release them.  A job whose input cannot be
         read is held with code 13 instead."""
-        staged = {}
+        staged: dict[JobId, dict | TransferError] = {}
         for job in parse_ids(ids):
             ad = self.store.job_ad(job)
             if ad is None or _status(ad) != JobStatus.HELD or ad.get("HoldReasonCode") != "16":
@@ -136,7 +136,7 @@ class Actions:
                 staged[job] = failed
         with self.runs.lock:
             now = time.time()
-            records = []
+            records: list = []
             for job, changes in staged.items():
                 if isinstance(changes, TransferError):
                     records += [SetAttributes(job, set={"HoldReasonCode": str(changes.code),
@@ -218,7 +218,7 @@ class Actions:
             known = self.store.job_ad(jobs[0]) or {}
             attr = next((name for name in known if name.lower() == attr.lower()), attr)  # one spelling
             now = time.time()
-            records = []
+            records: list = []
             for job in jobs:
                 records.append(SetAttributes(job, set={attr: value}, by=user))
                 if flags & TransactionFlag.ShouldLog:

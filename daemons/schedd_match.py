@@ -99,7 +99,7 @@ class Matches:
         if not (self.reuse_claims and outcome.get("kind") == "exit"):
             return None
         self.runs.wait_started(claim)   # a short job can end before its run is recorded
-        handed = Future()
+        handed: Future = Future()
         with self.runs.lock:
             given = self._continued.get(claim)
         if more and given is not None:   # a retried report: the same next job

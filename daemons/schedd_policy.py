@@ -79,10 +79,11 @@ class Policy:
                     self.store.append(records)
                     break
                 except StaleDecision:
-                    verdict = periodic_verdict(self.store.job_ad(job) or {"JobStatus": "3"}, time.time(),
-                                               self.max_releases, self.system)
-                    if verdict is None:
+                    again = periodic_verdict(self.store.job_ad(job) or {"JobStatus": "3"}, time.time(),
+                                             self.max_releases, self.system)
+                    if again is None:
                         return
+                    verdict = again
                     continue
                 except InvalidTransition as exc:
                     self.log.info("policy on %s: %s", job, exc)

@@ -15,6 +15,7 @@ import functools
 import json
 import math
 import re
+from typing import Mapping
 
 __all__ = ["NotLiteral", "ConstraintTest", "quote", "literal_text", "exprs_of", "literal", "to_classad", "evaluate", "evaluate_expr",
            "minimal_classad", "matches", "check_constraint", "symmetric_match", "match_ranked"]
@@ -87,7 +88,7 @@ def _engine():
     return classad
 
 
-def to_classad(exprs: dict):
+def to_classad(exprs: Mapping[str, str]):
     """A ClassAd (the engine's) holding ``exprs``; each distinct text is parsed once
     and its (immutable) ExprTree shared by every ad that holds it."""
     ad = _engine().ClassAd()
@@ -96,7 +97,7 @@ def to_classad(exprs: dict):
     return ad
 
 
-def evaluate(exprs: dict, name: str):
+def evaluate(exprs: Mapping[str, str], name: str):
     """``name`` evaluated in the ad ``exprs``: a Python value, None for undefined/error."""
     text = exprs.get(name)
     if text is None:
@@ -113,7 +114,7 @@ def evaluate(exprs: dict, name: str):
     return _plain(value, classad)
 
 
-def evaluate_expr(exprs: dict, text: str):
+def evaluate_expr(exprs: Mapping[str, str], text: str):
     """An expression ``text`` evaluated in the context of the ad ``exprs``."""
     classad = _engine()
     value = classad.ExprTree(text).eval(to_classad(exprs))
@@ -185,7 +186,7 @@ def _classad_of(pairs):
     return ad
 
 
-def minimal_classad(exprs: dict, names) -> object:
+def minimal_classad(exprs: Mapping[str, str], names):
     """A ClassAd with only ``names`` (lower case) and what they refer to, transitively.
 
     Evaluating a constraint needs nothing else, and parsing every attribute

@@ -41,7 +41,7 @@ journal is never rewritten.
 
 from __future__ import annotations
 
-from typing import Mapping, Union
+from typing import Iterable, Mapping, Union
 
 import attrs
 
@@ -101,6 +101,14 @@ class ProcAd:
     type = "proc"
 
 
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+def _ints(value: Iterable[int]) -> tuple[int, ...]:
+    return tuple(value)
+
+
 def _ads(value) -> tuple:
     ads = tuple(value)
     for ad in ads:
@@ -125,7 +133,7 @@ class ProcBlock:
     """
 
     cluster: int
-    procs: tuple[int, ...] = attrs.field(converter=tuple)
+    procs: tuple[int, ...] = attrs.field(converter=_ints)
     ads: tuple = attrs.field(converter=_ads)
     submit: Mapping = attrs.field(converter=dict)
     common: Mapping[str, str] = attrs.field(factory=dict, converter=_ad)
@@ -175,7 +183,7 @@ class SetAttributes:
 
     job: JobId = attrs.field(converter=_job)
     set: Mapping[str, str] = attrs.field(factory=dict, converter=_ad)
-    delete: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    delete: tuple[str, ...] = attrs.field(default=(), converter=_names)
     by: str | None = None
     key: str | None = None
     type = "set"

@@ -6,14 +6,11 @@ never reads either), so ``time()``, ``CurrentTime`` and ``random()`` work as
 in classad2.
 """
 
-import random as _random
-import time as _time
-
 from jobledger.eventcore.classad import (ClassAd, ClassAdException, ExprTree, Parser, ParserType, Value,
                                lastError, parseAds, parseNext, parseOne, quote, unquote, version)
-from jobledger.eventcore.classad import configure as _configure
+from jobledger.daemons.adtext import real_environment as _configure
 
-_configure(clock=_time.time, rng=_random.Random())
+_configure()
 
 __all__ = [
     "ClassAd", "ClassAdException", "ExprTree", "Parser", "ParserType", "Value", "lastError", "parseAds",

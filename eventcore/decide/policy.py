@@ -53,7 +53,7 @@ def periodic_verdict(ad: dict, now: float, max_releases: int, system: dict | Non
         if _fires(ad, "PeriodicVacate"):
             return ("vacate", "The job attribute PeriodicVacate expression evaluated to TRUE")
     timer = adwire.evaluate(ad, "TimerRemove") if ad.get("TimerRemove") not in QUIET else None
-    if type(timer) in (int, float) and now >= timer:
+    if isinstance(timer, (int, float)) and not isinstance(timer, bool) and now >= timer:
         return ("remove", "The job attribute TimerRemove expression evaluated to TRUE")
     if status not in (4, 5) and _fires(ad, "PeriodicHold"):
         reason = adwire.evaluate(ad, "PeriodicHoldReason")
@@ -96,7 +96,7 @@ def _duration_verdict(ad: dict, now: float) -> tuple | None:
         return None
     for name, code in (("AllowedJobDuration", 46), ("AllowedExecuteDuration", 47)):
         allowed = adwire.evaluate(ad, name) if name in ad else None
-        if type(allowed) in (int, float) and now - started > allowed:
+        if isinstance(allowed, (int, float)) and not isinstance(allowed, bool) and now - started > allowed:
             what = "job" if code == 46 else "execute"
             return ("hold", f"The job exceeded allowed {what} duration of {_duration(allowed)}", 0, code)
     return None
