@@ -6,6 +6,8 @@ schedd's run handling (``daemons.schedd_runs``) appends what they return.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ['HOLD_POLICY', 'HOLD_SPAWN', 'event', 'first_start_attrs', 'usage_text', 'startd_address', 'with_transfer_limits', 'starter_job', 'exit_records', 'hold_reason', 'transfer_events', 'file_transfer_events', 'usage_attrs', 'exit_verdict', 'resource_table', 'RUN_ATTRS', 'STARTER_JOB_ATTRS', 'TRANSFER_FAILURES', 'TRANSFER_LIMITS']
 
 import math
@@ -131,7 +133,7 @@ def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
     exit_attrs["NumJobCompletions"] = str(int(adwire.evaluate(ad, "NumJobCompletions") or 0) + 1)
     after = {**ad, **exit_attrs, "CompletionDate": str(int(now))}
     run_usage = usage_text(usage.get("user", 0), usage.get("sys", 0))
-    term = dict(TerminatedNormally=not by_signal, RunRemoteUsage=run_usage,
+    term: dict[str, Any] = dict(TerminatedNormally=not by_signal, RunRemoteUsage=run_usage,
                 TotalRemoteUsage=run_usage)
     if by_signal:
         term.update(TerminatedBySignal=int(outcome.get("signal", 0)), CoreFile=None)

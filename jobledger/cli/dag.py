@@ -100,7 +100,7 @@ def status(cluster: int, pool: Pool, as_json: bool) -> None:
     if not own:
         raise click.ClickException(f"no DAGMan job {cluster} in the queue or the history")
     me = own[0]
-    state = STATUS_NAMES.get(me.get("JobStatus"), "?")
+    state = STATUS_NAMES.get(me.get("JobStatus", 0), "?")
     latest: dict = {}
     for ad in nodes:
         name = ad.get("DAGNodeName", "?")
@@ -136,12 +136,12 @@ DAG_STATUS = {1: "an error occurred", 2: "at least one node failed", 3: "aborted
 
 def dag_state(me: dict) -> str:
     """How the DAGMan job is doing: a finished DAG with a non-zero exit code failed."""
-    state = STATUS_NAMES.get(me.get("JobStatus"), "?")
+    state = STATUS_NAMES.get(me.get("JobStatus", 0), "?")
     if "ExitCode" not in me:
         return state
     code = me["ExitCode"]
     if me.get("JobStatus") == 4 and code != 0:
-        why = DAG_STATUS.get(me.get("DAG_Status"))
+        why = DAG_STATUS.get(me.get("DAG_Status", 0))
         return f"Failed, exit code {code}" + (f" ({why})" if why else "")
     return f"{state}, exit code {code}"
 
