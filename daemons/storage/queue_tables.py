@@ -6,11 +6,19 @@ journal after a position into the tables (streaming: memory does not grow
 with the journal) and moves the ``queue`` row of ``projection`` there;
 ``rebuild`` drops the tables and folds everything.
 All run on the writer's connection, inside or around its transactions.
+
+The history table is only ever appended to, so it carries a digest: the
+``history`` row of ``projection`` holds its row count and the sum of its
+rows' CRCs, kept in the transaction that inserts them.  ``history_intact``
+recomputes it (a pool's start does, as it checks the journal): a row changed
+or lost outside these functions -- one changed byte -- no longer adds up, and
+the store rebuilds the tables from the journal rather than serve it.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import zlib
 
 from jobledger.eventcore.codecs.journal import decode_payload
 from jobledger.eventcore.ids import JobId
@@ -19,7 +27,36 @@ from jobledger.daemons.adrow import decode_ad, encode_ad
 from jobledger.daemons.storage.schema import create_tables
 
 __all__ = ["TableLoader", "write_changes", "fold_range", "rebuild", "snapshot_position",
-           "save_snapshot"]
+           "save_snapshot", "history_intact"]
+
+_DIGEST_MOD = 1 << 62
+
+
+def _row_crc(row: tuple) -> int:
+    """CRC of one history row (position, cluster, proc, owner, completion date, ad)."""
+    return zlib.crc32("\x1f".join(map(str, row)).encode("utf-8", "surrogatepass"))
+
+
+def _add_to_digest(conn: sqlite3.Connection, rows: list) -> None:
+    conn.execute("INSERT OR IGNORE INTO projection VALUES ('history', 0, 0)")
+    conn.execute("UPDATE projection SET position = position + ?, checksum = (checksum + ?) % ? "
+                 "WHERE name='history'", (len(rows), sum(map(_row_crc, rows)), _DIGEST_MOD))
+
+
+def history_intact(conn: sqlite3.Connection) -> bool:
+    """Whether the history rows add up to their digest (a table kept before the digest
+    existed is taken as it is, and its digest written now)."""
+    count, total = 0, 0
+    for row in conn.execute("SELECT position, cluster, proc, owner, completion_date, ad "
+                            "FROM history"):
+        count, total = count + 1, total + _row_crc(row)
+    kept = conn.execute("SELECT position, checksum FROM projection WHERE name='history'").fetchone()
+    if kept is None:
+        with conn:
+            conn.execute("INSERT OR REPLACE INTO projection VALUES ('history', ?, ?)",
+                         (count, total % _DIGEST_MOD))
+        return True
+    return kept == (count, total % _DIGEST_MOD)
 
 _ABSENT = object()
 
@@ -113,9 +150,10 @@ def write_changes(conn: sqlite3.Connection, fold: QueueFold) -> None:
                 conn.execute("UPDATE queue_jobs SET owner=? WHERE cluster=? AND owner IS NOT ?",
                              (owner, cluster, owner))
     if changes.history:
-        conn.executemany("INSERT INTO history VALUES (?,?,?,?,?,?)",
-                         [(h.position, h.cluster, h.proc, h.owner, h.completion_date,
-                           encode_ad(h.ad)) for h in changes.history])
+        rows = [(h.position, h.cluster, h.proc, h.owner, h.completion_date, encode_ad(h.ad))
+                for h in changes.history]
+        conn.executemany("INSERT INTO history VALUES (?,?,?,?,?,?)", rows)
+        _add_to_digest(conn, rows)
     fold.forget(deletes, gone)
 
 
@@ -184,7 +222,8 @@ def rebuild(conn: sqlite3.Connection, columns: str) -> None:
     conn.execute("BEGIN IMMEDIATE")
     for table in ("queue_jobs", "queue_clusters", "history"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
-    conn.execute("DELETE FROM projection WHERE name='queue'")
+    conn.execute("DELETE FROM projection WHERE name IN ('queue', 'history')")
+    conn.execute("INSERT INTO projection VALUES ('history', 0, 0)")
     conn.execute("COMMIT")
     create_tables(conn)
     fold_range(conn, QueueFold(), 0, columns)     # from scratch: nothing to load at first

@@ -38,6 +38,8 @@
 ``close()``
 ``recovered``                              how the open found the queue: "empty",
                                            "current", "caught-up", "rebuilt", "read-only"
+                                           (rebuilt too when a history row does not add
+                                           up to the history digest: one changed byte)
 
 ``Store(local_dir, readonly=True)`` opens an existing journal for reading
 only (no queue catch-up; ``append`` refuses): tools such as replay/export.
@@ -536,7 +538,8 @@ class Store(QueueViews):
                 row = queue_tables.snapshot_position(self._conn)
                 if row is None and self._head == 0:
                     return "empty"
-                if row is not None and self._snapshot_matches(*row):
+                if row is not None and self._snapshot_matches(*row) \
+                        and queue_tables.history_intact(self._conn):
                     if row[0] == self._head:
                         return "current"
                     self._fold_range(row[0])

@@ -281,9 +281,9 @@ def test_restart_folds_records_after_the_snapshot(tmp_path):
     s.close()
     # the queue tables hold an older, valid snapshot (position 5): restart folds the rest
     s = Store(tmp_path, constraint_filter=all_ads)
-    pos, checksum = s._read("SELECT position, checksum FROM projection")[0]
+    pos, checksum = s._read("SELECT position, checksum FROM projection WHERE name='queue'")[0]
     s.append([event(JobId(1, 0), 1)])
-    s._conn.execute("UPDATE projection SET position=?, checksum=?", (pos, checksum))
+    s._conn.execute("UPDATE projection SET position=?, checksum=? WHERE name='queue'", (pos, checksum))
     s._conn.execute("UPDATE queue_jobs SET status=1, ad=(SELECT ad FROM queue_jobs WHERE proc=1) "
                     "WHERE proc=0")
     s.close()

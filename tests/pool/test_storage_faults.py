@@ -197,3 +197,45 @@ def test_a_user_log_on_a_full_disk_is_written_once_there_is_room(pool, tmp_path)
         assert ("\n" + log.read_text()).count("\n000 (") == 10     # every event once
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_tampered_history_row_is_rebuilt_from_the_journal_at_start(tmp_path):
+    """One changed byte in a history row: audit flags it at its position; the next start
+    finds the history no longer adds up to its digest and rebuilds the tables from the
+    journal (as it does a queue snapshot that does not match), so the pool serves the
+    journal's row, not the tampered one, and audit agrees again."""
+    local = tmp_path / "pool"
+    pool = PersonalPool(local_dir=local).start()
+    try:
+        cluster = pool.schedd.submit(ClassAd({"Cmd": "/bin/sh", "Arguments": "-c 'exit 7'",
+                                              "Iwd": str(tmp_path)}), 2)
+        wait_until(lambda: len(pool.schedd.history(f"ClusterId == {cluster}", ["ExitCode"])) == 2,
+                   120, what="both jobs in the history")
+    finally:
+        stop_and_check(pool)
+    conn = sqlite3.connect(local / DB_NAME)
+    try:
+        (position, ad), = conn.execute("SELECT position, ad FROM history WHERE proc = 1").fetchall()
+        assert '"ExitCode": "7"' in ad or "ExitCode" in ad
+        i = ad.index("ExitCode")
+        seven = ad.index("7", i)
+        conn.execute("UPDATE history SET ad = ? WHERE position = ?",
+                     (ad[:seven] + "8" + ad[seven + 1:], position))     # one byte
+        conn.commit()
+    finally:
+        conn.close()
+    report = audit(local)
+    assert [(f.kind, f.position) for f in report.findings] == [("history", position)]
+
+    again = PersonalPool(local_dir=local).start()
+    try:
+        codes = sorted(ad["ExitCode"] for ad in again.schedd.history(f"ClusterId == {cluster}",
+                                                                      ["ExitCode"]))
+        assert codes == [7, 7]
+        done = subprocess.run([sys.executable, "-m", "jobledger", "history", "--local-dir",
+                               str(local), "-constraint", f"ClusterId == {cluster} && ExitCode == 8"],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and f"{cluster}.1" not in done.stdout, done.stdout
+    finally:
+        stop_and_check(again)
+    assert audit(local).ok
