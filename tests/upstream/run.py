@@ -169,7 +169,7 @@ def main(argv=None) -> int:
     if args.files:
         names = {Path(f).name for f in args.files}
         wanted = [(s, f) for s, f in wanted if f in names]
-    with tempfile.TemporaryDirectory(prefix="upstream-tests-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="upstream-tests-", ignore_cleanup_errors=True) as tmp:
         def one(item):
             section, name = item
             c = run_file(tests_dir, name, args.timeout, Path(tmp))
