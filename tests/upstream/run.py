@@ -16,6 +16,7 @@ import argparse
 import datetime
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -68,10 +69,22 @@ def run_file(tests_dir: Path, name: str, timeout: float, workdir: Path) -> dict:
     env.pop("CONDOR_CONFIG", None)
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
            f"--junitxml={xml}", f"--base-test-dir={workdir / name[:-3]}", name]
+    child = subprocess.Popen(cmd, cwd=tests_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
     try:
-        subprocess.run(cmd, cwd=tests_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       timeout=timeout, start_new_session=True)
+        child.wait(timeout)
     except subprocess.TimeoutExpired:
+        # the whole session: pytest and the condor_master its fixtures started (pools stop on SIGTERM)
+        for sig, grace in ((signal.SIGTERM, 60), (signal.SIGKILL, 30)):
+            try:
+                os.killpg(child.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                child.wait(grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
         return {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "reason": f"timed out after {timeout:.0f} s"}
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "reason": ""}
     if not xml.exists():
