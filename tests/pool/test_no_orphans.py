@@ -23,6 +23,7 @@ import jobledger as htcondor
 from jobledger.daemons.personal import PersonalPool
 from tests.pool.conftest import pool_processes, running_pool, stop_and_check, wait_until
 from tests.pool.test_crash import daemon_pid
+from tests.pool.test_transfer import finished
 from jobledger.tracking.jobeventlog import JobEventLog
 
 SCRIPT_HEAD = "#!/bin/sh\nset -e\n"
@@ -61,24 +62,13 @@ def submit(pool, iwd: Path, script: str, **commands) -> int:
     return pool.schedd.submit(htcondor.Submit(description)).cluster()
 
 
-def settled(pool, cluster: int, timeout: float = 60) -> dict:
-    """The job's ad once it is held (queue) or gone (history)."""
-    def done():
-        held = pool.schedd.query(f"ClusterId == {cluster} && JobStatus == 5")
-        if held:
-            return held[0]
-        gone = pool.schedd.history(f"ClusterId == {cluster}")
-        return gone[0] if gone else None
-    return wait_until(done, timeout, what=f"job {cluster}.0 to be held or finish")
-
-
 def test_a_device_or_a_fifo_as_input_holds_with_code_13_naming_it(pool, tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)                   # no writer: a read would wait for ever
     link = tmp_path / "zeros"
     os.symlink("/dev/zero", link)     # endless, behind a link
     for i, source in enumerate(("/dev/zero", str(fifo), str(link))):
-        ad = settled(pool, submit(pool, tmp_path / f"iwd{i}", "true\n", transfer_input_files=source))
+        ad = finished(pool, submit(pool, tmp_path / f"iwd{i}", "true\n", transfer_input_files=source))
         assert (ad["JobStatus"], ad["HoldReasonCode"]) == (5, 13), ad.get("HoldReason")
         assert source in ad["HoldReason"]
         assert "only regular files, directories and symbolic links to them" in ad["HoldReason"]
@@ -90,19 +80,19 @@ def test_transfers_over_htcondors_limits_hold_with_codes_32_and_33(pool, tmp_pat
     job's max_transfer_input_mb / max_transfer_output_mb override (HTCondor's shadow)."""
     data = tmp_path / "three-mib.dat"
     data.write_bytes(b"d" * (3 << 20))
-    ad = settled(pool, submit(pool, tmp_path / "in", "true\n", transfer_input_files=str(data)))
+    ad = finished(pool, submit(pool, tmp_path / "in", "true\n", transfer_input_files=str(data)))
     assert (ad["HoldReasonCode"], ad["HoldReasonSubCode"]) == (32, 0)
     assert ad["HoldReason"].startswith("Transfer input files failure")
     assert f"sending file {data}: max total upload bytes exceeded (max=2 MB, this file=3 MB)" in ad["HoldReason"]
-    ad = settled(pool, submit(pool, tmp_path / "in-ok", "test $(wc -c < three-mib.dat) = 3145728\n",
+    ad = finished(pool, submit(pool, tmp_path / "in-ok", "test $(wc -c < three-mib.dat) = 3145728\n",
                               transfer_input_files=str(data), max_transfer_input_mb="4"))
     assert ad["JobStatus"] == 4 and ad["ExitCode"] == 0
     write_two = "head -c 2097152 /dev/zero > result.dat\n"
-    ad = settled(pool, submit(pool, tmp_path / "out", write_two))
+    ad = finished(pool, submit(pool, tmp_path / "out", write_two))
     assert (ad["HoldReasonCode"], ad["HoldReasonSubCode"]) == (33, 0)
     assert "max total download bytes exceeded (max=1 MB, this file=2 MB)" in ad["HoldReason"]
     assert not (tmp_path / "out" / "result.dat").exists()
-    ad = settled(pool, submit(pool, tmp_path / "out-ok", write_two, max_transfer_output_mb="-1"))
+    ad = finished(pool, submit(pool, tmp_path / "out-ok", write_two, max_transfer_output_mb="-1"))
     assert ad["JobStatus"] == 4 and (tmp_path / "out-ok" / "result.dat").stat().st_size == 2 << 20
     no_job_left(pool)
 
@@ -126,7 +116,7 @@ def test_permission_bits_survive_the_transfer_both_ways(pool, tmp_path):
         "executable": "wrapper.sh", "initialdir": str(iwd), "should_transfer_files": "YES",
         "transfer_input_files": "wrapper.sh, private.txt, tool", "log": str(iwd / "job.log"),
         "error": "err.txt"})).cluster()
-    ad = settled(pool, cluster)
+    ad = finished(pool, cluster)
     assert ad["JobStatus"] == 4 and ad["ExitCode"] == 0, (ad.get("HoldReason"), (iwd / "err.txt").read_text())
     assert stat.S_IMODE((iwd / "made.sh").stat().st_mode) == 0o751
     assert stat.S_IMODE((iwd / "secret.txt").stat().st_mode) == 0o600
@@ -158,7 +148,7 @@ def test_condor_rm_during_an_input_transfer_ends_it(pool, tmp_path):
     wait_until(lambda: not os.path.exists(f"/proc/{starter}") or
                open(f"/proc/{starter}/stat").read().rsplit(")", 1)[1].split()[0] == "Z", 60,
                what="the starter to exit")
-    ad = settled(pool, cluster)
+    ad = finished(pool, cluster)
     assert ad["JobStatus"] == 3
     assert not partial.exists() and not partial.parent.exists()
     assert not (tmp_path / "iwd" / "ran").exists()
@@ -234,7 +224,7 @@ def test_kill_9_of_a_scheduler_universe_starter_takes_its_job_along(pool, tmp_pa
     starter = int(pool.schedd.query(f"ClusterId == {cluster}", ["StarterPid"])[0]["StarterPid"])
     os.kill(starter, signal.SIGKILL)
     wait_until(lambda: all(gone(pid) for pid in pids), 30, what="the job and its child to be killed")
-    ad = settled(pool, cluster)
+    ad = finished(pool, cluster)
     assert ad["JobStatus"] == 4 and ad["ExitCode"] == 0, ad.get("HoldReason")
     no_job_left(pool)
 
@@ -253,14 +243,14 @@ def test_a_scheduler_universe_job_whose_starter_cannot_start_it_is_held_after_th
         cluster = pool.schedd.submit(htcondor.Submit({
             "universe": "scheduler", "executable": "/bin/true", "initialdir": str(tmp_path),
             "log": str(tmp_path / "local.log")})).cluster()
-        ad = settled(pool, cluster)
+        ad = finished(pool, cluster)
         assert (ad["JobStatus"], ad["HoldReasonCode"], ad["NumShadowExceptions"]) == (5, 6, 3)
         assert "cannot be started" in ad["HoldReason"]
     finally:
         execute.unlink()
         execute.mkdir()
     pool.schedd.act(htcondor.JobAction.Release, f"{cluster}.0")
-    ad = settled(pool, cluster)
+    ad = finished(pool, cluster)
     assert ad["JobStatus"] == 4 and ad["ExitCode"] == 0
     no_job_left(pool)
 
@@ -297,7 +287,7 @@ def test_a_scheduler_universe_starter_handed_to_the_master_lives_on(tmp_path, mo
         wait_until(reconnected, 60, what="the schedd to reconnect")
         assert not gone(starter)
         gate.unlink()
-        ad = settled(pool, cluster)
+        ad = finished(pool, cluster)
         assert ad["JobStatus"] == 4 and ad["ExitCode"] == 0
         kinds = [int(e.type) for e in JobEventLog(str(tmp_path / "local.log")).events(0)]
         assert kinds.count(1) == 1, kinds        # one run: reconnected, not started again
@@ -338,7 +328,7 @@ def test_a_job_whose_starter_and_launcher_are_killed_is_killed_by_the_master(tmp
             wait_until(lambda: all(gone(pid) for pid in pids), 30, what="the master to kill the job and its child")
         finally:
             os.kill(startd, signal.SIGCONT)
-        ad = settled(pool, cluster, 120)
+        ad = finished(pool, cluster, 120)
         assert ad["JobStatus"] == 4 and ad["ExitCode"] == 0, ad.get("HoldReason")
         assert "a job's process whose starter is gone" in (pool.local_dir / "log" / "MasterLog").read_text()
     finally:
