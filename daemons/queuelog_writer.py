@@ -93,6 +93,11 @@ class JobQueueLogWriter:
         """Recover the file and fold the journal up to where it ends."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         reached = recover(self.path)
+        self._reader = Reader(self.journal_path)
+        if reached is not None and reached > self._reader.head()[0]:
+            # The file holds changes the journal no longer has (its loss was accepted with
+            # `journal accept-loss`): it describes ads that never were, so it starts over.
+            reached = None
         if reached is None:
             if self.path.exists():
                 os.replace(self.path, self.path.with_name(self.path.name + ".old"))
@@ -101,7 +106,6 @@ class JobQueueLogWriter:
                 f.flush()
                 os.fsync(f.fileno())
             reached = 0
-        self._reader = Reader(self.journal_path)
         after = 0
         while after < reached:           # the ads as the file has them, nothing written
             rows = self._reader.rows_spanning(after, min(CHUNK, reached - after))

@@ -154,18 +154,22 @@ class Schedd(Daemon):
         self.want_cycle()
 
     def teardown(self) -> None:
-        self.local.stop()
-        self.projector.on_refused = None      # no holds once the pool below is shut
-        self._holds.shutdown(wait=True, cancel_futures=True)
-        self.matches.stop()
-        self.projector.stop()
-        self.projector.catch_up()
-        self.projector.close()        # saves the cursor
-        if self.queue_log is not None:
-            self.queue_log.stop()
-            self.queue_log.catch_up()
-            self.queue_log.close()
-        self.store.close()            # checkpoints the WAL
+        try:
+            self.local.stop()
+            self.projector.on_refused = None      # no holds once the pool below is shut
+            self._holds.shutdown(wait=True, cancel_futures=True)
+            self.matches.stop()
+            self.projector.stop()
+            self.projector.catch_up()
+            self.projector.close()        # saves the cursor
+            if self.queue_log is not None:
+                try:
+                    self.queue_log.stop()
+                    self.queue_log.catch_up()
+                finally:
+                    self.queue_log.close()
+        finally:
+            self.store.close()            # checkpoints the WAL, whatever failed before
 
     def ads(self) -> list[dict]:
         ad = self.common_ad("Scheduler", self.schedd_name)
