@@ -210,10 +210,18 @@ def run(page, server, source, pool, tmp_path):  # noqa: F811
 
     # hovering a bar shows its events as the user log has them
     from selenium.webdriver.common.action_chains import ActionChains
-    bar = page.driver.find_elements("css selector", f"#timeline-svg .bar[data-job='{gate_cluster}.0'] rect.p-exec")[-1]
-    ActionChains(page.driver).move_to_element(bar).perform()
-    page.until(lambda: "Job executing on host" in page.js("return document.getElementById('tip').textContent"),
-               "the hover text to show the EXECUTE event's text")
+    from selenium.common.exceptions import MoveTargetOutOfBoundsException, StaleElementReferenceException
+
+    def hovered():
+        # found afresh each time: a redraw of the timeline replaces its bars (and hides the tip)
+        bars = page.driver.find_elements(
+            "css selector", f"#timeline-svg .bar[data-job='{gate_cluster}.0'] rect.p-exec")
+        try:
+            ActionChains(page.driver).move_to_element(bars[-1]).perform()
+        except (IndexError, StaleElementReferenceException, MoveTargetOutOfBoundsException):
+            return False
+        return "Job executing on host" in page.js("return document.getElementById('tip').textContent")
+    page.until(hovered, "the hover text to show the EXECUTE event's text")
     page.shot("3-hover")
 
     # the job drawer: the held job's ad changes, hold reason and user-log excerpt
