@@ -51,12 +51,13 @@ import threading
 import time
 from pathlib import Path
 
+from jobledger.daemons import idtokens
 from jobledger.daemons.daemon import DC_OFF, DC_RECONFIG, DC_RESTART, EXIT_REFUSED, Daemon, main_for
 from jobledger.daemons.journal_check import check_before_start
 from jobledger.daemons.master_backoff import BY_COMMAND_DELAY, Backoff, backoff_for
 from jobledger.daemons.orphans import JOB_MARKER, become_subreaper, end_descendants, reap_adopted
 from jobledger.daemons.safe_open import private_layout
-from jobledger.eventcore.errors import HTCondorException, JournalError
+from jobledger.eventcore.errors import HTCondorException, JournalError, TokenError
 
 START_ORDER = ["collector", "negotiator", "schedd", "startd", "dask_startd"]
 STOP_ORDER = ["dask_startd", "startd", "negotiator", "schedd", "collector"]
@@ -145,6 +146,7 @@ class Master(Daemon):
     def setup(self) -> None:
         become_subreaper()      # nothing the pool starts outlives it (daemons.orphans)
         make_layout(self.local_dir)
+        self._signing_key()
         for name in self.others:
             path = self.config(name.upper(), "")
             if not path:   # HTCondor's master stops here too (daemon::InitParams)
@@ -157,6 +159,17 @@ class Master(Daemon):
             self._spawn(name)
             if name == "collector":
                 self._wait_for_socket("collector", 10.0)
+
+    def _signing_key(self) -> None:
+        """The pool's IDTOKENS signing key (SEC_TOKEN_POOL_SIGNING_KEY_FILE), made on the
+        first start as HTCondor's collector makes it; a key already there is kept."""
+        try:
+            path, _ = idtokens.key_path(idtokens.POOL, lambda name: self.config(name, "") or None)
+            if not path.exists():
+                idtokens.write_signing_key(path)
+                self.log.info("created the pool signing key %s", path)
+        except (OSError, TokenError) as exc:
+            self.log.error("no pool signing key: %s", exc)
 
     def _check_journal(self) -> None:
         try:

@@ -41,7 +41,11 @@ data (where, what), not just a message.
         ├── HTCondorLocateError (IOError, ValueError, RuntimeError)             (or the built-ins
         ├── HTCondorReplyError (RuntimeError, ValueError)                       they inherit)
         ├── HTCondorValueError (ValueError, RuntimeError)                       keeps working
-        └── HTCondorTypeError (TypeError, RuntimeError, ValueError)
+        ├── HTCondorTypeError (TypeError, RuntimeError, ValueError)
+        ├── TokenError (ValueError)        an IDTOKEN or signing key that cannot be used; where, why
+        ├── AuthenticationFailed (IOError) a network peer not authenticated; identity, method, reason
+        └── PermissionDenied (PermissionError)  an authenticated identity refused a command;
+                                           identity, command, permission (the level it lacks)
 
 Whose fault: ``*ParseError``, ``SubmitError``, ``ConfigError`` and
 ``InvalidTransition`` are the caller's input; ``JournalCorrupt`` and
@@ -406,3 +410,40 @@ class HTCondorValueError(HTCondorException, ValueError, RuntimeError):
 
 class HTCondorTypeError(HTCondorException, TypeError, RuntimeError, ValueError):
     """v1: an argument of the wrong type."""
+
+
+class TokenError(HTCondorException, ValueError):
+    """An IDTOKEN, token file or signing key that cannot be used: ``where`` names the
+    file (or ``<token>``), the message says why."""
+
+    def __init__(self, message: str, where: str | None = None):
+        self.where = where
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class AuthenticationFailed(HTCondorIOError):
+    """A connection whose peer could not be authenticated (no token for the pool's
+    trust domain, a token signed by another key, expired, revoked, a server whose
+    certificate is not the one trusted).  ``identity`` is who the client claimed to be
+    (None before a token was chosen), ``method`` the method tried."""
+
+    def __init__(self, message: str, identity: str | None = None, method: str = "IDTOKENS"):
+        self.identity = identity
+        self.method = method
+        super().__init__(message)
+
+
+class PermissionDenied(HTCondorReplyError, PermissionError):
+    """An authenticated identity asked for a command it may not run: ``identity``,
+    ``command`` and ``permission`` (the authorization level, e.g. WRITE, it lacks,
+    or OWNER for another user's jobs)."""
+
+    def __init__(self, identity: str, command: str, permission: str, why: str = ""):
+        self.identity = identity
+        self.command = command
+        self.permission = permission
+        text = f"{identity} is not authorized for {command}: it needs {permission} permission"
+        super().__init__(text + (f" ({why})" if why else ""))
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

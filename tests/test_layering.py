@@ -23,8 +23,9 @@ ALLOWED = {
     "eventcore": {"eventcore", "attr", "attrs", "regex"},   # regex: bounded ClassAd regexp()
     "tracking": {"eventcore", "tracking", "attr", "attrs", "watchdog", "schemas"},
     # distributed: the optional [dask] extra (daemons/dask_*.py), imported only when configured
+    # jwt, cryptography: IDTOKENS and the pool's TLS (daemons/idtokens.py, daemons/pool_ssl.py)
     "daemons": {"eventcore", "daemons", "tracking", "schemas", "attr", "attrs", "sqlite_utils", "watchdog",
-                "distributed"},
+                "distributed", "jwt", "cryptography"},
     "schemas": {"schemas"},
 }
 # I/O and nondeterminism that the pure core must not touch.

@@ -1,0 +1,140 @@
+"""condor_token_create and condor_token_list: IDTOKENS as HTCondor's tools make and show them.
+
+``condor_token_create -identity user@domain [-key NAME] [-authz LEVEL ...]
+[-lifetime SECONDS] [-token FILE]`` signs a token with the pool's signing key
+(``SEC_TOKEN_POOL_SIGNING_KEY_FILE``, or ``SEC_PASSWORD_DIRECTORY/NAME`` for
+``-key NAME``) for the trust domain TRUST_DOMAIN; it goes to stdout, or with
+``-token`` into a new file of that name in SEC_TOKEN_DIRECTORY (mode 0600).
+
+``condor_token_list`` prints each token found in the token directory as HTCondor
+does: ``Header: {...} Payload: {...} File: /path``.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+from pathlib import Path
+
+from jobledger.daemons import idtokens
+from jobledger.daemons.config_files import param
+from jobledger.eventcore.errors import TokenError
+
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
+
+CREATE_USAGE = """\
+Usage: condor_token_create -identity USER@DOMAIN [-key KEYID] [-authz AUTHZ ...] [-lifetime SECONDS] [-token NAME]
+
+Generates a new token signed with a pool signing key.
+
+    -identity USER@DOMAIN   the identity the token authenticates as
+    -key KEYID              the signing key (default POOL: SEC_TOKEN_POOL_SIGNING_KEY_FILE)
+    -authz AUTHZ            limit the token to an authorization level (READ, WRITE, ...); repeatable
+    -lifetime SECONDS       the token expires SECONDS after it is made (default: never)
+    -token NAME             write the token to NAME in SEC_TOKEN_DIRECTORY instead of stdout
+"""
+
+LIST_USAGE = """\
+Usage: condor_token_list
+
+Lists the tokens in the token directory (SEC_TOKEN_DIRECTORY).
+"""
+
+LEVELS = {"READ", "WRITE", "ADMINISTRATOR", "CONFIG", "DAEMON", "NEGOTIATOR", "OWNER",
+          "ADVERTISE_STARTD", "ADVERTISE_SCHEDD", "ADVERTISE_MASTER", "ALLOW"}
+
+
+def lookup(name: str) -> str | None:
+    """A configuration value as text (None when undefined or empty)."""
+    value = param.get(name)
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def write_token_file(name: str, token: str) -> Path:
+    """``token`` in a new file ``name`` of the first token directory (mode 0600)."""
+    if not name or "/" in name or name in (".", ".."):
+        raise Failed(f"condor_token_create: token name {name!r} must be a plain file name")
+    directory = idtokens.token_directories(lookup)[0]
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = directory / name
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        raise Failed(f"condor_token_create: {path} already exists; not overwriting it") from None
+    with os.fdopen(fd, "w") as handle:
+        handle.write(token + "\n")
+    return path
+
+
+def create(argv: list[str]) -> int:
+    args = Args(argv, "condor_token_create")
+    identity, kid, authz, lifetime, token_name = None, idtokens.POOL, [], None, None
+    for _ in args:
+        if args.flag("help", 1):
+            raise Help()
+        elif args.flag("identity", 1):
+            identity = args.value("an identity")
+        elif args.flag("keyid", 1) or args.flag("key", 1):
+            kid = args.value("a key name")
+        elif args.flag("authz", 1):
+            level = args.value("an authorization level").strip().upper()
+            if level not in LEVELS:
+                raise Usage(f"condor_token_create: unknown authorization level {level!r}")
+            authz.append(level)
+        elif args.flag("lifetime", 1):
+            lifetime = args.int_value()
+        elif args.flag("token", 1):
+            token_name = args.value("a token file name")
+        elif args.flag("debug", 1):
+            continue
+        else:
+            raise args.unknown()
+    if not identity:
+        raise Usage("condor_token_create: -identity is required")
+    if "@" not in identity:
+        identity = f"{identity}@{idtokens.trust_domain(lookup)}"
+    issuer = idtokens.trust_domain(lookup)
+    try:
+        key = idtokens.read_signing_key(kid, lookup)
+        token = idtokens.create_token(identity, issuer, key, kid, authz, lifetime)
+    except TokenError as exc:
+        raise Failed(f"Failed to create a token: {exc}", 2) from None
+    if token_name is not None:
+        write_token_file(token_name, token)
+    else:
+        print(token)
+    return 0
+
+
+def _segment(text: str) -> str:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode("utf-8", "replace")
+
+
+def list_tokens(argv: list[str]) -> int:
+    args = Args(argv, "condor_token_list")
+    for _ in args:
+        if args.flag("help", 1):
+            raise Help()
+        elif args.flag("debug", 1):
+            continue
+        else:
+            raise args.unknown()
+    for path in idtokens.token_files(lookup):
+        for line in idtokens.tokens_in(path):
+            try:
+                idtokens.parse(line)
+            except TokenError as exc:
+                print(f"Token in {path} is not valid: {exc}", file=sys.stderr)
+                continue
+            head, body, _ = line.split(".")
+            print(f"Header: {_segment(head)} Payload: {_segment(body)} File: {path}")
+    return 0
+
+
+create_main = entry("condor_token_create", create, CREATE_USAGE)
+list_main = entry("condor_token_list", list_tokens, LIST_USAGE)
