@@ -295,19 +295,33 @@ class Schedd:
 
     def xquery(self, requirements="true", projection=[], limit=-1, opts=QueryOpt.Default, name=None,
                constraint=None):
-        """v1: an iterator over ``query`` (v1's keywords: requirements, projection,
-        limit, opts, name; ``constraint`` as query names it)."""
+        """v1: a ``QueryIterator`` streaming the job ads from the schedd as it reads
+        them (v1's keywords: requirements, projection, limit, opts, name -- the tag
+        ``poll`` tells iterators apart by, the schedd's name by default; ``constraint``
+        as query names it)."""
+        from jobledger.daemons.query_streams import QueryIterator
         chosen = requirements if constraint is None else constraint
-        return iter(self.query(chosen, projection, None, limit, opts))
+        if name is not None and not isinstance(name, str):
+            raise TypeError("name must be a string")
+        text = _constraint_text(chosen)
+        args = {"constraint": None if text is not None and text.lower() == "true" else text,
+                "projection": _projection(projection), "limit": int(limit), "opts": int(opts)}
+        return QueryIterator(self._address, args, self.location.get("Name", self._address)
+                             if name is None else name)
 
     def history(self, constraint=None, projection=[], match: int = -1, since=None) -> list:
+        items = ipc.stream(self._address, "history", timeout=300,
+                           **self._history_args(constraint, projection, match, since))
+        return [to_ad(item) for item in items]
+
+    @staticmethod
+    def _history_args(constraint, projection, match, since) -> dict:
         text = _constraint_text(constraint)
         if isinstance(since, bool) or not (since is None or isinstance(since, (int, str, ExprTree))):
             raise TypeError("since must be an int, a 'C.P' string or an ExprTree")
         since_value = str(since) if isinstance(since, ExprTree) else since
-        items = ipc.stream(self._address, "history", timeout=300, constraint=text,
-                           projection=_projection(projection), match=int(match), since=since_value)
-        return [to_ad(item) for item in items]
+        return {"constraint": text, "projection": _projection(projection), "match": int(match),
+                "since": since_value}
 
     # -- act / edit ------------------------------------------------------------------
     def act(self, action, job_spec, reason=None) -> ClassAd:

@@ -494,7 +494,18 @@ class Schedd(Daemon):
         every event up to the journal head read after it.  As in HTCondor, a job is gone
         from a query, and in the history, only once its events up to its leaving (the
         terminal one) are in its user log -- or the log's failure is recorded
-        (``Projector.failures``): the journal stays the one source, the answer waits."""
+        (``Projector.failures``): the journal stays the one source, the answer waits.
+        A streamed answer read page by page waits so after each page it reads."""
+        if isinstance(answer, ipc.Streamed):
+            return ipc.Streamed(self._each_after_logs(answer.batches))
+        return self._logs_hold_head(answer)
+
+    def _each_after_logs(self, batches):
+        for batch in batches:
+            yield self._logs_hold_head(batch)
+        self._logs_hold_head(None)    # and at the end: a job an empty answer shows gone
+
+    def _logs_hold_head(self, answer):
         try:
             caught_up = self.projector.wait_for_position(self.store.head(), LOG_WAIT)
         except Exception as exc:  # noqa: BLE001 - the projector keeps it for stop(); answer anyway

@@ -8,6 +8,7 @@ cannot hold the schedd for long.
 
 from __future__ import annotations
 
+import itertools
 import time
 
 from jobledger.daemons import adwire, ipc, jobsets
@@ -52,22 +53,34 @@ class Queries:
         wanted = list(projection or [])
         if opts & (QueryOpt.AutoCluster | QueryOpt.GroupBy):
             return ipc.Streamed([self._grouped(constraint, wanted, opts, now)])
+        first: list[list] = []
+        if opts & QueryOpt.IncludeJobsetAds:
+            first.append([dict({k: v for k, v in ad.items() if not wanted or k in wanted}, ServerTime=now)
+                          for ad in jobsets.jobset_ads(self.store) if adwire.matches(constraint, ad)])
+        if opts & QueryOpt.IncludeClusterAd:
+            first.append(self._cluster_ads(constraint, wanted, now))
+        pages = self._pages(constraint, wanted, limit, now)
+        try:    # a constraint that does not evaluate fails before any ad goes out
+            head = next(pages, None)
+        except BaseException:
+            pages.close()
+            raise
+        return ipc.Streamed(itertools.chain(first, [head] if head else [], pages))
+
+    def _pages(self, constraint, wanted, limit, now):
+        """The job ads, a page (BATCH rows read) at a time: the schedd holds one
+        page per client, whatever the queue's size (``store.query_pages``)."""
+        pages = self.store.query_pages(constraint, wanted, limit, budget=self.budget, rows=BATCH)
         try:    # one client's costly constraint cannot hold the schedd for long
-            ads = self.store.query(constraint, wanted, limit,
-                                   deadline=time.monotonic() + self.budget)
+            for page in pages:
+                for ad in page:
+                    ad["ServerTime"] = now
+                yield page
         except TimeoutError:
             raise HTCondorException(f"the query ran longer than its budget of {self.budget:g} s "
                                     "(SCHEDD_QUERY_TIMEOUT): narrow the constraint") from None
-        for ad in ads:
-            ad["ServerTime"] = now
-        batches = [ads[i:i + BATCH] for i in range(0, len(ads), BATCH)]
-        if opts & QueryOpt.IncludeClusterAd:
-            batches.insert(0, self._cluster_ads(constraint, wanted, now))
-        if opts & QueryOpt.IncludeJobsetAds:
-            sets = [dict({k: v for k, v in ad.items() if not wanted or k in wanted}, ServerTime=now)
-                    for ad in jobsets.jobset_ads(self.store) if adwire.matches(constraint, ad)]
-            batches.insert(0, sets)
-        return ipc.Streamed(batches)
+        finally:
+            pages.close()
 
     def _cluster_ads(self, constraint, wanted, now) -> list:
         out = []
@@ -135,5 +148,10 @@ class Queries:
     def history(self, constraint=None, projection=None, match=-1, since=None) -> ipc.Streamed:
         """``Schedd.history``: ads of jobs that left the queue, in batches."""
         check_constraint(constraint)
-        ads = self.store.history(constraint or None, projection or [], match, since)
-        return ipc.Streamed([ads[i:i + BATCH] for i in range(0, len(ads), BATCH)])
+        pages = self.store.history_pages(constraint or None, projection or [], match, since, rows=BATCH)
+        try:    # a constraint that does not evaluate fails before any ad goes out
+            head = next(pages, None)
+        except BaseException:
+            pages.close()
+            raise
+        return ipc.Streamed(itertools.chain([head] if head else [], pages))

@@ -28,6 +28,8 @@ _REEXPORTS = {
         "Collector", "Schedd", "SubmitResult", "platform", "send_command", "version",
     ),
     "jobledger.daemons.config_files": ("param", "reload_config"),
+    "jobledger.daemons.query_streams": ("BlockingMode", "BulkQueryIterator", "HistoryIterator", "QueryIterator",
+                                        "poll"),
     "jobledger.daemons.dagman.control": ("DAGMan",),
     "jobledger.daemons.debuglog": ("disable_debug", "enable_debug", "enable_log", "log", "set_subsystem"),
     "jobledger.daemons.submit_env": ("Submit",),
@@ -59,6 +61,8 @@ __all__ = [
     "JobEventLog",
     "JobEventType",
     "JobledgerError",
+    # v1's streaming queries (removed in htcondor2; the seed reference has them)
+    "BlockingMode", "BulkQueryIterator", "HistoryIterator", "QueryIterator", "poll",
     "__version__",
 ]
 

@@ -52,6 +52,8 @@ NICE = {
 OURS_ONLY = {
     "HTCondorEnumError", "HTCondorInternalError", "HTCondorIOError", "HTCondorLocateError",
     "HTCondorReplyError", "HTCondorTypeError", "HTCondorValueError", "JobledgerError", "__version__",
+    # v1's streaming queries, which htcondor2 dropped (the seed API reference has them)
+    "BlockingMode", "BulkQueryIterator", "HistoryIterator", "QueryIterator", "poll",
 }
 
 

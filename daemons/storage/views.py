@@ -32,6 +32,7 @@ from jobledger.daemons.storage.queryplan import plan
 __all__ = ["QueueViews", "default_constraint_filter", "CHUNK"]
 
 CHUNK = 500      # rows read under the read lock at a time
+PAGE = 2000      # rows a page of a streamed query reads (query_pages)
 # attributes kept in queue_jobs columns (a projection of only these reads no ad)
 _COLUMN_ATTRS = {"clusterid": "ClusterId", "procid": "ProcId", "jobstatus": "JobStatus",
                  "owner": "Owner"}
@@ -130,19 +131,63 @@ class QueueViews:
         for ad in self._matching(p, predicate, None):
             yield ad.merged()
 
+    def query_pages(self, constraint: str | None = None, projection: Iterable[str] | None = None,
+                    limit: int = -1, budget: float | None = None,
+                    rows: int = PAGE) -> Iterator[list[dict]]:
+        """``query``'s answer in pages, each read on its own: at most ``rows`` queue
+        rows, then the next page from the job after the last one read (by
+        (cluster, proc)).  Between pages nothing of the store is held (no lock,
+        no read snapshot), so a client that reads slowly holds up no one, and
+        neither side ever holds more than a page.  A job that stays in the queue
+        throughout comes exactly once; one that leaves or arrives meanwhile may
+        or may not.  ``budget``: seconds of reading over all pages
+        (``TimeoutError`` past it; the time the pages wait to be sent is not counted)."""
+        if constraint is not None and not isinstance(constraint, str):
+            constraint = str(constraint)
+        p = plan(constraint)
+        predicate = self.constraint_filter(p.residual) if p.residual else None
+        wanted = list(projection or [])
+        after: tuple | None = None
+        spent, left = 0.0, limit
+        while left != 0:
+            started = _time.monotonic()
+            deadline = None if budget is None else started + budget - spent
+            last: list = []
+            page = []
+            for ad in self._matching(p, predicate, deadline, rows, after=after, last=last):
+                page.append(ad.project(wanted))
+                if len(page) == left:
+                    break
+            spent += _time.monotonic() - started
+            if page:
+                left -= len(page) if left > 0 else 0
+                yield page
+            if not last or last[1] < rows or left == 0:
+                return
+            after = last[0]
+
     def _matching(self, p, predicate, deadline: float | None,
-                  limit: int = -1) -> Iterator[JobAd]:
+                  limit: int = -1, after: tuple | None = None,
+                  last: list | None = None) -> Iterator[JobAd]:
         """The matching jobs' ads as ``JobAd`` (not merged: a scan reads only the
         attributes its constraint and projection name); ``limit`` > 0: read no
-        more rows than that."""
-        sql = ("SELECT j.cluster, j.ad, c.ad FROM queue_jobs j LEFT JOIN queue_clusters c "
-               f"ON c.cluster = j.cluster WHERE {p.where} ORDER BY j.cluster, j.proc")
+        more rows than that; ``after``: only jobs past that (cluster, proc);
+        ``last`` is set to [(cluster, proc) of the last row read, rows read]."""
+        where, params = p.where, p.params
+        if after is not None:
+            where, params = f"({where}) AND (j.cluster, j.proc) > (?, ?)", (*params, *after)
+        sql = ("SELECT j.cluster, j.ad, c.ad, j.proc FROM queue_jobs j LEFT JOIN queue_clusters c "
+               f"ON c.cluster = j.cluster WHERE {where} ORDER BY j.cluster, j.proc")
         if limit > 0:
             sql += f" LIMIT {int(limit)}"
         sharing = getattr(predicate, "shared_answer", None)
         current, cluster_ad, cluster_lower, shared = None, None, None, None
-        for rows in self._chunks(sql, p.params):
-            for cluster, proc_text, cluster_text in rows:
+        read = 0
+        for rows in self._chunks(sql, params):
+            if last is not None:
+                read += len(rows)
+                last[:] = [(rows[-1][0], rows[-1][3]), read]
+            for cluster, proc_text, cluster_text, _ in rows:
                 if deadline is not None and _time.monotonic() > deadline:
                     raise TimeoutError("the query ran past its time budget")
                 if cluster != current:
@@ -176,29 +221,49 @@ class QueueViews:
                 match: int = -1, since: str | int | None = None) -> list[dict]:
         """Ads of jobs that left the queue, newest first (schedd.md 6.3); reading
         stops once ``match`` ads matched (or at ``since``)."""
+        return [ad for page in self.history_pages(constraint, projection, match, since) for ad in page]
+
+    def history_pages(self, constraint: str | None = None, projection: Iterable[str] | None = None,
+                      match: int = -1, since: str | int | None = None,
+                      rows: int = PAGE) -> Iterator[list[dict]]:
+        """``history``'s answer in pages of at most ``rows`` history rows read, each read
+        on its own (the next from the row before the last one read): nothing of the
+        store is held between pages, and no more than a page in memory."""
         if constraint is not None and not isinstance(constraint, str):
             constraint = str(constraint)
         predicate = self.constraint_filter(constraint) if constraint else None
         stop = _since_predicate(since, self.constraint_filter) if since is not None else None
         wanted = list(projection or [])
         where, params = _history_where(constraint) if stop is None else ("1", ())
-        sql = f"SELECT j.ad FROM history j WHERE {where} ORDER BY j.position DESC"
-        if predicate is None and stop is None and match >= 0:
-            sql += f" LIMIT {int(match)}"
-        out: list[dict] = []
-        if match == 0:
-            return out
-        for rows in self._chunks(sql, params):
-            for (text,) in rows:
-                ad = JobAd(decode_ad(text))
-                if stop is not None and stop(ad):
-                    return out
-                if predicate is not None and not predicate(ad):
+        before: int | None = None
+        left = match
+        while left != 0:
+            # every row an answer: read no more than wanted
+            wanted_rows = min(rows, left) if predicate is None and stop is None and left > 0 else rows
+            sql = (f"SELECT j.position, j.ad FROM history j WHERE ({where})"
+                   f"{'' if before is None else ' AND j.position < ?'} "
+                   f"ORDER BY j.position DESC LIMIT {int(wanted_rows)}")
+            page, read = [], 0
+            for chunk in self._chunks(sql, params if before is None else (*params, before)):
+                for position, text in chunk:
+                    read, before = read + 1, position
+                    ad = JobAd(decode_ad(text))
+                    if stop is not None and stop(ad):
+                        left = 0
+                        break
+                    if predicate is not None and not predicate(ad):
+                        continue
+                    page.append(ad.project(wanted))
+                    if len(page) == left:
+                        break
+                else:
                     continue
-                out.append(ad.project(wanted))
-                if 0 <= match <= len(out):
-                    return out
-        return out
+                break
+            if page:
+                yield page
+                left = left - len(page) if left > 0 else left
+            if read < wanted_rows:
+                return
 
 
 def _names_none_of(text: str, names: tuple[str, ...]) -> bool:

@@ -8,10 +8,12 @@ a termination's ToE tag is its ``ToE`` sub-ad, and ``SecMan`` exists.  ``python 
 PYTHONPATH, makes ``import htcondor`` and ``import classad`` resolve here unchanged.
 """
 
-from jobledger.daemons.clients import Collector, Schedd, SubmitResult, platform, send_command, version
+from jobledger.daemons.clients import Collector, SubmitResult, platform, send_command, version
+from jobledger.daemons.clients_v1 import Schedd
 from jobledger.daemons.clients import Transaction
 from jobledger.daemons.config_files import param_v1 as param
 from jobledger.daemons.config_files import reload_config
+from jobledger.daemons.query_streams import BlockingMode, BulkQueryIterator, HistoryIterator, QueryIterator, poll
 from jobledger.daemons.debuglog import enable_debug, enable_log, log, set_subsystem
 from jobledger.daemons.secman import SecMan
 from jobledger.daemons.submit_env import Submit
@@ -36,4 +38,5 @@ __all__ = [
     "HTCondorEnumError", "HTCondorException", "HTCondorInternalError", "HTCondorIOError",
     "HTCondorLocateError", "HTCondorReplyError", "HTCondorTypeError", "HTCondorValueError",
     "JobStatus", "classad", "dags", "personal", "JobEvent", "JobEventType", "JobEventLog", "__version__",
+    "BlockingMode", "BulkQueryIterator", "HistoryIterator", "QueryIterator", "poll",
 ]
