@@ -314,6 +314,25 @@ class Schedd:
                            **self._history_args(constraint, projection, match, since))
         return [to_ad(item) for item in items]
 
+    def jobEpochHistory(self, constraint=None, projection=[], match: int = -1, since=None,
+                        **kwargs) -> list:
+        """A record per run attempt of each job (HTCondor's JOB_EPOCH_HISTORY), newest
+        first; ``ad_type``: record types (a string, comma-separated, or a list)."""
+        items = ipc.stream(self._address, "epoch_history", timeout=300,
+                           **self._epoch_args(constraint, projection, match, since, kwargs))
+        return [to_ad(item) for item in items]
+
+    @classmethod
+    def _epoch_args(cls, constraint, projection, match, since, kwargs) -> dict:
+        ad_type = kwargs.pop("ad_type", None)
+        if kwargs:
+            raise TypeError(f"unexpected keyword argument {next(iter(kwargs))!r}")
+        if isinstance(ad_type, list):
+            ad_type = ",".join(str(name) for name in ad_type)
+        elif ad_type is not None and not isinstance(ad_type, str):
+            raise TypeError("ad_type must be a list of strings or a string")
+        return dict(cls._history_args(constraint, projection, match, since), ad_type=ad_type)
+
     @staticmethod
     def _history_args(constraint, projection, match, since) -> dict:
         text = _constraint_text(constraint)

@@ -17,3 +17,9 @@ class Schedd(_Schedd):
                 since=None) -> HistoryIterator:
         """The history (newest first) as a ``HistoryIterator``: read as it comes."""
         return HistoryIterator(self._address, "history", self._history_args(constraint, projection, match, since))
+
+    def jobEpochHistory(self, constraint=None, projection=[], match: int = -1,  # type: ignore[override]
+                        since=None, **kwargs) -> HistoryIterator:
+        """A record per run attempt (newest first), as a ``HistoryIterator``."""
+        return HistoryIterator(self._address, "epoch_history",
+                               self._epoch_args(constraint, projection, match, since, kwargs))

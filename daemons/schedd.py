@@ -16,7 +16,7 @@ negotiation cycle), never the schedd itself:
 - ``daemons.schedd_local.SchedulerUniverse``: jobs the schedd starts itself.
 
 Commands (IPC): ``new_cluster``, ``submit`` / ``submit_many`` (one append
-for a v1 transaction), ``query`` and ``history`` (streamed), ``act``,
+for a v1 transaction), ``query``, ``history`` and ``epoch_history`` (streamed), ``act``,
 ``edit``, ``spooled``, ``reschedule``; for the negotiator ``idle_jobs`` and
 ``matches``; for starters ``starter_outcome`` and ``starter_update``; for
 DAGMan ``post_script_terminated`` and ``dagman_progress`` (``daemons.schedd_dagman``).
@@ -42,6 +42,7 @@ from jobledger.daemons.joint_commit import JointCommit
 from jobledger.daemons.projector import Projector
 from jobledger.daemons.queuelog_writer import JobQueueLogWriter
 from jobledger.daemons.schedd_act import Actions
+from jobledger.daemons.schedd_epochs import epoch_history
 from jobledger.daemons.schedd_dagman import dagman_progress, post_script_terminated
 from jobledger.daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
 from jobledger.daemons.schedd_match import Matches
@@ -247,6 +248,7 @@ class Schedd(Daemon):
             "submit_many": self._submit_many,
             "query": lambda peer, **a: self._after_logs(self.queries.query(user_name(peer["uid"]), **a)),
             "history": lambda peer, **a: self._after_logs(self.queries.history(**a)),
+            "epoch_history": lambda peer, **a: self._after_logs(epoch_history(self.store, **a)),
             "act": lambda peer, **a: self.actions.act(user_name(peer["uid"]), **a),
             "edit": lambda peer, **a: self.actions.edit(user_name(peer["uid"]), **a),
             "reschedule": lambda peer: self.want_cycle(),

@@ -70,6 +70,12 @@ class JournalReader:
     def history(self, constraint=None, projection=(), match: int = -1, since=None) -> list:
         return self._read(lambda s: s.history(_text(constraint), list(projection or []), match, since))
 
+    def epochs(self, constraint=None, projection=(), match: int = -1, since=None) -> list:
+        """A record per run attempt (``condor_history -epochs``), folded from the journal."""
+        from jobledger.daemons.schedd_epochs import epoch_records
+        return self._read(lambda s: epoch_records(s, _text(constraint), list(projection or []), match,
+                                                  None if since is None else str(since)))
+
 
 def _text(constraint) -> str | None:
     if constraint is None:

@@ -3,7 +3,8 @@
 Takes condor_q's restrictions (ids, owners, ``-constraint``) and output
 options (``-af``, ``-format``, ``-long``, ``-json``, ``-xml``,
 ``-attributes``), plus ``-limit``/``-match`` N and ``-since`` (a job id or an
-expression: stop at the first job it names or matches).  As HTCondor's reads
+expression: stop at the first job it names or matches), and ``-epochs``: a record
+per run attempt instead (HTCondor's epoch history).  As HTCondor's reads
 its history file without a schedd, a stopped pool's history is read from its
 journal.
 """
@@ -56,6 +57,7 @@ def run(argv: list[str]) -> int:
     output = Output(PROG)
     name = None
     history_file = None
+    epochs = False
     for arg in args:
         if not args.is_flag():
             parsed = pool.parse_proc_id(arg)
@@ -68,6 +70,8 @@ def run(argv: list[str]) -> int:
             limit = args.int_value()
         elif args.flag("since", 3):
             since = args.value()
+        elif args.flag("epochs", 2):
+            epochs = True
         elif output.take(args):
             pass
         elif args.flag("name", 1):
@@ -87,9 +91,12 @@ def run(argv: list[str]) -> int:
         ads = from_file(history_file, constraint, limit, _since(since))
     elif stopped is not None:       # HTCondor's condor_history reads the file, no daemon needed
         from jobledger.cli.readers import JournalReader
-        ads = JournalReader(stopped).history(constraint, projection, limit, _since(since))
+        reader = JournalReader(stopped)
+        ads = (reader.epochs if epochs else reader.history)(constraint, projection, limit, _since(since))
     else:
-        ads = pool.schedd(name).history(constraint, projection, limit, _since(since))
+        schedd = pool.schedd(name)
+        ads = (schedd.jobEpochHistory if epochs else schedd.history)(constraint, projection, limit,
+                                                                     _since(since))
     out = sys.stdout
     if not output.write(out, ads):
         out.write(table.heading_line(HISTORY_DEFAULT))
