@@ -45,11 +45,12 @@ from jobledger.daemons.schedd_act import Actions
 from jobledger.daemons.schedd_epochs import epoch_history
 from jobledger.daemons.schedd_dagman import dagman_progress, post_script_terminated
 from jobledger.daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
-from jobledger.daemons.schedd_match import Matches
+from jobledger.daemons.schedd_match import MATCH_ATTRS, Matches
 from jobledger.daemons.schedd_policy import SYSTEM_EXPRS, Policy
-from jobledger.daemons.schedd_query import SUMMARY_KEYS, Queries
+from jobledger.daemons.schedd_query import Queries
 from jobledger.daemons.schedd_records import RUN_ATTRS, TRANSFER_LIMITS, event
 from jobledger.daemons.schedd_runs import Runs
+from jobledger.daemons.schedd_submitters import idle_by_submitter, submitter_counts
 from jobledger.daemons.store import Store
 from jobledger.eventcore.codecs.journal import decode_payload
 from jobledger.daemons.submit_notes import has_notes, submit_notes
@@ -188,21 +189,16 @@ class Schedd(Daemon):
         return [ad] + submitters
 
     def submitter_ads(self, schedd_ad: dict) -> list[dict]:
-        """One Submitter ad per owner with jobs in the queue (what the negotiator and
-        condor_status -submitters read): their idle, running and held jobs."""
-        per_owner: dict[str, dict] = {}
+        """One Submitter ad per submitter with jobs in the queue (what the negotiator and
+        condor_status -submitters read): their idle, running and held jobs.  A submitter
+        is a job's AccountingGroup, else its Owner (``daemons.schedd_submitters``)."""
         if self.store is None:
             return []
-        for (owner, status), number in self.store.owner_status_counts().items():
-            key = SUMMARY_KEYS.get(int(status))
-            if owner and key in ("Idle", "Running", "Held"):
-                counts = per_owner.setdefault(owner, {"Idle": 0, "Running": 0, "Held": 0})
-                counts[key] += number
         ads = []
-        for owner, counts in sorted(per_owner.items()):
+        for name, counts in sorted(submitter_counts(self.store, self.host).items()):
             ads.append({
-                "MyType": "Submitter", "TargetType": "", "Name": f"{owner}@{self.host}",
-                "Owner": owner, "User": f"{owner}@{self.host}", "ScheddName": self.schedd_name,
+                "MyType": "Submitter", "TargetType": "", "Name": name,
+                "Owner": counts["Owner"], "User": name, "ScheddName": self.schedd_name,
                 "Machine": self.host, "MyAddress": schedd_ad["MyAddress"],
                 "ScheddIpAddr": schedd_ad["MyAddress"], "CondorVersion": schedd_ad["CondorVersion"],
                 "IdleJobs": counts["Idle"], "RunningJobs": counts["Running"],
@@ -255,6 +251,8 @@ class Schedd(Daemon):
             "spooled": lambda peer, ids: self.actions.spooled(user_name(peer["uid"]), ids),
             "retrieve": lambda peer, **spec: self.actions.retrieve(user_name(peer["uid"]), **spec),
             "idle_jobs": lambda peer, limit=1000: self.matches.idle_jobs(limit),
+            "idle_by_submitter": lambda peer, limit=1000: idle_by_submitter(
+                self.store, self.runs.busy(), limit, self.host, MATCH_ATTRS, str(SCHEDULER)),
             "matches": lambda peer, matches: self.matches.matched(matches),
             "starter_outcome": self._starter_outcome,
             "post_script_terminated": lambda peer, **a: post_script_terminated(self.store, **a),

@@ -33,13 +33,15 @@ from jobledger.eventcore.transfer import output_on_evict
 MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "JobPrio",
                "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize",
                "FileSystemDomain", "TransferInputSizeMB",  # should_transfer_files = NO/IF_NEEDED refer to these
-               "RequestGPUs")                              # request_gpus' Requirements clause refers to it
+               "RequestGPUs",                              # request_gpus' Requirements clause refers to it
+               "AccountingGroup")                          # the submitter, when not the Owner
 # Jobs alike in these may take over each other's claim (claim reuse).
-REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "Owner", "JobUniverse")
+REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "Owner", "JobUniverse",
+               "AccountingGroup")   # a claim stays with its submitter, as HTCondor's does
 REUSE_SCAN = 20     # idle jobs of other clusters looked at for one that may take a freed claim
 ACTIVATE_WORKERS = 8
 CONTINUED_KEPT = 256    # next jobs remembered for a starter's retried report
-SLOT_ATTRS = ("Owner", "ClusterId", "ProcId")   # what a startd keeps of a job it runs
+SLOT_ATTRS = ("Owner", "ClusterId", "ProcId", "AccountingGroup", "User")   # what a startd keeps of a job it runs
 
 
 class Matches:

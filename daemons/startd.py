@@ -320,7 +320,8 @@ class Startd(Daemon):
                 raise HTCondorException(f"claim {claim} is already active")
             free = self.free()
             old = self.claims.get(reuse) if reuse else None
-            if old is not None and old.get("owner") == job.get("Owner"):
+            if (old is not None and old.get("owner") == job.get("Owner")
+                    and old.get("group") == job.get("AccountingGroup")):   # the same submitter
                 for key in free:
                     free[key] += old["resources"].get(key, 0)
             else:
@@ -335,7 +336,8 @@ class Startd(Daemon):
             number = next(self._numbers)
             slot = {"name": f"slot1_{number}@{self.host}", "resources": wanted,
                     "job": f"{job.get('ClusterId')}.{job.get('ProcId')}",
-                    "owner": job.get("Owner"), "pid": 0, "start": None, "since": int(time.time())}
+                    "owner": job.get("Owner"), "group": job.get("AccountingGroup"),
+                    "user": job.get("User") or job.get("Owner"), "pid": 0, "start": None, "since": int(time.time())}
             self.job_starts += 1
             if continuing:      # the same dynamic slot and starter, a new claim and job
                 del self.claims[reuse]
@@ -430,9 +432,11 @@ class Startd(Daemon):
                             DynamicSlot=True, State="Claimed", Activity="Busy",
                             Cpus=resources["Cpus"], Memory=resources["Memory"],
                             Disk=resources["Disk"], JobId=slot["job"],
-                            RemoteOwner=slot.get("owner") or "", RemoteUser=slot.get("owner") or "",
+                            RemoteOwner=slot.get("user") or slot.get("owner") or "",
+                            RemoteUser=slot.get("user") or slot.get("owner") or "",
                             EnteredCurrentState=slot["since"], EnteredCurrentActivity=slot["since"],
-                            TotalSlots=1 + len(claims)))
+                            TotalSlots=1 + len(claims),
+                            **_accounting_group(slot)))
         return ads
 
     def ads(self) -> list[dict]:
@@ -487,6 +491,15 @@ class Startd(Daemon):
             ipc.call(self.collector_address, "invalidate", timeout=2, mytype="Machine")
         except HTCondorException:
             pass
+
+
+def _accounting_group(slot: dict) -> dict:
+    """The slot's AccountingGroup attribute (``group.user@uid_domain``) when its job has one:
+    the negotiator's accountant charges the slot to it rather than to its RemoteUser."""
+    group, user = slot.get("group"), slot.get("user") or ""
+    if not group:
+        return {}
+    return {"AccountingGroup": f"{group}@{user.rpartition('@')[2]}" if "@" in user else group}
 
 
 if __name__ == "__main__":

@@ -94,6 +94,16 @@ class QueueViews:
         return {(owner or "", status): n for owner, status, n in self._read(
             "SELECT owner, status, count(*) FROM queue_jobs GROUP BY owner, status")}
 
+    def cluster_status_counts(self) -> list[tuple[int, str, int, int, dict]]:
+        """(cluster, Owner, JobStatus, number of jobs, the cluster ad) for every cluster and
+        status in the queue, by cluster (the schedd's Submitter ads and per-submitter
+        idle jobs: a cluster's AccountingGroup is in its cluster ad)."""
+        rows = self._read("SELECT j.cluster, j.owner, j.status, count(*), c.ad FROM queue_jobs j "
+                          "LEFT JOIN queue_clusters c ON c.cluster = j.cluster "
+                          "GROUP BY j.cluster, j.status ORDER BY j.cluster")
+        return [(cluster, owner or "", status, n, decode_ad(ad) if ad else {})
+                for cluster, owner, status, n, ad in rows]
+
     def job_count(self) -> int:
         """Number of jobs (proc ads) in the queue."""
         return self._read("SELECT count(*) FROM queue_jobs")[0][0]

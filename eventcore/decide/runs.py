@@ -26,7 +26,8 @@ STARTER_JOB_ATTRS = ("ClusterId", "ProcId", "Cmd", "Arguments", "Args", "Environ
                      "ShouldTransferFiles", "WhenToTransferOutput", "TransferInput", "TransferOutput",
                      "TransferOutputRemaps", "TransferExecutable", "TransferIn", "TransferOut",
                      "TransferErr", "FileSystemDomain", "RequestDisk", "RequestGPUs",
-                     "MaxTransferInputMB", "MaxTransferOutputMB")
+                     "MaxTransferInputMB", "MaxTransferOutputMB",
+                     "AccountingGroup", "User")   # whose the slot is (the accountant charges it)
 TRANSFER_FAILURES = {12: "Transfer output files failure", 13: "Transfer input files failure",
                      32: "Transfer input files failure", 33: "Transfer output files failure"}
 

@@ -14,6 +14,7 @@ from jobledger.daemons.clients import Transaction
 from jobledger.daemons.config_files import param_v1 as param
 from jobledger.daemons.config_files import reload_config
 from jobledger.daemons.query_streams import BlockingMode, BulkQueryIterator, HistoryIterator, QueryIterator, poll
+from jobledger.daemons.negotiator_client import Negotiator
 from jobledger.daemons.debuglog import enable_debug, enable_log, log, set_subsystem
 from jobledger.daemons.secman import SecMan
 from jobledger.daemons.submit_env import Submit
@@ -31,7 +32,7 @@ from jobledger.tracking.jobeventlog import JobEventLogV1 as JobEventLog
 __version__ = "24.0.0"
 
 __all__ = [
-    "Collector", "Schedd", "SubmitResult", "Transaction", "platform", "send_command", "version", "param",
+    "Collector", "Schedd", "SubmitResult", "Transaction", "Negotiator", "platform", "send_command", "version", "param",
     "reload_config", "enable_debug", "enable_log", "log", "set_subsystem", "SecMan", "Submit",
     "AdTypes", "DaemonCommands", "DaemonTypes", "DrainTypes", "FileTransferEventType", "JobAction",
     "LogLevel", "QueryOpts", "SubsystemType", "TransactionFlags", "VacateTypes",
