@@ -1,96 +1,162 @@
-"""The pool executing on Dask workers, beside the local startd and beside raw Dask.
+"""The pool executing on real Dask workers, side by side with raw Dask on the same workers.
 
-One run, one machine, a LocalCluster of 4 single-thread worker processes:
+``python -m bench dask [JOBS] [WORKERS...]`` (defaults: 300 jobs; 3 and 8 workers).
+For each worker count, one run on this machine: a ``dask scheduler`` and that many
+``dask worker`` processes (``--nthreads 1``, no nanny) on 127.0.0.1, then
 
-- the pool with its local startd (NUM_CPUS = 4, 4 slots) -- the baseline;
-- the pool with no local startd, its jobs on the 4 Dask workers
-  (DASK_SCHEDULER_ADDRESS; sandbox shipped to the worker and back);
-- raw Dask: ``client.submit(subprocess.run, ["/bin/true"])`` on the same workers,
-  no queue, journal, user log or file transfer.
+- raw Dask: JOBS ``client.submit(subprocess.run, ["/bin/true"])`` tasks on those
+  workers, all submitted at once, until every future is done;
+- the pool with no local startd (its only machines are those workers: one slot of
+  one core each), JOBS ``/bin/true`` jobs in one cluster with a user log, the
+  executable not transferred (the same command as raw Dask's), from submit until
+  every JOB_TERMINATED event is in the log;
+- raw Dask again: its rate is the mean of the two, so that a load that moved during
+  the run weighs on both sides alike.
 
-Rows: submit -> execute latency on an idle pool (median of 10; to the
-EXECUTE record in the journal, for raw Dask to the task's start), and
-jobs/s for 200 sandboxed /bin/true jobs from submit until all left the
-queue (raw Dask: until all 200 futures are done), with the CPU seconds all
-processes of this tree used meanwhile (the Dask workers are children too).
+Rows: jobs/s, CPU seconds every process of the run used (the pool's daemons, the
+Dask scheduler and workers: all children of this process), CPU milliseconds per
+job, and the ratio ours/theirs.  The load average is printed with each run: the
+machine is shared, only the ratio of one run means much.
 """
 
 from __future__ import annotations
 
-import statistics
+import json
+import os
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import jobledger as htcondor
-from bench.bench_pool import _execute_time, _row, _tree_cpu, _wait_empty
+from bench.bench_pool import _tree_cpu
 from jobledger.personal import PersonalPool
+from jobledger.tracking.jobeventlog import JobEventLog
 
-JOBS = 200
-WORKERS = 4
-
-
-def _job(where: Path) -> htcondor.Submit:
-    return htcondor.Submit({"executable": "/bin/true", "should_transfer_files": "YES",
-                            "initialdir": str(where)})
+JOBS = 300
+WORKER_COUNTS = (3, 8)
+DASK = str(Path(sys.executable).parent / "dask")
 
 
-def bench_pool(pool, label: str, where: Path) -> float:
-    schedd = pool.schedd
-    latencies = []
-    for _ in range(10):
-        began = time.time()
-        cluster = schedd.submit(_job(where), count=1).cluster()
-        _wait_empty(schedd, f"ClusterId == {cluster}", 60)
-        latencies.append(_execute_time(pool.local_dir, cluster) - began)
-    _row(f"submit -> execute, median of 10 ({label})", statistics.median(latencies) * 1000, "ms")
+def _wait(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not after {timeout:.0f} s")
+        time.sleep(0.05)
+
+
+def start_cluster(base: Path, workers: int) -> tuple[list, str]:
+    """A ``dask scheduler`` and ``workers`` single-thread ``dask worker`` processes."""
+    info = base / "scheduler.json"
+    log = open(base / "dask.out", "wb")
+    processes = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0",
+                                   "--no-dashboard", "--scheduler-file", str(info)],
+                                  cwd=base, stdout=log, stderr=subprocess.STDOUT)]
+    _wait(lambda: info.exists() and info.stat().st_size, 60, "the Dask scheduler")
+    address = json.loads(info.read_text())["address"]
+    for i in range(workers):
+        where = base / f"w{i}"
+        where.mkdir()
+        processes.append(subprocess.Popen(
+            [DASK, "worker", address, "--name", f"w{i}", "--nthreads", "1", "--no-nanny",
+             "--host", "127.0.0.1", "--no-dashboard", "--memory-limit", "1GiB",
+             "--local-directory", str(where)], cwd=where, stdout=log, stderr=subprocess.STDOUT))
+    return processes, address
+
+
+def stop_cluster(processes: list) -> None:
+    for process in reversed(processes):
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def raw_dask(client, jobs: int) -> tuple[float, float]:
+    """(tasks/s, CPU s) for ``jobs`` /bin/true tasks submitted at once."""
     began, cpu = time.perf_counter(), _tree_cpu()
-    cluster = schedd.submit(_job(where), count=JOBS).cluster()
-    _wait_empty(schedd, f"ClusterId == {cluster}", 600)
-    rate = JOBS / (time.perf_counter() - began)
-    _row(f"{JOBS} sandboxed /bin/true jobs ({label})", rate, "jobs/s", "", _tree_cpu() - cpu)
-    return rate
-
-
-def _started() -> float:
-    began = time.time()
-    subprocess.run(["/bin/true"], check=True)
-    return began
-
-
-def bench_raw(client) -> float:
-    latencies = []
-    for _ in range(10):
-        began = time.time()
-        latencies.append(client.submit(_started, pure=False).result() - began)
-    _row("submit -> task start, median of 10 (raw Dask)", statistics.median(latencies) * 1000, "ms")
-    began, cpu = time.perf_counter(), _tree_cpu()
-    futures = [client.submit(subprocess.run, ["/bin/true"], pure=False) for _ in range(JOBS)]
+    futures = [client.submit(subprocess.run, ["/bin/true"], pure=False) for _ in range(jobs)]
     client.gather(futures)
-    rate = JOBS / (time.perf_counter() - began)
-    _row(f"{JOBS} /bin/true tasks (raw Dask, no queue or files)", rate, "jobs/s", "", _tree_cpu() - cpu)
-    return rate
+    rate = jobs / (time.perf_counter() - began)
+    del futures
+    return rate, _tree_cpu() - cpu
 
 
-def main() -> None:
-    from distributed import Client, LocalCluster
-    print(f"| {'measure':<58} | {'ours':>20} | {'CPU':>9} | {'target':<12} |")
-    print(f"|{'-' * 60}|{'-' * 22}|{'-' * 11}|{'-' * 14}|")
-    with tempfile.TemporaryDirectory(prefix="bench-dask-") as where, \
-            LocalCluster(n_workers=WORKERS, threads_per_worker=1, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        where = Path(where)
-        with PersonalPool(local_dir=where / "local", config={"NUM_CPUS": str(WORKERS)}) as pool:
-            local = bench_pool(pool, f"local startd, {WORKERS} slots", where)
-        with PersonalPool(local_dir=where / "dask", config={
-                "DASK_SCHEDULER_ADDRESS": cluster.scheduler_address,
-                "DAEMON_LIST": "MASTER COLLECTOR NEGOTIATOR SCHEDD"}) as pool:
-            dask = bench_pool(pool, f"{WORKERS} Dask workers", where)
-        raw = bench_raw(client)
-        _row("jobs/s, pool on Dask as a share of pool on local startd", 100 * dask / local, "%")
-        _row("jobs/s, pool on Dask as a share of raw Dask", 100 * dask / raw, "%")
+def pool_on_dask(pool, where: Path, jobs: int) -> tuple[float, float]:
+    """(jobs/s, CPU s) for ``jobs`` /bin/true jobs, until all their ends are in the user log."""
+    log = where / f"jobs-{time.monotonic_ns()}.log"
+    submit = htcondor.Submit({"executable": "/bin/true", "transfer_executable": "false",
+                              "should_transfer_files": "YES", "initialdir": str(where), "log": str(log)})
+    began, cpu = time.perf_counter(), _tree_cpu()
+    pool.schedd.submit(submit, count=jobs)
+    reader, ended = JobEventLog(str(log)), 0
+    deadline = time.monotonic() + 60 + jobs
+    while ended < jobs:
+        for event in reader.events(1):
+            if event.type == htcondor.JobEventType.JOB_TERMINATED:
+                ended += 1
+            elif event.type == htcondor.JobEventType.JOB_HELD:
+                raise RuntimeError(f"a job was held: {dict(event)}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{ended} of {jobs} jobs ended")
+    return jobs / (time.perf_counter() - began), _tree_cpu() - cpu
+
+
+def _warm(pool, where: Path, workers: int) -> None:
+    """One job per worker first: each worker imports jobledger's task code once."""
+    pool_on_dask(pool, where, workers)
+
+
+def run(workers: int, jobs: int) -> dict:
+    from distributed import Client
+    with tempfile.TemporaryDirectory(prefix="bench-dask-") as base:
+        base = Path(base)
+        processes, address = start_cluster(base, workers)
+        try:
+            with Client(address, set_as_default=False) as client:
+                client.wait_for_workers(workers, timeout=120)
+                client.gather([client.submit(subprocess.run, ["/bin/true"], pure=False)
+                               for _ in range(4 * workers)])                      # warm
+                load = os.getloadavg()[0]
+                raw1 = raw_dask(client, jobs)
+                with PersonalPool(local_dir=base / "pool", config={
+                        "DASK_SCHEDULER_ADDRESS": address,
+                        "DAEMON_LIST": "MASTER COLLECTOR NEGOTIATOR SCHEDD"}) as pool:
+                    _wait(lambda: len(pool.collector.query(
+                        htcondor.AdTypes.Startd, "PartitionableSlot =?= true", ["Name"])) >= workers,
+                          120, "the Dask workers' slots")
+                    _warm(pool, base, workers)
+                    ours = pool_on_dask(pool, base, jobs)
+                raw2 = raw_dask(client, jobs)
+                load = (load + os.getloadavg()[0]) / 2
+        finally:
+            stop_cluster(processes)
+    return {"workers": workers, "ours": ours, "raw": ((raw1[0] + raw2[0]) / 2, (raw1[1] + raw2[1]) / 2),
+            "load": load}
+
+
+def _print(result: dict, jobs: int) -> None:
+    n, (rate, cpu), (raw_rate, raw_cpu) = result["workers"], result["ours"], result["raw"]
+    print(f"| {n} Dask workers, {jobs} /bin/true | {rate:,.1f} jobs/s | {1000 * cpu / jobs:.1f} ms "
+          f"| {raw_rate:,.1f} tasks/s | {1000 * raw_cpu / jobs:.1f} ms | **{rate / raw_rate:.2f}x** "
+          f"| {result['load']:.1f} |", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[2:] if argv is None else argv
+    numbers = [int(a) for a in argv if a.isdigit()]
+    jobs = numbers[0] if numbers else JOBS
+    counts = numbers[1:] or list(WORKER_COUNTS)
+    print("| run | pool on Dask | CPU per job | raw Dask | CPU per task | ours/theirs | load |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for workers in counts:
+        _print(run(workers, jobs), jobs)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -26,17 +26,20 @@ starter is gone has its task released, and the worker kills the job.
 
 from __future__ import annotations
 
-import base64
 import itertools
+import os
+import queue
 import socket
+import tarfile
 import threading
 import time
+import uuid
 
 from jobledger.daemons import adwire, gpus, ipc
 from jobledger.daemons.daemon import main_for
 from jobledger.daemons.dask_security import security_from, security_settings
 from jobledger.daemons.dask_starter import DaskStarter
-from jobledger.daemons.dask_task import run_job, signal_job
+from jobledger.daemons.dask_task import pack, run_job, signal_job, unpack
 from jobledger.daemons.startd import Startd
 from jobledger.eventcore.errors import HTCondorException
 
@@ -102,7 +105,9 @@ class DaskStartd(Startd):
         self.security = security_settings(self.config)
         self.workers: dict[str, dict] = {}   # worker address -> {"slot", "total", "facts"}
         self.client = None
-        self.tasks: dict[str, object] = {}   # claim -> the Future of its job's task
+        self.tasks: dict[str, Task] = {}     # claim -> its job's task
+        self._finished: queue.Queue = queue.Queue()   # claims whose tasks are done
+        self.topic = f"jobledger-{uuid.uuid4().hex}"   # our tasks' outcomes come as events under it
         self._numbers = itertools.count(1)
 
     def started(self) -> None:
@@ -112,11 +117,25 @@ class DaskStartd(Startd):
             self.refuse(HTCondorException(f"cannot reach the Dask scheduler {self.scheduler}: {exc}"))
         self._refresh_workers()
         super().started()
+        self.every(0.0, self._collect_results, name="dask-collect")
 
     def _connect(self, timeout: float):
         from distributed import Client
-        return Client(self.scheduler, timeout=timeout, set_as_default=False,
-                      security=security_from(self.security))
+        client = Client(self.scheduler, timeout=timeout, set_as_default=False,
+                        security=security_from(self.security))
+        client.subscribe_topic(self.topic, self._pushed)
+        return client
+
+    def _pushed(self, event) -> None:
+        """An outcome a worker sent under our topic as its task ended (``run_job``):
+        that task needs no fetch (on the client's event loop: no waiting here)."""
+        _, message = event
+        if not isinstance(message, dict) or not isinstance(message.get("result"), dict):
+            return
+        task = self.tasks.get(message.get("claim"))
+        if task is not None and not task.collected.is_set():
+            task.outcome = message["result"]
+            task.collected.set()
 
     def _worker_infos(self) -> dict:
         """The scheduler's workers; none while it is unreachable (a scheduler that went
@@ -199,44 +218,98 @@ class DaskStartd(Startd):
             entry = self.claims.get(claim)
             return entry.get("worker") if entry is not None else None
 
-    def _dask_run(self, peer, claim: str, spec: dict, sandbox: str) -> bool:
-        """Submit the job of ``claim`` to its worker: ``sandbox`` is the staged sandbox (tar, base64)."""
-        address = self._worker_of(claim)
-        if address is None or address not in self.workers:
-            return False
-        future = self.client.submit(
-            run_job, spec, base64.b64decode(sandbox), claim, key=f"jobledger-{claim}",
-            workers=[address], allow_other_workers=False, pure=False, retries=0)
-        done = threading.Event()
-        future.add_done_callback(lambda _: done.set())
-        self.tasks[claim] = (future, done)
-        return True
+    def _dask_run(self, peer, claim: str, spec: dict, scratch: str, wait: float = 0.0) -> dict:
+        """Submit the job of ``claim`` to its worker: ``spec`` says how to run it (``run_job``),
+        the sandbox is what its starter staged in ``scratch``, its directory under EXECUTE
+        (read here: no bytes pass through the starter's connection).  Then as ``dask_result``."""
+        if os.path.dirname(os.path.realpath(scratch)) != os.path.realpath(self.execute_dir):
+            raise HTCondorException(f"{scratch!r} is no scratch directory of this startd")
+        with self._lock:
+            entry = self.claims.get(claim)
+            address = entry.get("worker") if entry is not None else None
+            if address not in self.workers or claim in self.tasks:
+                return {"state": "lost"}
+            held = bool(self.workers[address]["gpus"])
+            assigned = list(entry.get("gpus", ()))
+        spec = dict(spec, topic=self.topic, env={**spec.get("env", {}), **gpus.job_environment(
+            assigned, held, self.config("ENVIRONMENT_FOR_AssignedGPUs", gpus.DEFAULT_ENVIRONMENT),
+            self.config("ENVIRONMENT_VALUE_FOR_UnAssignedGPUs", gpus.DEFAULT_UNASSIGNED))})
+        task = Task(scratch)
+        self.tasks[claim] = task
+        try:
+            task.future = self.client.submit(
+                run_job, spec, pack(scratch), claim, key=f"jobledger-{claim}",
+                workers=[address], allow_other_workers=False, pure=False, retries=0)
+        except BaseException:
+            self.tasks.pop(claim, None)
+            raise
+        task.future.add_done_callback(lambda _, claim=claim: self._finished.put(claim))
+        return self._dask_result(peer, claim, wait)
 
     def _dask_result(self, peer, claim: str, wait: float = 0.5) -> dict:
-        """``{"state": "running"}``, ``{"state": "done", "result": outcome}`` (the sandbox
-        in it base64) or ``{"state": "lost"}`` (the worker or the scheduler went away)."""
-        future, done = self.tasks.get(claim, (None, None))
-        if future is None:
+        """``{"state": "running"}``, ``{"state": "done", "result": outcome}`` (what the job
+        made or changed is in the claim's scratch directory by then) or ``{"state": "lost"}``
+        (the worker or the scheduler went away, or the task failed)."""
+        task = self.tasks.get(claim)
+        if task is None:
             return {"state": "lost"}
-        if future.status == "pending" and self._worker_of(claim) in self.workers \
+        if not task.collected.is_set() and self._worker_of(claim) in self.workers \
                 and self.client.status == "running":
-            # A done callback, not result(timeout=): that call can fail under load instead
-            # of timing out (a cancelled wait inside distributed's sync).
-            done.wait(max(0.0, min(float(wait), 5.0)))
-            if future.status == "pending":
+            task.collected.wait(max(0.0, min(float(wait), 5.0)))
+        if not task.collected.is_set():
+            if self._worker_of(claim) in self.workers and self.client.status == "running":
                 return {"state": "running"}
-        if future.status != "finished":
-            self.tasks.pop(claim, None)   # the last reference: the task is released, not waited for
-            self.log.info("claim %s: the Dask task is %s", claim, future.status)
+            self.log.info("claim %s: its Dask worker or the scheduler went away", claim)
+        self.tasks.pop(claim, None)   # the last reference: the scheduler releases the task
+        if task.outcome is None:
+            self.log.info("claim %s: the Dask task is %s", claim, task.future.status)
             return {"state": "lost"}
-        self.tasks.pop(claim, None)
-        try:   # held on its worker: gone with it when the worker died since it finished
-            result = dict(future.result(timeout=RESULT_TIMEOUT))
-        except Exception as exc:  # noqa: BLE001 - a result we cannot fetch is a lost run
-            self.log.info("claim %s: could not fetch the Dask task's result: %r", claim, exc)
+        result = dict(task.outcome)
+        try:
+            unpack(result.pop("sandbox", b""), task.scratch)
+        except (OSError, tarfile.TarError) as exc:
+            self.log.info("claim %s: the sandbox from its worker would not unpack: %s", claim, exc)
             return {"state": "lost"}
-        result["sandbox"] = base64.b64encode(result.get("sandbox", b"")).decode("ascii")
         return {"state": "done", "result": result}
+
+    def _collect_results(self) -> None:
+        """Fetch the outcomes of the tasks that finished, all of them in one gather
+        from their workers (tasks that failed or were cancelled have none)."""
+        try:
+            claims = [self._finished.get(timeout=1.0)]
+        except queue.Empty:
+            return
+        while True:
+            try:
+                claims.append(self._finished.get_nowait())
+            except queue.Empty:
+                break
+        tasks = [task for task in map(self.tasks.get, claims)
+                 if task is not None and not task.collected.is_set()]   # (not pushed)
+        finished = [task for task in tasks if task.future.status == "finished"]
+        try:
+            outcomes = self._gather([task.future for task in finished]) if finished else []
+        except Exception as exc:  # noqa: BLE001 - one by one then: a worker may have died since
+            self.log.info("gathering %d Dask results failed (%r): fetching them one by one",
+                          len(finished), exc)
+            outcomes = [_result_of(task.future) for task in finished]
+        for task, outcome in zip(finished, outcomes):
+            task.outcome = outcome if isinstance(outcome, dict) else None
+        for task in tasks:
+            task.collected.set()
+
+    def _gather(self, futures: list) -> list:
+        """The results of ``futures`` (finished), fetched together; at most RESULT_TIMEOUT
+        seconds: a result held on a worker that died since it finished is not waited for."""
+        import asyncio
+        coroutine = self.client.gather(futures, asynchronous=True)
+        running = asyncio.run_coroutine_threadsafe(asyncio.wait_for(coroutine, RESULT_TIMEOUT),
+                                                   self.client.loop.asyncio_loop)
+        try:
+            return list(running.result(RESULT_TIMEOUT + 5))
+        except BaseException:
+            running.cancel()
+            raise
 
     def _dask_signal(self, peer, claim: str, signum: int) -> bool:
         """Send ``signum`` to the job of ``claim`` on its worker."""
@@ -283,8 +356,10 @@ class DaskStartd(Startd):
         return ads
 
     def _activate(self, peer, claim: str, job: dict, request: dict, reuse: str | None = None,
-                  slot: str | None = None) -> dict:
-        """Start ``job`` on the worker of the matched ``slot`` (or of the reused claim)."""
+                  slot: str | None = None, continuing: bool = False) -> dict:
+        """Start ``job`` on the worker of the matched ``slot`` (or of the reused claim).
+        With ``continuing`` the reused claim's starter, which offered to, runs ``job``
+        next on the same worker: the claim moves to it, no starter is forked."""
         asked = job.get("RequestGPUs")
         wanted = {"Cpus": int(request.get("Cpus", 1)), "Memory": int(request.get("Memory", 0)),
                   "Disk": int(request.get("Disk", 0)),
@@ -297,6 +372,8 @@ class DaskStartd(Startd):
             old = self.claims.get(reuse) if reuse else None
             if old is not None and old.get("owner") != job.get("Owner"):
                 old = None
+            if continuing and (old is None or not old["pid"] or old.get("orphan")):
+                raise HTCondorException(f"claim {reuse} has no starter of ours to run claim {claim}")
             address = old["worker"] if old is not None else \
                 next((a for a, w in self.workers.items() if w["slot"] == slot), None)
             if address not in self.workers:
@@ -310,28 +387,42 @@ class DaskStartd(Startd):
                 raise HTCondorException(f"not enough {', '.join(short)} left for claim {claim}")
             if old is not None:
                 old["resources"] = {key: 0 for key in old["resources"]}
-                old["gpus"] = []
+                old_gpus, old["gpus"] = old.get("gpus", []), []
             held = self.workers[address]["gpus"]
             assigned = gpus.pick(held, {gpu for c in self.claims.values() if c.get("worker") == address
                                         for gpu in c.get("gpus", ())}, wanted["GPUs"])
             if assigned is None:   # counted free above, so not expected: the ids are the truth
+                if old is not None:
+                    old["gpus"] = old_gpus
                 raise HTCondorException(f"not enough GPUs left for claim {claim}")
+            number = next(self._numbers)
             pslot = self.workers[address]["slot"]
-            name = pslot.replace("slot1@", f"slot1_{next(self._numbers)}@", 1)
+            name = pslot.replace("slot1@", f"slot1_{number}@", 1)
             entry = {"name": name, "resources": wanted, "worker": address,
                      "job": f"{job.get('ClusterId')}.{job.get('ProcId')}", "owner": job.get("Owner"),
                      "pid": 0, "start": None, "since": int(time.time()), "gpus": assigned}
+            if continuing:      # the same dynamic slot and starter, a new claim and job
+                del self.claims[reuse]
+                entry.update(name=old["name"], pid=old["pid"], start=old["start"],
+                             scratch=os.path.join(self.execute_dir, f"dir_{old['pid']}_{number}"))
             self.claims[claim] = entry
             self.job_starts += 1
-        environment = gpus.job_environment(
-            assigned, bool(held), self.config("ENVIRONMENT_FOR_AssignedGPUs", gpus.DEFAULT_ENVIRONMENT),
-            self.config("ENVIRONMENT_VALUE_FOR_UnAssignedGPUs", gpus.DEFAULT_UNASSIGNED))
-        started = self._launch(claim, entry, dict(job, _DaskStartd=self.address_of(self.name),
-                                                  _SlotEnvironment=environment))
-        started["host"] = worker_sinful(address, self.workers[address]["facts"]["Machine"])
-        if assigned:   # the job's ad names its GPUs, as HTCondor's starter puts them there
+        if continuing:
+            self._changed.set()
+            return {"slot": entry["name"], "pid": entry["pid"], "start": entry["start"],
+                    "scratch": entry["scratch"], "continued": True, **self._started_on(address, assigned)}
+        started = self._launch(claim, entry, dict(job, _DaskStartd=self.address_of(self.name)))
+        started.update(self._started_on(address, assigned))
+        return started
+
+    def _started_on(self, address: str, assigned: list) -> dict:
+        """What ``activate`` adds for a job on the worker at ``address``: the EXECUTE event
+        names the worker, as HTCondor's the execute machine, and the job's ad its GPUs,
+        as HTCondor's starter puts them there."""
+        started: dict = {"host": worker_sinful(address, self.workers[address]["facts"]["Machine"])}
+        if assigned:
             started["attrs"] = {"AssignedGPUs": adwire.quote(",".join(assigned))}
-        return started   # the EXECUTE event names the worker, as HTCondor's the execute machine
+        return started
 
     def withdraw_ads(self) -> None:
         with self._lock:
@@ -340,6 +431,24 @@ class DaskStartd(Startd):
             self._withdraw(address)
         if self.client is not None:
             self.client.close(timeout=5)
+
+
+class Task:
+    """A claim's job on Dask: its future, its outcome once fetched (``collected``)."""
+
+    def __init__(self, scratch: str):
+        self.scratch = scratch
+        self.future = None
+        self.outcome: dict | None = None
+        self.collected = threading.Event()
+
+
+def _result_of(future):
+    """One task's result, or None when it cannot be fetched (gone with its worker)."""
+    try:
+        return future.result(timeout=RESULT_TIMEOUT)
+    except Exception:  # noqa: BLE001 - a result we cannot fetch is a lost run
+        return None
 
 
 def _with_gpus(ads: list[dict], ids: list[str], free: int, claims: list) -> None:

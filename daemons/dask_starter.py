@@ -1,17 +1,22 @@
 """A starter whose job runs on a Dask worker instead of on this machine.
 
-``DaskStarter`` is the local starter of one job matched to a Dask worker
+``DaskStarter`` is the local starter of a claim matched to a Dask worker
 (``daemons.dask_startd``).  It keeps everything a local starter owns --
 its own process (so the schedd's reconnect and "starter gone" checks work
 unchanged), the sandbox, the input and output transfer of
-``daemons.transfer``, ``outcome.json`` and the report to the schedd -- and
-only moves the run: the staged sandbox goes to the Dask startd as tar bytes
-(``dask_run``), which submits ``daemons.dask_task.run_job`` to the job's
-worker over its one connection to the scheduler; the job runs there in a
-sandbox of the worker's own, and the sandbox comes back (``dask_result``)
-with the exit status and usage, after which the outputs are sent as for a
-local run.  No file system is shared with the worker, and no starter opens
-a Dask connection of its own.
+``daemons.transfer``, ``outcome.json``, the report to the schedd and claim
+reuse (the claim's next job, handed over in the answer to the report, runs
+in the same starter on the same worker: no process is forked and no
+negotiation waited for per job) -- and only moves the run: ``dask_run``
+asks the Dask startd to submit ``daemons.dask_task.run_job`` to the job's
+worker over its one connection to the scheduler, with the sandbox staged
+here (the startd reads it from the scratch directory; no bytes pass through
+this starter's connection).  The job runs there in a sandbox of the
+worker's own; what it made or changed comes back into the scratch directory
+with the exit status and usage (in the answer to ``dask_run`` itself when
+the job ends within ``POLL``, else to a ``dask_result`` long-poll), after
+which the outputs are sent as for a local run.  No file system is shared
+with the worker, and no starter opens a Dask connection of its own.
 
 Instructions (SIGTERM vacate, SIGQUIT kill, SIGUSR1/SIGUSR2 suspend and
 continue) are handled as by a local starter, except that the signals go to
@@ -24,14 +29,11 @@ task is released and the worker kills the job.
 
 from __future__ import annotations
 
-import base64
-import os
 import signal
 import time
 import traceback
 
 from jobledger.daemons import ipc
-from jobledger.daemons.dask_task import pack, unpack
 from jobledger.daemons.starter import HOLD_SPAWN, STOPPING, Starter, job_arguments, job_environment
 from jobledger.eventcore.errors import HTCondorException
 
@@ -39,29 +41,34 @@ POLL = 0.5   # seconds the Dask startd holds a dask_result call while the task r
 
 
 class DaskStarter(Starter):
-    """One job's starter, running the job through the Dask startd ``job["_DaskStartd"]``."""
+    """A claim's starter, running its jobs through the Dask startd ``job["_DaskStartd"]``."""
 
     process_name = "dask_starter"
-    continues = False       # one job each: the Dask startd starts every run itself
 
     def __init__(self, job: dict, *args, **kwargs):
         job = dict(job)
         self.startd = job.pop("_DaskStartd")
-        self.slot_environment = job.pop("_SlotEnvironment", None) or {}   # the GPUs (daemons.gpus)
         super().__init__(job, *args, **kwargs)
+
+    def _take(self, job: dict, claim: str, scratch: str) -> None:
+        super()._take(job, claim, scratch)
         self.sandboxed = True    # nothing is shared with the worker
         self.submitted = False
+        self.reply: dict = {"state": "lost"}
 
     def _ask(self, cmd: str, timeout: float = 30, **args):
         return ipc.call(self.startd, cmd, timeout=timeout, claim=self.claim, **args)
 
     def _spawn(self):
+        """Hand the job to the Dask startd, which submits it with the sandbox staged here;
+        a job that ends within ``POLL`` comes back in the same answer."""
         spec = {"argv": [self.inputs.command, *job_arguments(self.job)],
-                "env": {**job_environment(self.job, "."), **self.slot_environment}}
+                "env": job_environment(self.job, ".")}
         spec["stdin"], spec["stdout"], spec["stderr"] = self._sandbox_streams()
         try:
-            self.submitted = self._ask("dask_run", spec=spec,
-                                       sandbox=base64.b64encode(pack(self.scratch)).decode("ascii"))
+            self.reply = self._ask("dask_run", timeout=POLL + 30, spec=spec, scratch=self.scratch,
+                                   wait=POLL)
+            self.submitted = True
         except Exception:  # noqa: BLE001 - the startd, not the job, failed: the job runs again later
             traceback.print_exc()
         return None
@@ -69,14 +76,13 @@ class DaskStarter(Starter):
     def _wait(self, start: float) -> dict:
         killed_by = None
         deadline = None
-        reply = {"state": "lost"}
-        while self.submitted:
+        reply = self.reply
+        while self.submitted and reply.get("state") == "running":
             self._handle_instructions()
             if self.pending and self.pending[-1] in STOPPING and killed_by is None:
                 killed_by = self.pending[-1]
                 deadline = time.monotonic() + (self.kill_timeout if killed_by == "vacate" else 0)
-            if self.lifeline_fd is not None and self._select([self.lifeline_fd], 0) \
-                    and not os.read(self.lifeline_fd, 1):
+            if not self.startd_alive():
                 return self._lost(start, "startd_gone")   # its connection, and the task, went with it
             if deadline is not None and time.monotonic() >= deadline:
                 self._signal_job(signal.SIGKILL)
@@ -86,12 +92,9 @@ class DaskStarter(Starter):
             except Exception:  # noqa: BLE001 - a startd that cannot answer has lost the task
                 traceback.print_exc()
                 reply = {"state": "lost"}
-            if reply["state"] != "running":
-                break
-        if reply["state"] != "done":
+        if reply.get("state") != "done":
             return self._lost(start, killed_by)
         result = reply["result"]
-        unpack(base64.b64decode(result.pop("sandbox", "")), self.scratch)
         result.pop("host", None)
         result["suspended"] = self.suspended_total
         if killed_by:

@@ -4,7 +4,8 @@ These functions are shipped to ``dask worker`` processes (which need
 jobledger importable, as they need any task's code).  Nothing here assumes
 a file system shared with the pool: the sandbox arrives as tar bytes, the
 job runs in a fresh directory under the worker's own ``local_directory``,
-and the sandbox goes back as tar bytes with the exit status and usage.
+and what the job made or changed there goes back as tar bytes with the exit
+status and usage (an empty sandbox is no bytes at all).
 
 Instructions reach the running job through ``signal_job``, which the Dask
 startd calls on the job's worker (``Client.run``): it signals the job's
@@ -23,6 +24,7 @@ import platform
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import tarfile
 import tempfile
@@ -32,6 +34,7 @@ import time
 from jobledger.daemons.starter import exit_status
 
 CHECK = 1.0   # seconds between looks at whether the task is still wanted
+PUSH_LIMIT = 16 * 1024   # bytes of sandbox an outcome pushed to the pool may carry (see run_job)
 TEXT_BUSY_RETRIES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)   # seconds before each new try (see _popen)
 
 # This worker's running jobs: claim -> {"pid": process group or None, "signals": not yet sent}.
@@ -39,17 +42,38 @@ RUNNING: dict[str, dict] = {}
 _RUNNING_LOCK = threading.Lock()
 
 
-def pack(directory: str) -> bytes:
-    """The files under ``directory`` as uncompressed tar bytes (modes and mtimes kept)."""
+def stamps(directory: str) -> dict:
+    """name -> (mtime_ns, size) of the top-level regular files and symlinks of ``directory``."""
+    out = {}
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISDIR(info.st_mode):
+                out[entry.name] = (info.st_mtime_ns, info.st_size, info.st_mode)
+    return out
+
+
+def pack(directory: str, unchanged: dict | None = None) -> bytes:
+    """The files under ``directory`` as uncompressed tar bytes (modes and mtimes kept);
+    ``unchanged`` (``stamps`` taken earlier) leaves out the top-level files that still
+    match it.  Nothing to send is ``b""``, not an empty archive."""
+    names = sorted(os.listdir(directory))
+    if unchanged:
+        now = stamps(directory)
+        names = [name for name in names if name not in now or now[name] != unchanged.get(name)]
+    if not names:
+        return b""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name in sorted(os.listdir(directory)):
+        for name in names:
             tar.add(os.path.join(directory, name), arcname=name)
     return buffer.getvalue()
 
 
 def unpack(data: bytes, directory: str) -> None:
     """Tar bytes into ``directory``; members may not leave it (the ``data`` filter)."""
+    if not data:
+        return
     with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
         tar.extractall(directory, filter="data")
 
@@ -84,7 +108,10 @@ def run_job(spec: dict, sandbox: bytes, claim: str) -> dict:
     """Run one job in a fresh sandbox on this worker; its outcome and sandbox back.
 
     ``spec``: ``argv`` (relative to the sandbox when not absolute), ``env``,
-    ``stdin``/``stdout``/``stderr`` (sandbox file names or None).
+    ``stdin``/``stdout``/``stderr`` (sandbox file names or None), ``topic``.
+    With a ``topic``, an outcome whose sandbox is small (PUSH_LIMIT) is also sent
+    to the pool as an event under it (``Worker.log_event``): it reaches the Dask
+    startd with the news that the task is done, without a fetch from this worker.
     """
     from distributed import get_worker
     worker = get_worker()
@@ -92,9 +119,13 @@ def run_job(spec: dict, sandbox: bytes, claim: str) -> dict:
     scratch = tempfile.mkdtemp(prefix="jobledger_", dir=worker.local_directory)
     try:
         unpack(sandbox, scratch)
+        arrived = stamps(scratch)
         result = _run(spec, scratch, claim, lambda: _released(worker, key))
-        result["sandbox"] = pack(scratch)
+        result["sandbox"] = pack(scratch, arrived)   # what the job made or changed, not its inputs
         result["host"] = platform.node()
+        topic = spec.get("topic")
+        if topic and len(result["sandbox"]) <= PUSH_LIMIT:
+            worker.log_event(topic, {"claim": claim, "result": result})
         return result
     finally:
         with _RUNNING_LOCK:
