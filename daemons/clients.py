@@ -342,6 +342,18 @@ class Schedd:
         return {"constraint": text, "projection": _projection(projection), "match": int(match),
                 "since": since_value}
 
+    def watch(self, constraint=None, since: int = 0):
+        """Job events from journal position ``since`` on, of the jobs ``constraint``
+        picks, as the schedd commits them: an ``EventStream`` of ``WatchedEvent``s whose
+        ``position`` resumes it (``Schedd.watch(c, since=event.position)``), across a
+        dropped connection or a schedd restart too (daemons/schedd_watch.py)."""
+        from jobledger.daemons.watch_client import EventStream
+        if isinstance(since, bool) or not isinstance(since, int):
+            raise TypeError("since must be a journal position (an int)")
+        if since < 0:
+            raise HTCondorValueError("since must be a journal position (an int >= 0)")
+        return EventStream(self._address, _constraint_text(constraint), since)
+
     # -- act / edit ------------------------------------------------------------------
     def act(self, action, job_spec, reason=None) -> ClassAd:
         action = as_v2(action, JobAction)

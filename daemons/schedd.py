@@ -16,7 +16,8 @@ negotiation cycle), never the schedd itself:
 - ``daemons.schedd_local.SchedulerUniverse``: jobs the schedd starts itself.
 
 Commands (IPC): ``new_cluster``, ``submit`` / ``submit_many`` (one append
-for a v1 transaction), ``query``, ``history`` and ``epoch_history`` (streamed), ``act``,
+for a v1 transaction), ``query``, ``history`` and ``epoch_history`` (streamed), ``watch`` (a stream of the
+journal's job events, daemons.schedd_watch), ``act``,
 ``edit``, ``spooled``, ``reschedule``; for the negotiator ``idle_jobs`` and
 ``matches``; for starters ``starter_outcome`` and ``starter_update``; for
 DAGMan ``post_script_terminated`` and ``dagman_progress`` (``daemons.schedd_dagman``).
@@ -43,6 +44,7 @@ from jobledger.daemons.projector import Projector
 from jobledger.daemons.queuelog_writer import JobQueueLogWriter
 from jobledger.daemons.schedd_act import Actions
 from jobledger.daemons.schedd_epochs import epoch_history
+from jobledger.daemons.schedd_watch import watch_stream
 from jobledger.daemons.schedd_dagman import dagman_progress, post_script_terminated
 from jobledger.daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
 from jobledger.daemons.schedd_match import MATCH_ATTRS, Matches
@@ -245,6 +247,7 @@ class Schedd(Daemon):
             "query": lambda peer, **a: self._after_logs(self.queries.query(user_name(peer["uid"]), **a)),
             "history": lambda peer, **a: self._after_logs(self.queries.history(**a)),
             "epoch_history": lambda peer, **a: self._after_logs(epoch_history(self.store, **a)),
+            "watch": lambda peer, **a: watch_stream(self.store, stop=self.stopping, **a),
             "act": lambda peer, **a: self.actions.act(user_name(peer["uid"]), **a),
             "edit": lambda peer, **a: self.actions.edit(user_name(peer["uid"]), **a),
             "reschedule": lambda peer: self.want_cycle(),

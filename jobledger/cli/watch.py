@@ -2,6 +2,11 @@
 
     jobledger watch [JOB...] [--log FILE...] [--journal FILE]
                     [--exit all-done|any-held|any-failed] [--json]
+    jobledger watch [JOB...] --since POSITION [--exit ...] [--json]
+
+``--since POSITION`` prints the schedd's own stream of the jobs' events after
+that journal position instead (``Schedd.watch``; jobledger.cli.watch_since):
+each with its position, which resumes the stream with nothing missed or repeated.
 
 Where it reads (first that applies):
 
@@ -31,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 
 import click
 
@@ -153,10 +159,15 @@ def drain(tracker) -> None:
               help="Seconds between schedd queries when polling.")
 @click.option("--refresh", type=SECONDS, default=1.0, show_default=True,
               help="Seconds between table redraws.")
+@click.option("--since", type=click.IntRange(min=0), default=None, metavar="POSITION",
+              help="Print the schedd's stream of job events after this journal position "
+                   "(each event with its position, which resumes the stream).")
 @local_dir_value_option
-def command(jobs, logs, journal, exit_when, as_json, timeout, poll_interval, refresh, local_dir):
+def command(jobs, logs, journal, exit_when, as_json, timeout, poll_interval, refresh, local_dir, since):
     """Follow jobs live; a table per batch, or their states as JSON."""
     wanted = parse_jobs(jobs)
+    if since is not None:
+        sys.exit(_stream_since(wanted, logs, journal, exit_when, as_json, timeout, local_dir, since))
     missing = [log for log in logs if not os.path.exists(log)]
     if missing and exit_when is None and as_json:     # reading once: a missing log is a typo
         raise click.ClickException(f"no such user log: {missing[0]}")
@@ -174,6 +185,31 @@ def command(jobs, logs, journal, exit_when, as_json, timeout, poll_interval, ref
     if exit_when and not met:
         click.echo(f"--exit {exit_when} did not happen within {timeout} s", err=True)
         sys.exit(2)
+
+
+def _stream_since(wanted, logs, journal, exit_when, as_json, timeout, local_dir, since) -> int:
+    """``--since``: the schedd's event stream (jobledger.cli.watch_since)."""
+    import jobledger
+    from jobledger.cli.watch_since import follow_since
+    from jobledger.cli.where import find_pool
+    if logs or journal:
+        raise click.UsageError("--since follows the schedd's stream: it takes no --log or --journal")
+    pool = find_pool(local_dir)
+    if not pool.running():
+        raise click.ClickException(f"no running pool at {pool.local_dir} (found by {pool.how}): "
+                                   "--since follows its schedd")
+    pool.use()
+    try:
+        schedd = jobledger.Schedd()
+    except HTCondorException as exc:
+        raise click.ClickException(f"cannot reach the schedd of the pool at {pool.local_dir}: {exc}")
+    condition = None
+    if exit_when:
+        test: Callable = EXITS[exit_when]()  # type: ignore[operator]
+
+        def condition(states) -> bool:
+            return bool(selected(states, wanted)) and test(selected(states, wanted))
+    return follow_since(schedd, constraint_of(wanted), since, as_json, condition, timeout)
 
 
 def follow(tracker, condition, wanted, timeout, refresh, show_table) -> bool:
