@@ -26,7 +26,7 @@ from jobledger.eventcore.classad import ClassAd, ExprTree, parse_expr
 from jobledger.eventcore.enums import AdType, DaemonType, JobAction, QueryOpt, TransactionFlag
 from jobledger.eventcore.enums_v1 import as_v2
 from jobledger.eventcore.errors import (ClassAdError, HTCondorException, HTCondorIOError, HTCondorLocateError,
-                              HTCondorReplyError, HTCondorValueError)
+                              HTCondorReplyError, HTCondorValueError, PermissionDenied)
 from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
 from jobledger.eventcore.submit.translate import SPOOLED_LEAVE_IN_QUEUE
 
@@ -369,6 +369,8 @@ class Schedd:
             raise TypeError("reason must be a string or a (string, int) tuple")
         try:
             result = self._call("act", action=int(action), reason=reason, subcode=subcode, **spec)
+        except PermissionDenied:
+            raise       # typed: who, which command, which permission
         except HTCondorException as exc:
             raise HTCondorReplyError(f"Error when performing action on the schedd. {exc}") from exc
         return ClassAd({k: int(v) for k, v in result.items()})
@@ -505,14 +507,28 @@ class Collector:
         elif pool is not None and not isinstance(pool, str):
             raise TypeError("pool must be a string, a list of strings or a ClassAd")
         self._address = pool
+        self._token = getattr(security, "preferred_token", None)
 
     def __repr__(self) -> str:
         return f"<jobledger.Collector at {self._address}>"
 
     def _call(self, cmd: str, **args):
+        """``cmd`` at the first collector of the pool that answers (a list is tried in order)."""
         if not self._address:
             raise HTCondorLocateError("no collector: COLLECTOR_HOST is not configured")
-        return ipc.call(self._address.split(",")[0], cmd, timeout=60, **args)
+        from jobledger.daemons import netclient
+        reset = netclient.PREFERRED_TOKEN.set(self._token) if self._token else None
+        try:
+            addresses = [a.strip() for a in self._address.split(",") if a.strip()]
+            for address in addresses[:-1]:
+                try:
+                    return ipc.call(address, cmd, timeout=60, **args)
+                except ipc.ConnectionLost:
+                    continue        # the next collector of the list
+            return ipc.call(addresses[-1], cmd, timeout=60, **args)
+        finally:
+            if reset is not None:
+                netclient.PREFERRED_TOKEN.reset(reset)
 
     def query(self, ad_type=AdType.Any, constraint=None, projection=None, statistics=None) -> list:
         ad_type = as_v2(ad_type, AdType)

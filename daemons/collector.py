@@ -18,6 +18,7 @@ import time
 
 from jobledger.daemons import adwire
 from jobledger.daemons.daemon import Daemon, main_for
+from jobledger.daemons.token_requests import TokenRequests
 from jobledger.eventcore.enums import AdType, DaemonType
 
 # MyType of the daemons ``locate`` can find.
@@ -125,13 +126,24 @@ class Collector(Daemon):
 
     def handlers(self) -> dict:
         handlers = super().handlers()
+        tokens = TokenRequests(lambda name: self.config(name, "") or None, self._local_identity)
         handlers.update({
             "advertise": self._advertise,
             "invalidate": self._invalidate,
             "query": self._query,
             "locate": self._locate,
+            "token_request": tokens.request,
+            "token_request_result": tokens.result,
+            "token_request_list": tokens.list,
+            "token_request_approve": tokens.approve,
+            "token_fetch": tokens.fetch,
         })
         return handlers
+
+    def _local_identity(self, peer: dict) -> str:
+        """The pool's own user on this machine acts as the pool (condor@TRUST_DOMAIN)."""
+        domain = self.config("TRUST_DOMAIN", "") or self.config("UID_DOMAIN", "") or self.host
+        return f"condor@{domain}"
 
     def _advertise(self, peer, ads, command: str = "UPDATE_AD_GENERIC") -> int:
         if command.startswith("INVALIDATE"):

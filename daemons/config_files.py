@@ -248,6 +248,32 @@ def collector_address(get) -> str | None:
     return sinful(str(Path(run) / "collector.sock")) if run else host
 
 
+def network_endpoint(get) -> tuple[str, int] | None:
+    """(host, port) the pool listens on over TCP, or None (the default: Unix sockets only).
+
+    The pool opens the network only when asked: COLLECTOR_HOST written ``host:port``
+    with a port other than 0 (``127.0.0.1:9618``).  The host is where the shared port
+    listens and what the daemons' addresses say (NETWORK_INTERFACE, when set, instead)."""
+    host = (get("COLLECTOR_HOST") or "").strip()
+    if not host or "sock=" in host or "," in host:
+        return None
+    if host.startswith("<") and host.endswith(">"):
+        host = host[1:-1].partition("?")[0]
+    name, colon, port = host.rpartition(":")
+    if not colon:
+        return None
+    try:
+        number = int(port)
+    except ValueError:
+        return None
+    if not 0 < number < 65536 or not name:
+        return None
+    interface = (get("NETWORK_INTERFACE") or "").strip()
+    if interface and interface != "*":
+        name = interface
+    return name.strip("[]"), number
+
+
 def read_pool_config(config_file: str | Path) -> ConfigTable:
     """The configuration of the pool whose file is ``config_file`` (for daemons and tools)."""
     return load_config(str(config_file), os.environ)

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from jobledger.daemons import adtext, adwire, ipc
-from jobledger.daemons.config_files import collector_address, config_value, read_pool_config
+from jobledger.daemons.config_files import collector_address, config_value, network_endpoint, read_pool_config
 from jobledger.daemons.selfmonitor import DEFAULT_WINDOW, SelfMonitor
 from jobledger.daemons.threadnames import name_process
 from jobledger.eventcore.errors import HTCondorException
@@ -127,7 +127,13 @@ class Daemon:
             return default
 
     def address_of(self, name: str) -> str:
-        return ipc.sinful(str(self.run_dir / f"{name}.sock"))
+        """``name``'s address: its Unix socket, and the pool's shared port when the pool
+        listens on the network (``config_files.network_endpoint``)."""
+        return ipc.sinful(str(self.run_dir / f"{name}.sock"), self.endpoint)
+
+    @functools.cached_property
+    def endpoint(self) -> tuple[str, int] | None:
+        return network_endpoint(lambda name: self.config(name, "") or None)
 
     def poke_negotiator(self) -> None:
         """Ask the negotiator for a cycle now; a negotiator that is down is not an error

@@ -118,10 +118,15 @@ def write_signing_key(path: Path, key: bytes | None = None) -> bytes:
     return scramble(path.read_bytes())
 
 
+def hkdf(ikm: bytes, salt: bytes, info: bytes) -> bytes:
+    """32 bytes of HKDF-SHA256 (RFC 5869): one block of expand after extract."""
+    prk = hmac.new(salt, ikm, hashlib.sha256).digest()
+    return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()
+
+
 def jwt_key(key: bytes) -> bytes:
-    """HKDF-SHA256 (RFC 5869) of the signing key's bytes: HTCondor's JWT signing key."""
-    prk = hmac.new(b"htcondor", key, hashlib.sha256).digest()
-    return hmac.new(prk, b"master jwt" + b"\x01", hashlib.sha256).digest()
+    """HTCondor's JWT signing key from a signing key's bytes."""
+    return hkdf(key, b"htcondor", b"master jwt")
 
 
 def _b64(data: bytes) -> str:

@@ -63,9 +63,35 @@ class PeerRefused(HTCondorException):
     """A connection from another user (or from nowhere we trust) was refused."""
 
 
-def sinful(path: str) -> str:
-    """``<127.0.0.1:0?sock=PATH>``: an HTCondor-shaped address naming a Unix socket."""
-    return f"<127.0.0.1:0?sock={urllib.parse.quote(os.path.abspath(path), safe='/')}>"
+def sinful(path: str, endpoint: tuple[str, int] | None = None) -> str:
+    """``<127.0.0.1:0?sock=PATH>``: an HTCondor-shaped address naming a Unix socket;
+    with ``endpoint`` (host, port) ``<HOST:PORT?sock=PATH>``, the daemon also being
+    reachable through the pool's shared port there (``daemons.shared_port``)."""
+    host, port = endpoint or ("127.0.0.1", 0)
+    host = f"[{host}]" if ":" in host else host
+    return f"<{host}:{port}?sock={urllib.parse.quote(os.path.abspath(path), safe='/')}>"
+
+
+def parse_address(address: str) -> tuple[str, int, str | None]:
+    """(host, port, socket path or None) of a sinful string or ``host[:port]``;
+    port 0 means a local socket only."""
+    text = address.strip()
+    if text.startswith("<") and text.endswith(">"):
+        text = text[1:-1]
+    where, _, query = text.partition("?")
+    path = None
+    for part in query.split("&"):
+        key, _, value = part.partition("=")
+        if key == "sock" and value:
+            path = urllib.parse.unquote(value)
+    host, colon, port = where.rpartition(":")
+    if not colon:
+        host, port = where, "9618" if path is None else "0"
+    try:
+        number = int(port)
+    except ValueError:
+        raise HTCondorException(f"address {address!r} has no port number") from None
+    return host.strip("[]"), number, path
 
 
 def socket_path(address: str) -> str:
@@ -111,10 +137,10 @@ def send_message(sock: socket.socket, message) -> None:
     sock.sendall(_HEADER.pack(len(body)) + body)
 
 
-def recv_message(sock: socket.socket):
+def recv_message(sock: socket.socket, limit: int = MAX_MESSAGE):
     (size,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size))
-    if size > MAX_MESSAGE:
-        raise ConnectionError(f"message of {size} bytes is too large")
+    if size > limit:
+        raise ConnectionError(f"message of {size} bytes is too large (at most {limit})")
     return json.loads(_recv_exact(sock, size))
 
 
@@ -153,8 +179,36 @@ def _raise_remote(kind: str, message: str, detail: dict | None = None):
 
 
 def connect(address: str, timeout: float | None = DEFAULT_TIMEOUT) -> socket.socket:
-    """An open connection to the daemon at ``address`` (``HTCondorException`` if unreachable)."""
-    path = socket_path(address)
+    """An open connection to the daemon at ``address`` (``HTCondorException`` if unreachable).
+
+    A daemon's Unix socket when this process can reach it; else, when the address has
+    a port, the pool's shared port there over TLS (``daemons.netclient``), for the
+    daemon the socket's name says (``host:port`` alone means the collector)."""
+    if "sock=/" in address and ":0?" in address:
+        return _connect_unix(address, socket_path(address), timeout)
+    host, port, path = parse_address(address)
+    if path is not None and path.startswith("/") and (port == 0 or _ours(path)):
+        return _connect_unix(address, path, timeout)
+    if port == 0:
+        raise HTCondorException(f"address {address!r} names no local daemon socket")
+    target = os.path.basename(path or "collector")
+    target = target[:-5] if target.endswith(".sock") else target
+    from jobledger.daemons import netclient
+    return netclient.connect(host, port, target, timeout)
+
+
+def _ours(path: str) -> bool:
+    """Is ``path`` a socket of the pool this process is configured for (in its RUN)?
+    A client of another machine, or of no pool, goes through the network instead."""
+    from jobledger.daemons.netclient import lookup
+    run = lookup("RUN")
+    if not run:
+        return False
+    folder = os.path.dirname(path)
+    return folder == os.path.abspath(run) or os.path.realpath(folder) == os.path.realpath(run)
+
+
+def _connect_unix(address: str, path: str, timeout: float | None) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
@@ -382,8 +436,15 @@ class Server:
                 request = recv_message(conn)
             except (OSError, ValueError):
                 return
+            peer = {"pid": pid, "uid": uid}
+            if isinstance(request, dict) and isinstance(request.get("as"), dict):
+                # from the pool's shared port (same uid): the identity it authenticated
+                given = request["as"]
+                peer.update(user=str(given.get("user", "")), host=str(given.get("host", "")),
+                            super=bool(given.get("super")),
+                            scopes=given["scopes"] if isinstance(given.get("scopes"), list) else None)
             try:
-                self._answer(conn, request, {"pid": pid, "uid": uid})
+                self._answer(conn, request, peer)
             except OSError:
                 pass  # the client went away
 

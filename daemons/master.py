@@ -59,8 +59,8 @@ from jobledger.daemons.orphans import JOB_MARKER, become_subreaper, end_descenda
 from jobledger.daemons.safe_open import private_layout
 from jobledger.eventcore.errors import HTCondorException, JournalError, TokenError
 
-START_ORDER = ["collector", "negotiator", "schedd", "startd", "dask_startd"]
-STOP_ORDER = ["dask_startd", "startd", "negotiator", "schedd", "collector"]
+START_ORDER = ["collector", "shared_port", "negotiator", "schedd", "startd", "dask_startd"]
+STOP_ORDER = ["shared_port", "dask_startd", "startd", "negotiator", "schedd", "collector"]
 # DaemonCommand values (eventcore.enums) the master acts on.
 OFF_COMMANDS = {454, 461, 484} | DC_OFF   # DaemonsOff*, Off*
 DAEMON_OFF, DAEMON_ON = 467, 469
@@ -114,6 +114,8 @@ class Master(Daemon):
         wanted = self.config("DAEMON_LIST", "MASTER COLLECTOR NEGOTIATOR SCHEDD STARTD").lower().split()
         if self.config("DASK_SCHEDULER_ADDRESS", "").strip():
             wanted.append("dask_startd")   # the pool's machines include a Dask cluster's workers
+        if self.endpoint is not None and "shared_port" not in wanted:
+            wanted.append("shared_port")   # the network was asked for: HTCondor adds SHARED_PORT too
         self.daemons = [d for d in START_ORDER if d in wanted]
         # Other names run the executable their knob names (HTCondor's non-DaemonCore daemons).
         self.others = {d: "" for d in dict.fromkeys(wanted) if d not in START_ORDER and d != "master"}

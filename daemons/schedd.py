@@ -76,6 +76,27 @@ def user_name(uid: int) -> str:
         return f"uid{uid}"
 
 
+def peer_owner(peer: dict) -> str:
+    """The Owner a request acts as: the user part of the identity the shared port
+    authenticated, else the local user of the socket's peer."""
+    if peer.get("user"):
+        return str(peer["user"]).partition("@")[0]
+    return user_name(peer["uid"])
+
+
+def peer_key(peer: dict):
+    """Who holds a reserved cluster id: the authenticated identity, or the local uid."""
+    return peer.get("user") or peer["uid"]
+
+
+def restricted_to(peer: dict) -> tuple[str, str] | None:
+    """(Owner, identity) a network user's actions are limited to (their own jobs);
+    None for the pool's own user and QUEUE_SUPER_USERS."""
+    if peer.get("user") and not peer.get("super"):
+        return peer_owner(peer), str(peer["user"])
+    return None
+
+
 # Canonical spellings of the attributes the schedd sets or guards ("OWNER" is "Owner").
 SPELLINGS = {name.lower(): name for name in (
     "ClusterId", "ProcId", "Owner", "User", "OsUser", "JobStatus", "QDate", "MyType", "TargetType",
@@ -244,22 +265,22 @@ class Schedd(Daemon):
             "new_cluster": self._new_cluster,
             "submit": self._submit,
             "submit_many": self._submit_many,
-            "query": lambda peer, **a: self._after_logs(self.queries.query(user_name(peer["uid"]), **a)),
+            "query": lambda peer, **a: self._after_logs(self.queries.query(peer_owner(peer), **a)),
             "history": lambda peer, **a: self._after_logs(self.queries.history(**a)),
             "epoch_history": lambda peer, **a: self._after_logs(epoch_history(self.store, **a)),
             "watch": lambda peer, **a: watch_stream(self.store, stop=self.stopping, **a),
-            "act": lambda peer, **a: self.actions.act(user_name(peer["uid"]), **a),
-            "edit": lambda peer, **a: self.actions.edit(user_name(peer["uid"]), **a),
+            "act": lambda peer, **a: self.actions.act(peer_owner(peer), **a, only=restricted_to(peer)),
+            "edit": lambda peer, **a: self.actions.edit(peer_owner(peer), **a, only=restricted_to(peer)),
             "reschedule": lambda peer: self.want_cycle(),
-            "spooled": lambda peer, ids: self.actions.spooled(user_name(peer["uid"]), ids),
-            "retrieve": lambda peer, **spec: self.actions.retrieve(user_name(peer["uid"]), **spec),
+            "spooled": lambda peer, ids: self.actions.spooled(peer_owner(peer), ids),
+            "retrieve": lambda peer, **spec: self.actions.retrieve(peer_owner(peer), **spec),
             "idle_jobs": lambda peer, limit=1000: self.matches.idle_jobs(limit),
             "idle_by_submitter": lambda peer, limit=1000: idle_by_submitter(
                 self.store, self.runs.busy(), limit, self.host, MATCH_ATTRS, str(SCHEDULER)),
             "matches": lambda peer, matches: self.matches.matched(matches),
             "starter_outcome": self._starter_outcome,
             "post_script_terminated": lambda peer, **a: post_script_terminated(self.store, **a),
-            "dagman_progress": lambda peer, **a: dagman_progress(self.store, user_name(peer["uid"]), **a),
+            "dagman_progress": lambda peer, **a: dagman_progress(self.store, peer_owner(peer), **a),
             "starter_update": lambda peer, claim, job, image_size_kb, rss_kb:
                 self.runs.record_size(JobId.parse(job), claim, image_size_kb, rss_kb),
             "starter_transfer": lambda peer, claim, job, events, input_bytes:
@@ -278,7 +299,7 @@ class Schedd(Daemon):
             cluster = max(self._next_cluster, self.store.next_cluster_id())
             self._next_cluster = cluster + count
             for reserved in range(cluster, cluster + count):
-                self.reserved[reserved] = peer["uid"]
+                self.reserved[reserved] = peer_key(peer)
             self.store.reserve_clusters(cluster + count - 1)   # before the reply: kept across a crash
         return cluster
 
@@ -325,7 +346,7 @@ class Schedd(Daemon):
             if row is None:
                 return None
             ad = decode_payload(row.type, row.payload, row.position)["ad"]
-            if ad.get("Owner") != adwire.quote(user_name(peer["uid"])):
+            if ad.get("Owner") != adwire.quote(peer_owner(peer)):
                 raise HTCondorException(f"cluster {item['cluster']} belongs to another submitter")
             replies.append({"cluster": row.cluster, "first_proc": 0,
                             "num_procs": int(ad["TotalSubmitProcs"]), "cluster_ad": ad,
@@ -340,7 +361,7 @@ class Schedd(Daemon):
         none of them out again, and each is taken once (never two commits of one id)."""
         with self._cluster_lock:
             owner = self.reserved.pop(cluster, None)
-            if owner == peer["uid"]:
+            if owner == peer_key(peer):
                 return
             if owner is None and token is not None and cluster in self._orphans \
                     and cluster not in self._orphans_taken:
@@ -357,12 +378,14 @@ class Schedd(Daemon):
         counts = [_proc_count(item, upload) for item in clusters]
         if sum(counts) > self.max_jobs_per_submission:
             raise HTCondorException(too_many_jobs(self.max_jobs_per_submission))
-        owner, replies, logged, noted = user_name(peer["uid"]), [], [], list(clusters)
+        owner, replies, logged, noted = peer_owner(peer), [], [], list(clusters)
+        identity = str(peer["user"]) if peer.get("user") else None
 
         def chunks():
             for i, (item, count) in enumerate(zip(clusters, counts)):
                 cluster = item["cluster"]
-                shared, head, build = self._cluster_records(owner, cluster, item["cluster_ad"], count, now)
+                shared, head, build = self._cluster_records(owner, cluster, item["cluster_ad"], count, now,
+                                                                  identity)
                 if token is not None:
                     head = ClusterAd(cluster, head.ad, key=submit_key(token, cluster))
                 replies.append({"cluster": cluster, "first_proc": 0, "num_procs": count,
@@ -391,7 +414,7 @@ class Schedd(Daemon):
         except BaseException:
             with self._cluster_lock:   # nothing committed: the submitter still holds its ids
                 for item in clusters:
-                    self.reserved[item["cluster"]] = peer["uid"]
+                    self.reserved[item["cluster"]] = peer_key(peer)
             raise
         self.want_cycle()
         self.local.submitted(noted)
@@ -403,7 +426,7 @@ class Schedd(Daemon):
         return replies
 
     def _cluster_records(self, owner: str, cluster: int, cluster_ad: dict, num_procs: int,
-                         now: int) -> tuple:
+                         now: int, identity: str | None = None) -> tuple:
         """The cluster ad as stored, its record, and ``build(proc_ads, first_index)``
         giving the records of those procs: one ``ProcBlock`` (their ads and their
         SUBMIT event), or a proc ad and a SUBMIT event each when some proc's SUBMIT
@@ -417,7 +440,7 @@ class Schedd(Daemon):
             raise HTCondorException(f"Failed to set attribute for job {cluster}.0: {exc}") from None
         shared.update({
             "ClusterId": str(cluster), "Owner": adwire.quote(owner),
-            "User": adwire.quote(f"{owner}@{self.host}"), "OsUser": adwire.quote(owner),
+            "User": adwire.quote(identity or f"{owner}@{self.host}"), "OsUser": adwire.quote(owner),
         })
         shared.pop("ProcId", None)
         spellings = dict(SPELLINGS, **{name.lower(): name for name in shared})

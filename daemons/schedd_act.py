@@ -25,7 +25,7 @@ from jobledger.eventcore.decide.actions import (
     ACTION_NAMES, BUCKETS, STATE_FILTER, decide, status_of as _status)
 from jobledger.eventcore.decide.runs import RUN_ATTRS, event, starter_job
 from jobledger.eventcore.enums import JobAction, TransactionFlag
-from jobledger.eventcore.errors import HTCondorException, StaleDecision, TransferError
+from jobledger.eventcore.errors import PermissionDenied, HTCondorException, StaleDecision, TransferError
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import ActionRecord, Assumed, SetAttributes
@@ -64,12 +64,19 @@ class Actions:
 
     # -- act -------------------------------------------------------------------------
     def act(self, user: str, action: int, ids: list | None = None, constraint: str | None = None,
-            reason: str | None = None, subcode: int | None = None) -> dict:
+            reason: str | None = None, subcode: int | None = None,
+            only: tuple[str, str] | None = None) -> dict:
+        """``action`` on the jobs ``ids`` or ``constraint`` names; ``only`` (Owner,
+        identity) limits a network user to their own jobs: naming another's job is a
+        ``PermissionDenied``, another's job a constraint matches is counted as
+        TotalPermissionDenied (and a ``PermissionDenied`` when it matched no job of theirs)."""
         action = JobAction(action)
         with self.runs.lock:
             for _ in range(DECIDE_AGAIN):
                 counts = dict.fromkeys(BUCKETS, 0)
                 chosen = self._choose(action, ids, constraint, counts)
+                if only is not None:
+                    chosen = _own_jobs(chosen, only, ACTION_NAMES[action], ids is not None, counts)
                 interleave.point("act.chosen")
                 records, effects = [], []
                 now = time.time()
@@ -185,7 +192,7 @@ class Actions:
 
     # -- edit ------------------------------------------------------------------------
     def edit(self, user: str, attr: str, value: str, ids: list | None = None,
-             constraint: str | None = None, flags: int = 0) -> int:
+             constraint: str | None = None, flags: int = 0, only: tuple[str, str] | None = None) -> int:
         flags = TransactionFlag(flags)
         if not isinstance(attr, str) or not _NAME.match(attr):
             raise HTCondorException(f"Unable to commit transaction: invalid attribute name {attr!r}")
@@ -213,6 +220,9 @@ class Actions:
                         for ad in self.store.query(constraint or None, ["ClusterId", "ProcId"])]
                 if not jobs:
                     raise HTCondorException("Unable to edit jobs matching constraint")
+            if only is not None:
+                named = [(job, self.store.job_ad(job) or {}) for job in jobs]
+                jobs = [job for job, _ in _own_jobs(named, only, "edit", ids is not None, None)]
             if attr.lower() in SECURE:
                 return len(jobs)  # IGNORE_ATTEMPTS_TO_SET_SECURE_JOB_ATTRS: silently ignored
             known = self.store.job_ad(jobs[0]) or {}
@@ -225,3 +235,18 @@ class Actions:
                     records.append(event(EventType.ATTRIBUTE_UPDATE, job, now, Attribute=attr, Value=value))
             self.store.append(records)
         return len(jobs)
+
+
+def _own_jobs(chosen: list, only: tuple[str, str], command: str, named: bool, counts: dict | None) -> list:
+    """The (job, ad) pairs of ``chosen`` whose Owner is ``only``'s; the others refused."""
+    owner, identity = only
+    mine = adwire.quote(owner)
+    kept = [(job, ad) for job, ad in chosen if ad.get("Owner") == mine]
+    others = [job for job, ad in chosen if ad.get("Owner") != mine]
+    if others and (named or not kept):
+        raise PermissionDenied(identity, f"{command} of job {others[0]}", "OWNER",
+                               "it is another user's job, and QUEUE_SUPER_USERS does not name "
+                               f"{identity}")
+    if counts is not None:
+        counts["TotalPermissionDenied"] += len(others)
+    return kept

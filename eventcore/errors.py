@@ -44,7 +44,7 @@ data (where, what), not just a message.
         ├── HTCondorTypeError (TypeError, RuntimeError, ValueError)
         ├── TokenError (ValueError)        an IDTOKEN or signing key that cannot be used; where, why
         ├── AuthenticationFailed (IOError) a network peer not authenticated; identity, method, reason
-        └── PermissionDenied (PermissionError)  an authenticated identity refused a command;
+        └── PermissionDenied             an authenticated identity refused a command;
                                            identity, command, permission (the level it lacks)
 
 Whose fault: ``*ParseError``, ``SubmitError``, ``ConfigError`` and
@@ -433,7 +433,7 @@ class AuthenticationFailed(HTCondorIOError):
         super().__init__(message)
 
 
-class PermissionDenied(HTCondorReplyError, PermissionError):
+class PermissionDenied(HTCondorReplyError):
     """An authenticated identity asked for a command it may not run: ``identity``,
     ``command`` and ``permission`` (the authorization level, e.g. WRITE, it lacks,
     or OWNER for another user's jobs)."""
@@ -444,6 +444,3 @@ class PermissionDenied(HTCondorReplyError, PermissionError):
         self.permission = permission
         text = f"{identity} is not authorized for {command}: it needs {permission} permission"
         super().__init__(text + (f" ({why})" if why else ""))
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""

@@ -31,6 +31,7 @@ _REEXPORTS = {
     "jobledger.daemons.query_streams": ("BlockingMode", "BulkQueryIterator", "HistoryIterator", "QueryIterator",
                                         "poll"),
     "jobledger.daemons.negotiator_client": ("Negotiator",),
+    "jobledger.daemons.secman": ("ping", "SecurityContext"),
     "jobledger.daemons.dagman.control": ("DAGMan",),
     "jobledger.daemons.debuglog": ("disable_debug", "enable_debug", "enable_log", "log", "set_subsystem"),
     "jobledger.daemons.submit_env": ("Submit",),
@@ -48,7 +49,7 @@ __version__ = "0.1.0"
 __all__ = [
     # pool
     "Collector", "Schedd", "SubmitResult", "DAGMan", "Negotiator", "platform", "send_command", "version", "param", "reload_config",
-    "disable_debug", "enable_debug", "enable_log", "log", "set_subsystem",
+    "disable_debug", "enable_debug", "enable_log", "log", "set_subsystem", "ping", "SecurityContext",
     "AdType", "AdTypes", "CompletionType", "DaemonCommand", "DaemonCommands", "DaemonType",
     "DaemonTypes", "DrainType", "DrainTypes", "JobAction", "LogLevel", "QueryOpt", "QueryOpts",
     "SubmitMethod", "SubsystemType", "TransactionFlag", "TransactionFlags", "VacateType", "JobStatus",

@@ -47,19 +47,21 @@ def stopped_pool():
     return None
 
 
-def collector():
+def collector(pool_name: str | None = None):
+    """The pool's collector, or the one at ``pool_name`` (``-pool host:port``)."""
     from jobledger.daemons.clients import Collector
     load_config()
-    return Collector()
+    return Collector(pool_name) if pool_name else Collector()
 
 
-def schedd_ad(name: str | None = None):
-    """The schedd's location ad; ``Failed`` with HTCondor's wording when there is none."""
+def schedd_ad(name: str | None = None, pool_name: str | None = None):
+    """The schedd's location ad (from the collector at ``pool_name`` when given);
+    ``Failed`` with HTCondor's wording when there is none."""
     try:
-        ad = collector().locate(DaemonType.Schedd, name)
+        ad = collector(pool_name).locate(DaemonType.Schedd, name)
     except HTCondorException as exc:
         from jobledger.daemons.clients import local_location
-        found = local_location("SCHEDD") if name is None else None   # a pool without a collector
+        found = local_location("SCHEDD") if name is None and not pool_name else None
         if found is not None:
             return found
         where = f"schedd {name}" if name else "local schedd"
@@ -69,9 +71,9 @@ def schedd_ad(name: str | None = None):
     return ad
 
 
-def schedd(name: str | None = None):
+def schedd(name: str | None = None, pool_name: str | None = None):
     from jobledger.daemons.clients import Schedd
-    return Schedd(schedd_ad(name))
+    return Schedd(schedd_ad(name, pool_name))
 
 
 def _why(exc: Exception) -> str:

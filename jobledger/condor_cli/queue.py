@@ -141,7 +141,7 @@ def constraint_of(opts: Options, me: str) -> str | None:
 def run(argv: list[str]) -> int:
     opts = parse(argv)
     me = pool.user_name()
-    location = pool.schedd_ad(opts.name)
+    location = pool.schedd_ad(opts.name, opts.pool)
     from jobledger.daemons.clients import Schedd
     schedd = Schedd(location)
     constraint = constraint_of(opts, me)

@@ -136,5 +136,162 @@ def list_tokens(argv: list[str]) -> int:
     return 0
 
 
+REQUEST_USAGE = """\
+Usage: condor_token_request [-identity USER@DOMAIN] [-authz AUTHZ ...] [-lifetime SECONDS] [-pool HOST:PORT] [-token NAME]
+
+Asks the pool's collector for a token; an administrator approves it (condor_token_request_approve).
+"""
+APPROVE_USAGE = """\
+Usage: condor_token_request_approve -reqid ID [-pool HOST:PORT] [-yes]
+
+Approves a pending token request (after asking, unless -yes).
+"""
+REQUEST_LIST_USAGE = """\
+Usage: condor_token_request_list [-reqid ID] [-pool HOST:PORT] [-json]
+
+Lists the pending token requests.
+"""
+FETCH_USAGE = """\
+Usage: condor_token_fetch [-authz AUTHZ ...] [-lifetime SECONDS] [-pool HOST:PORT] [-token NAME]
+
+Gets a token for the identity this client authenticates as, no wider than its session.
+"""
+REQUEST_WAIT = 3600.0     # how long condor_token_request waits for the approval
+
+
+def _collector_address(pool_name: str | None) -> str:
+    from jobledger.condor_cli import pool
+    from jobledger.daemons.config_files import collector_address
+    pool.load_config()
+    address = pool_name or collector_address(param.get)
+    if not address:
+        raise Failed("ERROR: no collector: give -pool HOST:PORT or set COLLECTOR_HOST")
+    return address
+
+
+def _common(args: Args, state: dict) -> bool:
+    """The options the token tools share; True when the current argument was one."""
+    if args.flag("help", 1):
+        raise Help()
+    if args.flag("pool", 1):
+        state["pool"] = args.value("a pool")
+    elif args.flag("authz", 1):
+        level = args.value("an authorization level").strip().upper()
+        if level not in LEVELS:
+            raise Usage(f"{args.prog}: unknown authorization level {level!r}")
+        state.setdefault("authz", []).append(level)
+    elif args.flag("lifetime", 1):
+        state["lifetime"] = args.int_value()
+    elif args.flag("token", 1):
+        state["token"] = args.value("a token file name")
+    elif args.flag("debug", 1):
+        pass
+    else:
+        return False
+    return True
+
+
+def _deliver(token: str, name: str | None) -> None:
+    if name is not None:
+        write_token_file(name, token)
+    else:
+        print(token)
+
+
+def request(argv: list[str]) -> int:
+    from jobledger.daemons.secman import TokenRequest
+    args, state = Args(argv, "condor_token_request"), {}  # type: tuple[Args, dict]
+    for _ in args:
+        if _common(args, state):
+            continue
+        if args.flag("identity", 1):
+            state["identity"] = args.value("an identity")
+        else:
+            raise args.unknown()
+    ask = TokenRequest(str(state.get("identity", "")), state.get("authz"), int(state.get("lifetime", -1)))
+    address = _collector_address(state.get("pool"))
+    ask.submit(address)
+    print(f"Token request enqueued.  Ask an administrator to please approve request {ask.request_id}.",
+          file=sys.stderr, flush=True)
+    _deliver(ask.result(int(REQUEST_WAIT)).contents, state.get("token"))
+    return 0
+
+
+def _call(address: str, cmd: str, **kw):
+    from jobledger.daemons import ipc
+    return ipc.call(address, cmd, timeout=30, **kw)
+
+
+def approve(argv: list[str]) -> int:
+    args, state, reqid, yes = Args(argv, "condor_token_request_approve"), {}, None, False  # type: tuple[Args, dict, str | None, bool]
+    for _ in args:
+        if _common(args, state):
+            continue
+        if args.flag("reqid", 1):
+            reqid = args.value("a request id")
+        elif args.flag("yes", 1):
+            yes = True
+        else:
+            raise args.unknown()
+    if reqid is None:
+        raise Usage("condor_token_request_approve: -reqid is required")
+    address = _collector_address(state.get("pool"))
+    pending = _call(address, "token_request_list", request_id=reqid)
+    if not pending:
+        raise Failed(f"Request {reqid} is not pending.")
+    item = pending[0]
+    print(f"RequestedIdentity = \"{item['RequestedIdentity']}\"\n"
+          f"AuthenticatedIdentity = \"{item['AuthenticatedIdentity']}\"\n"
+          f"PeerLocation = \"{item['PeerLocation']}\"\n"
+          f"LimitAuthorization = \"{','.join(item['LimitAuthorization'])}\"\n"
+          f"RequestId = \"{reqid}\"")
+    if not yes:
+        print("To approve, please type 'yes'", flush=True)
+        if sys.stdin.readline().strip().lower() != "yes":
+            raise Failed("Request was NOT approved.")
+    _call(address, "token_request_approve", request_id=reqid)
+    print("Request approved successfully.")
+    return 0
+
+
+def request_list(argv: list[str]) -> int:
+    import json
+    args, state, reqid, as_json = Args(argv, "condor_token_request_list"), {}, None, False  # type: tuple[Args, dict, str | None, bool]
+    for _ in args:
+        if _common(args, state):
+            continue
+        if args.flag("reqid", 1):
+            reqid = args.value("a request id")
+        elif args.flag("json", 1):
+            as_json = True
+        else:
+            raise args.unknown()
+    items = _call(_collector_address(state.get("pool")), "token_request_list", request_id=reqid)
+    if as_json:
+        print(json.dumps(items, indent=2))
+        return 0
+    for item in items:
+        print(f"RequestId = \"{item['RequestId']}\"\nRequestedIdentity = \"{item['RequestedIdentity']}\"\n"
+              f"AuthenticatedIdentity = \"{item['AuthenticatedIdentity']}\"\n"
+              f"PeerLocation = \"{item['PeerLocation']}\"\n"
+              f"LimitAuthorization = \"{','.join(item['LimitAuthorization'])}\"\n")
+    return 0
+
+
+def fetch(argv: list[str]) -> int:
+    args, state = Args(argv, "condor_token_fetch"), {}  # type: tuple[Args, dict]
+    for _ in args:
+        if not _common(args, state):
+            raise args.unknown()
+    token = _call(_collector_address(state.get("pool")), "token_fetch", authz=state.get("authz"),
+                  lifetime=state.get("lifetime"))
+    _deliver(token, state.get("token"))
+    return 0
+
+
 create_main = entry("condor_token_create", create, CREATE_USAGE)
+request_main = entry("condor_token_request", request, REQUEST_USAGE)
+approve_main = entry("condor_token_request_approve", approve, APPROVE_USAGE)
+request_list_main = entry("condor_token_request_list", request_list, REQUEST_LIST_USAGE)
+fetch_main = entry("condor_token_fetch", fetch, FETCH_USAGE)
 list_main = entry("condor_token_list", list_tokens, LIST_USAGE)

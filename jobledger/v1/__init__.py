@@ -16,7 +16,7 @@ from jobledger.daemons.config_files import reload_config
 from jobledger.daemons.query_streams import BlockingMode, BulkQueryIterator, HistoryIterator, QueryIterator, poll
 from jobledger.daemons.negotiator_client import Negotiator
 from jobledger.daemons.debuglog import enable_debug, enable_log, log, set_subsystem
-from jobledger.daemons.secman import SecMan
+from jobledger.daemons.secman import SecMan, Token, TokenRequest
 from jobledger.daemons.submit_env import Submit
 from jobledger.eventcore.enums_v1 import (AdTypes, DaemonCommands, DaemonTypes, DrainTypes, FileTransferEventType,
                                 JobAction, LogLevel, QueryOpts, SubsystemType, TransactionFlags, VacateTypes)
@@ -33,7 +33,7 @@ __version__ = "24.0.0"
 
 __all__ = [
     "Collector", "Schedd", "SubmitResult", "Transaction", "Negotiator", "platform", "send_command", "version", "param",
-    "reload_config", "enable_debug", "enable_log", "log", "set_subsystem", "SecMan", "Submit",
+    "reload_config", "enable_debug", "enable_log", "log", "set_subsystem", "SecMan", "Token", "TokenRequest", "Submit",
     "AdTypes", "DaemonCommands", "DaemonTypes", "DrainTypes", "FileTransferEventType", "JobAction",
     "LogLevel", "QueryOpts", "SubsystemType", "TransactionFlags", "VacateTypes",
     "HTCondorEnumError", "HTCondorException", "HTCondorInternalError", "HTCondorIOError",

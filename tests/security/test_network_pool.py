@@ -1,0 +1,415 @@
+"""A pool others can reach: TLS on 127.0.0.1, IDTOKENS, authorization, more than one user.
+
+The pool runs for real (master, collector, shared_port, schedd, ...) with
+COLLECTOR_HOST = 127.0.0.1:PORT.  Each client is a separate Python process with
+none of the pool's configuration: only a token directory and a known_hosts file in
+a HOME of its own, so everything it does goes through the network.  Only loopback
+addresses are used (127.0.0.1; 127.0.0.2 for the certificate of another host).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import ssl
+import struct
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from jobledger.daemons import idtokens
+from jobledger.daemons.personal import PersonalPool
+from tests.pool.conftest import stop_and_check
+
+REVOKED_JTI = "0badc0de" * 4
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def net_pool(tmp_path_factory):
+    port = free_port()
+    pool = PersonalPool(local_dir=tmp_path_factory.mktemp("netpool"), config={
+        "COLLECTOR_HOST": f"127.0.0.1:{port}", "TRUST_DOMAIN": "test.pool",
+        "SEC_TOKEN_REVOCATION_EXPR": f'member(jti, {{"{REVOKED_JTI}"}})',
+        "SEC_HANDSHAKE_TIMEOUT": "3", "ALLOW_WRITE": "*@test.pool", "DENY_WRITE": "eve@test.pool",
+    })
+    pool.start()
+    pool.port = port
+    yield pool
+    stop_and_check(pool)
+
+
+def make_token(pool, identity: str, **kw) -> str:
+    get = {"SEC_TOKEN_POOL_SIGNING_KEY_FILE": str(pool.local_dir / "passwords.d" / "POOL")}.get
+    return idtokens.create_token(identity, "test.pool", idtokens.read_signing_key("POOL", get), **kw)
+
+
+CLIENT = """
+import json, sys
+import jobledger as htcondor
+from jobledger.eventcore.errors import JobledgerError
+ADDRESS = {address!r}
+def report(value):
+    print("RESULT " + json.dumps(value, default=str))
+try:
+{body}
+except JobledgerError as exc:
+    report({{"error": type(exc).__name__, "message": str(exc),
+             "attrs": {{k: v for k, v in vars(exc).items() if isinstance(v, (str, int, type(None)))}}}})
+"""
+
+
+def client(tmp_path: Path, pool, body: str, tokens: dict[str, str] | None = None,
+           config: str = "", name: str = "client"):
+    """Run ``body`` in a fresh client process holding only ``tokens``; its report."""
+    home = tmp_path / name
+    (home / "tokens.d").mkdir(parents=True, exist_ok=True)
+    for file, text in (tokens or {}).items():
+        (home / "tokens.d" / file).write_text(text + "\n")
+    (home / "condor_config").write_text(
+        f"SEC_TOKEN_DIRECTORY = {home}/tokens.d\nSEC_KNOWN_HOSTS = {home}/known_hosts\n{config}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONDOR_CONFIG", "_CONDOR_"))}
+    env.update(CONDOR_CONFIG=str(home / "condor_config"), HOME=str(home))
+    code = CLIENT.format(address=f"127.0.0.1:{pool.port}", body=textwrap.indent(textwrap.dedent(body), "    "))
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=home, capture_output=True,
+                          text=True, timeout=120)
+    results = [json.loads(line[7:]) for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and results, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    return results[-1]
+
+
+SUBMIT = """
+coll = htcondor.Collector(ADDRESS)
+schedd = htcondor.Schedd(coll.locate(htcondor.DaemonType.Schedd))
+result = schedd.submit(htcondor.Submit({"executable": "/bin/sleep", "arguments": "300"}))
+report({"cluster": result.cluster(), "address": schedd.location["MyAddress"]})
+"""
+
+
+def test_the_default_personal_pool_opens_no_port(tmp_path):
+    pool = PersonalPool(local_dir=tmp_path / "pool")
+    pool.start()
+    try:
+        ad = pool.schedd.location
+        assert ":0?sock=/" in ad["MyAddress"]
+        assert not (tmp_path / "pool" / "log" / "SharedPortLog").exists()
+    finally:
+        stop_and_check(pool)
+
+
+def test_a_client_with_only_a_token_submits_queries_and_removes(net_pool, tmp_path):
+    alice = {"alice": make_token(net_pool, "alice@test.pool")}
+    made = client(tmp_path, net_pool, SUBMIT, alice)
+    assert made["address"].startswith(f"<127.0.0.1:{net_pool.port}?sock=/")   # a sinful string
+    seen = client(tmp_path, net_pool, f"""
+        schedd = htcondor.Schedd(htcondor.Collector(ADDRESS).locate(htcondor.DaemonType.Schedd))
+        ads = schedd.query(constraint="ClusterId == {made['cluster']}", projection=["Owner", "User"])
+        schedd.act(htcondor.JobAction.Remove, "{made['cluster']}.0")
+        report([(ad["Owner"], ad["User"]) for ad in ads])
+    """, alice)
+    # the authenticated identity is the job's owner, not the client's ad or its uid
+    assert seen == [["alice", "alice@test.pool"]]
+    known = (tmp_path / "client" / "known_hosts").read_text().split()
+    assert known[:2] == [f"127.0.0.1:{net_pool.port}", "SSL"]     # trusted on first use
+
+
+def test_refusals_are_typed(net_pool, tmp_path):
+    ping = 'report(len(htcondor.Collector(ADDRESS).query(htcondor.AdType.Schedd)))'
+    nothing = client(tmp_path, net_pool, ping, {}, name="nobody")
+    assert nothing["error"] == "AuthenticationFailed"
+    assert "no token for trust domain 'test.pool'" in nothing["message"]
+
+    foreign = idtokens.create_token("alice@test.pool", "test.pool", os.urandom(32))
+    forged = client(tmp_path, net_pool, ping, {"t": foreign}, name="forger")
+    assert forged["error"] == "AuthenticationFailed" and "signed by another key" in forged["message"]
+    assert forged["attrs"]["identity"] == "alice@test.pool"
+
+    old = make_token(net_pool, "alice@test.pool", lifetime=10, now=int(time.time()) - 100)
+    expired = client(tmp_path, net_pool, ping, {"t": old}, name="late")
+    assert expired["error"] == "AuthenticationFailed" and "expired" in expired["message"]
+
+    dead = make_token(net_pool, "alice@test.pool", jti=REVOKED_JTI)
+    revoked = client(tmp_path, net_pool, ping, {"t": dead}, name="revoked")
+    assert revoked["error"] == "AuthenticationFailed" and "revoked" in revoked["message"]
+
+    reader = make_token(net_pool, "carol@test.pool", authz=["READ"])
+    assert client(tmp_path, net_pool, ping, {"t": reader}, name="reader") >= 1   # READ is enough to query
+    submit = client(tmp_path, net_pool, SUBMIT, {"t": reader}, name="reader")
+    assert submit["error"] == "PermissionDenied"
+    assert submit["attrs"]["identity"] == "carol@test.pool" and submit["attrs"]["permission"] == "WRITE"
+    assert "schedd" in submit["attrs"]["command"] and "limited to READ" in submit["message"]
+
+    denied = client(tmp_path, net_pool, SUBMIT, {"t": make_token(net_pool, "eve@test.pool")}, name="eve")
+    assert denied["error"] == "PermissionDenied" and "DENY_WRITE names it" in denied["message"]
+
+
+def test_a_second_identity_cannot_touch_the_first_ones_jobs(net_pool, tmp_path):
+    alice = {"a": make_token(net_pool, "alice@test.pool")}
+    bob = {"b": make_token(net_pool, "bob@test.pool")}
+    cluster = client(tmp_path, net_pool, SUBMIT, alice, name="alice")["cluster"]
+    for action in (f'schedd.act(htcondor.JobAction.Remove, "{cluster}.0")',
+                   f'schedd.act(htcondor.JobAction.Hold, "ClusterId == {cluster}")',
+                   f'schedd.edit("{cluster}.0", "Foo", "1")'):
+        refused = client(tmp_path, net_pool, f"""
+            schedd = htcondor.Schedd(htcondor.Collector(ADDRESS).locate(htcondor.DaemonType.Schedd))
+            report({action})
+        """, bob, name="bob")
+        assert refused["error"] == "PermissionDenied", refused
+        assert refused["attrs"]["identity"] == "bob@test.pool" and refused["attrs"]["permission"] == "OWNER"
+        assert f"job {cluster}.0" in refused["message"]
+    still = client(tmp_path, net_pool, f"""
+        schedd = htcondor.Schedd(htcondor.Collector(ADDRESS).locate(htcondor.DaemonType.Schedd))
+        report([ad["JobStatus"] for ad in schedd.query(constraint="ClusterId == {cluster}")])
+    """, alice, name="alice")
+    assert still in ([1], [2])          # idle or running: neither held nor removed
+    # QUEUE_SUPER_USERS (default root, condor) may act on anyone's jobs
+    admin = {"c": make_token(net_pool, "condor@test.pool")}
+    removed = client(tmp_path, net_pool, f"""
+        schedd = htcondor.Schedd(htcondor.Collector(ADDRESS).locate(htcondor.DaemonType.Schedd))
+        report(schedd.act(htcondor.JobAction.Remove, "{cluster}.0")["TotalSuccess"])
+    """, admin, name="admin")
+    assert removed == 1
+
+
+def test_sessions_are_cached_and_tls_resumed(net_pool, tmp_path):
+    seen = client(tmp_path, net_pool, """
+        from jobledger.daemons import ipc
+        infos = []
+        for _ in range(3):
+            sock = ipc.connect(ADDRESS)
+            infos.append(sock.auth_info)
+            sock.close()
+        report([(i["user"], i["resumed"], i["tls"]) for i in infos])
+    """, {"a": make_token(net_pool, "alice@test.pool")})
+    assert [s[:2] for s in seen] == [["alice@test.pool", False], ["alice@test.pool", True],
+                                     ["alice@test.pool", True]]
+    assert seen[0][2] in ("TLSv1.2", "TLSv1.3")
+
+
+def test_a_changed_certificate_is_refused(net_pool, tmp_path):
+    home = tmp_path / "client"
+    home.mkdir()
+    (home / "known_hosts").write_text(f"127.0.0.1:{net_pool.port} SSL AAAA\n")
+    refused = client(tmp_path, net_pool, 'report(htcondor.Collector(ADDRESS).query())',
+                     {"a": make_token(net_pool, "alice@test.pool")})
+    assert refused["error"] == "AuthenticationFailed"
+    assert "not the one trusted" in refused["message"]
+
+
+def test_a_certificate_for_another_host_is_refused(net_pool, tmp_path):
+    """The pool's own certificate served from 127.0.0.2: a client trusting the pool's CA
+    refuses it there (the name does not match)."""
+    ssl_dir = net_pool.local_dir / "ssl"
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(ssl_dir / "host.crt", ssl_dir / "host.key")
+    listener = socket.create_server(("127.0.0.2", 0))
+    port = listener.getsockname()[1]
+
+    def serve():
+        try:
+            conn, _ = listener.accept()
+            with context.wrap_socket(conn, server_side=True):
+                pass
+        except OSError:
+            pass
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        ca = net_pool.local_dir / "trust_domain_ca.pem"
+        refused = client(tmp_path, net_pool, f'report(htcondor.Collector("127.0.0.2:{port}").query())',
+                         {"a": make_token(net_pool, "alice@test.pool")},
+                         config=f"AUTH_SSL_CLIENT_CAFILE = {ca}\n")
+        assert refused["error"] == "AuthenticationFailed"
+        assert "127.0.0.2" in refused["message"] and "TLS" in refused["message"]
+        trusted = client(tmp_path, net_pool, 'report(len(htcondor.Collector(ADDRESS).query()))',
+                         {"a": make_token(net_pool, "alice@test.pool")},
+                         config=f"AUTH_SSL_CLIENT_CAFILE = {ca}\n", name="ca-client")
+        assert trusted >= 1
+    finally:
+        listener.close()
+        thread.join(10)
+
+
+def _raw(port: int) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=10)
+
+
+def _tls(port: int) -> ssl.SSLSocket:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context.wrap_socket(_raw(port))
+
+
+def _closed(sock) -> bool:
+    """Does the server close ``sock`` (within the socket's timeout)?"""
+    try:
+        while True:
+            if not sock.recv(65536):
+                return True
+    except (ssl.SSLError, ConnectionError):
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_bad_clients_do_not_stop_the_good_one(net_pool, tmp_path):
+    """Plaintext, garbage, an oversized frame and silent clients, all at once: each is
+    closed by the pool (silent ones after SEC_HANDSHAKE_TIMEOUT), and a good client is
+    served meanwhile."""
+    port = net_pool.port
+    plain = _raw(port)
+    plain.sendall(struct.pack(">I", 30) + b'{"cmd":"query","args":{}}    ')
+    garbage = _raw(port)
+    garbage.sendall(os.urandom(4096))
+    silent = [_raw(port) for _ in range(20)]
+    huge = _tls(port)
+    huge.recv(65536)                        # the server's hello
+    huge.sendall(struct.pack(">I", 1 << 30))
+    unauthenticated = _tls(port)
+    unauthenticated.recv(65536)
+    unauthenticated.sendall(struct.pack(">I", 25) + b'{"cmd":"query","args":{}}')
+    good = client(tmp_path, net_pool, 'report(len(htcondor.Collector(ADDRESS).query(htcondor.AdType.Schedd)))',
+                  {"a": make_token(net_pool, "alice@test.pool")})
+    assert good == 1
+    for sock in (plain, garbage, huge, unauthenticated, *silent):
+        assert _closed(sock)
+        sock.close()
+
+
+def test_ping_secman_and_security_context(net_pool, tmp_path):
+    reader = make_token(net_pool, "carol@test.pool", authz=["READ"])
+    seen = client(tmp_path, net_pool, f"""
+        import jobledger.v1 as v1
+        location = htcondor.Collector(ADDRESS).locate(htcondor.DaemonType.Schedd)
+        ad = htcondor.ping(location, "READ")
+        out = {{"user": ad["MyRemoteUserName"], "methods": ad["AuthMethods"], "enc": ad["Encryption"],
+               "ok": ad["AuthorizationSucceeded"]}}
+        try:
+            htcondor.ping(location, "WRITE")
+        except htcondor.HTCondorException as exc:
+            out["write"] = type(exc).__name__
+        # a SecurityContext's token is preferred over the token files
+        ad = htcondor.ping(location, "WRITE", htcondor.SecurityContext({make_token(net_pool, 'dave@test.pool')!r}))
+        out["context"] = ad["MyRemoteUserName"]
+        secman = v1.SecMan()
+        out["command"] = secman.getCommandString(60021)
+        secman.setToken(v1.Token({make_token(net_pool, 'erin@test.pool')!r}))
+        secman.invalidateAllSessions()
+        out["settoken"] = secman.ping(location, "READ")["MyRemoteUserName"]
+        report(out)
+    """, {"r": reader})
+    assert seen == {"user": "carol@test.pool", "methods": "IDTOKENS", "enc": "YES", "ok": True,
+                    "write": "PermissionDenied", "context": "dave@test.pool", "command": "DC_NOP_WRITE",
+                    "settoken": "erin@test.pool"}
+
+
+def _tool_env(tmp_path: Path, tokens: dict[str, str]) -> dict:
+    home = tmp_path / "tools"
+    (home / "tokens.d").mkdir(parents=True, exist_ok=True)
+    for file, text in tokens.items():
+        (home / "tokens.d" / file).write_text(text + "\n")
+    (home / "condor_config").write_text(f"SEC_TOKEN_DIRECTORY = {home}/tokens.d\n"
+                                        f"SEC_KNOWN_HOSTS = {home}/known_hosts\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONDOR_CONFIG", "_CONDOR_"))}
+    env.update(CONDOR_CONFIG=str(home / "condor_config"), HOME=str(home))
+    return env
+
+
+def test_tools_reach_the_pool_with_dash_pool(net_pool, tmp_path):
+    env = _tool_env(tmp_path, {"a": make_token(net_pool, "alice@test.pool", authz=["READ"])})
+    where = f"127.0.0.1:{net_pool.port}"
+    bin_dir = Path(sys.executable).parent
+
+    def tool(*argv):
+        return subprocess.run([str(bin_dir / argv[0]), *argv[1:]], env=env, capture_output=True,
+                              text=True, timeout=120)
+    status = tool("condor_status", "-pool", where, "-schedd", "-af", "Name")
+    assert status.returncode == 0 and status.stdout.strip(), status.stderr
+    queue = tool("condor_q", "-pool", where, "-allusers", "-totals")
+    assert queue.returncode == 0, queue.stderr
+    ping = tool("condor_ping", "-pool", where, "READ", "WRITE")
+    assert ping.returncode == 1
+    assert "READ command using (" in ping.stdout and "IDTOKENS) succeeded as alice@test.pool" in ping.stdout
+    assert "WRITE command failed: alice@test.pool is not authorized" in ping.stderr
+    assert "Traceback" not in ping.stderr
+
+
+def test_a_token_request_approved_by_the_admin(net_pool, tmp_path):
+    """A client with no token asks for one (anonymously), the pool's admin approves it
+    with condor_token_request_approve, the client gets it and submits with it."""
+    home = tmp_path / "newcomer"
+    (home / "tokens.d").mkdir(parents=True)
+    (home / "condor_config").write_text(f"SEC_TOKEN_DIRECTORY = {home}/tokens.d\n"
+                                        f"SEC_KNOWN_HOSTS = {home}/known_hosts\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONDOR_CONFIG", "_CONDOR_"))}
+    env.update(CONDOR_CONFIG=str(home / "condor_config"), HOME=str(home))
+    code = textwrap.dedent(f"""
+        import sys
+        import jobledger as htcondor, jobledger.v1 as v1
+        from jobledger.daemons import netauth
+        netauth.ALLOW_ANONYMOUS.set(True)
+        try:                         # anonymous: only asking for a token is allowed
+            htcondor.Collector("127.0.0.1:{net_pool.port}").query()
+        except htcondor.HTCondorException as exc:
+            print("QUERY", type(exc).__name__, exc, flush=True)
+        request = v1.TokenRequest("frank@test.pool", ["READ", "WRITE"], 600)
+        request.submit("127.0.0.1:{net_pool.port}")
+        print("REQID", request.request_id, flush=True)
+        token = request.result(60)
+        token.write("frank")
+        netauth.ALLOW_ANONYMOUS.set(False)
+        schedd = htcondor.Schedd(htcondor.Collector("127.0.0.1:{net_pool.port}").locate(htcondor.DaemonType.Schedd))
+        cluster = schedd.submit(htcondor.Submit({{"executable": "/bin/true"}})).cluster()
+        print("OWNER", schedd.query(constraint=f"ClusterId == {{cluster}}", projection=["Owner"])[0]["Owner"],
+              flush=True)
+    """)
+    asker = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=home, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        query = asker.stdout.readline().split()
+        assert query[:2] == ["QUERY", "PermissionDenied"] and "unauthenticated@unmapped" in query
+        line = asker.stdout.readline().split()
+        assert line[0] == "REQID", asker.stderr.read() if asker.poll() is not None else line
+        listed = subprocess.run([str(Path(sys.executable).parent / "condor_token_request_list")],
+                                capture_output=True, text=True, timeout=60)
+        assert f'RequestId = "{line[1]}"' in listed.stdout and '"frank@test.pool"' in listed.stdout
+        assert 'AuthenticatedIdentity = "unauthenticated@unmapped"' in listed.stdout
+        approved = subprocess.run([str(Path(sys.executable).parent / "condor_token_request_approve"),
+                                   "-reqid", line[1], "-yes"], capture_output=True, text=True, timeout=60)
+        assert approved.returncode == 0 and "approved successfully" in approved.stdout, approved.stderr
+        out, err = asker.communicate(timeout=120)
+        assert asker.returncode == 0, err[-3000:]
+        assert "OWNER frank" in out
+    finally:
+        if asker.poll() is None:
+            asker.kill()
+            asker.wait()
+    parsed = idtokens.parse((home / "tokens.d" / "frank").read_text())
+    assert parsed.scopes == ["READ", "WRITE"] and parsed.claims["exp"] - parsed.claims["iat"] == 600
+
+
+def test_a_fetched_token_is_never_wider_than_the_session(net_pool, tmp_path):
+    seen = client(tmp_path, net_pool, """
+        from jobledger.daemons import ipc, idtokens
+        token = ipc.call(ADDRESS, "token_fetch", authz=None, lifetime=300)
+        out = {"scopes": idtokens.parse(token).scopes, "sub": idtokens.parse(token).identity}
+        try:
+            ipc.call(ADDRESS, "token_fetch", authz=["WRITE"])
+        except htcondor.HTCondorException as exc:
+            out["wider"] = [type(exc).__name__, exc.permission]
+        report(out)
+    """, {"r": make_token(net_pool, "gina@test.pool", authz=["READ"])})
+    assert seen == {"scopes": ["READ"], "sub": "gina@test.pool", "wider": ["PermissionDenied", "WRITE"]}
