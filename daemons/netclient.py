@@ -73,6 +73,7 @@ def connect(host: str, port: int, target: str, timeout: float | None = 30.0) -> 
     endpoint = f"{host}:{port}"
     try:
         raw = socket.create_connection((host, port), timeout=timeout)
+        raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)   # small frames: no Nagle stalls
     except OSError as exc:
         raise ConnectionLost(f"cannot reach {endpoint}: {exc.strerror or exc}") from exc
     cafile = lookup("AUTH_SSL_CLIENT_CAFILE")

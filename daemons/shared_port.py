@@ -118,6 +118,7 @@ class SharedPort(Daemon):
     def _serve(self, conn: socket.socket, host: str) -> None:
         try:
             deadline = time.monotonic() + self.handshake_timeout
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)   # small frames: no Nagle stalls
             conn.settimeout(self.handshake_timeout)
             try:
                 tls = self.context.wrap_socket(conn, server_side=True)
