@@ -63,6 +63,7 @@ class Request:
         self.totals = False
         self.long = False
         self.name: str | None = None
+        self.pool: str | None = None
         self.bad = False
 
 
@@ -94,9 +95,10 @@ def parse(argv: list[str], prog: str, action: JobAction) -> Request:
             req.long = True
         elif args.flag("name", 1):
             req.name = args.value()
-        elif args.flag("pool", 1) or args.flag("debug", 1):
-            if args.flag("pool", 1):
-                args.value()
+        elif args.flag("pool", 1):
+            req.pool = args.value()
+        elif args.flag("debug", 1):
+            pass
         elif args.flag("version", 1):
             from jobledger.daemons.clients import platform, version
             print(f"{version()}\n{platform()}")
@@ -167,7 +169,7 @@ def constraint_of(req: Request) -> str:
 
 
 def act(req: Request, action: JobAction, prog: str) -> int:
-    schedd = pool.schedd(req.name)
+    schedd = pool.schedd(req.name, req.pool)
     if req.forcex:
         action = JobAction.RemoveX
     reason = req.reason if req.reason is not None else f"via {prog}"

@@ -55,7 +55,7 @@ def run(argv: list[str]) -> int:
     limit = -1
     since = None
     output = Output(PROG)
-    name = None
+    name = pool_name = None
     history_file = None
     epochs = False
     for arg in args:
@@ -76,6 +76,8 @@ def run(argv: list[str]) -> int:
             pass
         elif args.flag("name", 1):
             name = args.value()
+        elif args.flag("pool", 1):
+            pool_name = args.value()
         elif args.flag("file", 1):
             history_file = args.value()
         elif args.flag("forwards", 3) or args.flag("backwards", 3) or args.flag("wide", 1):
@@ -86,7 +88,7 @@ def run(argv: list[str]) -> int:
             raise Usage(f"Error: unrecognized argument {arg}")
     constraint = pool.join_all([pool.join_any(picks), *constraints])
     projection = output.projection(table.ATTRS_DEFAULT)
-    stopped = pool.stopped_pool() if name is None and history_file is None else None
+    stopped = pool.stopped_pool() if name is None and history_file is None and pool_name is None else None
     if history_file is not None:
         ads = from_file(history_file, constraint, limit, _since(since))
     elif stopped is not None:       # HTCondor's condor_history reads the file, no daemon needed
@@ -94,7 +96,7 @@ def run(argv: list[str]) -> int:
         reader = JournalReader(stopped)
         ads = (reader.epochs if epochs else reader.history)(constraint, projection, limit, _since(since))
     else:
-        schedd = pool.schedd(name)
+        schedd = pool.schedd(name, pool_name)
         ads = (schedd.jobEpochHistory if epochs else schedd.history)(constraint, projection, limit,
                                                                      _since(since))
     out = sys.stdout

@@ -60,6 +60,7 @@ class Options:
         self.dry_run: str | None = None
         self.spool = False
         self.name: str | None = None
+        self.pool: str | None = None
         self.allow_crlf_script = False
 
 
@@ -98,6 +99,8 @@ def parse(argv: list[str]) -> Options:
             opts.file = args.value()
         elif args.flag("name", 1):
             opts.name = args.value()
+        elif args.flag("pool", 1):
+            opts.pool = args.value()
         elif args.flag("append", 1):
             line = args.value()
             if line.strip().lower().split(" ")[0] == "queue":
@@ -167,7 +170,7 @@ def run(argv: list[str]) -> int:
     sub = description(opts)
     if opts.dry_run:
         return _dry_run(sub, opts)
-    target = pool.schedd(opts.name)
+    target = pool.schedd(opts.name, opts.pool)
     if not opts.terse and not from_stdin:
         print("Submitting job(s)", end="", flush=True)
     check_executables(sub, opts)

@@ -413,3 +413,25 @@ def test_a_fetched_token_is_never_wider_than_the_session(net_pool, tmp_path):
         report(out)
     """, {"r": make_token(net_pool, "gina@test.pool", authz=["READ"])})
     assert seen == {"scopes": ["READ"], "sub": "gina@test.pool", "wider": ["PermissionDenied", "WRITE"]}
+
+
+def test_submit_rm_and_history_with_dash_pool(net_pool, tmp_path):
+    env = _tool_env(tmp_path, {"h": make_token(net_pool, "hank@test.pool")})
+    where = f"127.0.0.1:{net_pool.port}"
+    bin_dir = Path(sys.executable).parent
+    description = tmp_path / "job.sub"
+    description.write_text("executable = /bin/sleep\narguments = 300\nqueue\n")
+
+    def tool(*argv):
+        done = subprocess.run([str(bin_dir / argv[0]), *argv[1:]], env=env, capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+    submitted = tool("condor_submit", "-pool", where, "-terse", str(description))
+    assert submitted.returncode == 0, submitted.stderr
+    cluster = submitted.stdout.split(".")[0].strip()
+    removed = tool("condor_rm", "-pool", where, cluster)
+    assert removed.returncode == 0 and "marked for removal" in removed.stdout, removed.stderr
+    history = tool("condor_history", "-pool", where, cluster, "-af", "Owner", "JobStatus")
+    assert history.returncode == 0, history.stderr
+    assert history.stdout.split() == ["hank", "3"]     # removal and history row are one commit
