@@ -13,9 +13,10 @@ worker over its one connection to the scheduler, with the sandbox staged
 here (the startd reads it from the scratch directory; no bytes pass through
 this starter's connection).  The job runs there in a sandbox of the
 worker's own; what it made or changed comes back into the scratch directory
-with the exit status and usage (in the answer to ``dask_run`` itself when
-the job ends within ``POLL``, else to a ``dask_result`` long-poll), after
-which the outputs are sent as for a local run.  No file system is shared
+with the exit status and usage (in the answer to a ``dask_result``
+long-poll, or to ``dask_run`` itself when there was no input transfer to
+report meanwhile and the job ends within ``POLL``), after which the outputs
+are sent as for a local run.  No file system is shared
 with the worker, and no starter opens a Dask connection of its own.
 
 Instructions (SIGTERM vacate, SIGQUIT kill, SIGUSR1/SIGUSR2 suspend and
@@ -55,6 +56,16 @@ class DaskStarter(Starter):
         self.sandboxed = True    # nothing is shared with the worker
         self.submitted = False
         self.reply: dict = {"state": "lost"}
+        self.deferred: list = []   # reports to the schedd held until the job is on its way
+
+    def _tell(self, cmd: str, **args) -> None:
+        """The input transfer's report (its events carry their own times) goes to the
+        schedd once the job is submitted: its commit overlaps the run on the worker
+        instead of delaying it."""
+        if cmd == "starter_transfer" and not self.submitted:
+            self.deferred.append((cmd, args))
+        else:
+            super()._tell(cmd, **args)
 
     def _ask(self, cmd: str, timeout: float = 30, **args):
         return ipc.call(self.startd, cmd, timeout=timeout, claim=self.claim, **args)
@@ -67,10 +78,13 @@ class DaskStarter(Starter):
         spec["stdin"], spec["stdout"], spec["stderr"] = self._sandbox_streams()
         try:
             self.reply = self._ask("dask_run", timeout=POLL + 30, spec=spec, scratch=self.scratch,
-                                   wait=POLL)
+                                   wait=0 if self.deferred else POLL)
             self.submitted = True
         except Exception:  # noqa: BLE001 - the startd, not the job, failed: the job runs again later
             traceback.print_exc()
+        for cmd, args in self.deferred:
+            super()._tell(cmd, **args)
+        self.deferred = []
         return None
 
     def _wait(self, start: float) -> dict:
