@@ -47,15 +47,16 @@ def start_worker(address: str, where: Path, name: str, nthreads: int = 2, tls: l
 
 
 def start_scheduler(base: Path, tls: list | None = None, port: int = 0,
-                    where: str = "scheduler") -> tuple[subprocess.Popen, str]:
-    """A `dask scheduler` on loopback in ``base/where``, and its address."""
+                    where: str = "scheduler", env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """A `dask scheduler` on loopback in ``base/where`` (``env``: more environment,
+    Dask's configuration), and its address."""
     (base / where).mkdir()
     scheduler_file = base / where / "scheduler.json"
     scheduler = subprocess.Popen(DASK + ["scheduler", "--host", "127.0.0.1", "--port", str(port),
                                          "--no-dashboard", "--scheduler-file", str(scheduler_file),
                                          *(tls or [])],
                                  cwd=base / where, stdout=open(base / f"{where}.out", "wb"),
-                                 stderr=subprocess.STDOUT)
+                                 stderr=subprocess.STDOUT, env=None if env is None else {**os.environ, **env})
     try:
         wait_until(lambda: scheduler_file.exists() and scheduler_file.stat().st_size, 60,
                    what="the Dask scheduler")
@@ -574,3 +575,22 @@ def test_gpu_jobs_get_their_worker_gpu_ids_in_ad_and_environment(pool, cluster, 
     assert env["CUDA_VISIBLE_DEVICES"] == env["GPU_DEVICE_ORDINAL"] == "10000"
     assert "_CONDOR_AssignedGPUs" not in env
     worker.send_signal(signal.SIGTERM)
+
+
+def test_personal_pool_refuses_an_unreachable_scheduler(tmp_path):
+    """DASK_SCHEDULER_ADDRESS in a PersonalPool's configuration naming an address where
+    nobody listens: start() fails naming the Dask startd and the address, and leaves
+    no process behind (not READY with the reason only in dask_startd.stderr)."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        address = "tcp://127.0.0.1:%d" % closed.getsockname()[1]
+        pool = PersonalPool(local_dir=tmp_path / "pool", config={
+            "DASK_SCHEDULER_ADDRESS": address, "DAEMON_LIST": "MASTER COLLECTOR NEGOTIATOR SCHEDD"})
+        try:
+            with pytest.raises(htcondor.HTCondorException) as refused:
+                pool.start()
+        finally:
+            pool._config_setter.unset()
+    assert "dask_startd" in str(refused.value)
+    assert f"cannot reach the Dask scheduler at {address}" in str(refused.value)
+    wait_until(lambda: not pool_processes(tmp_path / "pool"), 15, what="the pool's processes to exit")
