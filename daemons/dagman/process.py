@@ -31,6 +31,7 @@ cluster id before it is sent again.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import signal
 import subprocess
@@ -114,7 +115,9 @@ class Dagman:
             self.out(f"Running rescue DAG file {self.rescue} in combination with normal DAG file")
         self.out(f"Parsing {self.dag_file} ...")
         self.out(f"Dag contains {len(dag.nodes)} total jobs")
-        return DagRun(dag, self.options.throttles)
+        run = DagRun(dag, self.options.throttles)
+        gc.freeze()       # the DAG lives as long as this process: out of the collector's walks
+        return run
 
     def recover(self, run: DagRun) -> None:
         """Adopt every node job this DAGMan job submitted before (a restart)."""

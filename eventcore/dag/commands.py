@@ -11,11 +11,14 @@ import re
 
 from jobledger.eventcore.errors import DagError
 
-from .model import SCRIPT_KINDS, Script
+from .lines import KEYWORDS, Line
+from .model import FINAL, PROVISIONER, SCRIPT_KINDS, SERVICE, VAR_PAIR, Script
 
-_VAR_RE = re.compile(r'\s*([+]?[A-Za-z_][A-Za-z0-9_.]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+# Every pair of a VARS line, none named queue...: one match checks a whole line.
+# (Possessive: nothing to try again once a part matched; twice as fast as plain quantifiers.)
+_VARS_PAIRS = re.compile(r'(?:\s*+(?!(?i:queue))[+]?[A-Za-z_][A-Za-z0-9_.]*+\s*+=\s*+"[^"\\]*+(?:\\.[^"\\]*+)*+")++\s*+')
+_SPECIAL = (FINAL, PROVISIONER, SERVICE)     # nodes outside the parent/child graph
 _INT_RE = re.compile(r"[+-]?\d+\Z")
-_UNESCAPE = re.compile(r"\\(.)")
 _BLANK = re.compile(r"\s*\Z")
 
 
@@ -26,6 +29,65 @@ def apply(scope, line, keyword: str | None = None) -> None:
     if handler is None:
         _fail(line, f"unknown DAG command {line.words[0]!r}")
     handler(scope, line)
+
+
+def second_pass(scope, rest: list) -> None:
+    """DAGMan's second pass: the commands of ``rest`` ((text, source, line, words or None)),
+    in order."""
+    now = usual(scope)
+    for text, source, number, words in rest:
+        if words is None:
+            words = text.split()
+        if not now(text, source, number, words):
+            keyword = KEYWORDS.get(words[0]) or words[0].upper()
+            apply(scope, Line(tuple(words), text, source, number), keyword)
+
+
+def usual(scope):
+    """``now(text, source, line, words) -> applied?``: the lines most of a big DAG is made of
+    (VARS without PREPEND/APPEND, RETRY node count, PARENT a CHILD b; 3 * 10^5 of them at 10^5
+    nodes), applied without making a ``Line``, when the nodes they name are made and the
+    line is good.  Any other line is left to its handler (False)."""
+    names, prefix, edges, pairs, special, keywords = (scope.names, scope.prefix, scope.edges, _VARS_PAIRS,
+                                                      _SPECIAL, KEYWORDS)
+    top = scope.dag.source
+
+    def now(text: str, source: str, number: int, words: list) -> bool:
+        keyword = keywords.get(words[0])
+        if keyword == "VARS":
+            if len(words) > 2 and words[2][0] not in "PpAa":
+                node = names.get(prefix + words[1])
+                start = text.find(words[1], len(words[0])) + len(words[1])    # the pairs' start
+                if node is not None and pairs.fullmatch(text, start) is not None:
+                    _add_vars(node, text, start, False, True)
+                    return True
+        elif keyword == "PARENT":
+            if len(words) == 4 and len(words[2]) == 5 and words[2].upper() == "CHILD":
+                up, down = names.get(prefix + words[1]), names.get(prefix + words[3])
+                if up is not None and down is not None and up is not down and up.kind not in special \
+                        and down.kind not in special:
+                    key = (up.name, down.name)           # as _edge does, without a call
+                    if key not in edges:
+                        edges[key] = number if source == top else (source, number)
+                        if up.order >= down.order:
+                            scope.backward = True
+                        if up.children:
+                            up.children.append(down.name)
+                        else:
+                            up.children = [down.name]
+                        if down.parents:
+                            down.parents.append(up.name)
+                        else:
+                            down.parents = [up.name]
+                    return True
+        elif keyword == "RETRY":
+            if len(words) == 3 and words[2].isdigit() and words[2].isascii():
+                node = names.get(prefix + words[1])
+                if node is not None:
+                    node.retry, node.retry_unless_exit = int(words[2]), None
+                    return True
+        return False
+    return now
 
 
 def _fail(line, message: str):
@@ -60,16 +122,34 @@ def parent_child(scope, line) -> None:
     _link(scope, line, ups, downs)
 
 
-def _link(scope, line, ups: list, downs: list) -> None:
-    """Every node of ``ups`` a parent of every node of ``downs`` (an edge made twice counts once)."""
+def _link(scope, line, ups, downs) -> None:
+    """Every node of ``ups`` a parent of every node of ``downs``."""
+    where = line.line if line.source == scope.dag.source else (line.source, line.line)
     for up in ups:
         for down in downs:
-            if up.name == down.name:
+            if up is down:
                 _fail(line, f"node {up.name!r} cannot be its own parent")
-            if (up.name, down.name) not in scope.edges:
-                scope.edges[(up.name, down.name)] = line
-                up.children.append(down.name)
-                down.parents.append(up.name)
+            _edge(scope, up, down, where)
+
+
+def _edge(scope, up, down, where) -> None:
+    """``up`` a parent of ``down`` (an edge made twice counts once); ``scope.edges`` keeps
+    the place of each edge (a cycle is reported at its first line): its line number in the
+    DAG's file, or (source, line) in another (an INCLUDE or a splice)."""
+    key = (up.name, down.name)
+    if key in scope.edges:
+        return
+    scope.edges[key] = where
+    if up.order >= down.order:
+        scope.backward = True
+    if up.children:
+        up.children.append(down.name)
+    else:
+        up.children = [down.name]
+    if down.parents:
+        down.parents.append(up.name)
+    else:
+        down.parents = [up.name]
 
 
 def _edge_ends(scope, name: str, line, terminal: bool) -> list:
@@ -156,7 +236,7 @@ def script(scope, line) -> None:
     made = Script(kind, words[index + 2], tuple(words[index + 3:]), defer_status, defer_time,
                   debug_file, debug_type)
     for node in scope.targets(words[index + 1], line):
-        node.scripts[kind] = made
+        node.scripts = {**node.scripts, kind: made}
 
 
 def pre_skip(scope, line) -> None:
@@ -167,35 +247,52 @@ def pre_skip(scope, line) -> None:
 
 
 def variables(scope, line) -> None:
-    if len(line.words) < 3:
+    """VARS node [PREPEND|APPEND] name="value" ...: checked here, kept as the line's text
+    (``Node.vars`` reads the pairs when asked; a DAG of 10^5 nodes sets 10^5 VARS lines)."""
+    parts = line.text.split(None, 2)
+    if len(parts) < 3:
         _fail(line, 'expected VARS node [PREPEND|APPEND] name="value" ...')
-    rest = line.text.split(None, 2)[2]
+    text, rest = line.text, parts[2]
     prepend = False
-    head = rest.split(None, 1)
-    if head[0].upper() in ("PREPEND", "APPEND"):
-        prepend = head[0].upper() == "PREPEND"
-        rest = head[1] if len(head) > 1 else ""
-    pairs, pos = [], 0
+    if rest[0] in "PpAa":
+        head = rest.split(None, 1)
+        if head[0].upper() in ("PREPEND", "APPEND"):
+            prepend = head[0].upper() == "PREPEND"
+            rest = head[1] if len(head) > 1 else ""
+    start = len(text) - len(rest)
+    if not rest or _VARS_PAIRS.fullmatch(text, start) is None:
+        _vars_error(line, rest)
+    plain = rest is parts[2]                  # no PREPEND/APPEND word
+    for node in scope.targets(parts[1], line):
+        _add_vars(node, text, start, prepend, plain)
+
+
+def _add_vars(node, text: str, start: int, prepend: bool, plain: bool) -> None:
+    """A VARS line's text to the node's: the bare text while it is the only one and
+    ``plain`` (its pairs follow the node's name), else (text, pairs start, prepend)s."""
+    chunks = node.vars_text
+    if chunks is None and plain:
+        node.vars_text = text
+        return
+    if chunks is None:
+        node.vars_text = [(text, start, prepend)]
+        return
+    if isinstance(chunks, str):
+        chunks = node.vars_text = [(chunks, len(chunks) - len(chunks.split(None, 2)[2]), False)]
+    chunks.append((text, start, prepend))
+
+
+def _vars_error(line, rest: str) -> None:
+    """Why the pairs of a VARS line (``rest``) are not name="value" ...: the first bad place."""
+    pos = 0
     while not _BLANK.match(rest, pos):      # a match at pos: no copy of the rest per pair
-        match = _VAR_RE.match(rest, pos)
+        match = VAR_PAIR.match(rest, pos)
         if match is None:
             _fail(line, f'expected name="value" at {rest[pos:pos + 80].strip()[:40]!r}')
-        name = match.group(1)
-        if name.lower().startswith("queue"):
-            _fail(line, f"VARS name {name!r} may not begin with 'queue'")
-        value = match.group(2)
-        pairs.append((name, _UNESCAPE.sub(r"\1", value) if "\\" in value else value, prepend))
+        if match.group(1).lower().startswith("queue"):
+            _fail(line, f"VARS name {match.group(1)!r} may not begin with 'queue'")
         pos = match.end()
-    if not pairs:
-        _fail(line, 'expected at least one name="value"')
-    fresh: dict[str, list] = {}
-    for pair in pairs:
-        fresh.setdefault(pair[0], []).append(pair)
-    for node in scope.targets(line.words[1], line):
-        table = scope.variables.setdefault(node.name, {})
-        for name, named in fresh.items():     # a name set again moves to the end, with its new values
-            table.pop(name, None)
-            table[name] = named
+    _fail(line, 'expected at least one name="value"')
 
 
 def priority(scope, line) -> None:

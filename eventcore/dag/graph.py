@@ -6,7 +6,9 @@ from jobledger.eventcore.errors import DagError
 
 
 def check_acyclic(dag, edges: dict) -> list[str]:
-    """Node names in a topological order; a cycle is a DagError at one of its PARENT lines."""
+    """Node names in a topological order; a cycle is a DagError at one of its PARENT lines
+    (``edges``: (parent, child) -> the line that made the edge: its number in the DAG's own
+    file, or (source, line))."""
     pending = {name: len(node.parents) for name, node in dag.nodes.items()}
     ready = [name for name, count in pending.items() if count == 0]
     order = []
@@ -20,8 +22,9 @@ def check_acyclic(dag, edges: dict) -> list[str]:
     if len(order) == len(dag.nodes):
         return order
     cycle = _find_cycle(dag, {n for n, c in pending.items() if c > 0})
-    where = min(edges[(a, b)].where for a, b in zip(cycle, cycle[1:]))  # its first line
-    raise DagError(f"cycle in the DAG: {' -> '.join(cycle)}", where.source, where.line)
+    places = [edges[(a, b)] for a, b in zip(cycle, cycle[1:])]
+    source, line = min(p if isinstance(p, tuple) else (dag.source, p) for p in places)  # its first line
+    raise DagError(f"cycle in the DAG: {' -> '.join(cycle)}", source, line)
 
 
 def _find_cycle(dag, left: set) -> list[str]:

@@ -9,7 +9,7 @@ description that ends at a line holding only ``}``.
 from __future__ import annotations
 
 import posixpath
-from typing import Callable, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 from jobledger.eventcore.errors import DagError
 
@@ -47,49 +47,78 @@ def read_text(read: Reader, path: str, where: Where | None) -> str:
         raise DagError(f"not UTF-8 text at byte {exc.start}", path, None) from None
 
 
-def split_words(text: str) -> tuple[str, ...]:
-    return tuple(text.split())
+# The commands DAGMan reads in its first pass (they make nodes or hold a submit description).
+FIRST_PASS = frozenset({"JOB", "NODE", "FINAL", "PROVISIONER", "SERVICE", "SUBDAG", "SPLICE",
+                        "SUBMIT-DESCRIPTION"})
+_OPENS = frozenset({"SUBMIT-DESCRIPTION", "JOB", "NODE"})
+# Keywords as written most often, to their upper case (one shared string, not one per line).
+KEYWORDS = {spelling: word for word in ("JOB", "NODE", "FINAL", "PARENT", "VARS", "RETRY", "SCRIPT",
+                                        "PRIORITY", "CATEGORY", "INCLUDE", "SPLICE", "DONE")
+            for spelling in (word, word.lower(), word.title())}
+# What a first-pass keyword, INCLUDE or a comment begins with: any other line is kept whole.
+_LEADS = frozenset("#" + "".join(word[0] + word[0].lower() for word in FIRST_PASS | {"INCLUDE"}))
+
+Command = tuple[str, str, int, "list[str] | None"]   # a second-pass command: text, source, line, its words
+FirstPass = Callable[[str, Line], None]
+Now = Callable[[str, str, int, list], bool]          # text, source, line, words -> applied?
 
 
-def logical_lines(read: Reader, path: str, where: Where | None = None, depth: int = 0,
-                  directory: str = "") -> list[Line]:
-    """Every command line of ``path`` with INCLUDEs inlined, in order."""
+def scan(read: Reader, path: str, first: FirstPass, rest: list[Command], now: Now | None = None,
+         where: Where | None = None, depth: int = 0, directory: str = "") -> None:
+    """DAGMan's first pass over ``path``, INCLUDEs inlined: a first-pass command goes to
+    ``first(keyword, line)``; any other is applied at once by ``now`` if it can be (the
+    nodes it names are made, and no line before it waits), else appended to ``rest``.
+
+    Applying a line at once is what the second pass would do with it: the nodes it names
+    exist and every line before it is applied, in order; once one line waits (its node
+    is not made yet, or it is not one ``now`` takes), every later line waits too.  So a
+    DAG written nodes before the lines that name them is read in one pass.  One loop with
+    as little per line as can be: a DAG of 10^5 nodes has 4 * 10^5 lines."""
     if depth > MAX_DEPTH:
+        assert where is not None
         raise DagError(f"INCLUDE/SPLICE nested deeper than {MAX_DEPTH}", where.source, where.line)
     text = read_text(read, posixpath.join(directory, path) if directory else path, where)
-    raw = text.splitlines()
-    out: list[Line] = []
-    append, opens = out.append, ("SUBMIT-DESCRIPTION", "JOB", "NODE")
-    index, count = 0, len(raw)
-    while index < count:          # one pass, no per-line work beyond the split: 10^5 nodes
-        stripped = raw[index].strip()
-        index += 1
-        if not stripped or stripped[0] == "#":
+    lines = enumerate(text.splitlines(), 1)
+    append, keywords, new, leads, long = rest.append, KEYWORDS, tuple.__new__, _LEADS, len(text) > MAX_LINE
+    for index, stripped in lines:
+        stripped = stripped.strip()
+        if not stripped:
             continue
-        if len(stripped) > MAX_LINE:
+        if long and len(stripped) > MAX_LINE:
             raise DagError(f"line longer than {MAX_LINE} characters", path, index)
-        words = tuple(stripped.split())
-        keyword = words[0].upper()
-        if keyword == "INCLUDE":
-            if len(words) != 2:
-                raise DagError("INCLUDE takes one file name", path, index)
-            out += logical_lines(read, words[1], Where(path, index), depth + 1, directory)
+        if stripped[0] not in leads:          # no first-pass keyword, no INCLUDE, no comment
+            if rest or now is None:
+                append((stripped, path, index, None))
+            else:
+                words = stripped.split()
+                if not now(stripped, path, index, words):
+                    append((stripped, path, index, words))
+            continue
+        if stripped[0] == "#":
+            continue
+        words = stripped.split()
+        keyword = keywords.get(words[0]) or words[0].upper()
+        if keyword not in FIRST_PASS:
+            if keyword == "INCLUDE":
+                if len(words) != 2:
+                    raise DagError("INCLUDE takes one file name", path, index)
+                scan(read, words[1], first, rest, now, Where(path, index), depth + 1, directory)
+            elif rest or now is None or not now(stripped, path, index, words):
+                append((stripped, path, index, words))
             continue
         body = None
-        if words[-1][-1] == "{" and keyword in opens:
-            body, index = _inline_body(raw, index, Where(path, index))
+        if words[-1][-1] == "{" and keyword in _OPENS:
+            body = _inline_body(lines, Where(path, index))
             last = words[-1][:-1]
-            words = words[:-1] + ((last,) if last else ())
-        append(Line(words, stripped, path, index, body))
-    return out
+            words = words[:-1] + ([last] if last else [])
+        first(keyword, new(Line, (tuple(words), stripped, path, index, body)))
 
 
-def _inline_body(raw: list[str], index: int, where: Where) -> tuple[str, int]:
-    """The lines up to a line holding only ``}``; the index after it."""
+def _inline_body(lines: Iterator[tuple[int, str]], where: Where) -> str:
+    """The lines up to a line holding only ``}`` (taken from ``lines``)."""
     body = []
-    while index < len(raw):
-        if raw[index].strip() == "}":
-            return "\n".join(body) + "\n", index + 1
-        body.append(raw[index])
-        index += 1
+    for _, text in lines:
+        if text.strip() == "}":
+            return "\n".join(body) + "\n"
+        body.append(text)
     raise DagError("inline submit description has no closing '}'", where.source, where.line)

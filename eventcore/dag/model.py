@@ -7,7 +7,9 @@ rescue writer.  Node names are case-sensitive; a spliced node's name is
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import re
+from types import MappingProxyType
+from typing import Mapping, NamedTuple, Sequence
 
 import attrs
 
@@ -18,6 +20,9 @@ PROVISIONER = "PROVISIONER"
 SERVICE = "SERVICE"
 SUBDAG = "SUBDAG"
 SCRIPT_KINDS = ("PRE", "POST", "HOLD")
+# One name="value" pair of a VARS line (a value may hold \" and \\).
+VAR_PAIR = re.compile(r'\s*+([+]?[A-Za-z_][A-Za-z0-9_.]*+)\s*+=\s*+"([^"\\]*+(?:\\.[^"\\]*+)*+)"')
+UNESCAPE = re.compile(r"\\(.)")
 
 
 class Where(NamedTuple):
@@ -41,27 +46,66 @@ class Script:
     debug_type: str | None = None      # STDOUT, STDERR or ALL
 
 
-@attrs.define
 class Node:
-    name: str
-    kind: str
-    submit: str                        # submit file path, SUBMIT-DESCRIPTION name or DAG file
-    where: Where
-    directory: str = ""
-    noop: bool = False
-    done: bool = False
-    inline: bool = False               # submit names a SUBMIT-DESCRIPTION
-    retry: int = 0
-    retry_unless_exit: int | None = None
-    scripts: dict = attrs.field(factory=dict)          # kind -> Script
-    pre_skip: int | None = None
-    vars: list = attrs.field(factory=list)             # (name, value, prepend)
-    priority: int = 0
-    category: str | None = None
-    abort_on: tuple | None = None                       # (exit value, return value or None)
-    save_point: str | None = None
-    parents: list = attrs.field(factory=list)          # names, in the order first seen
-    children: list = attrs.field(factory=list)
+    """One node.  Lean, since a DAG may hold 10^5 of them: slots and no per-node
+    containers until a command fills one (``scripts``, ``parents`` and ``children``
+    start as shared empty ones and are replaced on first write), its place as
+    source and line (``where`` is made when asked for), and its VARS kept as the
+    text of the lines that set them, read into pairs when ``vars`` is asked for
+    (each line was checked when parsed)."""
+
+    __slots__ = ("name", "kind", "submit", "source", "line", "order", "directory", "noop", "done", "inline",
+                 "retry", "retry_unless_exit", "scripts", "pre_skip", "vars_text", "priority",
+                 "category", "abort_on", "save_point", "parents", "children")
+
+    def __init__(self, name: str, kind: str, submit: str, source: str, line: int, directory: str = "",
+                 order: int = 0) -> None:
+        self.name = name
+        self.kind = kind
+        self.submit = submit               # submit file path, SUBMIT-DESCRIPTION name or DAG file
+        self.source, self.line = source, line
+        self.order = order                 # its place among the DAG's nodes, in the order made
+        self.directory = directory
+        self.noop = self.done = False
+        self.inline = False                # submit names a SUBMIT-DESCRIPTION
+        self.retry = 0
+        self.retry_unless_exit: int | None = None
+        self.scripts: Mapping[str, Script] = _NO_SCRIPTS    # kind -> Script
+        self.pre_skip: int | None = None
+        # The VARS lines that name it: the text of one plain line, or (text, pairs start, prepend)s.
+        self.vars_text: str | list[tuple[str, int, bool]] | None = None
+        self.priority = 0
+        self.category: str | None = None
+        self.abort_on: tuple | None = None                   # (exit value, return value or None)
+        self.save_point: str | None = None
+        self.parents: Sequence[str] = ()       # names, in the order first seen (a list once set)
+        self.children: Sequence[str] = ()
+
+    @property
+    def where(self) -> Where:
+        return Where(self.source, self.line)
+
+    @property
+    def vars(self) -> list[tuple[str, str, bool]]:
+        """(name, value, prepend) in the order DAGMan applies them: a name set again by a
+        later VARS line moves to the end with its new values."""
+        if not self.vars_text:
+            return []
+        chunks = self.vars_text
+        if isinstance(chunks, str):      # one VARS line without PREPEND/APPEND: the pairs follow the node
+            words = chunks.split(None, 2)
+            chunks = [(chunks, len(chunks) - len(words[2]), False)]
+        table: dict[str, list] = {}
+        for text, start, prepend in chunks:
+            fresh: dict[str, list] = {}
+            for match in VAR_PAIR.finditer(text, start):
+                value = match.group(2)
+                pair = (match.group(1), UNESCAPE.sub(r"\1", value) if "\\" in value else value, prepend)
+                fresh.setdefault(pair[0], []).append(pair)
+            for name, named in fresh.items():
+                table.pop(name, None)
+                table[name] = named
+        return [pair for pairs in table.values() for pair in pairs]
 
     @property
     def is_final(self) -> bool:
@@ -72,7 +116,11 @@ class Node:
         """FINAL, PROVISIONER and SERVICE nodes stand outside the parent/child graph."""
         return self.kind in (FINAL, PROVISIONER, SERVICE)
 
+    def __repr__(self) -> str:
+        return f"Node({self.name!r}, {self.kind}, {self.submit!r}, {self.source}:{self.line})"
 
+
+_NO_SCRIPTS: Mapping[str, Script] = MappingProxyType({})
 @attrs.define
 class Dag:
     """A whole DAG after INCLUDE and SPLICE are resolved."""

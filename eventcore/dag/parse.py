@@ -18,19 +18,19 @@ file:line, raised before anything runs.  Reading files is the caller's:
 
 from __future__ import annotations
 
-import gc
 import posixpath
-from contextlib import contextmanager
 
 from jobledger.eventcore.errors import DagError
 
 from . import commands
+from .nogc import no_cyclic_gc
 from .graph import check_acyclic
-from .lines import MAX_DEPTH, Line, Reader, logical_lines
+from .lines import MAX_DEPTH, Command, FirstPass, Line, Reader, scan
 from .model import FINAL, JOB, PROVISIONER, SERVICE, SUBDAG, Dag, Node, Where
 
 NODE_COMMANDS = {"JOB": JOB, "NODE": JOB, "FINAL": FINAL, "PROVISIONER": PROVISIONER,
                  "SERVICE": SERVICE}
+_RESERVED = ("ALL_NODES", "PARENT", "CHILD")
 _OPTIONS = {JOB: frozenset({"DIR", "NOOP", "DONE"}), FINAL: frozenset({"DIR", "NOOP"})}
 
 
@@ -47,8 +47,8 @@ class Scope:
         self.splices: dict[str, tuple[list[str], list[str]]] = {}   # name -> (initial, terminal)
         self.inner: dict[str, Scope] = {}     # splice name -> its scope (for CONNECT)
         self.pins: dict[str, dict[int, list[str]]] = {"PIN_IN": {}, "PIN_OUT": {}}   # number -> nodes
-        self.edges: dict = {}                 # (parent, child) -> its Line, for the whole DAG
-        self.variables: dict = {}             # node -> VARS name -> its pairs, for the whole DAG
+        self.edges: dict = {}                 # (parent, child) -> its line, for the whole DAG
+        self.backward = False                 # an edge to a node made before its parent (a cycle may be)
 
     def node(self, name: str, where: Where | Line) -> Node:
         node = self.names.get(self.prefix + name)
@@ -70,66 +70,80 @@ class Scope:
         return name if not self.directory or posixpath.isabs(name) else posixpath.join(self.directory, name)
 
 
-@contextmanager
-def _no_cyclic_gc():
-    """The cyclic collector paused: a parse allocates several objects per line and keeps
-    them all, so each of the collector's passes walks a heap that only grows (a third of
-    the time at 10^5 nodes) and finds nothing; the parse makes no cycles to collect."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def parse_dag(path: str, read: Reader, rescue: str | None = None) -> Dag:
     """The DAG in ``path`` (and, for a partial rescue DAG, the DONE/RETRY lines of ``rescue``)."""
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         return _parse_dag(path, read, rescue)
 
 
 def _parse_dag(path: str, read: Reader, rescue: str | None) -> Dag:
     dag = Dag(source=path)
     scope = Scope(dag, "", "", path)
-    edges = _parse_scope(scope, logical_lines(read, path), read, 0)
+    _parse_scope(scope, path, read, None, 0)
     if rescue is not None:
-        for line in logical_lines(read, rescue):
-            if line.words[0].upper() not in ("DONE", "RETRY"):
-                raise DagError(f"a rescue DAG holds only DONE and RETRY lines, not {line.words[0]!r}",
-                               line.where.source, line.where.line)
-            commands.apply(scope, line)
-    for name, table in scope.variables.items():   # node.vars: (name, value, prepend), last set last
-        dag.nodes[name].vars = [pair for pairs in table.values() for pair in pairs]
-    check_acyclic(dag, edges)
+        _apply_rescue(scope, rescue, read)
+    if scope.backward:            # else every edge runs from a node to one made after it
+        check_acyclic(dag, scope.edges)
     return dag
 
 
-def _parse_scope(scope: Scope, lines: list[Line], read: Reader, depth: int) -> dict:
-    rest = []
-    for line in lines:
+def _apply_rescue(scope: Scope, rescue: str, read: Reader) -> None:
+    def refuse(keyword: str, line: Line) -> None:
+        raise DagError(f"a rescue DAG holds only DONE and RETRY lines, not {line.words[0]!r}",
+                       line.source, line.line)
+    rest: list[Command] = []
+    scan(read, rescue, refuse, rest)
+    for text, source, number, words in rest:
+        line = Line(tuple(words or text.split()), text, source, number)
         keyword = line.words[0].upper()
-        if keyword in NODE_COMMANDS:
-            _add_node(scope, line, NODE_COMMANDS[keyword])
+        if keyword not in ("DONE", "RETRY"):
+            refuse(keyword, line)
+        commands.apply(scope, line, keyword)
+
+
+def _parse_scope(scope: Scope, path: str, read: Reader, where: Where | None, depth: int) -> None:
+    """Both of DAGMan's passes over one DAG file: its nodes first, then every other command."""
+    rest: list[Command] = []
+    scan(read, path, _first_pass(scope, read, depth), rest, commands.usual(scope), where, depth,
+         scope.directory)
+    if scope.dag.descriptions:
+        for node in scope.names.values():
+            if not node.inline and node.kind != SUBDAG and scope.prefix + node.submit in scope.dag.descriptions:
+                node.inline, node.submit = True, scope.prefix + node.submit
+    commands.second_pass(scope, rest)
+
+
+def _first_pass(scope: Scope, read: Reader, depth: int) -> FirstPass:
+    """What takes each first-pass line of the scope; a plain ``JOB name submit`` line, most
+    of a big DAG, makes its node right there."""
+    nodes, names, everyone, prefix, directory = scope.dag.nodes, scope.names, scope.everyone, \
+        scope.prefix, scope.directory
+
+    def first(keyword: str, line: Line) -> None:
+        words = line.words
+        if keyword == "JOB" and len(words) == 3 and line.body is None:
+            name = words[1]
+            full = prefix + name
+            if ("+" not in name and full not in nodes and name not in scope.splices
+                    and not (len(name) in (5, 6, 9) and name.upper() in _RESERVED)):
+                nodes[full] = names[full] = Node(full, JOB, words[2], line.source, line.line, directory,
+                                                 len(nodes))
+                everyone.append(full)
+                return
+        kind = NODE_COMMANDS.get(keyword)
+        if kind is not None:
+            _add_node(scope, line, kind)
         elif keyword == "SUBDAG":
             _add_subdag(scope, line)
         elif keyword == "SPLICE":
             _add_splice(scope, line, read, depth)
-        elif keyword == "SUBMIT-DESCRIPTION":
-            _add_description(scope, line)
         else:
-            rest.append((keyword, line))
-    for node in scope.names.values():
-        if not node.inline and node.kind != SUBDAG and scope.prefix + node.submit in scope.dag.descriptions:
-            node.inline, node.submit = True, scope.prefix + node.submit
-    for keyword, line in rest:
-        commands.apply(scope, line, keyword)
-    return scope.edges
+            _add_description(scope, line)
+    return first
 
 
 def _add_node(scope: Scope, line: Line, kind: str) -> None:
-    words, where = line.words, line.where
+    words, where = line.words, line       # a Line has its place's source and line
     if line.body is not None:
         if len(words) < 2:
             raise DagError(f"{words[0]} needs a node name", where.source, where.line)
@@ -141,11 +155,14 @@ def _add_node(scope: Scope, line: Line, kind: str) -> None:
             raise DagError(f"{words[0]} needs a node name and a submit description",
                            where.source, where.line)
         name, submit, options = words[1], words[2], words[3:]
-    directory, flags = _node_options(options, _OPTIONS.get(kind, frozenset()), where)
     node = _new_node(scope, name, kind, submit, where)
     node.inline = line.body is not None
-    _apply_options(scope, node, directory, flags)
-    if kind == FINAL and sum(n.is_final for n in scope.dag.nodes.values()) > 1:
+    if options:
+        directory, flags = _node_options(options, _OPTIONS.get(kind, frozenset()), where)
+        _apply_options(scope, node, directory, flags)
+    else:
+        node.directory = scope.directory
+    if kind == FINAL and sum(n.kind == FINAL for n in scope.dag.nodes.values()) > 1:
         raise DagError("a DAG may have only one FINAL node", where.source, where.line)
     if kind == PROVISIONER and len(scope.dag.of_kind(PROVISIONER)) > 1:
         raise DagError("a DAG may have only one PROVISIONER node", where.source, where.line)
@@ -168,7 +185,7 @@ def _add_description(scope: Scope, line: Line) -> None:
     scope.dag.descriptions[scope.prefix + words[1]] = line.body
 
 
-def _node_options(options, allowed: frozenset, where: Where) -> tuple[str, set]:
+def _node_options(options, allowed: frozenset, where: Where | Line) -> tuple[str, set]:
     if not options:
         return "", set()
     directory, flags, index = "", set(), 0
@@ -187,19 +204,23 @@ def _node_options(options, allowed: frozenset, where: Where) -> tuple[str, set]:
     return directory, flags
 
 
-def _new_node(scope: Scope, name: str, kind: str, submit: str, where: Where) -> Node:
-    bad = name.upper() in ("ALL_NODES", "PARENT", "CHILD") or "+" in name
-    if bad:
+def _new_node(scope: Scope, name: str, kind: str, submit: str, where: Where | Line) -> Node:
+    bad = len(name) in (5, 6, 9) and name.upper() in _RESERVED
+    if bad or "+" in name:
         raise DagError(f"{name!r} is not a valid node name", where.source, where.line)
     full = scope.prefix + name
     if full in scope.dag.nodes or name in scope.splices:
-        first = scope.dag.nodes[full].where if full in scope.dag.nodes else where
+        first = scope.dag.nodes[full].where if full in scope.dag.nodes else Where(where.source, where.line)
         raise DagError(f"node {name!r} is defined twice (first at {first})", where.source, where.line)
-    node = Node(name=full, kind=kind, submit=submit, where=where)
+    node = Node(full, kind, submit, where.source, where.line, scope.directory, len(scope.dag.nodes))
+    _put(scope, full, node)
+    return node
+
+
+def _put(scope: Scope, full: str, node: Node) -> None:
     scope.dag.nodes[full] = node
     scope.names[full] = node
     scope.everyone.append(full)
-    return node
 
 
 def _apply_options(scope: Scope, node: Node, directory: str, flags: set) -> None:
@@ -220,9 +241,9 @@ def _add_splice(scope: Scope, line: Line, read: Reader, depth: int) -> None:
         raise DagError(f"{name!r} is not a valid splice name or is used twice", where.source, where.line)
     inner_dir = scope.path(directory) if directory else scope.directory
     inner = Scope(scope.dag, f"{scope.prefix}{name}+", inner_dir, words[2])
-    inner.edges, inner.variables = scope.edges, scope.variables
-    lines = logical_lines(read, words[2], where, depth + 1, inner_dir)
-    _parse_scope(inner, lines, read, depth + 1)
+    inner.edges = scope.edges
+    _parse_scope(inner, words[2], read, where, depth + 1)
+    scope.backward = scope.backward or inner.backward
     for full in inner.names:
         if scope.dag.nodes[full].is_special:
             raise DagError(f"a spliced DAG may not have a {scope.dag.nodes[full].kind} node "

@@ -21,9 +21,12 @@ its result is the DAG's.
 from __future__ import annotations
 
 import heapq
+from types import MappingProxyType
+from typing import Mapping
 
 import attrs
 
+from .nogc import no_cyclic_gc
 from .model import FINAL, PROVISIONER, SERVICE, SUBDAG, Dag
 
 WAITING, READY, PRE, QUEUED, POST, DONE, FAILED, FUTILE = (
@@ -65,25 +68,40 @@ class RemoveJobs:
     reason: str
 
 
-@attrs.define
 class NodeRun:
-    status: str = WAITING
-    retry: int = 0
-    cluster: int | None = None
-    procs: dict = attrs.field(factory=dict)       # proc -> "idle" | "running" | "held" | "done"
-    code: int = 0                                 # the job's result ($RETURN)
-    pre_code: int | None = None
-    result: int | None = None                     # the node's result (POST's, or the job's)
-    waiting_on: int = 0                           # parents not yet DONE
+    """One node's progress (slots, and no dict of procs until its job has one: 10^5 nodes)."""
+
+    __slots__ = ("status", "retry", "cluster", "procs", "code", "pre_code", "result", "waiting_on")
+
+    def __init__(self, status: str = WAITING, waiting_on: int = 0) -> None:
+        self.status = status
+        self.retry = 0
+        self.cluster: int | None = None
+        self.procs: Mapping[int, str] = _NO_PROCS    # proc -> "idle" | "running" | "held" | "done"
+        self.code = 0                                # the job's result ($RETURN)
+        self.pre_code: int | None = None
+        self.result: int | None = None               # the node's result (POST's, or the job's)
+        self.waiting_on = waiting_on                 # parents not yet DONE
+
+    def __repr__(self) -> str:
+        return f"NodeRun({self.status}, retry={self.retry}, cluster={self.cluster}, procs={dict(self.procs)})"
+
+
+_NO_PROCS: Mapping[int, str] = MappingProxyType({})
 
 
 class DagRun:
     """One DAG's progress.  Feed it events; take ``actions()``; it is over when ``exit_code`` is set."""
 
     def __init__(self, dag: Dag, throttles: Throttles = Throttles()):
+        with no_cyclic_gc():       # 10^5 NodeRuns: the collector would walk the whole DAG again and again
+            self._start(dag, throttles)
+
+    def _start(self, dag: Dag, throttles: Throttles) -> None:
         self.dag = dag
         self.throttles = throttles
-        self.nodes = {name: NodeRun() for name in dag.nodes}
+        self.nodes = {name: NodeRun(DONE if node.done else WAITING, len(node.parents))
+                      for name, node in dag.nodes.items()}
         self.by_cluster: dict[int, str] = {}
         self.ready: list = []                      # heap of (-priority, index, name)
         self.index = {name: i for i, name in enumerate(dag.nodes)}
@@ -103,17 +121,14 @@ class DagRun:
         self.exit_code: int | None = None
         self.final_started = False
         self.provisioned = not dag.of_kind(PROVISIONER)
-        for name, node in dag.nodes.items():
-            run = self.nodes[name]
-            run.waiting_on = len(node.parents)
-            if node.done:
-                run.status = DONE
-        for name, node in dag.nodes.items():
+        runs = self.nodes
+        for node in dag.nodes.values():
             if node.done:
                 for child in node.children:
-                    self.nodes[child].waiting_on -= 1
+                    runs[child].waiting_on -= 1
         for name, node in dag.nodes.items():
-            if node.kind != FINAL and self.nodes[name].status == WAITING and self.nodes[name].waiting_on == 0:
+            run = runs[name]
+            if run.waiting_on == 0 and run.status == WAITING and node.kind != FINAL:
                 self._make_ready(name)
 
     # -- what the DAGMan process tells us ----------------------------------------------
@@ -172,6 +187,9 @@ class DagRun:
 
     def _set_proc(self, run: NodeRun, proc: int, state: str) -> None:
         self.idle += (state == "idle") - (run.procs.get(proc) == "idle")
+        if run.procs is _NO_PROCS:
+            run.procs = {}
+        assert isinstance(run.procs, dict)
         run.procs[proc] = state
 
     def _drop_procs(self, run: NodeRun) -> None:
