@@ -267,12 +267,16 @@ def log_faults(paths: list[str], known: Callable[[], int]) -> list:
     return faults
 
 
-def accept_loss(local_dir) -> tuple[Mark | None, Mark]:
-    """Move the high-water mark back to the journal as it is (the owner's decision).
+def accept_loss(local_dir, said: list | None = None) -> tuple[Mark | None, Mark]:
+    """Go on with the journal as it is (the owner's decision); return (old mark, new mark).
 
-    Refused while the pool runs, and for a journal whose own chain is damaged
-    (that is not a loss this can accept).  Cluster ids keep counting from the
-    largest ever used.  Returns (old mark, new mark).
+    A journal behind its high-water mark (lost WAL frames, a lost -wal): the
+    mark moves back to it.  A journal whose own record chain is damaged (a
+    page that cannot be read, a checksum mismatch, a gap, an unreadable
+    block): it is cut at the first damaged record, everything before it kept
+    (daemons.journal_cut), and the mark set there.  Refused while the pool
+    runs.  Cluster ids keep counting from the largest ever used.  ``said``
+    gets a line for each thing given up.
     """
     from jobledger.daemons.master import lock_local_dir, pool_running_in
     local_dir = Path(local_dir)
@@ -280,28 +284,34 @@ def accept_loss(local_dir) -> tuple[Mark | None, Mark]:
     if lock is None:
         raise JournalError(f"{pool_running_in(local_dir)}: stop it first")
     try:
-        return _move_mark(local_dir, local_dir / DB_NAME)
+        return _move_mark(local_dir, local_dir / DB_NAME, said if said is not None else [])
     finally:
         os.close(lock)
 
 
-def _move_mark(local_dir: Path, path: Path) -> tuple[Mark | None, Mark]:
+def _move_mark(local_dir: Path, path: Path, said: list) -> tuple[Mark | None, Mark]:
     water = HighWater(local_dir)
     old, head, checksum, cluster = water.mark, 0, 0, 0
+    logs: list[str] = []
     if path.exists():
-        conn = open_readonly(path)
+        try:
+            conn = open_readonly(path)
+        except JournalError as exc:
+            raise JournalCorrupt(f"the database file cannot be read: {_reason(exc)}; put back "
+                                 "a copy of journal.sqlite", path=str(path)) from None
         try:
             verdict = verify(conn, local_dir)
-            damaged = [f for f in verdict.faults if f.kind != "evidence"]
-            if damaged:
-                raise JournalCorrupt(f"the journal itself is damaged ({damaged[0].kind} at "
-                                     f"position {damaged[0].position}: {damaged[0].message}); "
-                                     "see `jobledger audit`", path=str(path))
             head, checksum = verdict.head, verdict.checksum
-            cluster = max([known_cluster(conn, old)]
-                          + [logged_cluster(p) for p in written_logs(local_dir, conn)])
+            logs = written_logs(local_dir, conn)
+            cluster = max([known_cluster(conn, old)] + [logged_cluster(p) for p in logs])
         finally:
             conn.close()
+        damaged = [f for f in verdict.faults if f.kind != "evidence"]
+        if damaged:
+            from jobledger.daemons.journal_cut import cut_journal
+            cut = cut_journal(local_dir, damaged)
+            head, checksum = cut.head, cut.checksum
+            said += cut.lines()
     else:
         cluster = max([known_cluster(None, old)]
                       + [logged_cluster(p) for p in written_logs(local_dir, None)])

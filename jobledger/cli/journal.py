@@ -134,17 +134,23 @@ def accept_loss(pool):
     """Start again from the journal as it is, after it lost committed records.
 
     The pool refuses to start on a journal behind its high-water mark
-    (spool/journal.hwm); this moves the mark back.  Jobs whose records were
-    lost run again; cluster ids continue after the highest ever used.
+    (spool/journal.hwm), or on one whose record chain is damaged; this moves
+    the mark back, or cuts the journal at its first damaged record (keeping
+    everything before it, the old file saved under spool/), and says what was
+    given up.  Jobs whose records were lost run again; cluster ids continue
+    after the highest ever used.
     """
     local_dir = str(pool.local_dir)
     from jobledger.daemons.journal_check import accept_loss as accept
+    said: list[str] = []
     try:
-        old, new = accept(local_dir)
+        old, new = accept(local_dir, said)
     except JobledgerError as exc:
         raise click.ClickException(str(exc)) from None
+    for line in said:
+        click.echo(line)
     lost = f"positions {new.position + 1}..{old.position} given up" if old and old.position > new.position \
-        else "nothing was lost"
+        else "nothing was lost" if not said else "the rest given up"
     click.echo(f"high-water mark now at position {new.position} ({lost}); "
                f"new clusters start after {new.cluster}")
 
