@@ -50,7 +50,7 @@ from jobledger.daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_
 from jobledger.daemons.schedd_match import MATCH_ATTRS, Matches
 from jobledger.daemons.schedd_policy import SYSTEM_EXPRS, Policy
 from jobledger.daemons.schedd_query import Queries
-from jobledger.daemons.schedd_records import RUN_ATTRS, TRANSFER_LIMITS, event
+from jobledger.daemons.schedd_records import RUN_ATTRS, TRANSFER_LIMITS, event, input_size_hold
 from jobledger.daemons.schedd_runs import Runs
 from jobledger.daemons.schedd_submitters import idle_by_submitter, submitter_counts
 from jobledger.daemons.store import Store
@@ -63,6 +63,7 @@ from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import ClusterAd, EventRecord, ProcAd, ProcBlock
 from jobledger.eventcore.status import JobStatus
 from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
+from jobledger.eventcore.transfer import HOLD_MAX_INPUT
 
 HOLD_USER_LOG = 22  # HTCondor's UnableToInitUserLog
 HEAP_TRIM = 10.0  # seconds between giving free malloc pages back (daemons.heap)
@@ -161,6 +162,7 @@ class Schedd(Daemon):
                                        self.config_float("SCHEDD_RECONNECT_TIMEOUT", 60))
         limits = {param: self.config(param, "-1") for _, param in TRANSFER_LIMITS}
         self.matches.transfer_limits = self.local.transfer_limits = limits
+        self.max_input_mb = limits["MAX_TRANSFER_INPUT_MB"].strip()
         # Before the socket opens: settle what happened while we were away.
         self.runs.reconcile(startup=True)
         self.runs.kill_unknown_claims()
@@ -416,6 +418,7 @@ class Schedd(Daemon):
                 for item in clusters:
                     self.reserved[item["cluster"]] = peer_key(peer)
             raise
+        self._hold_big_inputs(replies)
         self.want_cycle()
         self.local.submitted(noted)
         if any(logged):
@@ -424,6 +427,21 @@ class Schedd(Daemon):
         for reply in replies:
             reply["position"] = position
         return replies
+
+    def _hold_big_inputs(self, replies: list) -> None:
+        """Hold the new jobs whose input sandbox is over MAX_TRANSFER_INPUT_MB (or their
+        own MaxTransferInputMB), code 32, as HTCondor's schedd does when a submit
+        commits: the job is in the queue, held, before the submit returns."""
+        pool_limit = self.max_input_mb not in ("", "-1")
+        for reply in replies:
+            if not pool_limit and "MaxTransferInputMB" not in reply["cluster_ad"]:
+                continue
+            for proc in range(reply["num_procs"]):
+                job = JobId(reply["cluster"], proc)
+                ad = self.store.job_ad(job)
+                reason = input_size_hold(ad, self.max_input_mb) if ad is not None else None
+                if reason is not None:
+                    self.policy.apply(job, ("hold", reason, 0, HOLD_MAX_INPUT))
 
     def _cluster_records(self, owner: str, cluster: int, cluster_ad: dict, num_procs: int,
                          now: int, identity: str | None = None) -> tuple:

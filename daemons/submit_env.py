@@ -56,6 +56,21 @@ class OsSubmitEnvironment:
         except OSError:
             return None
 
+    def input_size(self, path: str) -> int:
+        """A file's size, or a directory's files' total (symlinks not followed into
+        directories, as a transfer copies them); 0 for what cannot be read."""
+        full = self._path(path)
+        if not os.path.isdir(full):
+            return self.file_size(path) or 0
+        total = 0
+        for top, _, names in os.walk(full):
+            for name in names:
+                try:
+                    total += os.stat(os.path.join(top, name)).st_size
+                except OSError:
+                    continue
+        return total
+
     def getenv(self, name: str) -> str | None:
         return os.environ.get(name)
 

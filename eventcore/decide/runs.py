@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ['HOLD_POLICY', 'HOLD_SPAWN', 'event', 'first_start_attrs', 'usage_text', 'startd_address', 'with_transfer_limits', 'starter_job', 'exit_records', 'hold_reason', 'transfer_events', 'file_transfer_events', 'usage_attrs', 'exit_verdict', 'resource_table', 'RUN_ATTRS', 'STARTER_JOB_ATTRS', 'TRANSFER_FAILURES', 'TRANSFER_LIMITS']
+__all__ = ['HOLD_POLICY', 'HOLD_SPAWN', 'event', 'first_start_attrs', 'usage_text', 'startd_address', 'with_transfer_limits', 'starter_job', 'exit_records', 'hold_reason', 'transfer_events', 'file_transfer_events', 'usage_attrs', 'exit_verdict', 'resource_table', 'RUN_ATTRS', 'STARTER_JOB_ATTRS', 'TRANSFER_FAILURES', 'TRANSFER_LIMITS', 'input_size_hold']
 
 import math
 
@@ -89,6 +89,23 @@ def with_transfer_limits(values: dict, ad: dict, limits: dict) -> dict:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
             values[attr] = int(value)
     return values
+
+
+def input_size_hold(ad: dict, limit: str) -> str | None:
+    """The hold reason for a job whose TransferInputSizeMB (condor_submit's size of its
+    input sandbox) is over its MaxTransferInputMB, or else the pool's MAX_TRANSFER_INPUT_MB
+    (``limit``: expression text, evaluated against the job; negative: no limit), as
+    HTCondor's schedd checks each new job when the submit commits; None when it is not."""
+    if "MaxTransferInputMB" in ad:
+        most = adwire.evaluate(ad, "MaxTransferInputMB")
+    else:
+        most = adwire.evaluate_expr(ad, limit) if limit.strip() else None
+    size = adwire.evaluate(ad, "TransferInputSizeMB") if "TransferInputSizeMB" in ad else None
+    if not isinstance(most, (int, float)) or isinstance(most, bool) or most < 0 \
+            or not isinstance(size, (int, float)) or isinstance(size, bool) or size <= most:
+        return None
+    return (f"TransferInputSizeMB ({int(size)}) is greater than MAX_TRANSFER_INPUT_MB ({int(most)}) "
+            "at submit time")
 
 
 def starter_job(ad: dict) -> dict:

@@ -40,6 +40,10 @@ class SubmitEnvironment(Protocol):
     def file_size(self, path: str) -> int | None:
         """Size of ``path`` in bytes, or None when it does not exist."""
 
+    def input_size(self, path: str) -> int:
+        """Bytes a transfer of ``path`` copies: a file's size, the total of a directory's
+        files; 0 when it does not exist (condor_submit's input sandbox size)."""
+
     def getenv(self, name: str) -> str | None:
         """The submitter's environment variable, or None."""
 
@@ -100,6 +104,13 @@ class StaticEnvironment:
             return len(self.read_file(path).encode("utf-8"))
         except OSError:
             return None
+
+    def input_size(self, path: str) -> int:
+        if self.is_dir(path):
+            top = self._abs(path).rstrip("/") + "/"
+            return sum(len(text.encode("utf-8")) for name, text in self.files.items()
+                       if self._abs(name).startswith(top))
+        return self.file_size(path) or 0
 
     def getenv(self, name: str) -> str | None:
         return self.variables.get(name)

@@ -76,6 +76,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "accounting_group_user": ("accounting_group_user", "AcctGroupUser"),
     "nice_user": ("nice_user", "NiceUser"),
     "image_size": ("image_size", "ImageSize"),
+    "disk_usage": ("disk_usage", "DiskUsage"),
     "machine_count": ("machine_count", "node_count"),
     "docker_image": ("docker_image", "DockerImage"),
     "container_image": ("container_image", "ContainerImage"),
@@ -332,10 +333,44 @@ def _executable(job: Job) -> dict[str, str]:
         out["TransferExecutable"] = "false"
     path = absolute(cmd, iwd_of(job)) if transferred and number not in (9,) else cmd
     out["Cmd"] = quote(path)
-    kib = job.env.file_size(path)
-    kib = 0 if kib is None else (kib + 1023) // 1024
-    out["ExecutableSize"] = str(kib)
+    out["ExecutableSize"] = str(_kib(job.env.file_size(path) or 0))
     return out
+
+
+def _kib(size_bytes: int) -> int:
+    """condor_submit's sizes: whole KiB, rounded up (calc_image_size_kb)."""
+    return (size_bytes + 1023) // 1024
+
+
+@rule("executable", "initialdir", "transfer_executable", "universe", "transfer_input_files", "input",
+      "transfer_input", "disk_usage")
+def _input_size(job: Job) -> dict[str, str]:
+    """TransferInputSizeMB and DiskUsage as condor_submit computes them (SetTransferFiles):
+    the executable's KiB plus each input file's (a directory: its files'; a URL: 0) plus
+    stdin's unless ``transfer_input = false``; DiskUsage in KiB, TransferInputSizeMB in
+    whole MiB rounded up.  ``disk_usage`` given: DiskUsage is that, and TransferInputSizeMB
+    is not computed.  The schedd holds a job over MAX_TRANSFER_INPUT_MB at submit."""
+    given = job.get("disk_usage")
+    if given is not None:
+        value = size(given, 1, "disk_usage")
+        if not value.isdigit() or int(value) < 1:
+            raise SubmitError(f"'{given}' is not valid for disk_usage. It must be >= 1")
+        return {"DiskUsage": value}
+    cmd = job.get("executable")
+    iwd = iwd_of(job)
+    kib = 0
+    if cmd:
+        transfer = job.get("transfer_executable")
+        transferred = transfer is None or boolean(transfer, "transfer_executable")
+        path = absolute(cmd, iwd) if transferred and universe_of(job)[0] != 9 else cmd
+        kib = _kib(job.env.file_size(path) or 0)
+    inputs = [p.strip() for p in (job.get("transfer_input_files") or "").split(",") if p.strip()]
+    stdin = job.get("input")
+    sent = job.get("transfer_input")
+    if stdin and stdin.strip() and (sent is None or boolean(sent, "transfer_input")):
+        inputs.append(stdin.strip())
+    kib += sum(_kib(job.env.input_size(absolute(p, iwd))) for p in inputs if "://" not in p)
+    return {"TransferInputSizeMB": str((kib + 1023) // 1024), "DiskUsage": str(kib)}
 
 
 @rule("image_size", "executable", "initialdir", "transfer_executable")
@@ -345,8 +380,7 @@ def _image_size(job: Job) -> dict[str, str]:
         return {"ImageSize": size(given, 1, "image_size")}
     cmd = job.get("executable")
     kib = job.env.file_size(absolute(cmd, iwd_of(job))) if cmd else None
-    kib = "0" if kib is None else str((kib + 1023) // 1024)
-    return {"ImageSize": kib, "DiskUsage": kib}
+    return {"ImageSize": str(_kib(kib or 0))}
 
 
 @rule("initialdir")

@@ -80,7 +80,17 @@ def test_transfers_over_htcondors_limits_hold_with_codes_32_and_33(pool, tmp_pat
     job's max_transfer_input_mb / max_transfer_output_mb override (HTCondor's shadow)."""
     data = tmp_path / "three-mib.dat"
     data.write_bytes(b"d" * (3 << 20))
-    ad = finished(pool, submit(pool, tmp_path / "in", "true\n", transfer_input_files=str(data)))
+    # condor_submit sized the inputs (TransferInputSizeMB, job.sh's KiB included): the schedd
+    # holds the job as the submit commits (HTCondor's qmgmt), before anything is copied.
+    cluster = submit(pool, tmp_path / "in", "true\n", transfer_input_files=str(data))
+    ad = pool.schedd.query(f"ClusterId == {cluster}", ["JobStatus", "HoldReasonCode", "HoldReasonSubCode",
+                                                         "HoldReason", "TransferInputSizeMB"])[0]
+    assert (ad["JobStatus"], ad["HoldReasonCode"], ad["HoldReasonSubCode"]) == (5, 32, 0)
+    assert ad["TransferInputSizeMB"] == 4                  # (1 KiB + 3072 KiB) rounded up to MiB
+    assert ad["HoldReason"] == "TransferInputSizeMB (4) is greater than MAX_TRANSFER_INPUT_MB (2) at submit time"
+    # A size condor_submit did not compute (disk_usage given): the transfer itself is bounded.
+    ad = finished(pool, submit(pool, tmp_path / "in-late", "true\n", transfer_input_files=str(data),
+                               disk_usage="1"))
     assert (ad["HoldReasonCode"], ad["HoldReasonSubCode"]) == (32, 0)
     assert ad["HoldReason"].startswith("Transfer input files failure")
     assert f"sending file {data}: max total upload bytes exceeded (max=2 MB, this file=3 MB)" in ad["HoldReason"]

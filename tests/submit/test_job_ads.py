@@ -234,3 +234,30 @@ def test_url_transfers_need_plugins():
         "Requirements"]
     assert req.endswith('(TARGET.HasFileTransfer && stringListIMember("https",TARGET.HasFileTransferPluginMethods)'
                         ' && stringListIMember("osdf",TARGET.HasFileTransferPluginMethods))')
+
+
+def test_transfer_input_size_as_condor_submit_computes_it():
+    """HTCondor's SetTransferFiles: the executable's KiB (rounded up) plus each input's
+    (a directory: its files'; a URL: 0) plus stdin's unless transfer_input = false;
+    DiskUsage in KiB, TransferInputSizeMB in whole MiB rounded up; disk_usage given:
+    DiskUsage is that and TransferInputSizeMB is not computed (its default 0 stays)."""
+    env = StaticEnvironment(files={"/bin/tool": "x" * 3000, "/submit/big.dat": "d" * (2 << 20),
+                                   "/submit/in.txt": "i" * 1500, "/submit/data/a": "a" * 1024,
+                                   "/submit/data/sub/b": "b" * 1025},
+                            dirs={"/submit/data", "/submit/data/sub"}, cwd="/submit", clock=1700000000)
+
+    def ad(text: str) -> dict[str, str]:
+        sub = Submit.using(env, "executable = /bin/tool\n" + text)
+        return plan_cluster(sub, env, cluster_id=9, qdate=1700000000, owner="alice").merged(0)
+
+    plain = ad("")
+    assert (plain["DiskUsage"], plain["TransferInputSizeMB"]) == ("3", "1")
+    both = ad("transfer_input_files = big.dat, data, https://example.org/x, nothing-here\ninput = in.txt\n")
+    assert both["DiskUsage"] == str(3 + 2048 + (1 + 2) + 2)          # tool, big.dat, data/a + data/sub/b, in.txt
+    assert both["TransferInputSizeMB"] == "3"                         # 2056 KiB -> 3 MiB
+    no_stdin = ad("transfer_input_files = big.dat\ninput = in.txt\ntransfer_input = false\n")
+    assert no_stdin["DiskUsage"] == str(3 + 2048)
+    given = ad("transfer_input_files = big.dat\ndisk_usage = 5MB\n")
+    assert given["DiskUsage"] == "5120" and given["TransferInputSizeMB"] == "0"
+    with pytest.raises(SubmitError, match="'0' is not valid for disk_usage. It must be >= 1"):
+        ad("disk_usage = 0\n")
