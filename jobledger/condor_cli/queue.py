@@ -65,6 +65,7 @@ class Options:
         self.mode = "batch"          # batch, nobatch, run, hold, idle
         self.totals = False
         self.wide = False
+        self.dag = False             # -dag: with -nobatch, node jobs under their DAGMan jobs
         self.limit = -1
         self.output = Output(PROG)
         self.name: str | None = None
@@ -103,7 +104,9 @@ def parse(argv: list[str], prog: str = PROG) -> Options:
             opts.name = args.value()
         elif args.flag("pool", 1):
             opts.pool = args.value()
-        elif args.flag("global", 1) or args.flag("dag", 2) or args.flag("currentrun", 2) \
+        elif args.flag("dag", 2):
+            opts.dag = True
+        elif args.flag("global", 1) or args.flag("currentrun", 2) \
                 or args.flag("cumulative-time", 2) or args.flag("stream-results", 2) \
                 or args.flag("expert", 2):
             pass  # one schedd, no DAG nesting to show: these change nothing here
@@ -153,7 +156,7 @@ def run(argv: list[str]) -> int:
     if opts.totals and not opts.output.listing:   # counted by the schedd, no ads fetched
         out.write(totals(opts, schedd, constraint, None, me))
         return 0
-    wanted = BATCH_ATTRS if opts.mode == "batch" else table.ATTRS_DEFAULT
+    wanted = BATCH_ATTRS if opts.mode == "batch" else table.ATTRS_DEFAULT + ["DAGNodeName"]
     ads = schedd.query(constraint, opts.output.projection(wanted), limit=opts.limit)
     if opts.output.write(out, ads):
         return 0
@@ -181,8 +184,58 @@ def job_table(opts: Options, ads: list) -> str:
     if opts.mode == "batch":
         return batch_table(ads)
     columns = {"run": table.JOB_RUN, "hold": table.JOB_HOLD}.get(opts.mode, table.JOB_DEFAULT)
-    width = 0 if opts.wide else 80
+    width = 0 if opts.wide else 79     # HTCondor: the display's 80 columns less one
+    if opts.dag and opts.mode == "nobatch":
+        columns, ads = table.JOB_DAG, dag_order(ads)
     return table.heading_line(columns) + "".join(table.row_line(columns, ad, width) for ad in ads)
+
+
+class _Named:
+    """A job ad whose OWNER/NODENAME column shows ``name``."""
+
+    def __init__(self, ad, name: str):
+        self.ad, self.name = ad, name
+
+    def get(self, key: str, default=None):
+        return self.name if key == "_dag_name" else self.ad.get(key, default)
+
+
+def dag_order(ads: list) -> list:
+    """The jobs in condor_q -nobatch -dag's order, each node job's name column set.
+
+    As HTCondor's condor_q links them (queue.cpp, linkup_nodes_by_id): in job id order,
+    a job whose DAGManJobId names a DAGMan job (proc 0) shown here is that job's child,
+    one generation deeper; the first child of a DAGMan job, and then the first proc of
+    each later child cluster, hang under it.  Each job is printed in id order, its
+    children right after it (recursively); the other procs of a child cluster come in
+    their own place.  A node job's name column is ``|-`` and its DAGNodeName, after one
+    space per generation."""
+    rows = sorted(({"ad": ad, "children": [], "generation": 0, "done": False} for ad in ads),
+                  key=lambda r: (r["ad"].get("ClusterId", 0), r["ad"].get("ProcId", 0)))
+    by_id = {(r["ad"].get("ClusterId"), r["ad"].get("ProcId")): r for r in rows}
+    for before, row in zip(rows, rows[1:]):
+        dag = row["ad"].get("DAGManJobId")
+        parent = by_id.get((dag, 0)) if isinstance(dag, int) and dag > 0 else None
+        if parent is None:
+            continue
+        row["generation"] = parent["generation"] + 1
+        first_proc = before["ad"].get("ClusterId") != row["ad"].get("ClusterId")
+        if not parent["children"] or first_proc:
+            parent["children"].append(row)
+    out: list = []
+
+    def put(row) -> None:
+        row["done"] = True
+        ad = row["ad"]
+        if isinstance(ad.get("DAGManJobId"), int) and isinstance(ad.get("DAGNodeName"), str):
+            ad = _Named(ad, " " * row["generation"] + "|-" + ad.get("DAGNodeName"))
+        out.append(ad)
+        for child in row["children"]:
+            put(child)
+    for row in rows:
+        if not row["done"]:
+            put(row)
+    return out
 
 
 def _batch_key(ad) -> tuple[str, str]:

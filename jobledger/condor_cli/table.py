@@ -119,6 +119,12 @@ JOB_DEFAULT = ID_COLUMNS + [
     Column("CMD", 0, job_description),
 ]
 
+# -nobatch -dag: a DAG node's name in place of its owner, indented by its depth under the
+# DAGMan jobs shown (HTCondor's jobDAG_PrintFormat; the name column is 17 wide at 80 columns).
+JOB_DAG = ID_COLUMNS + [
+    Column("OWNER/NODENAME", -17, lambda ad: ad.get("_dag_name") or owner(ad), truncate=True),
+] + JOB_DEFAULT[3:]
+
 JOB_RUN = ID_COLUMNS + [
     Column("OWNER", -14, owner),
     Column("  SUBMITTED", 11, lambda ad: qdate(ad.get("QDate"))),

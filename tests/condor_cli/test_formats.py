@@ -32,10 +32,48 @@ def test_nobatch_lines_match_the_man_page_example():
                     " 592.1   wenger          9/13 16:05   0+00:00:13 R  0    0.0 sleep 300\n")
 
 
-def test_nobatch_cuts_the_command_at_80_columns_unless_wide():
+def test_nobatch_cuts_the_command_at_79_columns_unless_wide():
+    # HTCondor's condor_q sets its print mask to the display's width less one (80 - 1 when
+    # not a terminal): the man page's -dag example cuts "condor_dagman -p 0 ..." to "condor_dagman -"
+    from jobledger.condor_cli.queue import Options, job_table
+    opts = Options()
+    opts.mode = "nobatch"
     ad = job(1, 0, Cmd="/bin/echo", Arguments="x" * 100)
-    assert len(table.row_line(table.JOB_DEFAULT, ad, 80)) == 81
-    assert table.row_line(table.JOB_DEFAULT, ad, 0).endswith("x" * 100 + "\n")
+    assert [len(line) for line in job_table(opts, [ad]).splitlines()][1] == 79
+    opts.wide = True
+    assert job_table(opts, [ad]).endswith("x" * 100 + "\n")
+
+
+def test_nobatch_dag_matches_the_man_page_example():
+    """condor_q -nobatch -dag, the man page's nested-DAG example: node jobs under their
+    DAGMan job (sub-DAG nodes one deeper), the other procs of each node cluster after."""
+    from jobledger.condor_cli.queue import Options, job_table
+    dagman = {"ImageSize": 2458, "Cmd": "/usr/bin/condor_dagman", "Arguments": "-p 0 -f -l . -Notification never"}
+
+    def node(cluster, proc, name, dag, seconds, **attrs):
+        base = {"Cmd": "/bin/sleep", "Arguments": "60" if proc == 0 else "300"}
+        return job(cluster, proc, DAGManJobId=dag, DAGNodeName=name, RemoteWallClockTime=seconds,
+                   **dict(base, **attrs))
+    ads = [job(591, 0, RemoteWallClockTime=27, **dagman)]
+    ads += [node(c, p, name, 591, 21) for c, name in ((592, "NodeA"), (593, "NodeB")) for p in (0, 1)]
+    ads += [node(594, 0, "SubZ", 591, 21, **dagman)]
+    ads += [node(c, p, name, 594, 15) for c, name in ((595, "NodeSA"), (596, "NodeSB")) for p in (0, 1)]
+    opts = Options()
+    opts.mode, opts.dag = "nobatch", True
+    assert job_table(opts, ads[::-1]) == (
+        " ID      OWNER/NODENAME      SUBMITTED     RUN_TIME ST PRI SIZE CMD\n"
+        " 591.0   wenger             9/13 16:05   0+00:00:27 R  0    2.4 condor_dagman -\n"
+        " 592.0    |-NodeA           9/13 16:05   0+00:00:21 R  0    0.0 sleep 60\n"
+        " 593.0    |-NodeB           9/13 16:05   0+00:00:21 R  0    0.0 sleep 60\n"
+        " 594.0    |-SubZ            9/13 16:05   0+00:00:21 R  0    2.4 condor_dagman -\n"
+        " 595.0     |-NodeSA         9/13 16:05   0+00:00:15 R  0    0.0 sleep 60\n"
+        " 596.0     |-NodeSB         9/13 16:05   0+00:00:15 R  0    0.0 sleep 60\n"
+        " 592.1    |-NodeA           9/13 16:05   0+00:00:21 R  0    0.0 sleep 300\n"
+        " 593.1    |-NodeB           9/13 16:05   0+00:00:21 R  0    0.0 sleep 300\n"
+        " 595.1     |-NodeSA         9/13 16:05   0+00:00:15 R  0    0.0 sleep 300\n"
+        " 596.1     |-NodeSB         9/13 16:05   0+00:00:15 R  0    0.0 sleep 300\n")
+    opts.dag = False        # without -dag: the plain -nobatch table, in the query's order
+    assert job_table(opts, ads).splitlines()[0].startswith(" ID      OWNER            SUBMITTED")
 
 
 def test_format_prints_job_ids_as_the_man_page_example():
