@@ -30,6 +30,7 @@ from pathlib import Path
 from jobledger.daemons import adtext, adwire, ipc
 from jobledger.daemons.config_files import collector_address, config_value, network_endpoint, read_pool_config
 from jobledger.daemons.selfmonitor import DEFAULT_WINDOW, SelfMonitor
+from jobledger.daemons.runtime_config import RuntimeConfig
 from jobledger.daemons.threadnames import name_process
 from jobledger.eventcore.errors import HTCondorException
 
@@ -107,6 +108,9 @@ class Daemon:
         self._first_ads_sent = False
         self.failure: BaseException | None = None
         self.log = self._open_log()
+        # assignments set from outside (condor_config_val -set/-rset, RemoteParam)
+        self.runtime_config = RuntimeConfig(self.table, self.name, self.log)
+        self.table = self.runtime_config.applied(self.table)
         self.server: ipc.Server | None = None
         self._threads: list[threading.Thread] = []
 
@@ -174,7 +178,8 @@ class Daemon:
     def handlers(self) -> dict:
         """IPC commands this daemon answers (subclasses extend)."""
         return {"ping": lambda peer: {"name": self.name, "pid": os.getpid(), "up": self.up.is_set()},
-                "command": self.daemon_command}
+                "command": self.daemon_command,
+                **self.runtime_config.handlers(lambda: self.table)}
 
     def daemon_command(self, peer, command: int, target: str | None = None) -> bool:
         """``htcondor.send_command`` to this daemon (DaemonCore's own commands): Off*
@@ -185,7 +190,7 @@ class Daemon:
             self.stopping.set()
             return True
         if command == DC_RECONFIG:
-            self.table = read_pool_config(self.config_file)
+            self.table = self.runtime_config.applied(read_pool_config(self.config_file))
             return True
         raise HTCondorException(f"the {self.name} does not handle command {command}")
 

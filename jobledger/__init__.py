@@ -28,6 +28,7 @@ _REEXPORTS = {
         "Collector", "Schedd", "SubmitResult", "platform", "send_command", "version",
     ),
     "jobledger.daemons.config_files": ("param", "reload_config"),
+    "jobledger.daemons.remote_param": ("RemoteParam", "_Param"),
     "jobledger.daemons.query_streams": ("BlockingMode", "BulkQueryIterator", "HistoryIterator", "QueryIterator",
                                         "poll"),
     "jobledger.daemons.negotiator_client": ("Negotiator",),
@@ -48,6 +49,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     # pool
+    "RemoteParam",
     "Collector", "Schedd", "SubmitResult", "DAGMan", "Negotiator", "platform", "send_command", "version", "param", "reload_config",
     "disable_debug", "enable_debug", "enable_log", "log", "set_subsystem", "ping", "SecurityContext",
     "AdType", "AdTypes", "CompletionType", "DaemonCommand", "DaemonCommands", "DaemonType",

@@ -4,8 +4,9 @@
 defined: NAME" on stderr and exit 1 for one that is not); ``-v`` adds where
 it was set, ``-raw`` prints it unexpanded, ``-dump [pattern]`` lists
 ``NAME = value`` of every setting whose name contains the pattern,
-``-config`` the files read.  ``-name``/``-schedd``/``-master``/... are
-accepted: every daemon of a personal pool reads the same files.
+``-config`` the files read.  ``-name``/``-address``/``-schedd``/``-master``/...
+ask that daemon for its values, and ``-set``/``-rset``/``-unset``/``-runset``
+change its configuration (jobledger.condor_cli.config_remote).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from jobledger.daemons.config_files import param
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.args import Args, Help, Usage, entry
+from jobledger.condor_cli.config_remote import SET_MODES, ask_daemon
 from jobledger.condor_cli.config_write import write_config
 
 CONFIG_VAL_USAGE = """\
@@ -40,6 +42,8 @@ def config_val(argv: list[str]) -> int:
     names: list[str] = []
     verbose = raw = dump = sources = default = False
     write_to = write_options = None
+    daemon_name = address = mode = None
+    kind = "master"
     for arg in args:
         if not args.is_flag():
             names.append(arg)
@@ -58,15 +62,30 @@ def config_val(argv: list[str]) -> int:
             write_to = args.value("a file name")
         elif args.flag("default", 3):
             default = True
-        elif args.flag("name", 1) or args.flag("pool", 1) or args.flag("address", 2):
+        elif args.flag("name", 1):
+            daemon_name = args.value()
+        elif args.flag("address", 2):
+            address = args.value()
+        elif args.flag("pool", 1):
             args.value()
-        elif any(args.flag(word, 3) for word in DAEMON_FLAGS) or args.flag("debug", 3):
+        elif (chosen := next((word for word in SET_MODES if args.flag(word, len(word))), None)):
+            mode = chosen
+            names.append(args.value("a configuration setting"))
+        elif (chosen := next((word for word in DAEMON_FLAGS if args.flag(word, 3)), None)):
+            kind = chosen
+        elif args.flag("debug", 3):
             pass
         elif args.flag("help", 2):
             raise Help()
         else:
             raise Usage(f"condor_config_val: unknown option {arg}")
     pool.load_config()
+    if daemon_name or address or mode or kind != "master":     # asking a daemon, as HTCondor's tool does
+        if kind not in ("master", "schedd", "startd", "collector", "negotiator"):
+            raise Usage(f"condor_config_val: -{kind} has no daemon to ask")
+        if not names:
+            raise Usage()
+        return ask_daemon(kind, daemon_name, address, mode, names, verbose)
     table = param.table()
     if write_to is not None:
         return write_config(table, write_to, write_options)

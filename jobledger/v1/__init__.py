@@ -12,6 +12,8 @@ from jobledger.daemons.clients import Collector, SubmitResult, platform, send_co
 from jobledger.daemons.clients_v1 import Schedd
 from jobledger.daemons.clients import Transaction
 from jobledger.daemons.config_files import param_v1 as param
+from jobledger.daemons.config_files import ParamV1 as _Param
+from jobledger.daemons.remote_param import RemoteParam
 from jobledger.daemons.config_files import reload_config
 from jobledger.daemons.query_streams import BlockingMode, BulkQueryIterator, HistoryIterator, QueryIterator, poll
 from jobledger.daemons.negotiator_client import Negotiator
@@ -39,5 +41,5 @@ __all__ = [
     "HTCondorEnumError", "HTCondorException", "HTCondorInternalError", "HTCondorIOError",
     "HTCondorLocateError", "HTCondorReplyError", "HTCondorTypeError", "HTCondorValueError",
     "JobStatus", "classad", "dags", "personal", "JobEvent", "JobEventType", "JobEventLog", "__version__",
-    "BlockingMode", "BulkQueryIterator", "HistoryIterator", "QueryIterator", "poll",
+    "BlockingMode", "BulkQueryIterator", "HistoryIterator", "QueryIterator", "poll", "RemoteParam",
 ]

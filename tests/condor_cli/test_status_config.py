@@ -40,7 +40,11 @@ def test_config_val_and_version(pool):
     assert verbose.startswith(f"SPOOL = {pool.local_dir}/spool\n # at: {pool.config_file}, line ")
     dumped = run(config.config_val_main, "-dump", "NEGOTIATOR_INTERVAL").out
     assert dumped.splitlines()[1:] == ["NEGOTIATOR_INTERVAL = 2"]
-    assert run(config.config_val_main, "-schedd", "-name", "x", "LOCAL_DIR").out == f"{pool.local_dir}\n"
+    # a daemon flag asks that daemon (HTCondor's tool does): the running schedd's answer, and
+    # HTCondor's words for a schedd named x that the collector does not know
+    assert run(config.config_val_main, "-schedd", "LOCAL_DIR").out == f"{pool.local_dir}\n"
+    missing = run(config.config_val_main, "-schedd", "-name", "x", "LOCAL_DIR")
+    assert missing.status == 1 and missing.err.startswith("Can't find address for schedd 'x' in local pool")
     assert run(config.config_val_main).status == 1
     version = run(config.version_main).out.splitlines()
     assert version[0].startswith("$CondorVersion: 25.") and version[1].startswith("$CondorPlatform: ")
