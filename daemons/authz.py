@@ -36,6 +36,10 @@ ANONYMOUS = "unauthenticated@unmapped"   # a peer with no token: ALLOW-level com
 COMMAND_LEVELS = {
     ("*", "ping"): "READ",
     ("*", "command"): "ADMINISTRATOR",
+    # a daemon's configuration (daemons/runtime_config.py; setting also needs a SETTABLE_ATTRS list)
+    ("*", "config_names"): "READ",
+    ("*", "config_val"): "READ",
+    ("*", "config_set"): "CONFIG",
     ("collector", "query"): "READ",
     ("collector", "locate"): "READ",
     ("collector", "advertise"): "DAEMON",
