@@ -269,6 +269,31 @@ class Schedd:
     def _submit_ad(self, ad: ClassAd, count: int, spool: bool, ad_results=None) -> int:
         """v1: a raw job ClassAd, ``count`` procs; returns the cluster id (and fills
         ``ad_results`` with the proc ads, as v1 did)."""
+        return self._submit_raw(ad, [({}, count)], spool, ad_results)
+
+    def submitMany(self, cluster_ad: ClassAd, proc_ads, spool: bool = False, ad_results=None) -> int:
+        """v1: one cluster from ``cluster_ad`` and ``proc_ads``, a list of ``(ClassAd, count)``
+        pairs (each ad's attributes over the cluster's, for ``count`` procs); returns the
+        cluster id (and fills ``ad_results`` with the proc ads, as v1 did)."""
+        if not isinstance(cluster_ad, ClassAd):
+            raise TypeError("cluster_ad must be a ClassAd")
+        if isinstance(proc_ads, (str, bytes)) or not hasattr(proc_ads, "__iter__"):
+            raise TypeError("proc_ads must be a list of (ClassAd, count) pairs")
+        procs = []
+        for item in proc_ads:
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], ClassAd)
+                    and isinstance(item[1], int) and not isinstance(item[1], bool)):
+                raise TypeError("proc_ads must be a list of (ClassAd, count) pairs")
+            if item[1] < 0:
+                raise HTCondorValueError("a proc count must not be negative")
+            procs.append((to_exprs(item[0]), item[1]))
+        if not sum(count for _, count in procs):
+            raise HTCondorValueError("invalid Queue statement: no jobs")
+        return self._submit_raw(cluster_ad, procs, spool, ad_results)
+
+    def _submit_raw(self, ad: ClassAd, procs: list, spool: bool, ad_results) -> int:
+        """A cluster of raw ads: ``ad`` (with the defaults v1 added) and, per ``(exprs,
+        count)`` of ``procs``, ``count`` procs with those attributes of their own."""
         exprs = to_exprs(ad)
         exprs.setdefault("Iwd", adwire.quote(os.getcwd()))
         exprs.setdefault("JobUniverse", "5")
@@ -277,14 +302,13 @@ class Schedd:
         if spool:
             exprs.update(JobStatus="5", HoldReasonCode="16", HoldReason='"Spooling input data files"')
             exprs.setdefault("LeaveJobInQueue", SPOOLED_LEAVE_IN_QUEUE)
+        own = [dict(proc, ProcId=str(number)) for number, proc in
+               enumerate(proc for proc, count in procs for _ in range(count))]
         cluster = self._call_again("new_cluster")
-        reply = self._submit_call("submit", cluster=cluster, cluster_ad=exprs,
-                                  proc_ads=[{"ProcId": str(p)} for p in range(count)])
+        reply = self._submit_call("submit", cluster=cluster, cluster_ad=exprs, proc_ads=own)
         if isinstance(ad_results, list):
-            for proc in range(count):
-                proc_ad = to_ad(reply["cluster_ad"])
-                proc_ad["ProcId"] = proc
-                ad_results.append(proc_ad)
+            for proc in own:
+                ad_results.append(to_ad(dict(reply["cluster_ad"], **proc)))
         return cluster
 
     # -- queries --------------------------------------------------------------------

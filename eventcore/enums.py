@@ -199,6 +199,14 @@ class VacateType(enum.IntEnum):
     Fast = 1
 
 
+class HistorySrc(enum.IntEnum):
+    """Where a history query reads (htcondor2's HistorySrc; condor_history's record sources)."""
+    ScheddJob = 0
+    StartdJob = 1
+    JobEpoch = 2
+    Daemon = 3
+
+
 class CompletionType(enum.IntEnum):
     Nothing = 0
     Resume = 1

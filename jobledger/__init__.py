@@ -25,7 +25,7 @@ _REEXPORTS = {
     "jobledger.tracking.jobevent": ("JobEvent", "JobEventType"),
     "jobledger.tracking.jobeventlog": ("JobEventLog",),
     "jobledger.daemons.clients": (
-        "Collector", "Schedd", "SubmitResult", "platform", "send_command", "version",
+        "Collector", "Schedd", "SubmitResult", "platform", "send_command", "version", "Transaction",
     ),
     "jobledger.daemons.config_files": ("param", "reload_config"),
     "jobledger.daemons.remote_param": ("RemoteParam", "_Param"),
@@ -39,8 +39,10 @@ _REEXPORTS = {
     "jobledger.eventcore.enums": (
         "AdType", "AdTypes", "CompletionType", "DaemonCommand", "DaemonCommands", "DaemonType",
         "DaemonTypes", "DrainType", "DrainTypes", "JobAction", "LogLevel", "QueryOpt", "QueryOpts",
-        "SubmitMethod", "SubsystemType", "TransactionFlag", "TransactionFlags", "VacateType",
+        "SubmitMethod", "SubsystemType", "TransactionFlag", "TransactionFlags", "VacateType", "HistorySrc",
     ),
+    "jobledger.eventcore.enums_v1": ("VacateTypes",),
+    "jobledger.eventcore.submit.description": ("QueueItemsIterator",),
     "jobledger.eventcore.status": ("JobStatus",),
 }
 _ORIGIN = {name: module for module, names in _REEXPORTS.items() for name in names}
@@ -67,6 +69,9 @@ __all__ = [
     "JobledgerError",
     # v1's streaming queries (removed in htcondor2; the seed reference has them)
     "BlockingMode", "BulkQueryIterator", "HistoryIterator", "QueryIterator", "poll",
+    # v1's names in the seed reference that htcondor2 dropped
+    "Transaction", "VacateTypes", "QueueItemsIterator",
+    "HistorySrc",
     "__version__",
 ]
 

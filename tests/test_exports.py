@@ -44,7 +44,7 @@ NICE = {
     "enable_debug", "disable_debug", "enable_log", "log", "platform", "set_subsystem", "send_command",
     "SubmitMethod", "DaemonCommand", "LogLevel", "SubsystemType", "DrainType", "CompletionType",
     "VacateType", "CommonFilesEventType", "FileTransferEventType", "DAGMan", "Negotiator", "ping", "SecurityContext",
-    "RemoteParam",
+    "RemoteParam", "HistorySrc",
     # v1 plural enum names (htcondor2 keeps them as aliases)
     "AdTypes", "DaemonTypes", "QueryOpts", "TransactionFlags", "DrainTypes", "DaemonCommands",
 }
@@ -55,6 +55,7 @@ OURS_ONLY = {
     "HTCondorReplyError", "HTCondorTypeError", "HTCondorValueError", "JobledgerError", "__version__",
     # v1's streaming queries, which htcondor2 dropped (the seed API reference has them)
     "BlockingMode", "BulkQueryIterator", "HistoryIterator", "QueryIterator", "poll",
+    "Transaction", "VacateTypes", "QueueItemsIterator",
 }
 
 

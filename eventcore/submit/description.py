@@ -224,11 +224,12 @@ class Submit(MutableMapping):
             raise SubmitError("invalid Queue statement: no ')' closes the item list", *where)
         return parse_queue(args, block, closed, where), where
 
-    def itemdata(self, qargs: str | None = None) -> Iterator[dict] | None:
-        """Rows of the queue statement (all of them: slices are ignored)."""
+    def itemdata(self, qargs: str | None = None) -> "QueueItemsIterator | None":
+        """Rows of the queue statement (all of them: slices are ignored), as v1's
+        ``QueueItemsIterator`` (an iterator, as htcondor2 returns)."""
         spec, where = self.queue_spec(qargs)
         rows = load_rows(spec, self.environment, where)
-        return None if rows is None else iter(rows)
+        return None if rows is None else QueueItemsIterator(rows)
 
     # -- job ads ------------------------------------------------------------
     def cluster(self, clusterid: int = 1, count: int = 0, itemdata=None, queue: str | None = None,
@@ -292,3 +293,20 @@ class Submit(MutableMapping):
 
     def issue_credentials(self):
         return None
+
+
+class QueueItemsIterator:
+    """v1's iterator over the items of a queue statement (``Submit.itemdata``)."""
+
+    def __init__(self, rows) -> None:
+        self._rows = iter(rows)
+
+    def __iter__(self) -> "QueueItemsIterator":
+        return self
+
+    def __next__(self):
+        return next(self._rows)
+
+    def next(self):
+        """v1's spelling of ``next(iterator)``."""
+        return next(self._rows)

@@ -14,6 +14,7 @@ from jobledger.daemons.clients import Transaction
 from jobledger.daemons.config_files import param_v1 as param
 from jobledger.daemons.config_files import ParamV1 as _Param
 from jobledger.daemons.remote_param import RemoteParam
+from jobledger.eventcore.submit.description import QueueItemsIterator
 from jobledger.daemons.config_files import reload_config
 from jobledger.daemons.query_streams import BlockingMode, BulkQueryIterator, HistoryIterator, QueryIterator, poll
 from jobledger.daemons.negotiator_client import Negotiator
@@ -42,4 +43,5 @@ __all__ = [
     "HTCondorLocateError", "HTCondorReplyError", "HTCondorTypeError", "HTCondorValueError",
     "JobStatus", "classad", "dags", "personal", "JobEvent", "JobEventType", "JobEventLog", "__version__",
     "BlockingMode", "BulkQueryIterator", "HistoryIterator", "QueryIterator", "poll", "RemoteParam",
+    "QueueItemsIterator", "_Param",
 ]

@@ -1,0 +1,54 @@
+"""Names of the seed API reference that htcondor2 dropped or added late, with a pool behind
+them: ``Schedd.submitMany``, ``Transaction``, ``QueueItemsIterator``, ``VacateTypes``,
+``HistorySrc`` (members as the htcondor2 wheel has them)."""
+
+from __future__ import annotations
+
+import pytest
+
+import jobledger as htcondor
+import jobledger.v1 as v1
+from jobledger.classad import ClassAd
+
+
+def test_submit_many_makes_one_cluster_of_the_procs_given(pool, tmp_path):
+    schedd = v1.Schedd()
+    results: list = []
+    cluster = schedd.submitMany(
+        ClassAd({"Cmd": "/bin/true", "Iwd": str(tmp_path), "JobStatus": 5, "Color": "blue"}),
+        [(ClassAd({"Arguments": "a"}), 2), (ClassAd({"Arguments": "b", "Color": "red"}), 1)],
+        ad_results=results)
+    try:
+        assert isinstance(cluster, int)
+        ads = schedd.query(f"ClusterId == {cluster}", ["ProcId", "Arguments", "Color", "JobStatus"])
+        assert [(ad["ProcId"], ad["Arguments"], ad["Color"], ad["JobStatus"]) for ad in ads] == \
+            [(0, "a", "blue", 5), (1, "a", "blue", 5), (2, "b", "red", 5)]
+        assert [(ad["ProcId"], ad["Arguments"]) for ad in results] == [(0, "a"), (1, "a"), (2, "b")]
+    finally:
+        schedd.act(htcondor.JobAction.Remove, f"ClusterId == {cluster}")
+    for bad in ([ClassAd()], [(ClassAd(), "2")], "x"):
+        with pytest.raises(TypeError):
+            schedd.submitMany(ClassAd({"Cmd": "/bin/true"}), bad)
+    with pytest.raises(htcondor.HTCondorValueError):
+        schedd.submitMany(ClassAd({"Cmd": "/bin/true"}), [(ClassAd(), 0)])
+
+
+def test_transaction_and_queue_items(pool, tmp_path):
+    schedd = v1.Schedd()
+    sub = v1.Submit({"executable": "/bin/true", "hold": "true", "initialdir": str(tmp_path)})
+    with schedd.transaction() as txn:
+        assert isinstance(txn, htcondor.Transaction) and htcondor.Transaction is v1.Transaction
+        cluster = sub.queue(txn, 2)
+    try:
+        assert len(schedd.query(f"ClusterId == {cluster}", ["ProcId"])) == 2
+    finally:
+        schedd.act(htcondor.JobAction.Remove, f"ClusterId == {cluster}")
+    items = htcondor.Submit("executable = /bin/true\nqueue x, y from (\n1 2\n3 4\n)").itemdata()
+    assert isinstance(items, htcondor.QueueItemsIterator) and iter(items) is items
+    assert items.next() == {"x": "1", "y": "2"} and list(items) == [{"x": "3", "y": "4"}]
+
+
+def test_enums_of_the_reference():
+    htcondor2 = pytest.importorskip("htcondor2")
+    assert {m.name: int(m) for m in htcondor.HistorySrc} == {m.name: int(m) for m in htcondor2.HistorySrc}
+    assert htcondor.VacateTypes is v1.VacateTypes
