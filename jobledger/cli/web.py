@@ -94,7 +94,7 @@ def command(local_dir, journal, logs, host, port, report, trace, at, quiet):
             raise click.ClickException(str(exc)) from None
         try:
             if report or trace:
-                _write(source, report, trace, at)
+                _write(source, report, trace, at, audit_dir)
                 return
             _need_web()
             from jobledger.web.app import make_app, serve
@@ -108,12 +108,14 @@ def command(local_dir, journal, logs, host, port, report, trace, at, quiet):
             source.close()
 
 
-def _write(source, report, trace, at) -> None:
+def _write(source, report, trace, at, audit_dir) -> None:
     from jobledger.eventcore.projections.trace import chrome_trace
     from jobledger.web.report import report_html
+    from jobledger.web.verdict import audit_verdict
     if report:
+        verdict = audit_verdict(audit_dir, source.live.position)
         with open(report, "w", encoding="utf-8") as handle:
-            handle.write(report_html(source, at))
+            handle.write(report_html(source, at, verdict))
         click.echo(f"{report}: the report as of journal position {at if at is not None else source.live.position}")
     if trace:
         with open(trace, "w", encoding="utf-8") as handle:

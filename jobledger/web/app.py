@@ -35,6 +35,7 @@ from starlette.staticfiles import StaticFiles
 from jobledger.eventcore.errors import JobledgerError
 from jobledger.eventcore.projections.trace import chrome_trace
 from jobledger.web.report import report_html
+from jobledger.web.verdict import audit_verdict
 
 __all__ = ["make_app", "STATIC", "POLL_SECONDS", "KEEPALIVE_SECONDS"]
 
@@ -102,23 +103,9 @@ class Follower:
         head = self.source.live.position
         if self._audit is not None and self._audit[0] == head:
             return self._audit[1]
-        if self.audit_dir is None:
-            verdict = {"ok": None, "text": "no pool to audit", "position": head}
-        else:
-            verdict = await asyncio.to_thread(_audit, self.audit_dir, head)
+        verdict = await asyncio.to_thread(audit_verdict, self.audit_dir, head)
         self._audit = (head, verdict)
         return verdict
-
-
-def _audit(local_dir: str, head: int) -> dict:
-    from jobledger.daemons.audit import audit
-    try:
-        report = audit(local_dir)
-    except JobledgerError as exc:
-        return {"ok": False, "text": f"audit failed: {exc}", "position": head}
-    text = f"{'OK' if report.ok else 'FAILED'}: {len(report.findings)} findings"
-    return {"ok": report.ok, "text": text, "position": head,
-            "findings": [str(f) for f in report.findings[:20]]}
 
 
 def make_app(source, audit_dir: str | None = None, allowed_hosts: list[str] | None = None) -> Starlette:
@@ -184,7 +171,7 @@ def make_app(source, audit_dir: str | None = None, allowed_hosts: list[str] | No
                     yield ": keepalive\n\n"
 
     async def report(request):
-        html = await asyncio.to_thread(report_html, source, _position(request))
+        html = await asyncio.to_thread(report_html, source, _position(request), await follower.audit())
         return HTMLResponse(html, headers={"Content-Disposition": 'inline; filename="jobledger-report.html"'})
 
     async def trace(request):

@@ -1,7 +1,8 @@
 """The static report: one HTML file that pictures a run with no server and no network.
 
-``report_html(source, position=None)`` inlines the page's styles and script
-and the data they draw: the picture at the position (default: the head),
+``report_html(source, position=None, audit=None)`` inlines the page's styles and
+script and the data they draw: the picture at the position (default: the head),
+the audit verdict when one is given (``jobledger.web.verdict``),
 the DAG graphs, each job's story (the drawer) when the run has at most
 ``STORY_JOBS`` jobs, and pictures at up to ``FRAMES`` positions for the
 replay slider when it has at most ``FRAME_JOBS``.  Nothing in it names a
@@ -27,13 +28,13 @@ def _script_json(data) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def report_data(source, position: int | None = None) -> dict:
+def report_data(source, position: int | None = None, audit: dict | None = None) -> dict:
     """What the report embeds (see the module docstring)."""
     snap = source.at(position, None)
     head = snap["header"]["position"]
     snap["head"] = head
     jobs = snap["jobs"]
-    data = {"picture": snap, "dags": {}, "stories": {}, "frames": []}
+    data = {"picture": snap, "dags": {}, "stories": {}, "frames": [], "audit": audit}
     for cluster in snap["dags"]:
         graph = source.dag(int(cluster))
         if graph is not None:
@@ -50,12 +51,12 @@ def report_data(source, position: int | None = None) -> dict:
     return data
 
 
-def report_html(source, position: int | None = None) -> str:
-    """The report's HTML text."""
+def report_html(source, position: int | None = None, audit: dict | None = None) -> str:
+    """The report's HTML text; ``audit`` is the verdict to show (None: "audit: not run")."""
     page = (STATIC / "index.html").read_text("utf-8")
     css = (STATIC / "app.css").read_text("utf-8")
     js = (STATIC / "app.js").read_text("utf-8")
-    data = _script_json(report_data(source, position))
+    data = _script_json(report_data(source, position, audit))
     page = page.replace('<link rel="stylesheet" href="/static/app.css">', f"<style>\n{css}\n</style>")
     page = page.replace('<script src="/static/app.js"></script>',
                         f'<script>window.JL_STATIC = {data};</script>\n<script>\n{js}\n</script>')

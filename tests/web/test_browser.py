@@ -267,6 +267,7 @@ def run(page, server, source, pool, tmp_path):  # noqa: F811
     offline = {j["id"]: j for j in page.jobs() if int(j["id"].split(".")[0]) >= dagman}
     assert {i: (j["st"], j.get("exit"), j.get("node")) for i, j in offline.items()} == history
     assert page.js("return document.querySelectorAll('.dag-svg .node').length") == 20
+    assert page.js("return document.getElementById('audit').textContent").startswith("audit OK: 0 findings @")
     page.shot("7-static-report")
     page.drag_slider_to("left")
     page.until(lambda: page.body("position") == "0", "the report's replay at 0")

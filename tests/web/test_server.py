@@ -167,6 +167,7 @@ def test_exports_served_and_offline(served):
     status, headers, body = get(server, "/report.html")
     page = body.decode()
     assert status == 200 and "window.JL_STATIC" in page and "/static/" not in page
+    embedded = json.loads(page.split("window.JL_STATIC = ", 1)[1].split(";</script>", 1)[0])
     assert 'src="http' not in page and 'href="http' not in page and "@import" not in page
     status, trace = get_json(server, "/trace.json?at=6")
     assert status == 200 and any(e["ph"] == "X" for e in trace["traceEvents"])
@@ -177,12 +178,14 @@ def test_exports_served_and_offline(served):
     assert status == 200 and b'id="timeline"' in index
     status, audit = get_json(server, "/api/audit")
     assert audit["position"] == store.head() and "ok" in audit
+    assert embedded["audit"] == audit                       # the report shows the page's verdict
 
 
 def test_cli_writes_the_report_and_the_trace(tmp_path):
     store = Store(str(tmp_path / "pool"))
     for records, _ in batches():
         store.append(records)
+    head = store.head()
     store.close()
     report, trace = tmp_path / "r.html", tmp_path / "t.json"
     result = CliRunner().invoke(cli, ["web", "--local-dir", str(tmp_path / "pool"), "--report", str(report),
@@ -192,6 +195,8 @@ def test_cli_writes_the_report_and_the_trace(tmp_path):
     assert data["picture"]["header"]["position"] == 8 and set(data["stories"]) == {"1.0", "1.1"}
     assert [f["header"]["position"] for f in data["frames"]][0] == 0 and data["frames"][-1]["header"]["position"] == 8
     assert json.loads(trace.read_text())["otherData"]["journal_position"] == 8
+    assert data["audit"]["position"] == head and data["audit"]["ok"] is True, data["audit"]
+    assert data["audit"]["text"] == "OK: 0 findings"
     missing = CliRunner().invoke(cli, ["web", "--local-dir", str(tmp_path / "none"), "--report", str(report)])
     assert missing.exit_code == 1 and "no journal" in missing.output
 
@@ -199,10 +204,12 @@ def test_cli_writes_the_report_and_the_trace(tmp_path):
 def test_cli_pictures_a_user_log_htcondor_wrote(tmp_path, oracle_dir):
     """A run HTCondor made (its own user log): queue wait, input transfer, execution,
     output transfer on the slot it names."""
-    trace = tmp_path / "t.json"
+    trace, report = tmp_path / "t.json", tmp_path / "r.html"
     log = oracle_dir / "userlog" / "lifecycle_basic.log"
-    result = CliRunner().invoke(cli, ["web", "--log", str(log), "--trace", str(trace)])
+    result = CliRunner().invoke(cli, ["web", "--log", str(log), "--trace", str(trace), "--report", str(report)])
     assert result.exit_code == 0, result.output
+    data = json.loads(report.read_text().split("window.JL_STATIC = ", 1)[1].split(";</script>", 1)[0])
+    assert data["audit"]["ok"] is None and data["audit"]["text"] == "no pool to audit"
     events = json.loads(trace.read_text())["traceEvents"]
     slices = sorted((e["ts"], e["cat"], e["dur"]) for e in events if e["ph"] == "X")
     assert slices == [(0, "wait", 8_000_000), (8_000_000, "in", 2_000_000),

@@ -651,13 +651,16 @@
   }
   async function audit() {
     const badge = $("audit");
-    if (STATIC) { badge.textContent = STATIC.audit ? "audit " + STATIC.audit.text : "audit: not run"; return; }
-    try {
-      const v = await getJSON("/api/audit");
+    const show = (v) => {
       badge.textContent = "audit " + v.text + " @" + v.position;
       badge.className = "badge audit " + (v.ok === true ? "ok" : v.ok === false ? "failed" : "");
       badge.title = (v.findings || []).join("\n");
-    } catch (e) { badge.textContent = "audit: " + e; }
+    };
+    if (STATIC) {
+      if (STATIC.audit) show(STATIC.audit); else badge.textContent = "audit: not run";
+      return;
+    }
+    try { show(await getJSON("/api/audit")); } catch (e) { badge.textContent = "audit: " + e; }
   }
 
   async function boot() {
