@@ -91,10 +91,16 @@ class Report(NamedTuple):
         return not self.findings
 
 
+# What the audit does, in order; ``progress(stage)`` is told as each begins.
+STAGES = ("checksums and continuity", "database pages", "log files", "records",
+          "transitions", "queue and history", "user and event logs", "sources")
+
+
 def audit(local_dir, tz: datetime.tzinfo | None = None,
           user_log_format: TextFormat = TextFormat(),
-          event_log_format: TextFormat = EVENT_LOG_FORMAT) -> Report:
-    """Check the pool under ``local_dir`` (see the module docstring)."""
+          event_log_format: TextFormat = EVENT_LOG_FORMAT, progress=None) -> Report:
+    """Check the pool under ``local_dir`` (see the module docstring); ``progress`` (optional)
+    is called with each of ``STAGES`` as it begins."""
     path = Path(local_dir) / DB_NAME
     if not path.exists():
         mark = HighWater(local_dir).read()
@@ -106,18 +112,20 @@ def audit(local_dir, tz: datetime.tzinfo | None = None,
                       [RECOVERY.format(local_dir=local_dir)], {"records": 0})
     tz = tz or LOCAL_TZINFO
     try:
-        return _audit(Path(local_dir), path, tz, user_log_format, event_log_format)
+        return _audit(Path(local_dir), path, tz, user_log_format, event_log_format,
+                      progress or (lambda stage: None))
     except JournalCorrupt:
         raise
     except JournalError as exc:
         raise JournalCorrupt(f"the database file cannot be read: {exc}", path=str(path)) from None
 
 
-def _audit(local_dir: Path, path: Path, tz, user_log_format, event_log_format) -> Report:
+def _audit(local_dir: Path, path: Path, tz, user_log_format, event_log_format, step) -> Report:
     conn = open_readonly(path)
     try:
         conn.snapshot()                # one snapshot for every read below
         findings, notes, rows = [], [], []
+        step(STAGES[0])
         verdict = verify(conn, local_dir, keep=rows)
         if not conn.exists():
             return _no_tables(local_dir, path, conn, verdict)
@@ -125,14 +133,21 @@ def _audit(local_dir: Path, path: Path, tz, user_log_format, event_log_format) -
         for fault in verdict.faults:
             findings.append(Finding(fault.kind, fault.message, fault.position,
                                     jobs.get(fault.position), str(path)))
+        step(STAGES[1])
         _check_pages(conn, findings)
+        step(STAGES[2])
         for fault in log_faults(written_logs(local_dir, conn), lambda: _known_now(local_dir, path)):
             findings.append(Finding(fault.kind, fault.message))
+        step(STAGES[3])
         entries = _decode(rows, findings)
+        step(STAGES[4])
         fold, entries = _check_transitions(entries, findings, notes)
+        step(STAGES[5])
         _check_queue(conn, fold, verdict.head, findings, notes)
+        step(STAGES[6])
         _check_logs(conn, entries, tz, user_log_format, event_log_format, findings, notes,
                     lambda: _read_after(path, verdict.head))
+        step(STAGES[7])
         _check_sources(entries, findings, notes)
         if any(f.kind == "evidence" for f in findings):
             notes.append("the journal went back in time. "

@@ -76,3 +76,13 @@ def test_converting_to_a_pipe_draws_a_bar_on_the_terminal(logs, tmp_path):
     assert "converting" not in quiet
     plain = CliRunner().invoke(cli, ["log", logs[1], "--to", "text"])
     assert plain.exit_code == 0 and "converting" not in plain.output and plain.output.startswith("000 (")
+
+
+def test_audit_draws_its_stages_on_a_terminal_only(logs, tmp_path):
+    pool = str(tmp_path / "a")
+    assert CliRunner().invoke(cli, ["journal", "import", *logs, "--local-dir", pool]).exit_code == 0
+    out, terminal = run_on_terminal(["audit", "--local-dir", pool], tmp_path)
+    assert "auditing" in terminal and "/8" in terminal and "stage" in terminal
+    assert "\nOK: 0 findings" in out and "auditing" not in out and "\r" not in out
+    quiet_out, quiet = run_on_terminal(["audit", "--quiet", "--local-dir", pool], tmp_path)
+    assert "auditing" not in quiet and quiet_out == out

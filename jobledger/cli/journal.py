@@ -257,14 +257,23 @@ def replay(pool, as_of, position, as_json):
 @click.command()
 @local_dir_option
 @click.option("--json", "as_json", is_flag=True, help="The report as one JSON object.")
-def audit(pool, as_json):
-    """Check checksums, continuity, transitions, and every log against the journal."""
+@quiet_option
+def audit(pool, as_json, quiet):
+    """Check checksums, continuity, transitions, and every log against the journal.
+    A progress bar of its stages on a terminal."""
     local_dir = str(pool.local_dir)
-    from jobledger.daemons.audit import audit as run_audit
+    from jobledger.daemons.audit import STAGES, audit as run_audit
+    progress = bar(len(STAGES), "auditing", "stage", quiet)
+
+    def stage(name: str) -> None:            # the stages before this one are done
+        progress.set_postfix_str(name)
+        progress.update(STAGES.index(name) - progress.n)
     try:
-        report = run_audit(local_dir)
+        report = run_audit(local_dir, progress=stage)
     except JobledgerError as exc:
         raise click.ClickException(str(exc)) from None
+    finally:
+        progress.close()
     if as_json:
         echo_json({"ok": report.ok, "counts": report.counts,
                    "findings": [f._asdict() for f in report.findings], "notes": report.notes})
