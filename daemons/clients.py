@@ -235,9 +235,15 @@ class Schedd:
             if ad_results is None and isinstance(itemdata, list):
                 ad_results = itemdata
             return self._submit_ad(description, count or 1, spool, ad_results)
-        cluster, stream = self._prepare(description, count, itemdata, queue, spool)
+        return self._submit_description(description, count, spool, itemdata, queue)
+
+    def _submit_description(self, description, count, spool, itemdata, queue, progress=None):
+        """``submit`` of a Submit; ``progress(sent, total)`` (optional) is told the procs
+        sent so far as the chunks of a big cluster go out."""
+        cluster, stream = self._prepare(description, count, itemdata, queue, spool, stacklevel=4)
         if stream.num_procs > UPLOAD_CHUNK:   # sent in chunks, never held whole
-            reply = self._submit_call("submit", lambda: _chunked(stream.procs(), UPLOAD_CHUNK),
+            reply = self._submit_call("submit", lambda: _counted(_chunked(stream.procs(), UPLOAD_CHUNK),
+                                                                 stream.num_procs, progress),
                                       cluster=cluster, cluster_ad=stream.cluster_attrs,
                                       num_procs=stream.num_procs)
         else:
@@ -251,7 +257,7 @@ class Schedd:
         queued in it are committed together when the block ends, or not at all."""
         return Transaction(self)
 
-    def _prepare(self, description, count, itemdata, queue, spool) -> tuple:
+    def _prepare(self, description, count, itemdata, queue, spool, stacklevel: int = 3) -> tuple:
         """Reserve a cluster id; its ads, made as they are read (``ClusterStream``)."""
         from jobledger.daemons.submit_env import Submit, build_stream  # the submit language
         if not isinstance(description, Submit):
@@ -263,7 +269,7 @@ class Schedd:
         stream = build_stream(description, cluster, count, itemdata, queue, spool, cwd=os.getcwd(),
                               owner=_user(), max_jobs=limit if isinstance(limit, int) else None)
         for message in stream.warnings:
-            warnings.warn(message, UserWarning, stacklevel=3)
+            warnings.warn(message, UserWarning, stacklevel=stacklevel)
         return cluster, stream
 
     def _submit_ad(self, ad: ClassAd, count: int, spool: bool, ad_results=None) -> int:
@@ -443,6 +449,16 @@ def _chunked(items, size: int):
             chunk = []
     if chunk:
         yield chunk
+
+
+def _counted(chunks, total: int, progress):
+    """The chunks, telling ``progress(sent, total)`` as each is handed on."""
+    sent = 0
+    for chunk in chunks:
+        yield chunk
+        sent += len(chunk)
+        if progress is not None:
+            progress(sent, total)
 
 
 class Transaction:

@@ -86,3 +86,38 @@ def test_audit_draws_its_stages_on_a_terminal_only(logs, tmp_path):
     assert "\nOK: 0 findings" in out and "auditing" not in out and "\r" not in out
     quiet_out, quiet = run_on_terminal(["audit", "--quiet", "--local-dir", pool], tmp_path)
     assert "auditing" not in quiet and quiet_out == out
+
+
+def test_a_big_submit_draws_the_procs_sent_on_a_terminal_only(tmp_path):
+    """2,001 held jobs go in two chunks: the bar counts them; --quiet and pipes stay plain."""
+    from jobledger.daemons.personal import PersonalPool
+    from tests.pool.conftest import stop_and_check
+    (tmp_path / "big.sub").write_text("executable = /bin/true\nhold = true\nqueue 2001\n")
+    pool = PersonalPool(local_dir=tmp_path / "pool")
+    pool.start()
+    try:
+        where = ["--local-dir", str(tmp_path / "pool")]
+        out, terminal = run_on_terminal(["submit", "big.sub", *where], tmp_path)
+        assert out == "2001 job(s) submitted to cluster 1.\n"
+        assert "submitting" in terminal and "/2.00k" in terminal
+        out, quiet = run_on_terminal(["submit", "big.sub", "--quiet", *where], tmp_path)
+        assert out == "2001 job(s) submitted to cluster 2.\n" and "submitting" not in quiet
+        (tmp_path / "small.sub").write_text("executable = /bin/true\nhold = true\nqueue 3\n")
+        out, small = run_on_terminal(["submit", "small.sub", *where], tmp_path)
+        assert out == "3 job(s) submitted to cluster 3.\n" and "submitting" not in small   # one message
+        counts = {c: len(pool.schedd.query(f"ClusterId == {c}", ["ProcId"])) for c in (1, 2, 3)}
+        assert counts == {1: 2001, 2: 2001, 3: 3}
+    finally:
+        stop_and_check(pool)
+
+
+def test_dag_submit_draws_its_steps_on_a_terminal_only(tmp_path):
+    (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
+    (tmp_path / "big.dag").write_text("".join(f"JOB n{i} a.sub\n" for i in range(2000))
+                                      + "".join(f"PARENT n{i} CHILD n{i + 1}\n" for i in range(1999)))
+    out, terminal = run_on_terminal(["dag", "submit", "big.dag", "--no-submit"], tmp_path)
+    assert "DAG submit" in terminal and "step" in terminal
+    assert out.startswith("File for submitting this DAG to HTCondor") and "\r" not in out
+    out_quiet, quiet = run_on_terminal(["dag", "submit", "big.dag", "--no-submit", "--force", "--quiet"], tmp_path)
+    assert "DAG submit" not in quiet and out_quiet == out
+    assert (tmp_path / "big.dag.condor.sub").read_text().count("big.dag") >= 1

@@ -25,6 +25,7 @@ import click
 
 from jobledger.eventcore.errors import SubmitError
 from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
+from jobledger.cli.progress import quiet_option
 from jobledger.cli.where import Pool, local_dir_option
 
 
@@ -55,18 +56,30 @@ def max_jobs_per_submission() -> int:
     return int(param.get("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION))
 
 
-def submit_to_pool(sub, queue: str | None, pool: Pool) -> str:
-    """Submit to the schedd of ``pool``; returns the line to print."""
+def submit_to_pool(sub, queue: str | None, pool: Pool, quiet: bool = True) -> str:
+    """Submit to the schedd of ``pool``; returns the line to print.  A big cluster (sent
+    in chunks) draws a bar of the procs sent unless ``quiet``."""
     import warnings
+    from jobledger.cli.progress import bar
     from jobledger.cli.readers import schedd_of
     from jobledger.eventcore.errors import HTCondorException
     schedd = schedd_of(pool)
+    progress = None
+
+    def sent(done: int, total: int) -> None:
+        nonlocal progress
+        if progress is None:
+            progress = bar(total, "submitting", "job", quiet)
+        progress.update(done - progress.n)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = schedd.submit(sub, queue=queue) if queue else schedd.submit(sub)
+            result = schedd._submit_description(sub, 0, False, None, queue, progress=sent)
     except HTCondorException as exc:
         raise click.ClickException(f"the schedd refused the jobs: {exc}") from None
+    finally:
+        if progress is not None:
+            progress.close()
     for warning in caught:
         click.echo(f"WARNING: {warning.message}", err=True)
     return f"{result.num_procs()} job(s) submitted to cluster {result.cluster()}."
@@ -81,13 +94,15 @@ def submit_to_pool(sub, queue: str | None, pool: Pool) -> str:
 @click.option("--queue", default=None, help="Replace the queue statement (e.g. '3' or 'x in (a b)').")
 @click.option("--cluster", default=1, show_default=True, help="With --dry-run: the cluster id to show.")
 @local_dir_option
+@quiet_option
 def submit(file: str, dry_run: bool, as_json: bool, appends: tuple[str, ...], queue: str | None,
-           cluster: int, pool: Pool) -> None:
-    """Submit the jobs of the submit description FILE (or print them with --dry-run)."""
+           cluster: int, pool: Pool, quiet: bool) -> None:
+    """Submit the jobs of the submit description FILE (or print them with --dry-run).
+    A big cluster draws a progress bar on a terminal."""
     try:
         sub = load_description(file, appends)
         if not dry_run:
-            click.echo(submit_to_pool(sub, queue, pool))
+            click.echo(submit_to_pool(sub, queue, pool, quiet))
             return
         plan = sub.cluster(clusterid=cluster, queue=queue, owner=getpass.getuser(),
                            max_jobs=max_jobs_per_submission())
