@@ -248,6 +248,20 @@ def run(page, server, source, pool, tmp_path):  # noqa: F811
     assert page.body("mode") == "replay" and page.node_state("gate") == "Held"
     assert start < held_at < head
     page.shot("6-replay-at-hold")
+    # a moment typed in: the queue as it stood at the end of that second (the server's as_of cut)
+    held_time = next(s["time"] for s in source.story(gate_cluster, 0)["steps"] if s["what"] == "JOB_HELD")
+    page.js("const m = document.getElementById('moment'); const d = new Date(arguments[0] * 1000);"
+            "const p = (n) => String(n).padStart(2, '0');"
+            "m.value = d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + 'T' + p(d.getHours())"
+            " + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds());"
+            "m.dispatchEvent(new Event('change'))", held_time)
+    as_of = int(held_time) + 0.999
+    expected = source.at(None, as_of)["header"]["position"]
+    page.until(lambda: page.body("position") == str(expected) and "as_of=" in page.driver.current_url,
+               "the moment's cut")
+    assert page.body("mode") == "replay" and held_at <= expected
+    page.driver.get(page.driver.current_url)           # the moment's permalink
+    page.until(lambda: page.body("ready") == "1" and page.body("position") == str(expected), "the moment's permalink")
     page.drag_slider_to("right")
     page.until(lambda: int(page.body("position")) >= head and page.body("mode") == "live", "back to the head")
     shown = {j["id"]: j for j in page.jobs() if int(j["id"].split(".")[0]) >= dagman}
@@ -272,4 +286,8 @@ def run(page, server, source, pool, tmp_path):  # noqa: F811
     page.drag_slider_to("left")
     page.until(lambda: page.body("position") == "0", "the report's replay at 0")
     assert page.jobs() == []
+    report_head = page.js("return window.jobledgerView.head()")
+    page.js("const m = document.getElementById('moment'); m.value = '2999-01-01T00:00:00';"
+            "m.dispatchEvent(new Event('change'))")              # a moment after the run: its end
+    page.until(lambda: page.body("position") == str(report_head), "the report's moment after the run")
     shutil.copy(report, page.shots / "report.html")

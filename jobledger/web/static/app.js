@@ -12,7 +12,7 @@
   const $ = (id) => document.getElementById(id);
 
   const state = {mode: "loading", pic: null, jobs: new Map(), series: [], dags: {}, graphs: {}, head: 0,
-                 cut: 0, domain: null, widths: {}, stories: new Map(), source: null, lastId: null, drawn: 0};
+                 cut: 0, domain: null, widths: {}, stories: new Map(), source: null, lastId: null, drawn: 0, asOf: null};
 
   // ------------------------------------------------------------------ helpers --
   function el(tag, attrs, parent, text) {
@@ -32,6 +32,11 @@
     if (t === null || t === undefined) return "–";
     const d = new Date(t * 1000);
     return d.toLocaleTimeString([], {hour12: false}) + "." + String(d.getMilliseconds()).padStart(3, "0").slice(0, 1);
+  }
+  function localInput(t) {      // seconds -> a datetime-local input's value (local time)
+    const d = new Date(t * 1000), p = (n) => String(n).padStart(2, "0");
+    return d.getFullYear() + "-" + p(d.getMonth() + 1) + "-" + p(d.getDate()) + "T" +
+      p(d.getHours()) + ":" + p(d.getMinutes()) + ":" + p(d.getSeconds());
   }
   function span(s) {
     if (s < 60) return s.toFixed(s < 10 ? 1 : 0) + " s";
@@ -548,15 +553,39 @@
     const header = state.pic.header;
     const at = header.time && state.domain ? " · " + clock(header.time) + " (+" + span(header.time - state.domain[0]) + ")" : "";
     $("cut").textContent = "position " + state.cut + " / " + state.head + at;
-    const q = state.mode === "live" ? "" : "?at=" + state.cut;
+    const moment = $("moment");
+    if (document.activeElement !== moment && header.time) moment.value = localInput(header.time);
+    const q = state.mode === "live" ? "" : state.asOf !== null ? "?as_of=" + state.asOf : "?at=" + state.cut;
     $("permalink").href = (STATIC ? "#" : "/") + q;
     if (!STATIC) {
       $("report").href = "/report.html" + q;
       $("trace").href = "/trace.json" + q;
     }
   }
+  // A moment typed in (local time, to the second): the picture of what had happened by
+  // its last instant; in the report, the last frame whose time is not after it.
+  async function seekMoment(text) {
+    const t = new Date(text).getTime() / 1000;
+    if (!isFinite(t)) return;
+    const asOf = Math.floor(t) + 0.999;
+    if (STATIC) {
+      let best = STATIC.frames[0] || STATIC.picture;
+      for (const f of STATIC.frames) if (f.header.time !== null && f.header.time <= asOf) best = f;
+      seek(best.header.position);
+      return;
+    }
+    try {
+      const pic = await getJSON("/api/picture?as_of=" + asOf);
+      setMode("replay");
+      take(pic);
+      state.asOf = asOf;
+      history.replaceState(null, "", "/?as_of=" + asOf);
+      draw();
+    } catch (e) { $("cut").textContent = String(e); }
+  }
   let pending = null, inflight = false;
   function seek(position) {
+    state.asOf = null;
     pending = position;
     if (inflight) return;
     inflight = true;
@@ -672,13 +701,18 @@
       audit();
       return;
     }
-    const at = new URLSearchParams(location.search).get("at");
+    const params = new URLSearchParams(location.search);
+    const at = params.get("at"), asOf = params.get("as_of");
     const live = await getJSON("/api/picture");
     take(live);
     state.head = live.head;
     if (at !== null && /^\d+$/.test(at) && Number(at) < live.head) {
       setMode("replay");
       take(await getJSON("/api/picture?at=" + at));
+    } else if (asOf !== null && isFinite(Number(asOf))) {
+      setMode("replay");
+      take(await getJSON("/api/picture?as_of=" + Number(asOf)));
+      state.asOf = Number(asOf);
     } else {
       setMode("live");
     }
@@ -695,6 +729,7 @@
     timeDraw: () => { state.widths = {timeline: $("timeline").clientWidth, area: $("area").clientWidth}; const out = {}; for (const [n, f] of [["header", drawHeader], ["timeline", drawTimeline], ["area", drawArea], ["dags", drawDags]]) { const t = performance.now(); f(); out[n] = performance.now() - t; } return out; },
   };
   $("slider").addEventListener("input", (e) => seek(Number(e.target.value)));
+  $("moment").addEventListener("change", (e) => seekMoment(e.target.value));
   $("live").addEventListener("click", () => seek(STATIC ? STATIC.picture.head : Infinity));
   $("close").addEventListener("click", () => { $("drawer").hidden = true; delete $("drawer").dataset.job; });
   window.addEventListener("resize", scheduleDraw);
