@@ -291,3 +291,51 @@ def run(page, server, source, pool, tmp_path):  # noqa: F811
             "m.dispatchEvent(new Event('change'))")              # a moment after the run: its end
     page.until(lambda: page.body("position") == str(report_head), "the report's moment after the run")
     shutil.copy(report, page.shots / "report.html")
+
+
+def test_a_sub_dag_nests_in_its_parent_and_collapses(pool, tmp_path, shots):  # noqa: F811
+    """SUBDAG EXTERNAL: the inner DAG's block sits inside the outer one's, under the
+    SUBDAG node, drawn from its own file; it opens and closes like the outer."""
+    driver = browser_or_skip(tmp_path)
+    source = Source(Path(pool.local_dir) / "journal.sqlite")
+    server = Running(make_app(source, str(pool.local_dir)))
+    try:
+        page = Page(driver, shots)
+        directory = tmp_path / "nested"
+        directory.mkdir()
+        write(directory / "true.sub", "executable = /bin/true\nlog = nodes.log\nqueue\n")
+        write(directory / "inner.dag", "JOB x true.sub\nJOB y true.sub\nJOB z true.sub\nPARENT x CHILD y z\n")
+        outer = write(directory / "outer.dag", "JOB a true.sub\nSUBDAG EXTERNAL inner inner.dag\n"
+                                               "JOB b true.sub\nPARENT a CHILD inner\nPARENT inner CHILD b\n")
+        old = os.getcwd()
+        os.chdir(directory)
+        try:
+            dagman = pool.schedd.submit(htcondor.Submit.from_dag(str(outer), {})).cluster()
+        finally:
+            os.chdir(old)
+        wait_until(lambda: not pool.schedd.query(f"ClusterId == {dagman}", ["JobStatus"]), WAIT * 2, 0.2,
+                   "the outer DAGMan job to finish")
+        wait_until(lambda: source.live.position == source.head() or None, WAIT, 0.1, "the server to catch up")
+        page.driver.get(server.url)
+        page.until(lambda: page.body("ready") == "1", "the page to draw")
+        outer_block = f"details.dag-block[data-cluster='{dagman}']"
+        inner_block = f"{outer_block} details.dag-block"
+        page.until(lambda: page.js(f"return document.querySelectorAll(`{inner_block} .dag-svg .node`).length") == 3,
+                   "the inner DAG's three nodes, nested in the outer block")
+        outer_nodes = page.js(f"return Array.from(document.querySelectorAll(`{outer_block} > svg.dag-svg .node`))"
+                              ".map(n => [n.dataset.node, n.dataset.state])")
+        assert sorted(outer_nodes) == [["a", "Completed"], ["b", "Completed"], ["inner", "Completed"]]
+        inner_nodes = page.js(f"return Array.from(document.querySelectorAll(`{inner_block} .dag-svg .node`))"
+                              ".map(n => [n.dataset.node, n.dataset.state])")
+        assert sorted(inner_nodes) == [["x", "Completed"], ["y", "Completed"], ["z", "Completed"]]
+        inner_cluster = int(page.js(f"return document.querySelector(`{inner_block}`).dataset.cluster"))
+        assert pool.schedd.history(f"ClusterId == {inner_cluster}", ["DAGManJobId"])[0]["DAGManJobId"] == dagman
+        page.js(f"document.querySelector(`{inner_block} > summary`).click()")       # it collapses and opens
+        opened = page.js(f"return document.querySelector(`{inner_block}`).open")
+        page.js(f"document.querySelector(`{inner_block} > summary`).click()")
+        assert page.js(f"return document.querySelector(`{inner_block}`).open") is (not opened)
+        page.shot("8-sub-dag")
+    finally:
+        driver.quit()
+        server.stop()
+        source.close()
