@@ -57,7 +57,7 @@ from jobledger.daemons.store import Store
 from jobledger.eventcore.codecs.journal import decode_payload
 from jobledger.daemons.submit_notes import has_notes, submit_notes
 from jobledger.eventcore.attrnames import check_values, fold
-from jobledger.eventcore.errors import HTCondorException, JournalError
+from jobledger.eventcore.errors import HTCondorException, JournalError, PermissionDenied
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import ClusterAd, EventRecord, ProcAd, ProcBlock
@@ -88,6 +88,17 @@ def peer_owner(peer: dict) -> str:
 def peer_key(peer: dict):
     """Who holds a reserved cluster id: the authenticated identity, or the local uid."""
     return peer.get("user") or peer["uid"]
+
+
+def local_only(peer: dict, command: str) -> str:
+    """The Owner of a request that reads or writes the submitter's files where the ad
+    names them: on this machine only.  Over the network those paths are the client's,
+    not ours, and the files do not travel yet: refused, saying so."""
+    if peer.get("user"):
+        raise PermissionDenied(str(peer["user"]), f"schedd {command}", "LOCAL",
+                               "input and output files do not travel over the network yet: "
+                               "spool and retrieve work on the pool's own machine only")
+    return peer_owner(peer)
 
 
 def restricted_to(peer: dict) -> tuple[str, str] | None:
@@ -274,8 +285,8 @@ class Schedd(Daemon):
             "act": lambda peer, **a: self.actions.act(peer_owner(peer), **a, only=restricted_to(peer)),
             "edit": lambda peer, **a: self.actions.edit(peer_owner(peer), **a, only=restricted_to(peer)),
             "reschedule": lambda peer: self.want_cycle(),
-            "spooled": lambda peer, ids: self.actions.spooled(peer_owner(peer), ids),
-            "retrieve": lambda peer, **spec: self.actions.retrieve(peer_owner(peer), **spec),
+            "spooled": lambda peer, ids: self.actions.spooled(local_only(peer, "spool"), ids),
+            "retrieve": lambda peer, **spec: self.actions.retrieve(local_only(peer, "retrieve"), **spec),
             "idle_jobs": lambda peer, limit=1000: self.matches.idle_jobs(limit),
             "idle_by_submitter": lambda peer, limit=1000: idle_by_submitter(
                 self.store, self.runs.busy(), limit, self.host, MATCH_ATTRS, str(SCHEDULER)),

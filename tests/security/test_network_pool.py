@@ -435,3 +435,19 @@ def test_submit_rm_and_history_with_dash_pool(net_pool, tmp_path):
     history = tool("condor_history", "-pool", where, cluster, "-af", "Owner", "JobStatus")
     assert history.returncode == 0, history.stderr
     assert history.stdout.split() == ["hank", "3"]     # removal and history row are one commit
+
+
+def test_spool_and_retrieve_are_refused_over_the_network(net_pool, tmp_path):
+    """Their paths are the client's, not the pool's: until files travel, a typed refusal
+    (never the pool reading or writing its own files where a remote ad says)."""
+    seen = client(tmp_path, net_pool, """
+        schedd = htcondor.Schedd(htcondor.Collector(ADDRESS).locate(htcondor.DaemonType.Schedd))
+        out = []
+        for call in (lambda: schedd.retrieve("ClusterId > 0"), lambda: schedd._call("spooled", ids=["1.0"])):
+            try:
+                call()
+            except htcondor.HTCondorException as exc:
+                out.append([type(exc).__name__, exc.permission, "do not travel" in str(exc)])
+        report(out)
+    """, {"a": make_token(net_pool, "alice@test.pool")})
+    assert seen == [["PermissionDenied", "LOCAL", True]] * 2
