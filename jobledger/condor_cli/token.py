@@ -289,9 +289,10 @@ def fetch(argv: list[str]) -> int:
     return 0
 
 
-create_main = entry("condor_token_create", create, CREATE_USAGE)
-request_main = entry("condor_token_request", request, REQUEST_USAGE)
-approve_main = entry("condor_token_request_approve", approve, APPROVE_USAGE)
-request_list_main = entry("condor_token_request_list", request_list, REQUEST_LIST_USAGE)
-fetch_main = entry("condor_token_fetch", fetch, FETCH_USAGE)
-list_main = entry("condor_token_list", list_tokens, LIST_USAGE)
+# HTCondor's token tools print their usage on stderr and exit 1 (print_usage), for -help too.
+create_main = entry("condor_token_create", create, CREATE_USAGE, help_to="stderr", help_status=1)
+request_main = entry("condor_token_request", request, REQUEST_USAGE, help_to="stderr", help_status=1)
+approve_main = entry("condor_token_request_approve", approve, APPROVE_USAGE, help_to="stderr", help_status=1)
+request_list_main = entry("condor_token_request_list", request_list, REQUEST_LIST_USAGE, help_to="stderr", help_status=1)
+fetch_main = entry("condor_token_fetch", fetch, FETCH_USAGE, help_to="stderr", help_status=1)
+list_main = entry("condor_token_list", list_tokens, LIST_USAGE, help_to="stderr", help_status=1)

@@ -25,6 +25,11 @@ HELP = {
     "condor_on": ("err", 0), "condor_restart": ("err", 0), "condor_reschedule": ("err", 0),
     "condor_config_val": ("err", 1), "condor_who": ("out", 0), "condor_master": ("err", 0),
     "condor_vacate_job": ("err", 0),
+    # condor_ping's usage() writes -help to stdout (stderr only for errors); the token tools'
+    # print_usage writes stderr and exits 1
+    "condor_ping": ("out", 0), "condor_token_create": ("err", 1), "condor_token_list": ("err", 1),
+    "condor_token_request": ("err", 1), "condor_token_request_approve": ("err", 1),
+    "condor_token_request_list": ("err", 1), "condor_token_fetch": ("err", 1),
 }
 
 
