@@ -167,7 +167,7 @@ class Server:
         ipc.send_message(sock, {"hello": {"issuer": idtokens.trust_domain(self.get), "keys": self.keys(),
                                           "methods": ["IDTOKENS"], "server": self.name()}})
         for _ in range(2):      # a resume the server has forgotten, then the exchange
-            message = ipc.recv_message(sock, HANDSHAKE_LIMIT)
+            message = _receive(sock)
             if not isinstance(message, dict):
                 raise AuthenticationFailed("bad handshake message")
             if "resume" in message:
@@ -225,7 +225,7 @@ class Server:
         server = self.name().encode()
         ipc.send_message(sock, {"rb": _b64(rb), "server": self.name(),
                                 "mac": _b64(_mac(ka, server, identity.encode(), ra, rb))})
-        answer = ipc.recv_message(sock, HANDSHAKE_LIMIT)
+        answer = _receive(sock)
         if not isinstance(answer, dict) or "abort" in answer:
             raise AuthenticationFailed(f"the client gave up: {str(answer.get('abort'))[:200]}"
                                        if isinstance(answer, dict) else "bad handshake message", identity)
@@ -242,6 +242,14 @@ class Server:
         self.sessions.put(session.sid, session)
         ipc.send_message(sock, {"ok": session.info()})
         return session
+
+
+def _receive(sock):
+    """One handshake frame (at most HANDSHAKE_LIMIT bytes of JSON)."""
+    try:
+        return ipc.recv_message(sock, HANDSHAKE_LIMIT)
+    except RecursionError:
+        raise AuthenticationFailed("bad handshake message: JSON nested too deeply") from None
 
 
 def _int(text: str | None, default: int) -> int:

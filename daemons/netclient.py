@@ -99,7 +99,7 @@ def connect(host: str, port: int, target: str, timeout: float | None = 30.0) -> 
     except JobledgerError:
         tls.close()
         raise
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         tls.close()
         raise ConnectionLost(f"the connection to {endpoint} failed during authentication: {exc}") from exc
     cipher = tls.cipher()

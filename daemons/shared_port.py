@@ -132,7 +132,7 @@ class SharedPort(Daemon):
                 except (AuthenticationFailed, TokenError) as exc:
                     self.log.info("authentication from %s failed: %s", host, exc)
                     return
-                except (OSError, ValueError) as exc:
+                except (OSError, ValueError, RecursionError) as exc:
                     self.log.info("handshake from %s broke off: %s", host, exc)
                     return
                 self._relay(tls, host, session)
@@ -143,7 +143,7 @@ class SharedPort(Daemon):
         tls.settimeout(self.idle)
         try:
             request = ipc.recv_message(tls, self.max_frame)
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return
         if not isinstance(request, dict) or not isinstance(request.get("cmd"), str):
             _send(tls, {"err": ["HTCondorException", "a request must name a command", {}]})
@@ -175,7 +175,7 @@ class SharedPort(Daemon):
             try:
                 ipc.send_message(daemon, request)
                 self._answers(tls, daemon)
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 return
 
     def _answers(self, tls: ssl.SSLSocket, daemon: socket.socket) -> None:

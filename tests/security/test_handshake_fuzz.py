@@ -94,6 +94,8 @@ def test_oversized_and_truncated_frames_are_refused(server):
     assert run_server(server, struct.pack(">I", netauth.HANDSHAKE_LIMIT + 1) + b"x" * 100) is None
     assert run_server(server, struct.pack(">I", 1000) + b"{}") is None        # the client went away
     assert run_server(server, b"\x00\x00") is None
+    nested = b"[" * 30000 + b"]" * 30000            # within the size limit, past the parser's depth
+    assert run_server(server, struct.pack(">I", len(nested)) + nested) is None
 
 
 def test_the_right_proof_does_authenticate(server):
