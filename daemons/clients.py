@@ -25,8 +25,8 @@ from jobledger.daemons.config_files import collector_address, param
 from jobledger.eventcore.classad import ClassAd, ExprTree, parse_expr
 from jobledger.eventcore.enums import AdType, DaemonType, JobAction, QueryOpt, TransactionFlag
 from jobledger.eventcore.enums_v1 import as_v2
-from jobledger.eventcore.errors import (ClassAdError, HTCondorException, HTCondorIOError, HTCondorLocateError,
-                              HTCondorReplyError, HTCondorValueError, PermissionDenied)
+from jobledger.eventcore.errors import (ClassAdError, HTCondorEnumError, HTCondorException, HTCondorIOError,
+                              HTCondorLocateError, HTCondorReplyError, HTCondorValueError, PermissionDenied)
 from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
 from jobledger.eventcore.submit.translate import SPOOLED_LEAVE_IN_QUEUE
 
@@ -605,7 +605,9 @@ class Collector:
             raise TypeError("ad_list must be a list of ClassAds")
         if not all(isinstance(ad, ClassAd) for ad in ad_list):
             raise TypeError("ad_list must be a list of ClassAds")
-        self._call("advertise", ads=[to_exprs(ad) for ad in ad_list], command=str(command))
+        if str(command).upper() not in COLLECTOR_COMMANDS:   # htcondor2: a ValueError; v1: this class
+            raise HTCondorEnumError(f"invalid command {command}")
+        self._call("advertise", ads=[to_exprs(ad) for ad in ad_list], command=str(command).upper())
 
     def directQuery(self, daemon_type, name=None, projection=None, statistics=None) -> ClassAd:
         located = self.locate(daemon_type, name)
@@ -617,6 +619,21 @@ class Collector:
         if not ads:
             raise HTCondorIOError("Unable to query daemon.")
         return ads[0]
+
+
+# HTCondor's collector commands by name (condor_commands.h; getCollectorCommandNum)
+COLLECTOR_COMMANDS = frozenset(
+    f"{verb}_{what}" for verb, names in (
+        ("UPDATE", ("STARTD_AD", "SCHEDD_AD", "MASTER_AD", "GATEWAY_AD", "CKPT_SRVR_AD", "SUBMITTOR_AD",
+                    "COLLECTOR_AD", "LICENSE_AD", "STORAGE_AD", "NEGOTIATOR_AD", "HAD_AD", "AD_GENERIC",
+                    "STARTD_AD_WITH_ACK", "XFER_SERVICE_AD", "LEASE_MANAGER_AD", "GRID_AD", "ACCOUNTING_AD",
+                    "OWN_SUBMITTOR_AD")),
+        ("INVALIDATE", ("STARTD_ADS", "SCHEDD_ADS", "MASTER_ADS", "GATEWAY_ADS", "CKPT_SRVR_ADS",
+                        "SUBMITTOR_ADS", "COLLECTOR_ADS", "LICENSE_ADS", "STORAGE_ADS", "NEGOTIATOR_ADS",
+                        "HAD_ADS", "ADS_GENERIC", "XFER_SERVICE_ADS", "LEASE_MANAGER_ADS", "GRID_ADS",
+                        "ACCOUNTING_ADS")),
+        ("MERGE", ("STARTD_AD",)))
+    for what in names)
 
 
 def version() -> str:

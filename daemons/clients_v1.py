@@ -1,13 +1,19 @@
-"""v1's ``Schedd`` (``import jobledger.v1 as htcondor``): htcondor2's, with what v1 did
-differently -- ``history`` and ``jobEpochHistory`` stream as a ``HistoryIterator``.
+"""v1's ``Schedd`` and ``Collector`` (``import jobledger.v1 as htcondor``): htcondor2's,
+with what v1 did differently -- ``history`` and ``jobEpochHistory`` stream as a
+``HistoryIterator``; locating a daemon of no kind (``DaemonTypes.none``/``Any``) is an
+``HTCondorEnumError`` ("Unknown daemon type.", collector.cpp's convert_to_ad_type).
 """
 
 from __future__ import annotations
 
+from jobledger.daemons.clients import Collector as _Collector
 from jobledger.daemons.clients import Schedd as _Schedd
+from jobledger.eventcore.enums import DaemonType
+from jobledger.eventcore.enums_v1 import as_v2
+from jobledger.eventcore.errors import HTCondorEnumError
 from jobledger.daemons.query_streams import HistoryIterator
 
-__all__ = ["Schedd"]
+__all__ = ["Schedd", "Collector"]
 
 
 class Schedd(_Schedd):
@@ -23,3 +29,20 @@ class Schedd(_Schedd):
         """A record per run attempt (newest first), as a ``HistoryIterator``."""
         return HistoryIterator(self._address, "epoch_history",
                                self._epoch_args(constraint, projection, match, since, kwargs))
+
+
+class Collector(_Collector):
+    """The pool's collector, as the v1 bindings' ``htcondor.Collector``."""
+
+    @staticmethod
+    def _kind(daemon_type) -> None:
+        if as_v2(daemon_type, DaemonType) in (DaemonType.none, DaemonType.Any):
+            raise HTCondorEnumError("Unknown daemon type.")
+
+    def locate(self, daemon_type, name: str | None = None):
+        self._kind(daemon_type)
+        return super().locate(daemon_type, name)
+
+    def locateAll(self, daemon_type) -> list:
+        self._kind(daemon_type)
+        return super().locateAll(daemon_type)

@@ -15,7 +15,7 @@ with relative paths read against the current directory at construction.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
 
 from jobledger.eventcore.errors import SubmitError
 
@@ -83,6 +83,17 @@ class Submit(MutableMapping):
 
     def __init__(self, input=None, queue: str | None = None, **kwargs):
         self._init(type(self).environment_factory(), input, queue, kwargs)
+
+    def update(self, *args, **kwargs) -> None:
+        """MutableMapping's update; anything but a mapping or pairs is v1's
+        ``HTCondorTypeError`` (a ``TypeError``, as htcondor2 raises)."""
+        if len(args) > 1:
+            raise TypeError(f"update expected at most 1 argument, got {len(args)}")
+        if args and not isinstance(args[0], Mapping) and not hasattr(args[0], "keys") \
+                and not isinstance(args[0], (list, tuple)) and not hasattr(args[0], "__iter__"):
+            from jobledger.eventcore.errors import HTCondorTypeError
+            raise HTCondorTypeError("Must provide a dictionary-like object to update()")
+        super().update(*args, **kwargs)
 
     @classmethod
     def using(cls, environment, input=None, queue: str | None = None, **kwargs) -> "Submit":

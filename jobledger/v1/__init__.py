@@ -8,8 +8,8 @@ a termination's ToE tag is its ``ToE`` sub-ad, and ``SecMan`` exists.  ``python 
 PYTHONPATH, makes ``import htcondor`` and ``import classad`` resolve here unchanged.
 """
 
-from jobledger.daemons.clients import Collector, SubmitResult, platform, send_command, version
-from jobledger.daemons.clients_v1 import Schedd
+from jobledger.daemons.clients import SubmitResult, platform, send_command, version
+from jobledger.daemons.clients_v1 import Collector, Schedd
 from jobledger.daemons.clients import Transaction
 from jobledger.daemons.config_files import param_v1 as param
 from jobledger.daemons.config_files import ParamV1 as _Param

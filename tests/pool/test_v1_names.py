@@ -52,3 +52,25 @@ def test_enums_of_the_reference():
     htcondor2 = pytest.importorskip("htcondor2")
     assert {m.name: int(m) for m in htcondor.HistorySrc} == {m.name: int(m) for m in htcondor2.HistorySrc}
     assert htcondor.VacateTypes is v1.VacateTypes
+
+
+def test_v1_exception_classes_where_v1_raised_them(pool):
+    """collector.cpp: an unknown advertise command is HTCondorEnumError (a ValueError, what
+    htcondor2 raises), as is locating a daemon of no kind; Submit.update of something
+    that is not a mapping is HTCondorTypeError (a TypeError, htcondor2's class)."""
+    for collector in (htcondor.Collector(), v1.Collector()):
+        with pytest.raises(htcondor.HTCondorEnumError) as bad:
+            collector.advertise([ClassAd({"MyType": "Demo", "Name": "x"})], "UPDATE_NO_SUCH_AD")
+        assert isinstance(bad.value, ValueError)
+    v1.Collector().advertise([ClassAd({"MyType": "Demo", "Name": "cased"})], "update_ad_generic")
+    for kind in (v1.DaemonTypes.Any, v1.DaemonTypes.__members__["None"]):
+        with pytest.raises(htcondor.HTCondorEnumError, match="Unknown daemon type"):
+            v1.Collector().locateAll(kind)
+    assert v1.Collector().locate(v1.DaemonTypes.Schedd)["MyAddress"]
+    with pytest.raises(htcondor.HTCondorTypeError) as typed:
+        htcondor.Submit().update(5)
+    assert isinstance(typed.value, TypeError)
+    sub = htcondor.Submit()
+    sub.update({"executable": "/bin/true"}, arguments="1")
+    sub.update([("output", "out")])
+    assert (sub["executable"], sub["arguments"], sub["output"]) == ("/bin/true", "1", "out")
