@@ -13,6 +13,7 @@ import sys
 import time
 
 from jobledger.eventcore.enums import QueryOpt
+from jobledger.eventcore.errors import JobledgerError
 
 from jobledger.condor_cli import pool, table
 from jobledger.condor_cli.adprint import Output
@@ -141,10 +142,26 @@ def constraint_of(opts: Options, me: str) -> str | None:
     return pool.join_all([pool.join_any(picks), *opts.constraints, STATUS_FILTER.get(opts.mode), mine])
 
 
+def _network_owner(address: str) -> str | None:
+    """Over the network "my jobs" are those of the identity the pool authenticated (the
+    user of the token), not this machine's user name; None for the pool's own machine."""
+    from jobledger.daemons import ipc
+    try:
+        _, port, path = ipc.parse_address(address)
+        if port == 0 or (path is not None and ipc._ours(path)):
+            return None
+        from jobledger.daemons.secman import ping_ad
+        user = ping_ad(address, "READ")["MyRemoteUserName"]
+    except JobledgerError:
+        return None
+    return str(user).partition("@")[0] or None
+
+
 def run(argv: list[str]) -> int:
     opts = parse(argv)
     me = pool.user_name()
     location = pool.schedd_ad(opts.name, opts.pool)
+    me = _network_owner(location["MyAddress"]) or me
     from jobledger.daemons.clients import Schedd
     schedd = Schedd(location)
     constraint = constraint_of(opts, me)

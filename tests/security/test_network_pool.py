@@ -430,6 +430,9 @@ def test_submit_rm_and_history_with_dash_pool(net_pool, tmp_path):
     submitted = tool("condor_submit", "-pool", where, "-terse", str(description))
     assert submitted.returncode == 0, submitted.stderr
     cluster = submitted.stdout.split(".")[0].strip()
+    mine = tool("condor_q", "-pool", where, "-af", "Owner", "ClusterId")
+    assert mine.returncode == 0, mine.stderr
+    assert mine.stdout.split() == ["hank", cluster]      # "my jobs": the token's identity's
     removed = tool("condor_rm", "-pool", where, cluster)
     assert removed.returncode == 0 and "marked for removal" in removed.stdout, removed.stderr
     history = tool("condor_history", "-pool", where, cluster, "-af", "Owner", "JobStatus")
