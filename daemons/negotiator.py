@@ -40,7 +40,7 @@ GROUP_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestD
 RESOURCES = (("Cpus", "RequestCpus"), ("Memory", "RequestMemory"), ("Disk", "RequestDisk"))
 LOCATE_CACHE = 5.0  # seconds a located startd/schedd address is reused
 MAX_SPINS = 8       # rounds of the pie in one cycle
-MATCH_PENDING = 30.0  # seconds a match counts as held before its claimed slot shows up
+MATCH_PENDING = 10.0  # seconds a match counts as held before its claimed slot shows up
 
 
 def request_of(job: dict) -> dict:
@@ -283,7 +283,7 @@ def spin_the_pie(customers: dict, wanting: dict[str, list[tuple[str, list]]],
     taken: dict[str, float] = {}
     left = dict(wanting)
     limits = first_limits(pool, customers, left)
-    for _ in range(spins):
+    for spin in range(spins):
         progress = False
         for name in order(customers, left):
             cap = whole(limits.get(name, 0.0))
@@ -308,8 +308,8 @@ def spin_the_pie(customers: dict, wanting: dict[str, list[tuple[str, list]]],
         left = {n: [(s, j) for s, j in v if j] for n, v in left.items()}
         left = {n: v for n, v in left.items() if v}
         room = sum(f["Cpus"] for f in free)
-        if not progress or not left or room <= 0:
-            break
+        if (not progress and spin > 0) or not left or room <= 0:
+            break     # (the first spin may give nothing: those at their share get what is left)
         limits = later_limits(room, customers, left, taken)
         allowed = [n for n in order(customers, left) if limits[n] > 0]
         if allowed and all(whole(limits[n]) <= 0 for n in allowed):

@@ -134,3 +134,14 @@ def test_a_ceiling_holds_in_every_spin_of_the_pie():
     capped.weighted_used = 2
     free = [{"Cpus": 10, "Memory": 10**6, "Disk": 10**9}]
     assert spin_the_pie(customers, {"b@h": [("s", _jobs(2, 50))]}, slots, free, 12) == {}
+
+
+def test_a_lone_submitter_over_its_share_still_gets_the_idle_cores():
+    """Whatever the accountant thinks it holds (a match not yet seen as a slot), cores
+    nobody else wants go to it in the next spin: fair share never leaves a pool idle."""
+    slots = [_slot(4)]
+    busy = Customer("a@h", 1000.0)
+    busy.weighted_used = 6
+    free = [{"Cpus": 4, "Memory": 10**6, "Disk": 10**9}]
+    out = spin_the_pie({"a@h": busy}, {"a@h": [("s", _jobs(1, 10))]}, slots, free, 4)
+    assert len(out["s"]) == 4
