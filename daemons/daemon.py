@@ -107,6 +107,7 @@ class Daemon:
         self._starting = True
         self._first_ads_sent = False
         self.failure: BaseException | None = None
+        self.exit_code = 0     # EXIT_REFUSED: stopped for good (the master does not restart it)
         self.log = self._open_log()
         # assignments set from outside (condor_config_val -set/-rset, RemoteParam)
         self.runtime_config = RuntimeConfig(self.table, self.name, self.log)
@@ -283,7 +284,7 @@ class Daemon:
         if self.failure is not None:
             self.log.error("%s failed: %r", self.name, self.failure)
             return 1
-        return 0
+        return self.exit_code
 
     def _write_address_file(self) -> None:
         """``<NAME>_ADDRESS_FILE`` (STARTD_ADDRESS_FILE, ...), where HTCondor's tools find a

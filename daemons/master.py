@@ -59,8 +59,8 @@ from jobledger.daemons.orphans import JOB_MARKER, become_subreaper, end_descenda
 from jobledger.daemons.safe_open import private_layout
 from jobledger.eventcore.errors import HTCondorException, JournalError, TokenError
 
-START_ORDER = ["collector", "shared_port", "negotiator", "schedd", "startd", "dask_startd"]
-STOP_ORDER = ["shared_port", "dask_startd", "startd", "negotiator", "schedd", "collector"]
+START_ORDER = ["collector", "shared_port", "negotiator", "credd", "schedd", "startd", "dask_startd"]
+STOP_ORDER = ["shared_port", "dask_startd", "startd", "negotiator", "credd", "schedd", "collector"]
 # DaemonCommand values (eventcore.enums) the master acts on.
 OFF_COMMANDS = {454, 461, 484} | DC_OFF   # DaemonsOff*, Off*
 DAEMON_OFF, DAEMON_ON = 467, 469

@@ -41,7 +41,7 @@ REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "O
 REUSE_SCAN = 20     # idle jobs of other clusters looked at for one that may take a freed claim
 ACTIVATE_WORKERS = 8
 CONTINUED_KEPT = 256    # next jobs remembered for a starter's retried report
-SLOT_ATTRS = ("Owner", "ClusterId", "ProcId", "AccountingGroup", "User")   # what a startd keeps of a job it runs
+SLOT_ATTRS = ("Owner", "ClusterId", "ProcId", "AccountingGroup", "User", "MaxJobRetirementTime")   # what a startd keeps of a job it runs
 
 
 class Matches:

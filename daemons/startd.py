@@ -37,10 +37,13 @@ import time
 import traceback
 
 from jobledger.daemons import adwire, ipc
-from jobledger.daemons.daemon import Daemon, alive, filesystem_domain, main_for, process_start_time
+from jobledger.daemons.daemon import (DC_RECONFIG, EXIT_REFUSED, Daemon, alive, filesystem_domain, main_for,
+                                      process_start_time)
 from jobledger.daemons.machine_facts import machine_facts
 from jobledger.daemons.orphans import become_subreaper, kill_leftovers
 from jobledger.daemons.starter import SIGNALS, Starter
+from jobledger.daemons.startd_drain import Drain, check, check_args
+from jobledger.eventcore.enums import CompletionType
 from jobledger.daemons.threadnames import name_this_thread
 from jobledger.eventcore.errors import HTCondorException
 
@@ -215,6 +218,8 @@ class Startd(Daemon):
         self._shown: set[str] | None = None   # dynamic slots in the collector (None: unknown)
         self.launcher: Launcher | None = None
         self.job_starts = 0
+        self.drain: Drain | None = None          # the drain request in force (daemons.startd_drain)
+        self.last_drain = (0, 0)                 # LastDrainStartTime, LastDrainStopTime
 
     def setup(self) -> None:
         self._adopt_previous()
@@ -273,6 +278,76 @@ class Startd(Daemon):
 
     def _check_starters(self) -> None:
         self._forget(lambda slot: slot["pid"] and not alive(slot["pid"], slot["start"]))
+        self._drain_step()
+
+    # -- draining ------------------------------------------------------------------
+    def _drain_jobs(self, peer, how: int = 0, on_completion: int = 0, check_expr: str | None = None,
+                    start_expr: str | None = None, reason: str | None = None) -> str:
+        """DRAIN_JOBS: the request id; refused if one is in force or ``check_expr`` fails."""
+        how, on_completion = check_args(how, on_completion, check_expr, start_expr, reason)
+        check(check_expr, self.slot_ads())
+        with self._lock:
+            if self.drain is not None:
+                raise HTCondorException(f"{self.slot_name} is already draining "
+                                        f"(request {self.drain.request_id})")
+            retirement = self.config_float("MAXJOBRETIREMENTTIME", 0.0)
+            self.drain = Drain(how, on_completion, start_expr, reason, time.time(), retirement,
+                               self.config("DEFAULT_DRAINING_START_EXPR", "false") or "false")
+            self.last_drain = (self.drain.began, self.last_drain[1])
+        self.log.info("draining (%s, request %s): %s", self.drain.how.name, self.drain.request_id,
+                      self.drain.reason)
+        self._drain_step()
+        self._changed.set()
+        return self.drain.request_id
+
+    def _cancel_drain(self, peer, request_id: str | None = None) -> bool:
+        """CANCEL_DRAIN_JOBS: the machine takes jobs again (jobs already vacated stay so)."""
+        with self._lock:
+            if self.drain is None or (request_id is not None and request_id != self.drain.request_id):
+                raise HTCondorException(f"no draining request {request_id or ''} to cancel".replace("  ", " "))
+            self.log.info("draining cancelled (request %s)", self.drain.request_id)
+            self.drain = None
+            self.last_drain = (self.last_drain[0], int(time.time()))
+        self._slot_freed()
+        return True
+
+    def _vacate(self, peer, slot: str | None = None, fast: bool = False) -> int:
+        """Vacate the job of ``slot`` (every job when None): it goes back to idle."""
+        with self._lock:
+            chosen = [claim for claim, s in self.claims.items()
+                      if any(s["resources"].values()) and slot in (None, s["name"])]
+        if slot is not None and not chosen:
+            raise HTCondorException(f"no claimed slot {slot}")
+        for claim in chosen:
+            self._signal(peer, claim, "kill" if fast else "vacate")
+        return len(chosen)
+
+    def _drain_step(self) -> None:
+        """Vacate the jobs whose time came; once none is left, do what the request said."""
+        with self._lock:
+            drain = self.drain
+            if drain is None:
+                return
+            due = drain.due(self.claims, time.time())
+            drain.signalled.update(claim for claim, _ in due)
+            busy = any(any(s["resources"].values()) for s in self.claims.values())
+        for claim, what in due:
+            self.log.info("draining: %s the job of claim %s", what, claim)
+            self._signal({}, claim, what)
+        if busy or drain.completed:
+            return
+        drain.completed = True
+        self._changed.set()
+        self.log.info("draining complete (request %s)", drain.request_id)
+        if drain.on_completion is CompletionType.Resume:
+            self._cancel_drain({}, drain.request_id)
+        elif drain.on_completion is CompletionType.Reconfig:
+            self.daemon_command({}, DC_RECONFIG)
+            self._cancel_drain({}, drain.request_id)
+        elif drain.on_completion in (CompletionType.Restart, CompletionType.Exit):
+            if drain.on_completion is CompletionType.Exit:
+                self.exit_code = EXIT_REFUSED
+            self.stopping.set()
 
     def _forget(self, finished) -> None:
         """Drop the claims whose starters are gone; ask for a negotiation if that freed
@@ -300,6 +375,9 @@ class Startd(Daemon):
             "activate": self._activate,
             "signal": self._signal,
             "slots": lambda peer: self.slot_ads(),
+            "drain": self._drain_jobs,
+            "cancel_drain": self._cancel_drain,
+            "vacate": self._vacate,
             "claims": lambda peer: self._claims(),
         })
         return handlers
@@ -318,6 +396,8 @@ class Startd(Daemon):
                 raise HTCondorException("the startd is shutting down")
             if claim in self.claims:
                 raise HTCondorException(f"claim {claim} is already active")
+            if self.drain is not None and (reuse or self.drain.start_expr is None):
+                raise HTCondorException(f"{self.slot_name} is draining: claim {claim} not started")
             free = self.free()
             old = self.claims.get(reuse) if reuse else None
             if (old is not None and old.get("owner") == job.get("Owner")
@@ -337,7 +417,8 @@ class Startd(Daemon):
             slot = {"name": f"slot1_{number}@{self.host}", "resources": wanted,
                     "job": f"{job.get('ClusterId')}.{job.get('ProcId')}",
                     "owner": job.get("Owner"), "group": job.get("AccountingGroup"),
-                    "user": job.get("User") or job.get("Owner"), "pid": 0, "start": None, "since": int(time.time())}
+                    "user": job.get("User") or job.get("Owner"),
+                    "retirement": job.get("MaxJobRetirementTime"), "pid": 0, "start": None, "since": int(time.time())}
             self.job_starts += 1
             if continuing:      # the same dynamic slot and starter, a new claim and job
                 del self.claims[reuse]
@@ -423,12 +504,17 @@ class Startd(Daemon):
                      ChildState=["Claimed"] * len(claims), ChildActivity=["Busy"] * len(claims),
                      ChildCpus=[slot["resources"]["Cpus"] for slot in claims],
                      ChildRemoteOwner=[slot.get("owner") or "" for slot in claims])
+        drain = self.drain
+        pslot.update(Draining=False, LastDrainStartTime=self.last_drain[0],
+                     LastDrainStopTime=self.last_drain[1])
+        if drain is not None:
+            pslot.update(drain.slot_attrs(any(any(s["resources"].values()) for s in claims), True))
         ads = [pslot]
         for slot in claims:
             resources = slot["resources"]
             if not any(resources.values()):
                 continue   # handed over to the next job's claim: that claim is the slot now
-            ads.append(dict(base, Name=slot["name"], SlotType="Dynamic", PartitionableSlot=False,
+            dslot = dict(base, Name=slot["name"], SlotType="Dynamic", PartitionableSlot=False,
                             DynamicSlot=True, State="Claimed", Activity="Busy",
                             Cpus=resources["Cpus"], Memory=resources["Memory"],
                             Disk=resources["Disk"], JobId=slot["job"],
@@ -436,7 +522,9 @@ class Startd(Daemon):
                             RemoteUser=slot.get("user") or slot.get("owner") or "",
                             EnteredCurrentState=slot["since"], EnteredCurrentActivity=slot["since"],
                             TotalSlots=1 + len(claims),
-                            **_accounting_group(slot)))
+                            **_accounting_group(slot))
+            dslot.update(drain.slot_attrs(True, False) if drain is not None else {"Draining": False})
+            ads.append(dslot)
         return ads
 
     def ads(self) -> list[dict]:

@@ -48,6 +48,8 @@ import subprocess
 import time
 
 from jobledger.daemons import ipc, transfer
+from jobledger.daemons.config_files import config_value, read_pool_config
+from jobledger.daemons.credentials import CREDS_DIR, Store, directories, services_of
 from jobledger.daemons.daemon import filesystem_domain, process_start_time
 from jobledger.daemons.orphans import become_subreaper, sweep_leftovers
 from jobledger.daemons.safe_open import safe_open
@@ -147,6 +149,7 @@ def job_environment(job: dict, scratch: str) -> dict[str, str]:
 
 # Hold codes (schedd.md 2.1) for what can fail while starting a job.
 HOLD_SPAWN, HOLD_OUTPUT, HOLD_INPUT, HOLD_IWD = 6, 7, 8, 14
+HOLD_CREDENTIALS = 4      # CorruptedCredential: a credential the job needs is not there
 
 
 class SpawnFailed(Exception):
@@ -239,6 +242,7 @@ class Starter:
                            "message": str(exc), "start": start, "end": time.time()}
             else:
                 outcome = self._wait(start)
+                shutil.rmtree(os.path.join(self.scratch, CREDS_DIR), ignore_errors=True)   # never sent back
                 if self.sandboxed:
                     self._send_output(outcome)
         return outcome
@@ -311,9 +315,13 @@ class Starter:
                 _stage(HOLD_OUTPUT, opened, streams[2], iwd, "wb", owner)
             if self.marks_start:    # this starter works: what kills it from now on is not the job's fault
                 write_atomically(os.path.join(self.scratch, STARTER_RECORD), {"spawning": time.time()})
+            env = job_environment(job, self.scratch)
+            creds = self._credentials(owner)
+            if creds is not None:
+                env["_CONDOR_CREDS"] = creds
             try:
                 child = subprocess.Popen([cmd, *job_arguments(job)], cwd=iwd, stdin=stdin, stdout=stdout,
-                                         stderr=stderr, env=job_environment(job, self.scratch),
+                                         stderr=stderr, env=env,
                                          process_group=0, close_fds=True, preexec_fn=self._preexec(),
                                          **self._popen_ids())
             except OSError as exc:
@@ -324,6 +332,23 @@ class Starter:
             for handle in opened:
                 handle.close()
         return child
+
+    def _credentials(self, owner) -> str | None:
+        """The credentials the job asks for (``OAuthServicesNeeded``, ``SendCredential``)
+        copied from the credential directory into its sandbox: the directory's path, or
+        None when it asks for none.  ``SpawnFailed`` (held) when one is not stored."""
+        services = services_of(self.job.get("OAuthServicesNeeded"))
+        kerberos = self.job.get("SendCredential") is True
+        if not services and not kerberos:
+            return None
+        user = self.job.get("User") or self.job.get("Owner") or ""
+        ids = self._owner_ids()
+        try:
+            config = read_pool_config(os.environ.get("CONDOR_CONFIG", ""))
+            store = Store(*directories(lambda name, default=None: config_value(config, name, default)))
+            return store.install(str(user), services, kerberos, self.scratch, ids)
+        except (OSError, HTCondorException) as exc:
+            raise SpawnFailed(HOLD_CREDENTIALS, OSError(errno.ENOENT, f"job credentials: {exc}")) from exc
 
     def _preexec(self):
         """A scheduler-universe job (DAGMan) dies the moment its starter does (a second

@@ -33,6 +33,8 @@ _REEXPORTS = {
                                         "poll"),
     "jobledger.daemons.negotiator_client": ("Negotiator",),
     "jobledger.daemons.secman": ("ping", "SecurityContext"),
+    "jobledger.daemons.startd_client": ("Startd",),
+    "jobledger.daemons.credd_client": ("Credd", "CredCheck", "CredType", "CredTypes"),
     "jobledger.daemons.dagman.control": ("DAGMan",),
     "jobledger.daemons.debuglog": ("disable_debug", "enable_debug", "enable_log", "log", "set_subsystem"),
     "jobledger.daemons.submit_env": ("Submit",),
@@ -52,7 +54,7 @@ __version__ = "0.1.0"
 __all__ = [
     # pool
     "RemoteParam",
-    "Collector", "Schedd", "SubmitResult", "DAGMan", "Negotiator", "platform", "send_command", "version", "param", "reload_config",
+    "Collector", "Schedd", "SubmitResult", "DAGMan", "Negotiator", "Startd", "Credd", "CredCheck", "CredType", "CredTypes", "platform", "send_command", "version", "param", "reload_config",
     "disable_debug", "enable_debug", "enable_log", "log", "set_subsystem", "ping", "SecurityContext",
     "AdType", "AdTypes", "CompletionType", "DaemonCommand", "DaemonCommands", "DaemonType",
     "DaemonTypes", "DrainType", "DrainTypes", "JobAction", "LogLevel", "QueryOpt", "QueryOpts",

@@ -27,7 +27,9 @@ STARTER_JOB_ATTRS = ("ClusterId", "ProcId", "Cmd", "Arguments", "Args", "Environ
                      "TransferOutputRemaps", "TransferExecutable", "TransferIn", "TransferOut",
                      "TransferErr", "FileSystemDomain", "RequestDisk", "RequestGPUs",
                      "MaxTransferInputMB", "MaxTransferOutputMB",
-                     "AccountingGroup", "User")   # whose the slot is (the accountant charges it)
+                     "AccountingGroup", "User",   # whose the slot is (the accountant charges it)
+                     "MaxJobRetirementTime",      # how long a draining startd lets it run
+                     "OAuthServicesNeeded", "SendCredential")   # credentials for its sandbox
 TRANSFER_FAILURES = {12: "Transfer output files failure", 13: "Transfer input files failure",
                      32: "Transfer input files failure", 33: "Transfer output files failure"}
 

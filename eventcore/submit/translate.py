@@ -75,6 +75,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "accounting_group": ("accounting_group", "AcctGroup"),
     "accounting_group_user": ("accounting_group_user", "AcctGroupUser"),
     "nice_user": ("nice_user", "NiceUser"),
+    "use_oauth_services": ("use_oauth_services",),
+    "send_credential": ("send_credential", "SendCredential"),
     "image_size": ("image_size", "ImageSize"),
     "disk_usage": ("disk_usage", "DiskUsage"),
     "machine_count": ("machine_count", "node_count"),
@@ -612,6 +614,22 @@ def _accounting(job: Job) -> dict[str, str]:
         who = unquoted(user) if user is not None else job.owner
         out["AcctGroup"] = quote(group)
         out["AccountingGroup"] = quote(f"{group}.{who}" if who else group)
+    return out
+
+
+@rule("use_oauth_services", "send_credential")
+def _credentials(job: Job) -> dict[str, str]:
+    """The credentials a job's sandbox gets (``_CONDOR_CREDS``): OAuth services by name
+    (``service*handle`` with a handle), and with ``send_credential`` the Kerberos one."""
+    out = {}
+    services = job.get("use_oauth_services")
+    if services is not None:
+        names = [n for n in re.split(r"[\s,]+", unquoted(services).strip()) if n]
+        if names:
+            out["OAuthServicesNeeded"] = quote(",".join(names))
+    send = job.get("send_credential")
+    if send is not None and boolean(send, "send_credential"):
+        out["SendCredential"] = "true"
     return out
 
 

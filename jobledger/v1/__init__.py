@@ -18,6 +18,8 @@ from jobledger.eventcore.submit.description import QueueItemsIterator
 from jobledger.daemons.config_files import reload_config
 from jobledger.daemons.query_streams import BlockingMode, BulkQueryIterator, HistoryIterator, QueryIterator, poll
 from jobledger.daemons.negotiator_client import Negotiator
+from jobledger.daemons.startd_client import Startd
+from jobledger.daemons.credd_client import CredCheck, Credd, CredStatus, CredTypes
 from jobledger.daemons.debuglog import enable_debug, enable_log, log, set_subsystem
 from jobledger.daemons.secman import SecMan, Token, TokenRequest
 from jobledger.daemons.submit_env import Submit
@@ -35,7 +37,7 @@ from jobledger.tracking.jobeventlog import JobEventLogV1 as JobEventLog
 __version__ = "24.0.0"
 
 __all__ = [
-    "Collector", "Schedd", "SubmitResult", "Transaction", "Negotiator", "platform", "send_command", "version", "param",
+    "Collector", "Schedd", "SubmitResult", "Transaction", "Negotiator", "Startd", "Credd", "CredCheck", "CredStatus", "CredTypes", "platform", "send_command", "version", "param",
     "reload_config", "enable_debug", "enable_log", "log", "set_subsystem", "SecMan", "Token", "TokenRequest", "Submit",
     "AdTypes", "DaemonCommands", "DaemonTypes", "DrainTypes", "FileTransferEventType", "JobAction",
     "LogLevel", "QueryOpts", "SubsystemType", "TransactionFlags", "VacateTypes",
