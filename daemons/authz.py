@@ -47,6 +47,7 @@ COMMAND_LEVELS = {
     ("schedd", "history"): "READ",
     ("schedd", "epoch_history"): "READ",
     ("schedd", "watch"): "READ",
+    ("schedd", "daemon_history"): "READ",
     ("schedd", "head"): "READ",
     ("schedd", "wait_logs"): "READ",
     ("schedd", "new_cluster"): "WRITE",

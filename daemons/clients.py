@@ -352,6 +352,16 @@ class Schedd:
                            **self._epoch_args(constraint, projection, match, since, kwargs))
         return [to_ad(item) for item in items]
 
+    def daemonHistory(self, constraint=None, projection=[], match: int = -1, since=None) -> list:
+        """The schedd's own ads as its daemon history (SCHEDD_DAEMON_HISTORY) recorded them,
+        newest first; ``since``: an ExprTree ending the scan at the first record it is true of."""
+        if since is not None and not isinstance(since, ExprTree):
+            raise TypeError("since must be an ExprTree")
+        items = ipc.stream(self._address, "daemon_history", timeout=300, constraint=_constraint_text(constraint),
+                           projection=_projection(projection), match=int(match),
+                           since=None if since is None else str(since))
+        return [to_ad(item) for item in items]
+
     @classmethod
     def _epoch_args(cls, constraint, projection, match, since, kwargs) -> dict:
         ad_type = kwargs.pop("ad_type", None)

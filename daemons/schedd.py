@@ -43,6 +43,9 @@ from jobledger.daemons.joint_commit import JointCommit
 from jobledger.daemons.projector import Projector
 from jobledger.daemons.queuelog_writer import JobQueueLogWriter
 from jobledger.daemons.schedd_act import Actions
+from jobledger.daemons.daemon_history import MAX_LOG as MAX_DAEMON_LOG
+from jobledger.daemons.daemon_history import DaemonHistory
+from jobledger.daemons.daemon_history import records as daemon_records
 from jobledger.daemons.schedd_epochs import epoch_history
 from jobledger.daemons.schedd_watch import watch_stream
 from jobledger.daemons.schedd_dagman import dagman_progress, post_script_terminated
@@ -160,6 +163,10 @@ class Schedd(Daemon):
                                                wake=self.store.wake_waiters, log=self.log)
             self.queue_log.catch_up()
         self.queries = Queries(self.store, self.query_budget)
+        self.daemon_history = DaemonHistory(
+            self.config("SCHEDD_DAEMON_HISTORY", str(self.spool_dir / "schedd_daemon_history")), "SCHEDD",
+            self.config_float("SCHEDD_HISTORY_RECORD_INTERVAL", 900.0),
+            self.config_int("MAX_DAEMON_HISTORY_LOG", MAX_DAEMON_LOG), self.log)
         self.runs = Runs(self.store, self.log, self._startd_call, self.spool_dir, signal_local)
         self.matches = Matches(self.store, self.runs, self.log, self.spool_dir, self.reuse_claims)
         self.actions = Actions(self.store, self.runs, self.spool_dir, self.want_cycle)
@@ -222,6 +229,8 @@ class Schedd(Daemon):
         submitters = self.submitter_ads(ad)
         ad["NumUsers"] = len(submitters)
         ad["MaxJobsRunning"] = self.config_int("MAX_JOBS_RUNNING", 10000)
+        if self.queries is not None:      # started: the ad goes to the daemon history too
+            self.daemon_history.maybe_write(ad)
         return [ad] + submitters
 
     def submitter_ads(self, schedd_ad: dict) -> list[dict]:
@@ -282,6 +291,7 @@ class Schedd(Daemon):
             "history": lambda peer, **a: self._after_logs(self.queries.history(**a)),
             "epoch_history": lambda peer, **a: self._after_logs(epoch_history(self.store, **a)),
             "watch": lambda peer, **a: watch_stream(self.store, stop=self.stopping, **a),
+            "daemon_history": lambda peer, **a: ipc.Streamed([daemon_records(self.daemon_history.path, **a)]),
             "act": lambda peer, **a: self.actions.act(peer_owner(peer), **a, only=restricted_to(peer)),
             "edit": lambda peer, **a: self.actions.edit(peer_owner(peer), **a, only=restricted_to(peer)),
             "reschedule": lambda peer: self.want_cycle(),
