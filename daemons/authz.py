@@ -64,6 +64,19 @@ COMMAND_LEVELS = {
     ("collector", "token_request_list"): "ADMINISTRATOR",
     ("collector", "token_request_approve"): "ADMINISTRATOR",
     ("collector", "token_fetch"): "READ",
+    # the accountant (daemons/accounting.py): reading is READ, changing it ADMINISTRATOR
+    ("negotiator", "priorities"): "READ",
+    ("negotiator", "accounting_ads"): "READ",
+    ("negotiator", "resources"): "READ",
+    ("negotiator", "accountant"): "ADMINISTRATOR",
+    # draining and vacating a machine (daemons/startd_drain.py)
+    ("startd", "drain"): "ADMINISTRATOR",
+    ("startd", "cancel_drain"): "ADMINISTRATOR",
+    ("startd", "vacate"): "ADMINISTRATOR",
+    # a user's own credentials (daemons/credd.py keeps a non-super user to their own)
+    ("credd", "store_cred"): "WRITE",
+    ("credd", "check_services"): "READ",
+    ("credd", "get_service_cred"): "WRITE",
 }
 # the collector's advertise command names -> the ADVERTISE_* level they need
 ADVERTISE = {"UPDATE_STARTD_AD": "ADVERTISE_STARTD", "UPDATE_SCHEDD_AD": "ADVERTISE_SCHEDD",

@@ -41,11 +41,7 @@ class Credd(Daemon):
         return handlers
 
     def _user(self, peer, user: str | None) -> str:
-        if user is None:
-            user = f"{pwd.getpwuid(peer['uid']).pw_name}@{self.domain}"
-        if not isinstance(user, str) or "@" not in user:
-            raise CredentialError(f"user {user!r} is not of the form: account@domain")
-        return user
+        return whose(peer, user, self.domain)
 
     def _store_cred(self, peer, op: str, kind: int, user: str | None = None, credential: str | None = None,
                     service: str | None = None, handle: str | None = None, refresh: bool | None = None):
@@ -91,6 +87,19 @@ class Credd(Daemon):
                 from jobledger.daemons.credentials import read_private
                 return base64.b64encode(read_private(path)).decode()
         raise CredentialError(f"no {service} credential of {user} is stored")
+
+
+def whose(peer: dict, user: str | None, domain: str) -> str:
+    """Whose credential: ``user``, by default the caller.  A caller the pool's port
+    authenticated (``peer["user"]``) who is not a super user may name only itself."""
+    caller = peer.get("user")
+    if user is None:
+        user = str(caller) if caller else f"{pwd.getpwuid(peer['uid']).pw_name}@{domain}"
+    if not isinstance(user, str) or "@" not in user:
+        raise CredentialError(f"user {user!r} is not of the form: account@domain")
+    if caller and not peer.get("super") and user.partition("@")[0] != str(caller).partition("@")[0]:
+        raise CredentialError(f"{caller} may not reach the credentials of {user}")
+    return user
 
 
 def _decode(text: str | None) -> bytes:

@@ -9,7 +9,7 @@ from jobledger.daemons.accounting import Accountant
 from jobledger.daemons.negotiator import spin_the_pie
 from jobledger.eventcore.accounting import Customer, first_limits, later_limits, submitter_of
 from jobledger.eventcore.adwire import exprs_of
-from jobledger.eventcore.errors import HTCondorValueError
+from jobledger.eventcore.errors import HTCondorException, HTCondorValueError
 
 
 def test_real_priority_decays_towards_usage_with_the_half_life():
@@ -145,3 +145,17 @@ def test_a_lone_submitter_over_its_share_still_gets_the_idle_cores():
     free = [{"Cpus": 4, "Memory": 10**6, "Disk": 10**9}]
     out = spin_the_pie({"a@h": busy}, {"a@h": [("s", _jobs(1, 10))]}, slots, free, 4)
     assert len(out["s"]) == 4
+
+
+def test_a_network_user_reaches_only_its_own_credentials():
+    from jobledger.daemons.credd import whose
+    from jobledger.daemons.authz import command_level
+    assert whose({"uid": 0, "user": "alice@pool"}, None, "h") == "alice@pool"
+    assert whose({"uid": 0, "user": "alice@pool"}, "alice@h", "h") == "alice@h"
+    with pytest.raises(HTCondorException, match="may not reach"):
+        whose({"uid": 0, "user": "alice@pool"}, "bob@h", "h")
+    assert whose({"uid": 0, "user": "root@pool", "super": True}, "bob@h", "h") == "bob@h"
+    assert command_level("negotiator", "accountant") == "ADMINISTRATOR"
+    assert command_level("negotiator", "priorities") == "READ"
+    assert command_level("startd", "drain") == "ADMINISTRATOR"
+    assert command_level("credd", "store_cred") == "WRITE"
