@@ -60,7 +60,7 @@ def parse(argv: list[str]) -> dict:
                 raise Usage(f"ERROR: Option '{arg}' requires an argument\n")
             index += 1
             opts[VALUED[arg]] = argv[index]
-        elif arg == "-h":
+        elif arg.startswith(("-h", "--h")):  # HTCondor's tool takes any -h... as -h
             raise Usage()
         elif arg == "-c":
             opts["pool"] = True
