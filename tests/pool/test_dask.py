@@ -443,15 +443,26 @@ def _run_fleet(pool, workers: dict, tmp_path: Path) -> None:
 
 
 def job_processes(base: Path) -> list[int]:
-    """Pids of processes whose working directory is a job sandbox on a worker under ``base``."""
-    found = []
+    """Pids of processes whose working directory is a job sandbox on a worker under ``base``
+    (a job's children, a ``sleep`` its script runs, count too)."""
+    return list(_sandbox_cwds(base))
+
+
+def job_sandboxes(base: Path) -> set[str]:
+    """The job sandboxes on workers under ``base`` that some process is working in: one per
+    running job, however many processes the job has at the moment."""
+    return set(_sandbox_cwds(base).values())
+
+
+def _sandbox_cwds(base: Path) -> dict[int, str]:
+    found = {}
     for entry in os.listdir("/proc"):
         try:
             where = os.readlink(f"/proc/{entry}/cwd")
         except OSError:
             continue
         if where.startswith(str(base)) and "/jobledger_" in where:
-            found.append(int(entry))
+            found[int(entry)] = where
     return found
 
 

@@ -21,7 +21,7 @@ import jobledger as htcondor
 from jobledger.daemons.audit import audit
 from jobledger.daemons.personal import PersonalPool
 from tests.pool.conftest import stop_and_check, wait_until
-from tests.pool.test_dask import events, job_processes, start_scheduler, start_worker, stop_all, worker_names
+from tests.pool.test_dask import events, job_processes, job_sandboxes, start_scheduler, start_worker, stop_all, worker_names
 
 pytest.importorskip("distributed")
 
@@ -34,8 +34,7 @@ def test_worker_stopped_past_its_lease_loses_its_jobs_once(tmp_path: Path):
     try:
         stopped = start_worker(address, tmp_path / "stopped", "stopped", nthreads=2)
         processes.append(stopped)
-        # a cycle every 2 s: a job the first cycle leaves unmatched (its slot's ad not yet
-        # showing the first claim) goes in the next one, not a whole default interval later
+        # a cycle every 2 s: the evicted jobs find the spare's slot soon, not a default interval later
         pool = PersonalPool(local_dir=tmp_path / "pool", config={
             "DASK_SCHEDULER_ADDRESS": address, "DAEMON_LIST": "MASTER COLLECTOR NEGOTIATOR SCHEDD",
             "NEGOTIATOR_INTERVAL": "2"})
@@ -63,7 +62,7 @@ def _partition(pool, address: str, stopped, processes: list, tmp_path: Path) -> 
         "executable": "job.sh", "arguments": f"{gate} $(ProcId)", "initialdir": str(iwd),
         "should_transfer_files": "YES", "transfer_output_remaps": '"result.txt=result$(ProcId).txt"',
         "log": str(log)}), count=2)
-    wait_until(lambda: len(job_processes(tmp_path / "stopped")) == 2, 60, what="both jobs on the worker")
+    wait_until(lambda: len(job_sandboxes(tmp_path / "stopped")) == 2, 60, what="both jobs on the worker")
 
     spare = start_worker(address, tmp_path / "spare", "spare", nthreads=2)
     processes.append(spare)
@@ -72,7 +71,7 @@ def _partition(pool, address: str, stopped, processes: list, tmp_path: Path) -> 
     wait_until(lambda: [int(e.type) for e in events(log)].count(4) == 2, 90,
                what="both jobs evicted once the lease ran out")
     assert not any("@dask-stopped@" in n for n in worker_names(pool))
-    wait_until(lambda: len(job_processes(tmp_path / "spare")) == 2, 60, what="both jobs again on the spare")
+    wait_until(lambda: len(job_sandboxes(tmp_path / "spare")) == 2, 60, what="both jobs again on the spare")
     gate.unlink()                             # every run may end now, the stale ones too
     wait_until(lambda: [int(e.type) for e in events(log)].count(5) == 2, 60, what="both jobs to end")
     wait_until(lambda: not job_processes(tmp_path / "stopped"), 30, what="the stale jobs to end")
