@@ -48,8 +48,7 @@ def usual(scope):
     (VARS without PREPEND/APPEND, RETRY node count, PARENT a CHILD b; 3 * 10^5 of them at 10^5
     nodes), applied without making a ``Line``, when the nodes they name are made and the
     line is good.  Any other line is left to its handler (False)."""
-    names, prefix, edges, pairs, special, keywords = (scope.names, scope.prefix, scope.edges, _VARS_PAIRS,
-                                                      _SPECIAL, KEYWORDS)
+    names, prefix, pairs, special, keywords = scope.names, scope.prefix, _VARS_PAIRS, _SPECIAL, KEYWORDS
     top = scope.dag.source
 
     def now(text: str, source: str, number: int, words: list) -> bool:
@@ -66,19 +65,7 @@ def usual(scope):
                 up, down = names.get(prefix + words[1]), names.get(prefix + words[3])
                 if up is not None and down is not None and up is not down and up.kind not in special \
                         and down.kind not in special:
-                    key = (up.name, down.name)           # as _edge does, without a call
-                    if key not in edges:
-                        edges[key] = number if source == top else (source, number)
-                        if up.order >= down.order:
-                            scope.backward = True
-                        if up.children:
-                            up.children.append(down.name)
-                        else:
-                            up.children = [down.name]
-                        if down.parents:
-                            down.parents.append(up.name)
-                        else:
-                            down.parents = [up.name]
+                    _edge(scope, up, down, number if source == top else (source, number))
                     return True
         elif keyword == "RETRY":
             if len(words) == 3 and words[2].isdigit() and words[2].isascii():
