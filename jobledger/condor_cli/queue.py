@@ -9,6 +9,8 @@ unless ids, owners or ``-allusers`` are given.
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 import time
 
@@ -66,6 +68,7 @@ class Options:
         self.mode = "batch"          # batch, nobatch, run, hold, idle
         self.totals = False
         self.wide = False
+        self.wide_width = 0          # -wide:N -- cut at N-1 columns, terminal or not
         self.dag = False             # -dag: with -nobatch, node jobs under their DAGMan jobs
         self.limit = -1
         self.output = Output(PROG)
@@ -92,7 +95,13 @@ def parse(argv: list[str], prog: str = PROG) -> Options:
         elif args.flag("run", 1) or args.flag("hold", 2) or args.flag("idle", 2):
             opts.mode = next(m for m in ("run", "hold", "idle") if args.flag(m, 1))
         elif args.flag("wide", 1):
-            opts.wide = True
+            opts.wide = not args.qualifier
+            if args.qualifier:
+                try:
+                    opts.wide_width = int(args.qualifier)
+                except ValueError:
+                    raise Usage(f"Error: -wide:{args.qualifier}: the width must be a number",
+                                show_usage=False) from None
         elif args.flag("limit", 3):
             opts.limit = args.int_value()
             if opts.limit < 1:
@@ -178,7 +187,7 @@ def run(argv: list[str]) -> int:
     if opts.output.write(out, ads):
         return 0
     out.write(banner(location))
-    out.write(job_table(opts, ads))
+    out.write(job_table(opts, ads, line_width(opts, out)))
     if opts.mode != "run":
         out.write(totals(opts, schedd, constraint, ads, me))
     return 0
@@ -197,11 +206,31 @@ def banner(location) -> str:
     return f"\n\n-- Schedd: {location.get('Name', '')} : {address} @ {stamp}\n"
 
 
-def job_table(opts: Options, ads: list) -> str:
+def line_width(opts: Options, out=None) -> int:
+    """Where condor_q cuts a job line (0: nowhere), HTCondor's rule (queue.cpp): without
+    -wide, and only when standard output is a terminal, at its width less one; ``-wide:N``
+    at N less one; into a pipe or a file, and with -wide, lines are whole -- the last column
+    (CMD, HOLD_REASON, HOST(S)) included."""
+    if opts.wide_width > 0:
+        return opts.wide_width - 1
+    if opts.wide:
+        return 0
+    columns = terminal_columns(out if out is not None else sys.stdout)
+    return columns - 1 if columns > 0 else 0
+
+
+def terminal_columns(out) -> int:
+    """The terminal's width if ``out`` is one (HTCondor's getConsoleWindowSize), else -1."""
+    try:
+        return os.get_terminal_size(out.fileno()).columns
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return -1
+
+
+def job_table(opts: Options, ads: list, width: int = 0) -> str:
     if opts.mode == "batch":
         return batch_table(ads)
     columns = {"run": table.JOB_RUN, "hold": table.JOB_HOLD}.get(opts.mode, table.JOB_DEFAULT)
-    width = 0 if opts.wide else 79     # HTCondor: the display's 80 columns less one
     if opts.dag and opts.mode == "nobatch":
         columns, ads = table.JOB_DAG, dag_order(ads)
     return table.heading_line(columns) + "".join(table.row_line(columns, ad, width) for ad in ads)

@@ -32,16 +32,62 @@ def test_nobatch_lines_match_the_man_page_example():
                     " 592.1   wenger          9/13 16:05   0+00:00:13 R  0    0.0 sleep 300\n")
 
 
-def test_nobatch_cuts_the_command_at_79_columns_unless_wide():
-    # HTCondor's condor_q sets its print mask to the display's width less one (80 - 1 when
-    # not a terminal): the man page's -dag example cuts "condor_dagman -p 0 ..." to "condor_dagman -"
-    from jobledger.condor_cli.queue import Options, job_table
+def _terminal(columns: int):
+    """A real terminal (a pty) ``columns`` wide, as a writable file; its other end closed by the caller."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    return leader, os.fdopen(follower, "w")
+
+
+def test_job_lines_are_cut_only_on_a_terminal_as_htcondor_does():
+    # HTCondor's condor_q (queue.cpp): without -wide its print mask is set to the width of the
+    # terminal less one -- the whole line, the last column included; when standard output is
+    # not a terminal (a pipe, a file) it prints wide; -wide:N cuts at N-1 wherever it writes.
+    import io
+    import os
+    from jobledger.condor_cli.queue import Options, job_table, line_width, parse
     opts = Options()
     opts.mode = "nobatch"
     ad = job(1, 0, Cmd="/bin/echo", Arguments="x" * 100)
-    assert [len(line) for line in job_table(opts, [ad]).splitlines()][1] == 79
-    opts.wide = True
-    assert job_table(opts, [ad]).endswith("x" * 100 + "\n")
+    assert line_width(opts, io.StringIO()) == 0
+    assert job_table(opts, [ad], line_width(opts, io.StringIO())).endswith("x" * 100 + "\n")
+    leader, tty = _terminal(80)
+    try:
+        assert line_width(opts, tty) == 79
+        assert [len(line) for line in job_table(opts, [ad], line_width(opts, tty)).splitlines()][1] == 79
+        assert line_width(parse(["-wide"]), tty) == 0
+    finally:
+        tty.close()
+        os.close(leader)
+    assert line_width(parse(["-wide:100"]), io.StringIO()) == 99
+    with pytest.raises(Usage, match="-wide:abc"):
+        parse(["-wide:abc"])
+
+
+def test_hold_reason_is_whole_into_a_pipe_and_cut_on_a_terminal():
+    import io
+    import os
+    from jobledger.condor_cli.queue import Options, job_table, line_width
+    reason = "Error from slot1@host: Failed to execute '/no/such/program': (errno=2: No such file or directory)"
+    ad = job(7, 0, JobStatus=5, EnteredCurrentStatus=1473800700, HoldReasonCode=6, HoldReasonSubCode=2,
+             HoldReason=reason)
+    opts = Options()
+    opts.mode = "hold"
+    piped = job_table(opts, [ad], line_width(opts, io.StringIO())).splitlines()
+    assert piped[0] == " ID      OWNER          HELD_SINCE  CODE/SUB HOLD_REASON"
+    assert piped[1].endswith("   6/2   " + reason) and piped[1].startswith("   7.0   wenger")
+    leader, tty = _terminal(100)
+    try:
+        cut = job_table(opts, [ad], line_width(opts, tty)).splitlines()[1]
+    finally:
+        tty.close()
+        os.close(leader)
+    assert cut == piped[1][:99]
 
 
 def test_nobatch_dag_matches_the_man_page_example():
@@ -60,7 +106,7 @@ def test_nobatch_dag_matches_the_man_page_example():
     ads += [node(c, p, name, 594, 15) for c, name in ((595, "NodeSA"), (596, "NodeSB")) for p in (0, 1)]
     opts = Options()
     opts.mode, opts.dag = "nobatch", True
-    assert job_table(opts, ads[::-1]) == (
+    assert job_table(opts, ads[::-1], 79) == (   # an 80-column terminal, as the man page's
         " ID      OWNER/NODENAME      SUBMITTED     RUN_TIME ST PRI SIZE CMD\n"
         " 591.0   wenger             9/13 16:05   0+00:00:27 R  0    2.4 condor_dagman -\n"
         " 592.0    |-NodeA           9/13 16:05   0+00:00:21 R  0    0.0 sleep 60\n"
