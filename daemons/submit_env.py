@@ -22,6 +22,7 @@ import attrs
 from jobledger.daemons.daemon import filesystem_domain
 from jobledger.daemons.input_files import read_text
 from jobledger.daemons.safe_open import safe_open_fd
+from jobledger.daemons.transfer import tree_size
 from jobledger.eventcore.submit import description as _description
 from jobledger.eventcore.submit import jobs as _jobs
 
@@ -57,19 +58,12 @@ class OsSubmitEnvironment:
             return None
 
     def input_size(self, path: str) -> int:
-        """A file's size, or a directory's files' total (symlinks not followed into
-        directories, as a transfer copies them); 0 for what cannot be read."""
-        full = self._path(path)
-        if not os.path.isdir(full):
-            return self.file_size(path) or 0
-        total = 0
-        for top, _, names in os.walk(full):
-            for name in names:
-                try:
-                    total += os.stat(os.path.join(top, name)).st_size
-                except OSError:
-                    continue
-        return total
+        """A file's size, or a directory's files' total, as a transfer would copy
+        them (``transfer.tree_size``); 0 for what cannot be read."""
+        try:
+            return tree_size(self._path(path))
+        except OSError:
+            return 0
 
     def getenv(self, name: str) -> str | None:
         return os.environ.get(name)

@@ -133,17 +133,32 @@ def _special(path: str, mode: int, code: int = HOLD_INPUT) -> TransferError:
 
 
 def tree_size(path: str) -> int:
-    """Bytes of a file, or of the regular files under a directory (links followed at the top only)."""
+    """Bytes a copy of ``path`` reads: a file's size, or the regular files' under a
+    directory, symbolic links followed as ``_copy_in`` follows them (a directory met
+    again through a link counts once; what cannot be read counts nothing)."""
     info = os.stat(path)
     if not stat.S_ISDIR(info.st_mode):
         return info.st_size
     total = 0
-    for root, _dirs, files in os.walk(path):
+    seen = {(info.st_dev, info.st_ino)}
+    for root, dirs, files in os.walk(path, followlinks=True):
+        kept = []
+        for name in dirs:
+            try:
+                here = os.stat(os.path.join(root, name))
+            except OSError:
+                continue
+            if (here.st_dev, here.st_ino) not in seen:
+                seen.add((here.st_dev, here.st_ino))
+                kept.append(name)
+        dirs[:] = kept
         for name in files:
             try:
-                total += os.lstat(os.path.join(root, name)).st_size
+                entry = os.stat(os.path.join(root, name))
             except OSError:
-                pass
+                continue
+            if stat.S_ISREG(entry.st_mode):
+                total += entry.st_size
     return total
 
 

@@ -176,3 +176,31 @@ def test_a_fifo_the_job_made_is_not_waited_on_as_an_output(tmp_path, sandbox):
         send_output({"Iwd": str(tmp_path)}, [Output("result", str(tmp_path / "result"))], str(sandbox), "1.0")
     assert failed.value.code == 12 and "FIFO" in failed.value.message
     assert not (tmp_path / "result").exists()
+
+
+def test_the_size_counted_before_a_copy_is_what_the_copy_reads(tmp_path, sandbox):
+    """One measure of an input tree, links followed as the copy follows them: the
+    request_disk check before the copy, submit's TransferInputSizeMB and the bytes
+    the copy writes agree (a link counts its target's bytes, not the link's own)."""
+    from jobledger.daemons.submit_env import OsSubmitEnvironment
+    from jobledger.daemons.transfer import tree_size
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "big").write_bytes(b"b" * 50_000)
+    (outside / "deep" / "c").write_bytes(b"c" * 7_000)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a").write_bytes(b"a" * 1_000)
+    os.symlink(outside / "big", data / "to-big")
+    os.symlink(outside / "deep", data / "to-deep")
+    os.symlink(data, data / "loop")          # met again through a link: counted once
+    (data / "dangling").symlink_to(tmp_path / "nothing")
+    assert tree_size(str(data)) == 1_000 + 50_000 + 7_000
+    assert OsSubmitEnvironment(cwd=str(tmp_path)).input_size("data") == 58_000
+    assert OsSubmitEnvironment(cwd=str(tmp_path)).input_size("nothing") == 0
+    os.unlink(data / "loop")                 # (the copy refuses a loop: see the ELOOP test)
+    os.unlink(data / "dangling")
+    copied = stage_input(plan(Source(str(data), "data")), str(sandbox), request_disk_kb=10**9)
+    assert copied == sandbox_bytes(sandbox) == tree_size(str(data))
+    with pytest.raises(TransferError, match="do not fit in the job's request_disk"):
+        stage_input(plan(Source(str(data), "data2")), str(sandbox), request_disk_kb=56)
