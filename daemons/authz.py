@@ -40,6 +40,9 @@ COMMAND_LEVELS = {
     ("*", "config_names"): "READ",
     ("*", "config_val"): "READ",
     ("*", "config_set"): "CONFIG",
+    # a daemon the master started tells it its state and that it is alive (DC_SET_READY, DC_CHILDALIVE)
+    ("master", "set_ready"): "DAEMON",
+    ("master", "child_alive"): "DAEMON",
     ("collector", "query"): "READ",
     ("collector", "locate"): "READ",
     ("collector", "advertise"): "DAEMON",

@@ -130,6 +130,8 @@ class Master(Daemon):
         self.start_times: dict[str, int] = {}    # wall time of the same, for the master's ad
         self.cannot: dict[str, str] = {}         # why the last start of a daemon failed
         self.commanded: set[str] = set()         # stopped by a command that starts it again
+        self.ready: dict[str, str] = {}          # the state a daemon told us (set_ready_state)
+        self.alive_until: dict[str, float] = {}  # monotonic deadline of a daemon's last send_alive
         self._lock = threading.Lock()
         self._lifeline_r, self._lifeline_w = os.pipe()
 
@@ -191,8 +193,13 @@ class Master(Daemon):
             self._schedule(name, now)
             return
         self.cannot.pop(name, None)
+        self.ready.pop(name, None)
+        self.alive_until.pop(name, None)
+        # CONDOR_INHERIT: "<parent pid> <parent address>", where a daemon finds its master
+        # (htcondor.set_ready_state and send_alive read it as HTCondor's daemons do)
         env = dict(os.environ, CONDOR_CONFIG=self.config_file,
-                   JOBLEDGER_LIFELINE_FD=str(self._lifeline_r))
+                   JOBLEDGER_LIFELINE_FD=str(self._lifeline_r),
+                   CONDOR_INHERIT=f"{os.getpid()} {self.address_of('master')}")
         # Only a job's processes carry the job marker (jobledger.daemons.orphans), also in a pool
         # started from inside a job: a starter handed up to us is never taken for one.
         env.pop(JOB_MARKER.decode().rstrip("="), None)
@@ -241,6 +248,9 @@ class Master(Daemon):
                     continue
                 child = self.children.get(name)
                 code = None if child is None else child.poll()
+                if code is None and child is not None and now > self.alive_until.get(name, now):
+                    self._not_responding(name, child)
+                    code = child.returncode
                 if code is None:
                     if child is not None and self.backoff[name].recovered(now - self.started_at[name]):
                         self.log.info("%s recovered", name)
@@ -253,6 +263,42 @@ class Master(Daemon):
                     continue
                 self.log.info("%s (pid %d) exited with %s", name, child.pid, code)
                 self._schedule(name, now)
+
+    def _not_responding(self, name: str, child: subprocess.Popen) -> None:
+        """A daemon that promised a keep-alive (send_alive) and sent none in time is hung:
+        the master kills it, as HTCondor's does after NOT_RESPONDING_TIMEOUT, and the
+        supervisor starts it again after the back-off."""
+        self.log.error("%s (pid %d) sent no keep-alive in time; killing it", name, child.pid)
+        del self.alive_until[name]
+        child.kill()
+        child.wait()
+
+    def _child(self, pid) -> str:
+        """The name of the daemon whose pid is ``pid`` (a bad or foreign pid is a ValueError)."""
+        if isinstance(pid, bool) or not isinstance(pid, int):
+            raise TypeError("pid must be an integer")
+        for name, child in self.children.items():
+            if child.pid == pid and child.poll() is None:
+                return name
+        raise ValueError(f"pid {pid} is not a daemon this master started")
+
+    def _set_ready(self, peer, pid, state="Ready") -> bool:
+        """DC_SET_READY: the daemon ``pid`` says it is in ``state`` (condor_who shows it)."""
+        if not isinstance(state, str) or not state or len(state) > 64 or not state.isprintable():
+            raise ValueError("state must be a short printable string")
+        with self._lock:
+            name = self._child(pid)
+            self.ready[name] = state
+        self.log.info("%s (pid %d) is %s", name, pid, state)
+        return True
+
+    def _child_alive(self, peer, pid, timeout_s) -> bool:
+        """DC_CHILDALIVE: the daemon ``pid`` is alive and will say so again within ``timeout_s`` s."""
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, int) or not 0 < timeout_s <= 10 ** 7:
+            raise ValueError("timeout must be a positive number of seconds")
+        with self._lock:
+            self.alive_until[self._child(pid)] = time.monotonic() + timeout_s
+        return True
 
     def _schedule(self, name: str, now: float) -> None:
         """The next start of ``name``, after HTCondor's back-off (or 1 s after a command)."""
@@ -271,6 +317,8 @@ class Master(Daemon):
             "off": self._off,
             "status": lambda peer: self._status(),
             "command": self._command,
+            "set_ready": self._set_ready,
+            "child_alive": self._child_alive,
         })
         return handlers
 
@@ -312,7 +360,8 @@ class Master(Daemon):
         """Per daemon: pid, running, restarts (starts after the first), exit (the last
         status), state (HTCondor's master ad: Alive, Dead, Hold), failures (in a row,
         the back-off's count), restart_in (seconds to the next start while it is due)
-        and why its last start failed ("cannot")."""
+        why its last start failed ("cannot") and, while it runs, the state it told the
+        master ("ready", set_ready_state)."""
         with self._lock:
             now = time.monotonic()
             return {name: self._daemon_status(name, now) for name in self.daemons
@@ -331,6 +380,8 @@ class Master(Daemon):
                 "daemon_core": name not in self.others}
         if name in self.cannot:
             info["cannot"] = self.cannot[name]
+        if running and name in self.ready:
+            info["ready"] = self.ready[name]
         return info
 
     def ads(self) -> list[dict]:

@@ -44,7 +44,7 @@ NICE = {
     "enable_debug", "disable_debug", "enable_log", "log", "platform", "set_subsystem", "send_command",
     "SubmitMethod", "DaemonCommand", "LogLevel", "SubsystemType", "DrainType", "CompletionType",
     "VacateType", "CommonFilesEventType", "FileTransferEventType", "DAGMan", "Negotiator", "ping", "SecurityContext",
-    "RemoteParam", "HistorySrc", "Startd", "Credd", "CredCheck", "CredType", "CredTypes",
+    "RemoteParam", "HistorySrc", "send_alive", "set_ready_state", "Startd", "Credd", "CredCheck", "CredType", "CredTypes",
     # v1 plural enum names (htcondor2 keeps them as aliases)
     "AdTypes", "DaemonTypes", "QueryOpts", "TransactionFlags", "DrainTypes", "DaemonCommands",
 }

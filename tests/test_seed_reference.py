@@ -32,7 +32,7 @@ DIRECTIVE = re.compile(r"^(\s*)\.\. auto(class|method|function|data|attribute)::
 # belong to the network's issue).
 KNOWN_MISSING = {
     "Schedd.refreshGSIProxy", "Schedd.export_jobs", "Schedd.import_exported_job_results", "Schedd.unexport_jobs",
-    "SecMan.setPoolPassword", "SecMan.setTag", "send_alive",
+    "SecMan.setPoolPassword", "SecMan.setTag",
 }
 TARGET = 170
 

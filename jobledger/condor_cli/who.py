@@ -86,7 +86,7 @@ def daemon_states() -> dict | None:
         elif running:
             up = True               # not a DaemonCore daemon: running is all it can say
         out[name] = {"pid": info.get("pid") or 0, "state": info.get("state", "Dead"), "up": up,
-                     "exit": info.get("exit"), "ppid": pid if running else 0}
+                     "exit": info.get("exit"), "ppid": pid if running else 0, "ready": info.get("ready")}
     return out
 
 
@@ -103,6 +103,8 @@ def ready_ad(states: dict) -> ClassAd:
         key = name.upper()
         ad[key] = info["state"]
         ad[f"{key}_PID"] = info["pid"]
+        if isinstance(info.get("ready"), str):   # what the daemon told its master (set_ready_state)
+            ad[f"{key}_State"] = info["ready"]
     wanted = [n.lower() for n in param.get("DAEMON_LIST", "MASTER").replace(",", " ").split()]
     ad["IsReady"] = all(states.get(n, {}).get("up", False) for n in wanted)
     startd = states.get("startd")

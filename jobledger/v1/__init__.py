@@ -18,6 +18,7 @@ from jobledger.eventcore.submit.description import QueueItemsIterator
 from jobledger.daemons.config_files import reload_config
 from jobledger.daemons.query_streams import BlockingMode, BulkQueryIterator, HistoryIterator, QueryIterator, poll
 from jobledger.daemons.negotiator_client import Negotiator
+from jobledger.daemons.master_client import send_alive, set_ready_state
 from jobledger.daemons.startd_client import Startd
 from jobledger.daemons.credd_client import CredCheck, Credd, CredStatus, CredTypes
 from jobledger.daemons.debuglog import enable_debug, enable_log, log, set_subsystem
@@ -45,5 +46,5 @@ __all__ = [
     "HTCondorLocateError", "HTCondorReplyError", "HTCondorTypeError", "HTCondorValueError",
     "JobStatus", "classad", "dags", "personal", "JobEvent", "JobEventType", "JobEventLog", "__version__",
     "BlockingMode", "BulkQueryIterator", "HistoryIterator", "QueryIterator", "poll", "RemoteParam",
-    "QueueItemsIterator", "_Param",
+    "QueueItemsIterator", "_Param", "send_alive", "set_ready_state",
 ]
