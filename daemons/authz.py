@@ -51,6 +51,7 @@ COMMAND_LEVELS = {
     ("schedd", "epoch_history"): "READ",
     ("schedd", "watch"): "READ",
     ("schedd", "daemon_history"): "READ",
+    ("schedd", "get_claims"): "READ",
     ("schedd", "head"): "READ",
     ("schedd", "wait_logs"): "READ",
     ("schedd", "new_cluster"): "WRITE",

@@ -352,6 +352,15 @@ class Schedd:
                            **self._epoch_args(constraint, projection, match, since, kwargs))
         return [to_ad(item) for item in items]
 
+    def get_claims(self, constraint=None, projection=[]) -> list:
+        """The slots this schedd holds claims on, as ClassAds (each claimed slot's ad, as
+        its startd has it; the claim id is not among them), those ``constraint`` (a
+        string or ExprTree; None or empty: all) is true of, with only ``projection``'s
+        attributes when it names any."""
+        items = ipc.call(self._address, "get_claims", timeout=60, constraint=_constraint_text(constraint),
+                         projection=_projection(projection))
+        return [to_ad(item) for item in items]
+
     def daemonHistory(self, constraint=None, projection=[], match: int = -1, since=None) -> list:
         """The schedd's own ads as its daemon history (SCHEDD_DAEMON_HISTORY) recorded them,
         newest first; ``since``: an ExprTree ending the scan at the first record it is true of."""

@@ -50,6 +50,7 @@ from jobledger.daemons.schedd_epochs import epoch_history
 from jobledger.daemons.schedd_watch import watch_stream
 from jobledger.daemons.schedd_dagman import dagman_progress, post_script_terminated
 from jobledger.daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
+from jobledger.daemons.schedd_claims import claimed_slot_ads
 from jobledger.daemons.schedd_match import MATCH_ATTRS, Matches
 from jobledger.daemons.schedd_policy import SYSTEM_EXPRS, Policy
 from jobledger.daemons.schedd_query import Queries
@@ -308,6 +309,9 @@ class Schedd(Daemon):
                 self.runs.record_size(JobId.parse(job), claim, image_size_kb, rss_kb),
             "starter_transfer": lambda peer, claim, job, events, input_bytes:
                 self.runs.record_input(JobId.parse(job), claim, events, input_bytes),
+            "get_claims": lambda peer, constraint=None, projection=None: claimed_slot_ads(
+                self.runs.running_jobs(), lambda address: self._startd_call("slots", address=address),
+                constraint, projection, self.log),
             "head": lambda peer: self.store.head(),
             "wait_logs": lambda peer, position, timeout=10.0:
                 self.projector.wait_for_position(position, timeout),
