@@ -61,6 +61,8 @@ COMMAND_LEVELS = {
     ("schedd", "edit"): "WRITE",
     ("schedd", "spooled"): "WRITE",
     ("schedd", "retrieve"): "WRITE",
+    ("schedd", "spool_upload"): "WRITE",     # a remote client's input files (daemons/spool_net.py)
+    ("schedd", "retrieve_files"): "WRITE",   # and its jobs' output files back
     ("schedd", "reschedule"): "WRITE",
     # tokens the collector issues: anyone may ask (even with no token yet), an admin approves
     ("collector", "token_request"): "ALLOW",

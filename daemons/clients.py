@@ -450,12 +450,39 @@ class Schedd:
             ids = [f"{ad['ClusterId']}.{ad['ProcId']}" for ad in result]  # v1: ad_results
         else:
             raise ValueError("result must have come from submit() with spool set")
-        self._call("spooled", ids=ids)
+        if ipc.over_network(self._address):
+            self._spool_over_network(ids)
+        else:
+            self._call("spooled", ids=ids)
+
+    def _spool_over_network(self, ids: list[str]) -> None:
+        """The schedd shares no file system with us: the inputs travel in the upload
+        (daemons/spool_net.py), read here from the paths the jobs' ads name."""
+        from jobledger.daemons import spool_net
+        wanted = {text.strip(): None for text in ids}
+        clusters = sorted({int(text.split(".")[0]) for text in wanted})
+        for cluster in clusters:
+            for ad in query_exprs(self, f"ClusterId == {cluster}"):
+                job = f"{ad.get('ClusterId')}.{ad.get('ProcId')}"
+                if job in wanted:
+                    wanted[job] = ad
+        missing = [job for job, ad in wanted.items() if ad is None]
+        if missing:
+            raise HTCondorValueError(f"spool: no job {missing[0]} in the queue of {self._address}")
+        ads = {job: ad for job, ad in wanted.items() if ad is not None}
+        ipc.call_upload(self._address, "spool_upload", spool_net.send_inputs(ads), timeout=300,
+                        ids=list(ads))
 
     def retrieve(self, job_spec) -> None:
         """Copy the spooled output of completed jobs into their submit directories
-        (the jobs then leave the queue)."""
-        self._call("retrieve", **parse_job_spec(job_spec))
+        (the jobs then leave the queue).  Over the network the files come in the
+        reply and are written here (daemons/spool_net.py)."""
+        spec = parse_job_spec(job_spec)
+        if ipc.over_network(self._address):
+            from jobledger.daemons import spool_net
+            spool_net.fetch_outputs(ipc.stream(self._address, "retrieve_files", timeout=300, **spec))
+        else:
+            self._call("retrieve", **spec)
 
 
 def _chunked(items, size: int):

@@ -184,17 +184,28 @@ def connect(address: str, timeout: float | None = DEFAULT_TIMEOUT) -> socket.soc
     A daemon's Unix socket when this process can reach it; else, when the address has
     a port, the pool's shared port there over TLS (``daemons.netclient``), for the
     daemon the socket's name says (``host:port`` alone means the collector)."""
-    if "sock=/" in address and ":0?" in address:
-        return _connect_unix(address, socket_path(address), timeout)
+    if not over_network(address):
+        host, port, path = parse_address(address)
+        return _connect_unix(address, path or socket_path(address), timeout)
     host, port, path = parse_address(address)
-    if path is not None and path.startswith("/") and (port == 0 or _ours(path)):
-        return _connect_unix(address, path, timeout)
-    if port == 0:
-        raise HTCondorException(f"address {address!r} names no local daemon socket")
     target = os.path.basename(path or "collector")
     target = target[:-5] if target.endswith(".sock") else target
     from jobledger.daemons import netclient
     return netclient.connect(host, port, target, timeout)
+
+
+def over_network(address: str) -> bool:
+    """Does ``connect`` reach ``address`` through the pool's port (a client sharing no
+    file system with the daemon) rather than its Unix socket?  ``HTCondorException``
+    for an address that is neither."""
+    if "sock=/" in address and ":0?" in address:
+        return False
+    host, port, path = parse_address(address)
+    if path is not None and path.startswith("/") and (port == 0 or _ours(path)):
+        return False
+    if port == 0:
+        raise HTCondorException(f"address {address!r} names no local daemon socket")
+    return True
 
 
 def _ours(path: str) -> bool:
@@ -266,9 +277,12 @@ def call_upload(address: str, cmd: str, chunks: Iterable, timeout: float | None 
 def _send_chunks(sock: socket.socket, chunks: Iterable) -> None:
     """Each chunk, then the end mark; stops early (quietly) when the server
     stops reading: its reply says why."""
-    try:
-        for chunk in chunks:
+    for chunk in chunks:        # what ``chunks`` raises goes to the caller (an OSError too)
+        try:
             send_message(sock, {"chunk": chunk})
+        except OSError:
+            return
+    try:
         send_message(sock, {"end": True})
     except OSError:
         return

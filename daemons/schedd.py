@@ -298,6 +298,10 @@ class Schedd(Daemon):
             "reschedule": lambda peer: self.want_cycle(),
             "spooled": lambda peer, ids: self.actions.spooled(local_only(peer, "spool"), ids),
             "retrieve": lambda peer, **spec: self.actions.retrieve(local_only(peer, "retrieve"), **spec),
+            "spool_upload": lambda peer, ids, upload=None: self.actions.spool_upload(
+                peer_owner(peer), ids, upload, restricted_to(peer), *self._spool_limits()),
+            "retrieve_files": lambda peer, **spec: self.actions.retrieve_files(
+                peer_owner(peer), **spec, only=restricted_to(peer)),
             "idle_jobs": lambda peer, limit=1000: self.matches.idle_jobs(limit),
             "idle_by_submitter": lambda peer, limit=1000: idle_by_submitter(
                 self.store, self.runs.busy(), limit, self.host, MATCH_ATTRS, str(SCHEDULER)),
@@ -584,6 +588,18 @@ class Schedd(Daemon):
             self.log.info("user logs are more than %ss behind the journal; answering anyway",
                           LOG_WAIT)
         return answer
+
+    def _spool_limits(self) -> tuple[int, int]:
+        """(bytes, files) one network spool may bring: NET_MAX_SPOOL_MB (and
+        MAX_TRANSFER_INPUT_MB when that is a plain number), NET_MAX_SPOOL_FILES."""
+        megabytes = self.config_int("NET_MAX_SPOOL_MB", 1024)
+        try:
+            pool_limit = float(self.max_input_mb)
+        except ValueError:
+            pool_limit = -1     # an expression of the job's: applied when it runs
+        if pool_limit >= 0:
+            megabytes = min(megabytes, int(pool_limit))
+        return megabytes << 20, self.config_int("NET_MAX_SPOOL_FILES", 10000)
 
     def _sweep_spool(self) -> None:
         """Spooled files of jobs that have left the queue go too."""

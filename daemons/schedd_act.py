@@ -18,14 +18,16 @@ from __future__ import annotations
 import re
 import time
 
-from jobledger.daemons import spool
+from jobledger.daemons import ipc, spool, spool_net
+from jobledger.eventcore import transfer as plan
 from jobledger.eventcore import adwire, interleave
 from jobledger.eventcore.attrnames import attr_name
 from jobledger.eventcore.decide.actions import (
     ACTION_NAMES, BUCKETS, STATE_FILTER, decide, status_of as _status)
 from jobledger.eventcore.decide.runs import RUN_ATTRS, event, starter_job
 from jobledger.eventcore.enums import JobAction, TransactionFlag
-from jobledger.eventcore.errors import PermissionDenied, HTCondorException, StaleDecision, TransferError
+from jobledger.eventcore.errors import (HTCondorException, HTCondorValueError, PermissionDenied, StaleDecision,
+                                        TransferError)
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import ActionRecord, Assumed, SetAttributes
@@ -180,6 +182,85 @@ class Actions:
                 raise HTCondorException(f"retrieving the output of job {job} failed: {failed.message}") from failed
             done += 1
         return done
+
+    # -- spool and retrieve for a client on another machine (daemons/spool_net.py) ------
+    def spool_upload(self, user: str, ids: list, upload, only: tuple[str, str] | None,
+                     max_bytes: int, max_files: int) -> int:
+        """``Schedd.spool`` over the network: the inputs of jobs held for spooling (code
+        16) arrive as ``upload``; once all are there, the jobs run from their spool.
+        Every job named must be waiting for its input (and, for a network user, be
+        theirs); else nothing is read.  Nothing is kept of a refused or broken upload."""
+        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+            raise HTCondorValueError("spool: name the jobs to spool (a list of 'C.P' ids)")
+        if upload is None:
+            raise HTCondorValueError("spool: the input files must come as an upload")
+        jobs = self._waiting_for_input(ids, only)
+        plans = {}
+        for job, ad in jobs:
+            try:
+                plans[job] = plan.input_plan(starter_job(ad))
+            except TransferError as failed:
+                raise HTCondorValueError(f"spool: job {job}: {failed.message}") from None
+        with spool_net.Incoming(self.spool_dir, [str(job) for job, _ in jobs], max_bytes, max_files) as incoming:
+            for chunk in upload:
+                incoming.take(chunk)
+            for job, _ in jobs:
+                incoming.check(str(job), plans[job])
+            with self.runs.lock:
+                jobs = self._waiting_for_input([str(job) for job, _ in jobs], only)  # as they are now
+                now, records, installed = time.time(), [], []
+                try:
+                    for job, ad in jobs:
+                        where = incoming.install(job)
+                        installed.append(job)
+                        records += [SetAttributes(job, set=spool.spooled_changes(
+                                        where, ad, starter_job(ad), plans[job]), by=user),
+                                    ActionRecord(job, "release", reason="Data files spooled", by=user),
+                                    event(EventType.JOB_RELEASED, job, now, Reason="Data files spooled")]
+                    self.store.append(records)
+                except BaseException:
+                    for job in installed:
+                        spool.remove_job_spool(self.spool_dir, job)
+                    raise
+        self.poke()
+        return len(jobs)
+
+    def _waiting_for_input(self, ids: list, only) -> list:
+        """(job, ad) of each of ``ids``: every one in the queue, the caller's, and held
+        waiting for its input files (HoldReasonCode 16); else a refusal naming it."""
+        chosen = []
+        for job in parse_ids(ids):
+            ad = self.store.job_ad(job)
+            if ad is None:
+                raise HTCondorValueError(f"spool: no job {job} in the queue")
+            chosen.append((job, ad))
+        if only is not None:
+            _own_jobs(chosen, only, "spool", True, None)
+        for job, ad in chosen:
+            if _status(ad) != JobStatus.HELD or ad.get("HoldReasonCode") != "16":
+                raise HTCondorValueError(f"spool: job {job} is not waiting for its input files "
+                                         "(it must be held with HoldReasonCode 16, as a job "
+                                         "submitted with spool is until spooled)")
+        return chosen
+
+    def retrieve_files(self, user: str, ids: list | None = None, constraint: str | None = None,
+                       only: tuple[str, str] | None = None) -> ipc.Streamed:
+        """``Schedd.retrieve`` over the network: the returned files of the completed
+        spooled jobs chosen, streamed to the client (daemons/spool_net.py), which
+        writes them where the job was submitted.  A network user's own jobs only."""
+        if ids is not None:
+            chosen = [(job, self.store.job_ad(job)) for job in parse_ids(ids)]
+            missing = [job for job, ad in chosen if ad is None]
+            if missing:
+                raise HTCondorValueError(f"retrieve: no job {missing[0]} in the queue")
+        else:
+            chosen = [(JobId(int(ad["ClusterId"]), int(ad["ProcId"])), ad)
+                      for ad in self.store.query(constraint or None)]
+        if only is not None:
+            chosen = _own_jobs(chosen, only, "retrieve", ids is not None, None)
+        ready = [(job, ad) for job, ad in chosen
+                 if _status(ad) == JobStatus.COMPLETED and "SUBMIT_Iwd" in ad]
+        return ipc.Streamed(spool_net.outputs(self.spool_dir, ready))
 
     def _remove_others(self, user: str, removed: list) -> None:
         """OtherJobRemoveRequirements: removing a job (a DAGMan job) removes the jobs

@@ -67,6 +67,12 @@ def spool_inputs(spool_dir: Path, job: JobId, ad: dict, values: dict) -> dict:
     (where / "in").mkdir(parents=True)
     (where / "out").mkdir()
     transfer.stage_input(inputs, str(where / "in"))
+    return spooled_changes(where, ad, values, inputs)
+
+
+def spooled_changes(where: Path, ad: dict, values: dict, inputs: plan.InputPlan) -> dict:
+    """The attributes (expression text) that make a job whose inputs are in
+    ``where/in`` run from its spool ``where``; the submitter's values kept as SUBMIT_*."""
     special = {s.name for s in inputs.sources if s.executable}
     if isinstance(inputs.stdin, str) and plan.flag(values, "TransferIn", True):
         special.add(inputs.stdin)
@@ -89,7 +95,12 @@ def spool_inputs(spool_dir: Path, job: JobId, ad: dict, values: dict) -> dict:
 def retrieve_outputs(spool_dir: Path, job: JobId, ad: dict) -> list[str]:
     """Copy what a spooled job sent back into its submitter's Iwd; returns the
     destinations written.  ``TransferError(12)`` if one cannot be written."""
-    out = job_spool(spool_dir, job) / "out"
+    return deliver_outputs(job_spool(spool_dir, job) / "out", job, ad)
+
+
+def deliver_outputs(out: Path, job: JobId, ad: dict) -> list[str]:
+    """The files of ``out`` (a spooled job's returned sandbox, or its copy on a
+    remote client) into the submitter's Iwd, by the job's SUBMIT_* attributes."""
     if not out.is_dir():
         return []
     original = {name: adwire.evaluate(ad, f"SUBMIT_{name}") for name in SAVED}

@@ -43,6 +43,7 @@ def net_pool(tmp_path_factory):
         "COLLECTOR_HOST": f"127.0.0.1:{port}", "TRUST_DOMAIN": "test.pool",
         "SEC_TOKEN_REVOCATION_EXPR": f'member(jti, {{"{REVOKED_JTI}"}})',
         "SEC_HANDSHAKE_TIMEOUT": "3", "ALLOW_WRITE": "*@test.pool", "DENY_WRITE": "eve@test.pool",
+        "NET_MAX_SPOOL_MB": "2",
     })
     pool.start()
     pool.port = port
@@ -440,17 +441,114 @@ def test_submit_rm_and_history_with_dash_pool(net_pool, tmp_path):
     assert history.stdout.split() == ["hank", "3"]     # removal and history row are one commit
 
 
-def test_spool_and_retrieve_are_refused_over_the_network(net_pool, tmp_path):
-    """Their paths are the client's, not the pool's: until files travel, a typed refusal
-    (never the pool reading or writing its own files where a remote ad says)."""
-    seen = client(tmp_path, net_pool, """
+SPOOLED_JOB = """
+import os, time
+from pathlib import Path
+work = Path("work")                     # the client's own directory: the pool never sees it
+work.mkdir(exist_ok=True)
+(work / "job.sh").write_text("#!/bin/sh\\ncat data.txt; tr a-z A-Z < data.txt > result.txt\\n")
+os.chmod(work / "job.sh", 0o755)
+(work / "data.txt").write_text("spooled over the network\\n")
+schedd = htcondor.Schedd(htcondor.Collector(ADDRESS).locate(htcondor.DaemonType.Schedd))
+sub = htcondor.Submit({{"executable": "job.sh", "initialdir": str(work.absolute()), "output": "out.txt",
+                       "transfer_input_files": "data.txt",
+                       "transfer_output_remaps": '"result.txt = upper.txt"'}})
+result = schedd.submit(sub, spool=True)
+cluster = result.cluster()
+held = schedd.query(f"ClusterId == {{cluster}}", ["JobStatus", "HoldReasonCode", "HoldReason"])[0]
+"""
+
+
+def test_a_remote_client_spools_its_input_and_retrieves_the_output(net_pool, tmp_path):
+    """No shared file system: the inputs travel with the spool, the job runs from its
+    spool, and retrieve brings the outputs back into the client's own directory."""
+    alice = {"alice": make_token(net_pool, "alice@test.pool")}
+    seen = client(tmp_path, net_pool, SPOOLED_JOB.format() + textwrap.dedent("""
+        schedd.spool(result)
+        (work / "data.txt").write_text("changed after spooling\\n")   # the job runs from the spool
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            status = [ad["JobStatus"] for ad in schedd.query(f"ClusterId == {cluster}", ["JobStatus"])]
+            if status == [4] or status == [5]:
+                break
+            time.sleep(0.1)
+        before = sorted(os.listdir(work))
+        schedd.retrieve(f"ClusterId == {cluster}")
+        report({"held": [held["JobStatus"], held["HoldReasonCode"], held["HoldReason"]],
+                "status": status, "before": before, "cluster": cluster,
+                "out": (work / "out.txt").read_text(), "upper": (work / "upper.txt").read_text()})
+    """), alice)
+    assert seen["held"] == [5, 16, "Spooling input data files"]     # HTCondor's code for it
+    assert seen["status"] == [4], seen
+    assert seen["before"] == ["data.txt", "job.sh"]     # nothing written here before retrieve
+    assert seen["out"] == "spooled over the network\n"
+    assert seen["upper"] == "SPOOLED OVER THE NETWORK\n"
+    spool = net_pool.local_dir / "spool"
+    assert (spool / str(seen["cluster"]) / "0" / "in" / "data.txt").read_text() == "spooled over the network\n"
+    # another identity can neither retrieve nor spool alice's job
+    bob = client(tmp_path, net_pool, f"""
         schedd = htcondor.Schedd(htcondor.Collector(ADDRESS).locate(htcondor.DaemonType.Schedd))
         out = []
-        for call in (lambda: schedd.retrieve("ClusterId > 0"), lambda: schedd._call("spooled", ids=["1.0"])):
+        for spec in ("{seen['cluster']}.0", "ClusterId == {seen['cluster']}"):
             try:
-                call()
+                schedd.retrieve(spec)
             except htcondor.HTCondorException as exc:
-                out.append([type(exc).__name__, exc.permission, "do not travel" in str(exc)])
+                out.append([type(exc).__name__, exc.identity, exc.permission])
         report(out)
-    """, {"a": make_token(net_pool, "alice@test.pool")})
-    assert seen == [["PermissionDenied", "LOCAL", True]] * 2
+    """, {"bob": make_token(net_pool, "bob@test.pool")}, name="bob")
+    assert bob == [["PermissionDenied", "bob@test.pool", "OWNER"]] * 2
+
+
+def test_a_bad_spool_is_refused_and_leaves_nothing(net_pool, tmp_path):
+    """Names leading out of the job's spool, an input over NET_MAX_SPOOL_MB, a job not
+    waiting for its input: a clear error, and the job still waits with nothing spooled."""
+    seen = client(tmp_path, net_pool, SPOOLED_JOB.format() + textwrap.dedent("""
+        from jobledger.daemons import ipc
+        out = {"cluster": cluster}
+        def piece(path, data=b"x", offset=0):
+            import base64
+            return {"job": f"{cluster}.0", "path": path, "mode": 0o644, "offset": offset,
+                    "data": base64.b64encode(data).decode()}
+        for name, pieces in (("escape", [piece("../../../escaped.txt")]),
+                             ("absolute", [piece("/tmp/absolute.txt")]),
+                             ("other_job", [dict(piece("a"), job=f"{cluster}.7")]),
+                             ("twice", [piece("data.txt"), piece("data.txt")]),
+                             ("missing", [piece("data.txt")])):
+            try:
+                ipc.call_upload(schedd._address, "spool_upload", iter(pieces), ids=[f"{cluster}.0"])
+                out[name] = "accepted"
+            except htcondor.HTCondorException as exc:
+                out[name] = [type(exc).__name__, str(exc)]
+        (work / "data.txt").write_bytes(b"y" * (3 << 20))     # over the pool's 2 MB
+        try:
+            schedd.spool(result)
+        except htcondor.HTCondorException as exc:
+            out["oversized"] = [type(exc).__name__, str(exc)]
+        still = schedd.query(f"ClusterId == {cluster}", ["JobStatus", "HoldReasonCode"])[0]
+        out["still"] = [still["JobStatus"], still["HoldReasonCode"]]
+        (work / "data.txt").unlink()
+        try:
+            schedd.spool(result)
+        except htcondor.HTCondorException as exc:
+            out["unreadable"] = [type(exc).__name__, str(exc)]
+        done = schedd.submit(htcondor.Submit({"executable": "/bin/true"}))
+        try:
+            schedd.spool(type(result)(done.cluster(), 0, 1, result.clusterad(), []))
+        except htcondor.HTCondorException as exc:
+            out["not_waiting"] = [type(exc).__name__, str(exc)]
+        schedd.act(htcondor.JobAction.Remove, f"ClusterId == {done.cluster()}")
+        report(out)
+    """), {"a": make_token(net_pool, "alice@test.pool")}, name="badspool")
+    for name, why in (("escape", "'..' component"), ("absolute", "absolute path"),
+                      ("other_job", "not one of those spooled"), ("twice", "sent twice"),
+                      ("missing", "'job.sh' did not arrive"),
+                      ("oversized", "over 2 MB (NET_MAX_SPOOL_MB"),
+                      ("unreadable", "data.txt"), ("not_waiting", "not waiting for its input files")):
+        kind, message = seen[name]
+        assert kind in ("HTCondorValueError", "HTCondorIOError") and why in message, (name, seen[name])
+        assert "Traceback" not in message
+    assert seen["still"] == [5, 16]
+    spool = net_pool.local_dir / "spool"
+    assert not (spool / str(seen["cluster"])).exists()
+    assert not list((spool / ".incoming").iterdir())
+    assert not list(net_pool.local_dir.rglob("escaped.txt")) and not Path("/tmp/absolute.txt").exists()
