@@ -74,6 +74,10 @@ class Options:
         self.output = Output(PROG)
         self.name: str | None = None
         self.pool: str | None = None
+        self.analyze: str | None = None     # "analyze" or "better"
+        self.analyze_summary = False
+        self.machine: str | None = None
+        self.mconstraint: str | None = None
 
 
 def parse(argv: list[str], prog: str = PROG) -> Options:
@@ -116,6 +120,12 @@ def parse(argv: list[str], prog: str = PROG) -> Options:
             opts.pool = args.value()
         elif args.flag("dag", 2):
             opts.dag = True
+        elif any(args.flag(word, 2) for word in ("better-analyze", "better-analyse", "analyze", "analyse")):
+            _analyze_flag(opts, arg, args.qualifier)
+        elif args.flag("machine", 2):
+            opts.machine = args.value("a machine or slot name")
+        elif args.flag("mconstraint", 2):
+            opts.mconstraint = args.constraint()
         elif args.flag("global", 1) or args.flag("currentrun", 2) \
                 or args.flag("cumulative-time", 2) or args.flag("stream-results", 2) \
                 or args.flag("expert", 2):
@@ -129,6 +139,18 @@ def parse(argv: list[str], prog: str = PROG) -> Options:
         else:
             raise Usage(f"Error: unrecognized argument {arg}")
     return opts
+
+
+def _analyze_flag(opts: Options, arg: str, qualifier: str | None) -> None:
+    """-analyze / -better-analyze (and the -analyse spellings), with ``:summary``."""
+    word = arg.lstrip("-")
+    opts.analyze = "better" if word[:1] == "b" else (opts.analyze or "analyze")
+    for qual in filter(None, (qualifier or "").replace(":", ",").split(",")):
+        if "summary".startswith(qual.lower()):
+            opts.analyze_summary = True
+        else:
+            raise Usage(f"Error: {arg}: the qualifier '{qual}' is not supported here "
+                        "(only summary is)", show_usage=False)
 
 
 def _restriction(opts: Options, arg: str) -> None:
@@ -175,6 +197,8 @@ def run(argv: list[str]) -> int:
     schedd = Schedd(location)
     constraint = constraint_of(opts, me)
     out = sys.stdout
+    if opts.analyze:
+        return run_analyze(opts, schedd, location, constraint, out)
     if opts.output.wants_exprs():
         from jobledger.daemons.clients import query_exprs
         opts.output.write_exprs(out, query_exprs(schedd, constraint, opts.output.projection([]), opts.limit))
@@ -193,15 +217,39 @@ def run(argv: list[str]) -> int:
     return 0
 
 
+def run_analyze(opts: Options, schedd, location, constraint: str | None, out) -> int:
+    """condor_q -analyze / -better-analyze: the slots from the collector, each job against them."""
+    from jobledger.condor_cli import analyze
+    from jobledger.eventcore.enums import AdType
+    slot_query = analyze.slot_constraint(opts.machine, opts.mconstraint)
+    collector = pool.collector(opts.pool)
+    slots = analyze.Slots.of(collector.query(AdType.Startd, slot_query),
+                             opts.machine if opts.machine and not opts.mconstraint else None)
+    jobs = sorted(schedd.query(constraint, [], limit=opts.limit), key=lambda ad: (ad.get("ClusterId", 0),
+                                                                                    ad.get("ProcId", 0)))
+    columns = terminal_columns(out)
+    width = opts.wide_width if opts.wide_width > 0 else (columns if columns > 0 else 80)
+    out.write(f"\n\n-- Schedd: {location.get('Name', '')} : {_short_address(location)}\n")
+    if opts.analyze_summary:
+        out.write(analyze.summary(jobs, slots))
+        return 0
+    for job in jobs:
+        out.write(analyze.analyze_job(job, slots, opts.analyze == "better", width, location))
+    return 0
+
+
+def _short_address(location) -> str:
+    address = str(location.get("MyAddress", ""))
+    return address[:address.index("?")] + "?..." if "?" in address else address
+
+
 BATCH_ATTRS = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "JobBatchName", "DAGManJobId",
                "TotalSubmitProcs", "JobUniverse", "DAG_NodesTotal", "DAG_NodesDone"]
 SCHEDULER_UNIVERSE = 7
 
 
 def banner(location) -> str:
-    address = str(location.get("MyAddress", ""))
-    if "?" in address:
-        address = address[:address.index("?")] + "?..."
+    address = _short_address(location)
     stamp = time.strftime("%m/%d/%y %H:%M:%S", time.localtime())
     return f"\n\n-- Schedd: {location.get('Name', '')} : {address} @ {stamp}\n"
 
