@@ -33,6 +33,8 @@ HELP = {
     # condor_userprio and condor_drain meet -help as an unknown argument: usage() on stderr,
     # exit 1; condor_store_cred takes any -h... as -h, whose usage() is the same
     "condor_userprio": ("err", 1), "condor_drain": ("err", 1), "condor_store_cred": ("err", 1),
+    # condor_transfer_data: usage(0) on stderr
+    "condor_transfer_data": ("err", 0),
 }
 
 

@@ -552,3 +552,43 @@ def test_a_bad_spool_is_refused_and_leaves_nothing(net_pool, tmp_path):
     assert not (spool / str(seen["cluster"])).exists()
     assert not list((spool / ".incoming").iterdir())
     assert not list(net_pool.local_dir.rglob("escaped.txt")) and not Path("/tmp/absolute.txt").exists()
+
+
+def test_condor_submit_spool_and_condor_transfer_data_over_the_network(net_pool, tmp_path):
+    """The tools a workflow shells out to: condor_submit -spool -pool, then
+    condor_transfer_data -pool brings the output into the submit directory."""
+    env = _tool_env(tmp_path, {"k": make_token(net_pool, "kim@test.pool")})
+    where = f"127.0.0.1:{net_pool.port}"
+    bin_dir = Path(sys.executable).parent
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "words.txt").write_text("one two three\n")
+    (work / "job.sub").write_text("executable = /usr/bin/wc\narguments = -w words.txt\n"
+                                  "transfer_input_files = words.txt\noutput = count.out\nqueue\n")
+
+    def tool(*argv):
+        done = subprocess.run([str(bin_dir / argv[0]), *argv[1:]], env=env, capture_output=True,
+                              text=True, timeout=120, cwd=work)
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+    submitted = tool("condor_submit", "-spool", "-pool", where, "-terse", "job.sub")
+    assert submitted.returncode == 0, submitted.stderr
+    cluster = submitted.stdout.split(".")[0].strip()
+    deadline = time.monotonic() + 120
+    status = None
+    while time.monotonic() < deadline and status not in ("4", "5"):
+        status = tool("condor_q", "-pool", where, cluster, "-af", "JobStatus").stdout.strip()
+        if status not in ("4", "5"):
+            time.sleep(0.2)
+    assert status == "4", tool("condor_q", "-pool", where, cluster, "-af", "HoldReason").stdout
+    assert not (work / "count.out").exists()
+    fetched = tool("condor_transfer_data", "-pool", where, cluster)
+    assert fetched.returncode == 0 and fetched.stdout == "Fetching data files...\n", fetched.stderr
+    assert (work / "count.out").read_text().split() == ["3", "words.txt"]
+    nobody = tool("condor_transfer_data", "-pool", where)
+    assert nobody.returncode == 1 and nobody.stderr.startswith("You did not specify any jobs\n")
+    other = _tool_env(tmp_path / "other", {"l": make_token(net_pool, "lee@test.pool")})
+    refused = subprocess.run([str(bin_dir / "condor_transfer_data"), "-pool", where, f"{cluster}.0"],
+                             env=other, capture_output=True, text=True, timeout=120, cwd=work)
+    assert refused.returncode == 1 and "ERROR: Failed to spool job files." in refused.stderr
+    assert "lee@test.pool" in refused.stderr and "Traceback" not in refused.stderr
