@@ -11,9 +11,8 @@ jobs (DAGMan) apart, as HTCondor's JobSet ads do.
 from __future__ import annotations
 
 from jobledger.daemons import adwire
+from jobledger.eventcore.status import STATUS_NAMES
 
-STATUS_NAMES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held",
-                6: "TransferringOutput", 7: "Suspended"}
 SCHEDULER_UNIVERSE = 7
 
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 import enum
 
 from jobledger.eventcore.errors import InvalidTransition
+from jobledger.eventcore.events import EventType
 
 __all__ = [
     "JobStatus", "TRANSITIONS", "STATUS_EVENTS", "next_status", "implied_status",
-    "is_status_event", "state_diagram", "ACTIVE", "TERMINAL",
+    "is_status_event", "state_diagram", "ACTIVE", "TERMINAL", "STATUS_NAMES", "STATUS_LETTER",
 ]
 
 
@@ -43,18 +44,25 @@ class JobStatus(enum.IntEnum):
     SUSPENDED = 7
 
 
-# ULog event numbers that can change a job's status (htcondor2.JobEventType values).
-SUBMIT = 0
-EXECUTE = 1
-JOB_EVICTED = 4
-JOB_TERMINATED = 5
-SHADOW_EXCEPTION = 7
-JOB_ABORTED = 9
-JOB_SUSPENDED = 10
-JOB_UNSUSPENDED = 11
-JOB_HELD = 12
-JOB_RELEASED = 13
-JOB_RECONNECT_FAILED = 24
+# JobStatus as HTCondor's tools write it: the word (getJobStatusString) and condor_q's letter.
+STATUS_NAMES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held",
+                6: "TransferringOutput", 7: "Suspended"}
+STATUS_LETTER = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
+
+
+# ULog event numbers that can change a job's status, as plain ints (their one
+# definition is ``events.EventType``, htcondor2.JobEventType's values).
+SUBMIT = int(EventType.SUBMIT)
+EXECUTE = int(EventType.EXECUTE)
+JOB_EVICTED = int(EventType.JOB_EVICTED)
+JOB_TERMINATED = int(EventType.JOB_TERMINATED)
+SHADOW_EXCEPTION = int(EventType.SHADOW_EXCEPTION)
+JOB_ABORTED = int(EventType.JOB_ABORTED)
+JOB_SUSPENDED = int(EventType.JOB_SUSPENDED)
+JOB_UNSUSPENDED = int(EventType.JOB_UNSUSPENDED)
+JOB_HELD = int(EventType.JOB_HELD)
+JOB_RELEASED = int(EventType.JOB_RELEASED)
+JOB_RECONNECT_FAILED = int(EventType.JOB_RECONNECT_FAILED)
 
 STATUS_EVENTS = frozenset({
     SUBMIT, EXECUTE, JOB_EVICTED, JOB_TERMINATED, SHADOW_EXCEPTION, JOB_ABORTED,

@@ -34,12 +34,12 @@ from typing import Iterable, Mapping
 from jobledger.eventcore.projections.queue import QueueFold, merged_ad
 from jobledger.eventcore.projections.replay import effective_time
 from jobledger.eventcore.projections.userlog import unquote
+from jobledger.eventcore.status import STATUS_NAMES
 
 __all__ = ["Picture", "JobTrack", "STATES", "picture", "MAX_SERIES"]
 
 # series columns after [position, time], by JobStatus number
-STATES = {1: "Idle", 2: "Running", 5: "Held", 4: "Completed", 3: "Removed",
-          6: "TransferringOutput", 7: "Suspended"}
+STATES = STATUS_NAMES
 _ORDER = (1, 2, 5, 4, 3, 6, 7)
 MAX_SERIES = 600          # points a snapshot sends (the last of each time bucket)
 

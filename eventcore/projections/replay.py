@@ -21,11 +21,10 @@ from typing import Iterable
 from jobledger.eventcore.projections.jobad import int_attr
 from jobledger.eventcore.projections.queue import QueueFold, merged_ad
 from jobledger.eventcore.projections.userlog import unquote
-from jobledger.eventcore.status import JobStatus
+from jobledger.eventcore.status import STATUS_LETTER, JobStatus
 
 __all__ = ["replay", "summary", "effective_time", "STATUS_LETTER"]
 
-STATUS_LETTER = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
 
 
 def effective_time(entry) -> int:

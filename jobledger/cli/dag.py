@@ -24,9 +24,8 @@ from jobledger.eventcore.errors import DagError, HTCondorException, SubmitError
 from jobledger.cli.output import echo_json, json_option
 from jobledger.cli.progress import quiet_option
 from jobledger.cli.where import Pool, local_dir_option
+from jobledger.eventcore.status import STATUS_NAMES
 
-STATUS_NAMES = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 6: "Transferring",
-                7: "Suspended"}
 
 
 @click.group("dag")

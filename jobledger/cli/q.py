@@ -10,8 +10,8 @@ from jobledger.cli.params import CONSTRAINT, check_job_id
 from jobledger.cli.output import ad_json, echo_json, json_option
 from jobledger.cli.readers import reader_of
 from jobledger.cli.where import local_dir_option
+from jobledger.eventcore.status import STATUS_LETTER
 
-STATUS_LETTER = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
 COLUMNS = ["ClusterId", "ProcId", "Owner", "QDate", "JobStatus", "RemoteWallClockTime", "Cmd",
            "Args", "Arguments", "JobBatchName", "EnteredCurrentStatus", "JobCurrentStartDate"]
 

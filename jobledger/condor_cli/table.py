@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import attrs
 
-STATUS_LETTER = {1: "I", 2: "R", 3: "X", 4: "C", 5: "H", 6: ">", 7: "S"}
+from jobledger.eventcore.status import STATUS_LETTER
 
 
 @attrs.frozen
