@@ -52,6 +52,10 @@ COMMAND_LEVELS = {
     ("schedd", "watch"): "READ",
     ("schedd", "daemon_history"): "READ",
     ("schedd", "get_claims"): "READ",
+    # job export (daemons/schedd_export.py): HTCondor registers all three at WRITE
+    ("schedd", "export_jobs"): "WRITE",
+    ("schedd", "import_exported_job_results"): "WRITE",
+    ("schedd", "unexport_jobs"): "WRITE",
     ("schedd", "head"): "READ",
     ("schedd", "wait_logs"): "READ",
     ("schedd", "new_cluster"): "WRITE",

@@ -352,6 +352,28 @@ class Schedd:
                            **self._epoch_args(constraint, projection, match, since, kwargs))
         return [to_ad(item) for item in items]
 
+    def export_jobs(self, job_spec, export_dir: str, new_spool_dir: str) -> ClassAd:
+        """Put the clusters ``job_spec`` selects (ids select their whole cluster) into the
+        externally managed state: their ads go to ``<export_dir>/job_queue.log``, each
+        job's Iwd under ``new_spool_dir``; a ClassAd says how many (TotalJobAds,
+        TotalClusterAds), the Log written and the User."""
+        spec = parse_job_spec(job_spec)
+        return self._export_call("export_jobs", export_dir=str(export_dir), new_spool_dir=str(new_spool_dir),
+                                 **spec)
+
+    def import_exported_job_results(self, import_dir: str) -> ClassAd:
+        """Merge back what the external manager changed in ``<import_dir>/job_queue.log``
+        and take those jobs out of the externally managed state."""
+        return self._export_call("import_exported_job_results", import_dir=str(import_dir))
+
+    def unexport_jobs(self, job_spec) -> ClassAd:
+        """Take the exported jobs of the clusters ``job_spec`` selects back, without results."""
+        return self._export_call("unexport_jobs", **parse_job_spec(job_spec))
+
+    def _export_call(self, cmd: str, **args) -> ClassAd:
+        answer = ipc.call(self._address, cmd, timeout=60, **args)
+        return to_ad({name: adwire.literal_text(value) for name, value in answer.items()})
+
     def get_claims(self, constraint=None, projection=[]) -> list:
         """The slots this schedd holds claims on, as ClassAds (each claimed slot's ad, as
         its startd has it; the claim id is not among them), those ``constraint`` (a

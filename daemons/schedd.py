@@ -51,6 +51,7 @@ from jobledger.daemons.schedd_watch import watch_stream
 from jobledger.daemons.schedd_dagman import dagman_progress, post_script_terminated
 from jobledger.daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
 from jobledger.daemons.schedd_claims import claimed_slot_ads
+from jobledger.daemons.schedd_export import Exports
 from jobledger.daemons.schedd_match import MATCH_ATTRS, Matches
 from jobledger.daemons.schedd_policy import SYSTEM_EXPRS, Policy
 from jobledger.daemons.schedd_query import Queries
@@ -103,6 +104,13 @@ def local_only(peer: dict, command: str) -> str:
                                "input and output files do not travel over the network yet: "
                                "spool and retrieve work on the pool's own machine only")
     return peer_owner(peer)
+
+
+def _export_peer(peer: dict, command: str) -> tuple[str, str] | None:
+    """Export and import read and write a directory on this machine: the pool's own
+    machine only (as spool and retrieve), the requester's own jobs unless a super user."""
+    local_only(peer, command)
+    return restricted_to(peer)
 
 
 def restricted_to(peer: dict) -> tuple[str, str] | None:
@@ -171,6 +179,7 @@ class Schedd(Daemon):
         self.runs = Runs(self.store, self.log, self._startd_call, self.spool_dir, signal_local)
         self.matches = Matches(self.store, self.runs, self.log, self.spool_dir, self.reuse_claims)
         self.actions = Actions(self.store, self.runs, self.spool_dir, self.want_cycle)
+        self.exports = Exports(self.store, self.runs.lock, self.log)
         self.policy = Policy(self.store, self.runs, self.log, self.want_cycle,
                              max_releases=self.config_int("SYSTEM_MAX_RELEASES", -1),
                              interval=self.config_float("PERIODIC_EXPR_INTERVAL", 60),
@@ -316,6 +325,12 @@ class Schedd(Daemon):
             "get_claims": lambda peer, constraint=None, projection=None: claimed_slot_ads(
                 self.runs.running_jobs(), lambda address: self._startd_call("slots", address=address),
                 constraint, projection, self.log),
+            "export_jobs": lambda peer, export_dir, new_spool_dir="##", ids=None, constraint=None:
+                self.exports.export(_export_peer(peer, "export_jobs"), export_dir, new_spool_dir, ids, constraint),
+            "import_exported_job_results": lambda peer, import_dir:
+                self.exports.import_results(_export_peer(peer, "import_exported_job_results"), import_dir),
+            "unexport_jobs": lambda peer, ids=None, constraint=None:
+                self.exports.unexport(restricted_to(peer), ids, constraint),
             "head": lambda peer: self.store.head(),
             "wait_logs": lambda peer, position, timeout=10.0:
                 self.projector.wait_for_position(position, timeout),

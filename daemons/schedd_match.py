@@ -34,7 +34,8 @@ MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestD
                "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize",
                "FileSystemDomain", "TransferInputSizeMB",  # should_transfer_files = NO/IF_NEEDED refer to these
                "RequestGPUs",                              # request_gpus' Requirements clause refers to it
-               "AccountingGroup")                          # the submitter, when not the Owner
+               "AccountingGroup",                          # the submitter, when not the Owner
+               "Managed")                                  # "External": exported, not ours to start
 # Jobs alike in these may take over each other's claim (claim reuse).
 REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "Owner", "JobUniverse",
                "AccountingGroup")   # a claim stays with its submitter, as HTCondor's does
@@ -42,6 +43,12 @@ REUSE_SCAN = 20     # idle jobs of other clusters looked at for one that may tak
 ACTIVATE_WORKERS = 8
 CONTINUED_KEPT = 256    # next jobs remembered for a starter's retried report
 SLOT_ATTRS = ("Owner", "ClusterId", "ProcId", "AccountingGroup", "User", "MaxJobRetirementTime")   # what a startd keeps of a job it runs
+
+
+def externally_managed(ad: dict) -> bool:
+    """An exported job (``Managed = "External"``, daemons.schedd_export): another manager
+    runs it; the schedd neither matches nor starts it."""
+    return ad.get("Managed") == '"External"'
 
 
 class Matches:
@@ -66,7 +73,7 @@ class Matches:
         out = []
         for ad in self.store.query("JobStatus == 1", MATCH_ATTRS, limit + len(busy)):
             job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
-            if job in busy or ad.get("JobUniverse") == str(SCHEDULER):
+            if job in busy or ad.get("JobUniverse") == str(SCHEDULER) or externally_managed(ad):
                 continue  # scheduler-universe jobs are ours to start, not matched to a slot
             out.append(ad)
             if len(out) >= limit:
@@ -139,7 +146,7 @@ class Matches:
         for constraint, limit in ((f"ClusterId == {int(finished['ClusterId'])} && JobStatus == 1", 2 + busy),
                                   ("JobStatus == 1", REUSE_SCAN + busy)):
             for ad in self.store.query(constraint, MATCH_ATTRS, limit):
-                if tuple(ad.get(a) for a in REUSE_ATTRS) != kind:
+                if tuple(ad.get(a) for a in REUSE_ATTRS) != kind or externally_managed(ad):
                     continue
                 job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
                 claim = self.runs.reserve(job)

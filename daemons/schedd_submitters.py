@@ -53,7 +53,7 @@ def idle_by_submitter(store, busy: set, limit: int, domain: str, attrs: tuple,
                 break
             for ad in store.query(f"ClusterId == {cluster} && JobStatus == 1", attrs, limit + len(busy)):
                 job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
-                if job in busy or ad.get("JobUniverse") == skip_universe:
+                if job in busy or ad.get("JobUniverse") == skip_universe or ad.get("Managed") == '"External"':
                     continue
                 whose = submitter_of(_text(ad, "Owner"), _text(ad, "AccountingGroup"), domain)
                 jobs = out.setdefault(whose, [])

@@ -31,7 +31,7 @@ DIRECTIVE = re.compile(r"^(\s*)\.\. auto(class|method|function|data|attribute)::
 # The rows that do not count yet (the security manager's pool password and session tag
 # belong to the network's issue).
 KNOWN_MISSING = {
-    "Schedd.refreshGSIProxy", "Schedd.export_jobs", "Schedd.import_exported_job_results", "Schedd.unexport_jobs",
+    "Schedd.refreshGSIProxy",
     "SecMan.setPoolPassword", "SecMan.setTag",
 }
 TARGET = 170
