@@ -503,6 +503,7 @@ class Startd(Daemon):
                      ChildName=[slot["name"] for slot in claims],
                      ChildState=["Claimed"] * len(claims), ChildActivity=["Busy"] * len(claims),
                      ChildCpus=[slot["resources"]["Cpus"] for slot in claims],
+                     ChildMemory=[slot["resources"].get("Memory", 0) for slot in claims],
                      ChildRemoteOwner=[slot.get("owner") or "" for slot in claims])
         drain = self.drain
         pslot.update(Draining=False, LastDrainStartTime=self.last_drain[0],

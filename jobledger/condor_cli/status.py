@@ -14,7 +14,7 @@ import time
 
 from jobledger.eventcore.enums import AdType
 
-from jobledger.condor_cli import pool, table
+from jobledger.condor_cli import pool, status_compact, table
 from jobledger.condor_cli.adprint import Output
 from jobledger.condor_cli.args import Args, Help, Usage, entry
 
@@ -147,6 +147,7 @@ def run(argv: list[str]) -> int:
     names: list[str] = []
     output = Output(PROG)
     total_only = False
+    compact = False
     pool_name = None
     for arg in args:
         if not args.is_flag():
@@ -161,7 +162,9 @@ def run(argv: list[str]) -> int:
             total_only = True
         elif args.flag("pool", 1):
             pool_name = args.value()
-        elif args.flag("wide", 1) or args.flag("compact", 3) or args.flag("direct", 3):
+        elif args.flag("compact", 3):
+            compact = True
+        elif args.flag("wide", 1) or args.flag("direct", 3):
             pass
         elif args.flag("help", 1):
             raise Help()
@@ -169,7 +172,8 @@ def run(argv: list[str]) -> int:
             raise Usage(f"Error: unknown argument {arg}")
     from jobledger.daemons.clients import Collector
     collector = Collector(pool_name) if pool_name else pool.collector()
-    constraint = pool.join_all(constraints)
+    compact = compact and kind is AdType.Startd and not output.listing and output.show is None
+    constraint = pool.join_all(constraints + ([status_compact.COMPACT_CONSTRAINT] if compact else []))
     projection = output.projection([])
     if projection and names:
         projection = list(dict.fromkeys(projection + ["Name", "Machine"]))
@@ -178,6 +182,11 @@ def run(argv: list[str]) -> int:
     out = sys.stdout
     if output.write(out, ads):
         pass
+    elif compact:
+        if not total_only:
+            out.write(status_compact.table(ads))
+        if ads:
+            out.write("\n" + status_compact.totals(ads))
     elif kind is AdType.Startd:
         if not total_only:
             out.write("\n" + table.heading_line(SLOT_COLUMNS) + "\n")
