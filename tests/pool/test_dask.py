@@ -36,23 +36,26 @@ WORKERS = 3
 
 
 def start_worker(address: str, where: Path, name: str, nthreads: int = 2, tls: list | None = None,
-                 env: dict | None = None) -> subprocess.Popen:
+                 env: dict | None = None, host: str = "127.0.0.1", prefix: list | None = None) -> subprocess.Popen:
+    """A `dask worker` listening on ``host`` (``prefix``: a command it runs under, which
+    execs it, such as one entering a network namespace)."""
     where.mkdir(parents=True)
     return subprocess.Popen(
-        DASK + ["worker", address, "--name", name, "--nthreads", str(nthreads), "--no-nanny",
-                "--host", "127.0.0.1", "--no-dashboard", "--memory-limit", "1GiB",
-                "--local-directory", str(where / "local"), *(tls or [])],
+        (prefix or []) + DASK + ["worker", address, "--name", name, "--nthreads", str(nthreads), "--no-nanny",
+                                 "--host", host, "--no-dashboard", "--memory-limit", "1GiB",
+                                 "--local-directory", str(where / "local"), *(tls or [])],
         cwd=where, stdout=open(where / "worker.out", "wb"), stderr=subprocess.STDOUT,
         env=None if env is None else {**os.environ, **env})
 
 
 def start_scheduler(base: Path, tls: list | None = None, port: int = 0,
-                    where: str = "scheduler", env: dict | None = None) -> tuple[subprocess.Popen, str]:
-    """A `dask scheduler` on loopback in ``base/where`` (``env``: more environment,
-    Dask's configuration), and its address."""
+                    where: str = "scheduler", env: dict | None = None,
+                    host: str = "127.0.0.1") -> tuple[subprocess.Popen, str]:
+    """A `dask scheduler` on ``host`` (loopback unless a test's own namespace link) in
+    ``base/where`` (``env``: more environment, Dask's configuration), and its address."""
     (base / where).mkdir()
     scheduler_file = base / where / "scheduler.json"
-    scheduler = subprocess.Popen(DASK + ["scheduler", "--host", "127.0.0.1", "--port", str(port),
+    scheduler = subprocess.Popen(DASK + ["scheduler", "--host", host, "--port", str(port),
                                          "--no-dashboard", "--scheduler-file", str(scheduler_file),
                                          *(tls or [])],
                                  cwd=base / where, stdout=open(base / f"{where}.out", "wb"),
