@@ -262,6 +262,8 @@ def _int(text: str | None, default: int) -> int:
 # -- client side ------------------------------------------------------------------
 
 CLIENT_SESSIONS = SessionCache()
+POOL_PASSWORD_USER = "condor_pool"      # who the pool password authenticates as (HTCondor's PASSWORD)
+PASSWORD_TOKEN_LIFETIME = 300           # seconds the token a pool password signs is good for
 
 
 def _reply(sock) -> dict:
@@ -273,15 +275,21 @@ def _reply(sock) -> dict:
     return message
 
 
-def client_handshake(sock, endpoint: str, target: str, get: Lookup, token: str | None = None) -> dict:
+def client_handshake(sock, endpoint: str, target: str, get: Lookup, token: str | None = None,
+                     tag: str = "", password: bytes | None = None) -> dict:
     """Authenticate to the server on ``sock`` (reached as ``endpoint``) for daemon
-    ``target``; the session's info (user, session id, authz, lease)."""
+    ``target``; the session's info (user, session id, authz, lease).  Sessions are
+    cached under ``tag`` (``SecMan.setTag``: another tag never reuses them).  With no
+    ``token`` given, a ``password`` (``SecMan.setPoolPassword``: the pool's password,
+    whose doubled bytes are the POOL signing key) authenticates as HTCondor's PASSWORD
+    method does, as ``condor_pool@<trust domain>``, by a short-lived token it signs."""
     hello = _reply(sock).get("hello")
     if not isinstance(hello, dict):
         raise AuthenticationFailed(f"{endpoint} did not start the handshake")
     issuer = str(hello.get("issuer", ""))
     keys = [k for k in hello.get("keys", []) if isinstance(k, str)]
-    cache_key = f"{endpoint}|{issuer}|{token or ''}"
+    credential = token or (f"password:{hashlib.sha256(password).hexdigest()}" if password else "")
+    cache_key = f"{tag}|{endpoint}|{issuer}|{credential}"
     cached = CLIENT_SESSIONS.get(cache_key)
     if cached is not None:
         ipc.send_message(sock, {"resume": cached.sid, "target": target,
@@ -290,6 +298,9 @@ def client_handshake(sock, endpoint: str, target: str, get: Lookup, token: str |
         if "ok" in reply:
             return dict(reply["ok"], resumed=True)
         CLIENT_SESSIONS.drop(cache_key)
+    if token is None and password:
+        token = idtokens.create_token(f"{POOL_PASSWORD_USER}@{issuer}", issuer, password + password,
+                                      lifetime=PASSWORD_TOKEN_LIFETIME)
     try:
         chosen = token or _find_token(get, issuer, keys, endpoint)
     except AuthenticationFailed:

@@ -27,6 +27,9 @@ DEFAULT_PORT = 9618
 # a token to prefer over the token files (htcondor2.SecurityContext, SecMan.setToken)
 PREFERRED_TOKEN: contextvars.ContextVar[str | None] = contextvars.ContextVar("preferred_token", default=None)
 _process_token: list[str | None] = [None]
+# SecMan.setTag / setPoolPassword: per thread (and context), as v1's SecMan sets them
+SESSION_TAG: contextvars.ContextVar[str] = contextvars.ContextVar("session_tag", default="")
+POOL_PASSWORD: contextvars.ContextVar[bytes | None] = contextvars.ContextVar("pool_password", default=None)
 _tls_sessions: dict[str, ssl.SSLSession] = {}
 _contexts: dict[str, ssl.SSLContext] = {}
 _lock = threading.Lock()
@@ -92,7 +95,8 @@ def connect(host: str, port: int, target: str, timeout: float | None = 30.0) -> 
             der = tls.getpeercert(binary_form=True) or b""
             pool_ssl.check_known_host(pool_ssl.known_hosts_path(lookup), endpoint, der)
         token = PREFERRED_TOKEN.get() or _process_token[0]
-        info = netauth.client_handshake(tls, endpoint, target, lookup, token)
+        info = netauth.client_handshake(tls, endpoint, target, lookup, token, SESSION_TAG.get(),
+                                        POOL_PASSWORD.get())
         if tls.session is not None:
             with _lock:
                 _tls_sessions[endpoint] = tls.session

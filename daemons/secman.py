@@ -97,11 +97,11 @@ def ping_ad(location, command="DC_NOP") -> ClassAd:
             reply = ipc.recv_message(sock)
         finally:
             sock.close()
-    except (OSError, ValueError) as exc:
-        raise HTCondorIOError(f"Failed to ping {address}: {exc}") from exc
     except HTCondorException as exc:
         if type(exc).__name__ in ("PermissionDenied", "AuthenticationFailed"):
-            raise
+            raise   # typed (an AuthenticationFailed is an OSError too: caught here first)
+        raise HTCondorIOError(f"Failed to ping {address}: {exc}") from exc
+    except (OSError, ValueError) as exc:
         raise HTCondorIOError(f"Failed to ping {address}: {exc}") from exc
     if "err" in reply:
         ipc._raise_remote(*reply["err"])
@@ -157,10 +157,38 @@ class SecMan:
     token files; sessions over the network are cached until ``invalidateAllSessions``."""
 
     def __enter__(self) -> "SecMan":
+        from jobledger.daemons import netclient
+        self._saved = (netclient.SESSION_TAG.get(), netclient.POOL_PASSWORD.get())
         return self
 
     def __exit__(self, *exc) -> None:
+        """Leaving the ``with`` block: the tag and pool password set inside it are undone."""
+        from jobledger.daemons import netclient
+        saved = getattr(self, "_saved", None)
+        if saved is not None:
+            netclient.SESSION_TAG.set(saved[0])
+            netclient.POOL_PASSWORD.set(saved[1])
         self.invalidateAllSessions()
+
+    def setTag(self, tag: str) -> None:
+        """Sessions this thread negotiates from now on are kept under ``tag`` and used only
+        while that tag is set (a thread with another tag authenticates afresh)."""
+        from jobledger.daemons import netclient
+        if not isinstance(tag, str):
+            raise TypeError("tag must be a string")
+        netclient.SESSION_TAG.set(tag)
+
+    def setPoolPassword(self, new_pass: str) -> None:
+        """The pool password for this thread's new negotiations: with no token preferred
+        (``setToken``), it authenticates as ``condor_pool@<trust domain>``, as HTCondor's
+        PASSWORD method does (the pool's signing key is made of the same password).
+        An empty password stops using it."""
+        from jobledger.daemons import netclient
+        if isinstance(new_pass, bytes):
+            new_pass = new_pass.decode("utf-8", "surrogateescape")
+        if not isinstance(new_pass, str):
+            raise TypeError("new_pass must be a string")
+        netclient.POOL_PASSWORD.set(new_pass.encode("utf-8", "surrogateescape") or None)
 
     def invalidateAllSessions(self) -> None:
         """Forget the cached network sessions: the next command authenticates afresh."""

@@ -592,3 +592,35 @@ def test_condor_submit_spool_and_condor_transfer_data_over_the_network(net_pool,
                              env=other, capture_output=True, text=True, timeout=120, cwd=work)
     assert refused.returncode == 1 and "ERROR: Failed to spool job files." in refused.stderr
     assert "lee@test.pool" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_secman_set_tag_and_set_pool_password(net_pool, tmp_path):
+    """setTag: sessions negotiated under a tag are used only while it is set; setPoolPassword:
+    the pool's password authenticates as condor_pool@<trust domain> (HTCondor's PASSWORD),
+    a wrong one is refused, and leaving the SecMan's with-block undoes both."""
+    plain = idtokens.scramble((net_pool.local_dir / "passwords.d" / "POOL").read_bytes())
+    password = plain.decode("utf-8", "surrogateescape")
+    seen = client(tmp_path, net_pool, f"""
+        import jobledger.v1 as v1
+        from jobledger.daemons import netclient
+        host, port = ADDRESS.split(":")
+        def resumed():
+            with netclient.connect(host, int(port), "collector") as sock:
+                return sock.auth_info["resumed"]
+        out = {{"first": [resumed(), resumed()]}}
+        location = htcondor.Collector(ADDRESS).locate(htcondor.DaemonType.Schedd)
+        with v1.SecMan() as secman:
+            secman.setTag("joe")
+            out["joe"] = [resumed(), resumed()]
+            secman.setPoolPassword({password!r})
+            out["password"] = secman.ping(location, "READ")["MyRemoteUserName"]
+            secman.setPoolPassword("not the pool's password")
+            try:
+                secman.ping(location, "READ")
+            except htcondor.HTCondorException as exc:
+                out["wrong"] = [type(exc).__name__, "another key" in str(exc)]
+        out["after"] = htcondor.ping(location, "READ")["MyRemoteUserName"]
+        report(out)
+    """, {"t": make_token(net_pool, "ann@test.pool")}, name="tagged")
+    assert seen == {"first": [False, True], "joe": [False, True], "password": "condor_pool@test.pool",
+                    "wrong": ["AuthenticationFailed", True], "after": "ann@test.pool"}
