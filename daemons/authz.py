@@ -73,6 +73,7 @@ COMMAND_LEVELS = {
     ("collector", "token_request_result"): "ALLOW",
     ("collector", "token_request_list"): "ADMINISTRATOR",
     ("collector", "token_request_approve"): "ADMINISTRATOR",
+    ("collector", "token_request_auto_approve"): "ADMINISTRATOR",
     ("collector", "token_fetch"): "READ",
     # the accountant (daemons/accounting.py): reading is READ, changing it ADMINISTRATOR
     ("negotiator", "priorities"): "READ",

@@ -136,6 +136,7 @@ class Collector(Daemon):
             "token_request_result": tokens.result,
             "token_request_list": tokens.list,
             "token_request_approve": tokens.approve,
+            "token_request_auto_approve": tokens.auto_approve,
             "token_fetch": tokens.fetch,
         })
         return handlers

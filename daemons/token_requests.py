@@ -12,6 +12,13 @@ As HTCondor's collector does (condor_token_request / _approve / _list, condor_to
 * ``fetch``: an authenticated identity gets a token for itself, never wider than the
   session it has (a token limited to READ fetches tokens limited to READ).
 
+* ``auto_approve`` (condor_token_request_auto_approve, ADMINISTRATOR): for ``lifetime``
+  seconds, requests from the network ``netblock`` are approved at once, as HTCondor's
+  rules do it: only for the ``condor@`` identity, limited to ADVERTISE_SCHEDD /
+  ADVERTISE_STARTD / ADVERTISE_MASTER (what a daemon asks for when the collector will
+  not take its ads), made from 60 s before the rule until it expires; the pending
+  requests it matches are approved when it is installed.  Rules live in memory.
+
 Issued tokens last at most SEC_ISSUED_TOKEN_EXPIRATION seconds when that is set.
 Pending requests are kept in memory (at most MAX_PENDING, each for REQUEST_LIFETIME
 seconds): a restarted collector forgets them and the requester asks again.
@@ -20,6 +27,7 @@ seconds): a restarted collector forgets them and the requester asks again.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import secrets
 import threading
 import time
@@ -31,6 +39,8 @@ from jobledger.eventcore.errors import HTCondorException, HTCondorValueError, Pe
 
 MAX_PENDING = 1000
 REQUEST_LIFETIME = 3600.0
+AUTO_LEVELS = {"ADVERTISE_SCHEDD", "ADVERTISE_STARTD", "ADVERTISE_MASTER"}
+MAX_RULES = 100
 LEVELS = {"READ", "WRITE", "ADMINISTRATOR", "CONFIG", "DAEMON", "NEGOTIATOR",
           "ADVERTISE_STARTD", "ADVERTISE_SCHEDD", "ADVERTISE_MASTER"}
 
@@ -51,6 +61,7 @@ class TokenRequests:
         self.get = get
         self.local_identity = local_identity
         self._pending: dict[str, dict] = {}
+        self._rules: list[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, float, float]] = []
         self._lock = threading.Lock()
 
     def _identity(self, peer: dict) -> str:
@@ -95,9 +106,52 @@ class TokenRequests:
                 "Lifetime": lifetime if isinstance(lifetime, int) else -1,
                 "AuthenticatedIdentity": str(peer.get("user") or self.local_identity(peer)),
                 "PeerLocation": str(peer.get("host") or "local"), "client_id": client_id,
-                "expires": time.monotonic() + REQUEST_LIFETIME, "token": None,
+                "expires": time.monotonic() + REQUEST_LIFETIME, "token": None, "made": time.time(),
             }
+            if self._auto_rule(self._pending[reqid]) is not None:
+                self._grant(self._pending[reqid])
         return reqid
+
+    def _grant(self, item: dict) -> None:
+        item["token"] = self._issue(item["RequestedIdentity"], item["LimitAuthorization"],
+                                    self._lifetime(item["Lifetime"]))
+
+    def _auto_rule(self, item: dict) -> str | None:
+        """The text of the auto-approval rule that approves ``item``, or None."""
+        levels = item["LimitAuthorization"]
+        if not item["RequestedIdentity"].startswith("condor@") or not levels \
+                or any(level not in AUTO_LEVELS for level in levels) or item["token"] is not None:
+            return None
+        try:
+            where = ipaddress.ip_address(item["PeerLocation"])
+        except ValueError:
+            return None         # a request on this machine (no network address)
+        now = time.time()
+        self._rules = [rule for rule in self._rules if rule[2] >= now]
+        for netblock, issued, expires in self._rules:
+            if where.version == netblock.version and where in netblock and \
+                    issued - 60 <= item["made"] <= expires:
+                return f"[netblock = {netblock}; lifetime_left = {int(expires - now)}]"
+        return None
+
+    def auto_approve(self, peer: dict, netblock: str, lifetime: int) -> int:
+        """Install a rule approving the requests it matches for ``lifetime`` seconds;
+        the pending ones it matches now are approved at once (their number)."""
+        if isinstance(lifetime, bool) or not isinstance(lifetime, int) or lifetime <= 0:
+            raise HTCondorValueError("Auto-approval rule lifetimes must be greater than zero.")
+        try:
+            network = ipaddress.ip_network(str(netblock).strip(), strict=False)
+        except ValueError:
+            raise HTCondorValueError(f"Auto-approval rule netblock invalid: {netblock!r}") from None
+        with self._lock:
+            self._expire()
+            now = time.time()
+            self._rules = [rule for rule in self._rules if rule[2] >= now][-(MAX_RULES - 1):]
+            self._rules.append((network, now, now + lifetime))
+            matched = [item for item in self._pending.values() if self._auto_rule(item) is not None]
+            for item in matched:
+                self._grant(item)
+        return len(matched)
 
     def result(self, peer: dict, request_id: str, client_id: str) -> str | None:
         """The token once approved; None while pending."""
@@ -116,7 +170,7 @@ class TokenRequests:
     def list(self, peer: dict, request_id: str | None = None) -> list[dict]:
         with self._lock:
             self._expire()
-            return [{k: v for k, v in item.items() if k not in ("client_id", "expires", "token")}
+            return [{k: v for k, v in item.items() if k not in ("client_id", "expires", "token", "made")}
                     for reqid, item in sorted(self._pending.items())
                     if item["token"] is None and (request_id is None or reqid == str(request_id))]
 
@@ -126,9 +180,8 @@ class TokenRequests:
             item = self._pending.get(str(request_id))
             if item is None or item["token"] is not None:
                 raise HTCondorException(f"no pending token request {request_id}")
-            item["token"] = self._issue(item["RequestedIdentity"], item["LimitAuthorization"],
-                                        self._lifetime(item["Lifetime"]))
-            return {k: v for k, v in item.items() if k not in ("client_id", "expires", "token")}
+            self._grant(item)
+            return {k: v for k, v in item.items() if k not in ("client_id", "expires", "token", "made")}
 
     def fetch(self, peer: dict, authz=None, lifetime=None) -> str:
         """A token for the caller's own identity, no wider than its session."""

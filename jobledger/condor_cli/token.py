@@ -19,7 +19,7 @@ from pathlib import Path
 
 from jobledger.daemons import idtokens
 from jobledger.daemons.config_files import param
-from jobledger.eventcore.errors import TokenError
+from jobledger.eventcore.errors import HTCondorException, TokenError
 
 from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
 
@@ -289,10 +289,72 @@ def fetch(argv: list[str]) -> int:
     return 0
 
 
+AUTO_APPROVE_USAGE = """\
+Usage: condor_token_request_auto_approve [-type TYPE] [-name NAME] [-pool POOL] [-lifetime LIFETIME] [-netblock NETBLOCK]
+
+Installs a rule at the collector that approves token requests at once.
+    -netblock NETBLOCK      approve requests coming from this network (e.g. 192.168.0.0/24)
+    -lifetime SECONDS       how long the rule lasts (default 3600)
+    -pool HOST:PORT         the collector to install it at (default: this pool's)
+Only requests for the condor@ identity limited to ADVERTISE_SCHEDD, ADVERTISE_STARTD or
+ADVERTISE_MASTER (what a daemon asks for) are approved by a rule.
+"""
+
+
+def auto_approve(argv: list[str]) -> int:
+    prog = "condor_token_request_auto_approve"
+    args, state, netblock, lifetime = Args(argv, prog), {}, None, 3600  # type: tuple[Args, dict, str | None, int]
+    for arg in args:
+        if args.flag("help", 1):
+            raise Help()
+        if args.flag("lifetime", 1):
+            text = args.value("an argument")
+            try:
+                lifetime = int(text)
+            except ValueError:
+                raise Failed(f"{prog}: Invalid argument for -lifetime: {text}.") from None
+        elif args.flag("netblock", 2):
+            netblock = args.value("an argument")
+        elif args.flag("pool", 1):
+            state["pool"] = args.value("a pool name argument")
+        elif args.flag("name", 1):
+            args.value("a daemon name argument")        # one collector per pool here
+        elif args.flag("type", 1):
+            kind = args.value("a daemon type argument")
+            if kind.strip().upper() != "COLLECTOR":
+                raise Usage(f"ERROR: token requests are kept by the collector only, not {kind}")
+        elif args.flag("debug", 1):
+            pass
+        else:
+            raise Usage(f"{prog}: Invalid command line argument: {arg}")
+    if not netblock:
+        raise Failed(f"{prog}: -netblock argument is required.\nExample: {prog} -netblock 192.168.0.0/24")
+    address = _collector_address(state.get("pool"))
+    try:
+        _call(address, "token_request_auto_approve", netblock=netblock, lifetime=lifetime)
+    except HTCondorException as exc:
+        raise Failed(f"Failed to create new auto-approval rule: {exc}") from None
+    print(f"Successfully installed auto-approval rule for netblock {netblock} with lifetime of "
+          f"{lifetime / 3600:.2f} hours")
+    remaining = _call(address, "token_request_list")
+    if not remaining:
+        print("Remote daemon reports no un-approved requests pending.", file=sys.stderr)
+        return 0
+    print("The following requests remain after auto-approval rule was installed:\n" + "=" * 50)
+    for item in remaining:
+        print(f"RequestId = \"{item['RequestId']}\"\nRequestedIdentity = \"{item['RequestedIdentity']}\"\n"
+              f"PeerLocation = \"{item['PeerLocation']}\"\n"
+              f"LimitAuthorization = \"{','.join(item['LimitAuthorization'])}\"")
+    print("=" * 50 + "\nTo approve these requests, please run condor_token_request_approve manually.")
+    return 0
+
+
 # HTCondor's token tools print their usage on stderr and exit 1 (print_usage), for -help too.
 create_main = entry("condor_token_create", create, CREATE_USAGE, help_to="stderr", help_status=1)
 request_main = entry("condor_token_request", request, REQUEST_USAGE, help_to="stderr", help_status=1)
 approve_main = entry("condor_token_request_approve", approve, APPROVE_USAGE, help_to="stderr", help_status=1)
 request_list_main = entry("condor_token_request_list", request_list, REQUEST_LIST_USAGE, help_to="stderr", help_status=1)
 fetch_main = entry("condor_token_fetch", fetch, FETCH_USAGE, help_to="stderr", help_status=1)
+auto_approve_main = entry("condor_token_request_auto_approve", auto_approve, AUTO_APPROVE_USAGE,
+                          help_to="stderr", help_status=1)
 list_main = entry("condor_token_list", list_tokens, LIST_USAGE, help_to="stderr", help_status=1)

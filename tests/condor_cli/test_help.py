@@ -30,6 +30,7 @@ HELP = {
     "condor_ping": ("out", 0), "condor_token_create": ("err", 1), "condor_token_list": ("err", 1),
     "condor_token_request": ("err", 1), "condor_token_request_approve": ("err", 1),
     "condor_token_request_list": ("err", 1), "condor_token_fetch": ("err", 1),
+    "condor_token_request_auto_approve": ("err", 1),
     # condor_userprio and condor_drain meet -help as an unknown argument: usage() on stderr,
     # exit 1; condor_store_cred takes any -h... as -h, whose usage() is the same
     "condor_userprio": ("err", 1), "condor_drain": ("err", 1), "condor_store_cred": ("err", 1),

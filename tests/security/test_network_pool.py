@@ -624,3 +624,66 @@ def test_secman_set_tag_and_set_pool_password(net_pool, tmp_path):
     """, {"t": make_token(net_pool, "ann@test.pool")}, name="tagged")
     assert seen == {"first": [False, True], "joe": [False, True], "password": "condor_pool@test.pool",
                     "wrong": ["AuthenticationFailed", True], "after": "ann@test.pool"}
+
+
+def test_token_request_auto_approve(net_pool, tmp_path):
+    """condor_token_request_auto_approve: requests from the netblock for condor@ limited to
+    ADVERTISE_* are approved, the pending ones when the rule goes in; others still wait."""
+    home = tmp_path / "daemon"
+    (home / "tokens.d").mkdir(parents=True)
+    (home / "condor_config").write_text(f"SEC_TOKEN_DIRECTORY = {home}/tokens.d\n"
+                                        f"SEC_KNOWN_HOSTS = {home}/known_hosts\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONDOR_CONFIG", "_CONDOR_"))}
+    env.update(CONDOR_CONFIG=str(home / "condor_config"), HOME=str(home))
+    code = textwrap.dedent(f"""
+        import json, sys
+        import jobledger.v1 as v1
+        from jobledger.daemons import idtokens, netauth
+        netauth.ALLOW_ANONYMOUS.set(True)
+        where = "127.0.0.1:{net_pool.port}"
+        before = v1.TokenRequest("condor@test.pool", ["ADVERTISE_STARTD"], 600)
+        before.submit(where)
+        user = v1.TokenRequest("mallory@test.pool", ["READ"], 600)
+        user.submit(where)
+        print("REQS", before.request_id, user.request_id, flush=True)
+        sys.stdin.readline()
+        after = v1.TokenRequest("condor@test.pool", ["ADVERTISE_SCHEDD", "ADVERTISE_MASTER"], 600)
+        after.submit(where)
+        wider = v1.TokenRequest("condor@test.pool", ["ADVERTISE_STARTD", "WRITE"], 600)
+        wider.submit(where)
+        parsed = idtokens.parse(after.result(1).contents)
+        print("DONE", json.dumps([before.done, user.done, after.done, wider.done, parsed.identity,
+                                  parsed.scopes]), flush=True)
+    """)
+    asker = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=home, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tool = str(Path(sys.executable).parent / "condor_token_request_auto_approve")
+    try:
+        line = asker.stdout.readline().split()
+        assert line[:1] == ["REQS"], asker.stderr.read() if asker.poll() is not None else line
+        installed = subprocess.run([tool, "-netblock", "127.0.0.0/8", "-lifetime", "600"],
+                                   capture_output=True, text=True, timeout=60)
+        assert installed.returncode == 0, installed.stderr
+        out = installed.stdout
+        assert out.startswith("Successfully installed auto-approval rule for netblock 127.0.0.0/8 "
+                              "with lifetime of 0.17 hours\n"), out
+        assert f'RequestId = "{line[2]}"' in out and f'RequestId = "{line[1]}"' not in out  # one waits
+        assert "To approve these requests, please run condor_token_request_approve manually." in out
+        asker.stdin.write("go\n")
+        asker.stdin.flush()
+        done, err = asker.communicate(timeout=120)
+        assert asker.returncode == 0, err[-3000:]
+        result = json.loads(done.split("DONE ", 1)[1])
+        assert result == [True, False, True, False, "condor@test.pool", ["ADVERTISE_SCHEDD", "ADVERTISE_MASTER"]]
+    finally:
+        if asker.poll() is None:
+            asker.kill()
+            asker.wait()
+    for argv, message in ((["-netblock", "127.0.0.0/8", "-lifetime", "0"],
+                           "Failed to create new auto-approval rule: Auto-approval rule lifetimes must be "
+                           "greater than zero."),
+                          (["-netblock", "not-a-net"], "Auto-approval rule netblock invalid"),
+                          (["-lifetime", "60"], "-netblock argument is required."),
+                          (["-lifetime", "soon", "-netblock", "127.0.0.0/8"], "Invalid argument for -lifetime")):
+        bad = subprocess.run([tool, *argv], capture_output=True, text=True, timeout=60)
+        assert bad.returncode == 1 and message in bad.stderr and "Traceback" not in bad.stderr, (argv, bad.stderr)
