@@ -9,6 +9,11 @@ token for alice.  Each operation is timed (median of a few runs) three ways:
 - ``net, cached``: through the shared port with the session cached (TLS resumed, the
   token exchange skipped), as the second command of a program is.
 
+``submit with spool`` is ``submit(spool=True)`` then ``spool(result)`` of one job whose
+executable (a small script) and one 64 KiB input travel with it: on the Unix socket the
+schedd copies them from the submit directory; over the network they go up in the upload.
+The job's requirements are false, so nothing runs meanwhile.
+
 There is no HTCondor peer to run beside it: the htcondor wheel has no daemons.
 """
 
@@ -53,20 +58,34 @@ def main() -> None:
             local = pool.schedd
             cluster = local.submit(htcondor.Submit({"executable": "/bin/true", "hold": "true"})).cluster()
             job = htcondor.Submit({"executable": "/bin/true", "hold": "true"})
+            iwd = Path(where) / "submit"
+            iwd.mkdir()
+            (iwd / "job.sh").write_text("#!/bin/sh\ncat data.bin > /dev/null\n")
+            (iwd / "job.sh").chmod(0o755)
+            (iwd / "data.bin").write_bytes(bytes(range(256)) * 256)
+            spooled = htcondor.Submit({"executable": str(iwd / "job.sh"), "initialdir": str(iwd),
+                                       "transfer_input_files": "data.bin", "requirements": "false"})
+
+            def spool_op(schedd):
+                def op():
+                    schedd.spool(schedd.submit(spooled, spool=True))
+                return op
             run_dir = param["RUN"]
 
             def unix_ops():
                 collector = htcondor.Collector()
                 return {"collector query (schedd ads)": lambda: collector.query(htcondor.AdType.Schedd),
                         "schedd query (one job)": lambda: local.query(f"ClusterId == {cluster}"),
-                        "submit (one job)": lambda: local.submit(job)}
+                        "submit (one job)": lambda: local.submit(job),
+                        "submit with spool (64 KiB in)": spool_op(local)}
 
             def net_ops():
                 collector = htcondor.Collector(f"127.0.0.1:{port}")
                 schedd = htcondor.Schedd(collector.locate(htcondor.DaemonType.Schedd))
                 return {"collector query (schedd ads)": lambda: collector.query(htcondor.AdType.Schedd),
                         "schedd query (one job)": lambda: schedd.query(f"ClusterId == {cluster}"),
-                        "submit (one job)": lambda: schedd.submit(job)}
+                        "submit (one job)": lambda: schedd.submit(job),
+                        "submit with spool (64 KiB in)": spool_op(schedd)}
 
             rows = {name: [_median_ms(op)] for name, op in unix_ops().items()}
             param["RUN"] = str(Path(where) / "elsewhere")     # this client is now "another machine"
