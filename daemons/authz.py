@@ -84,6 +84,9 @@ COMMAND_LEVELS = {
     ("startd", "drain"): "ADMINISTRATOR",
     ("startd", "cancel_drain"): "ADMINISTRATOR",
     ("startd", "vacate"): "ADMINISTRATOR",
+    # the schedd hands a running job its refreshed proxy (refreshGSIProxy)
+    ("startd", "refresh_proxy"): "DAEMON",
+    ("schedd", "refresh_proxy"): "WRITE",
     # a user's own credentials (daemons/credd.py keeps a non-super user to their own)
     ("credd", "store_cred"): "WRITE",
     ("credd", "check_services"): "READ",

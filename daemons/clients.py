@@ -352,6 +352,31 @@ class Schedd:
                            **self._epoch_args(constraint, projection, match, since, kwargs))
         return [to_ad(item) for item in items]
 
+    def refreshGSIProxy(self, cluster: int, proc: int, proxy_filename: str, lifetime: int = -1) -> int:
+        """Replace job ``cluster.proc``'s X.509 proxy (its ``x509userproxy`` file and, while it
+        runs, the sandbox's copy) with the file ``proxy_filename``; the seconds the new proxy
+        has left.  The proxy is copied as it is (HTCondor's way with
+        DELEGATE_JOB_GSI_CREDENTIALS = False): ``lifetime`` does not shorten it."""
+        from jobledger.daemons.x509_proxy import MAX_PROXY_BYTES
+        for value, what in ((cluster, "cluster"), (proc, "proc"), (lifetime, "lifetime")):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{what} must be an integer")
+        if not isinstance(proxy_filename, (str, os.PathLike)):
+            raise TypeError("proxy_filename must be a path")
+        try:
+            with open(proxy_filename, "rb") as handle:
+                data = handle.read(MAX_PROXY_BYTES + 1)
+        except OSError as exc:
+            raise HTCondorException(f"cannot read the proxy {proxy_filename}: {exc.strerror or exc}") from None
+        if len(data) > MAX_PROXY_BYTES:
+            raise HTCondorException(f"{proxy_filename}: larger than {MAX_PROXY_BYTES} bytes: not a proxy")
+        try:
+            text = data.decode("ascii")
+        except UnicodeDecodeError:
+            raise HTCondorException(f"{proxy_filename}: not a PEM file (bytes that are not ASCII)") from None
+        expiration = ipc.call(self._address, "refresh_proxy", timeout=60, cluster=cluster, proc=proc, proxy=text)
+        return int(expiration) - int(time.time())
+
     def export_jobs(self, job_spec, export_dir: str, new_spool_dir: str) -> ClassAd:
         """Put the clusters ``job_spec`` selects (ids select their whole cluster) into the
         externally managed state: their ads go to ``<export_dir>/job_queue.log``, each

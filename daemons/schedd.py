@@ -52,6 +52,7 @@ from jobledger.daemons.schedd_dagman import dagman_progress, post_script_termina
 from jobledger.daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
 from jobledger.daemons.schedd_claims import claimed_slot_ads
 from jobledger.daemons.schedd_export import Exports
+from jobledger.daemons.schedd_proxy import refresh_proxy
 from jobledger.daemons.schedd_match import MATCH_ATTRS, Matches
 from jobledger.daemons.schedd_policy import SYSTEM_EXPRS, Policy
 from jobledger.daemons.schedd_query import Queries
@@ -107,8 +108,8 @@ def local_only(peer: dict, command: str) -> str:
 
 
 def _export_peer(peer: dict, command: str) -> tuple[str, str] | None:
-    """Export and import read and write a directory on this machine: the pool's own
-    machine only (as spool and retrieve), the requester's own jobs unless a super user."""
+    """Export, import and a proxy refresh read and write files on this machine: the pool's
+    own machine only (as spool and retrieve), the requester's own jobs unless a super user."""
     local_only(peer, command)
     return restricted_to(peer)
 
@@ -331,6 +332,9 @@ class Schedd(Daemon):
                 self.exports.import_results(_export_peer(peer, "import_exported_job_results"), import_dir),
             "unexport_jobs": lambda peer, ids=None, constraint=None:
                 self.exports.unexport(restricted_to(peer), ids, constraint),
+            "refresh_proxy": lambda peer, cluster, proc, proxy: refresh_proxy(
+                self.store, self.runs.lock, self._startd_call, self.log, _export_peer(peer, "refresh_proxy"),
+                cluster, proc, proxy),
             "head": lambda peer: self.store.head(),
             "wait_logs": lambda peer, position, timeout=10.0:
                 self.projector.wait_for_position(position, timeout),

@@ -379,6 +379,7 @@ class Startd(Daemon):
             "cancel_drain": self._cancel_drain,
             "vacate": self._vacate,
             "claims": lambda peer: self._claims(),
+            "refresh_proxy": self._refresh_proxy,
         })
         return handlers
 
@@ -456,6 +457,23 @@ class Startd(Daemon):
         if slot is None or not alive(slot["pid"], slot["start"]):
             return False
         os.kill(slot["pid"], SIGNALS[what])
+        return True
+
+    def _refresh_proxy(self, peer, claim: str, name: str, proxy: str) -> bool:
+        """Put a refreshed X.509 proxy (the schedd's ``refreshGSIProxy``) in the sandbox of
+        ``claim``'s job as ``name``, whole and owner-only; False when the claim is gone."""
+        from pathlib import Path
+        from jobledger.daemons.x509_proxy import MAX_PROXY_BYTES, replace_file
+        if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
+            raise ValueError("refresh_proxy: name must be a file name")
+        if not isinstance(proxy, str) or len(proxy) > MAX_PROXY_BYTES:
+            raise ValueError("refresh_proxy: the proxy must be text of at most 1 MiB")
+        with self._lock:
+            slot = self.claims.get(claim)
+        if slot is None or not slot.get("scratch") or not os.path.isdir(slot["scratch"]):
+            return False
+        replace_file(Path(slot["scratch"]) / name, proxy.encode())
+        self.log.info("job %s: refreshed its proxy %s", slot.get("job"), name)
         return True
 
     def _claims(self) -> dict:

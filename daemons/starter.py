@@ -316,6 +316,10 @@ class Starter:
             if self.marks_start:    # this starter works: what kills it from now on is not the job's fault
                 write_atomically(os.path.join(self.scratch, STARTER_RECORD), {"spawning": time.time()})
             env = job_environment(job, self.scratch)
+            proxy = plan.proxy_name(job)
+            if proxy is not None:   # HTCondor's X509_USER_PROXY: the sandbox's copy (refreshGSIProxy replaces it)
+                env["X509_USER_PROXY"] = os.path.join(self.scratch, proxy) if self.sandboxed \
+                    else str(job["x509userproxy"])
             creds = self._credentials(owner)
             if creds is not None:
                 env["_CONDOR_CREDS"] = creds
@@ -403,7 +407,8 @@ class Starter:
         outcome["disk_usage_kb"] = transfer.disk_usage_kb(self.scratch)
         outcome["transfers"] = [[plan.OUT_STARTED, began]]
         try:
-            changed = plan.changed_files(self.before, transfer.snapshot(self.scratch))
+            changed = [name for name in plan.changed_files(self.before, transfer.snapshot(self.scratch))
+                       if name != plan.proxy_name(self.job)]   # a refreshed proxy never goes back
             if evicted:
                 items = plan.evicted_plan(self.job, changed, str(self.job["_EvictedFiles"]))
                 items = [item for item in items if os.path.lexists(os.path.join(self.scratch, item.name))]

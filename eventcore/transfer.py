@@ -144,7 +144,17 @@ def input_plan(job: dict) -> InputPlan:
         sources.append(source)
         stdin = source.name
     sources.extend(_source(entry, iwd) for entry in split_list(job.get("TransferInput")))
+    if proxy_name(job) is not None:   # the X.509 proxy goes with the inputs, as HTCondor sends it
+        sources.append(_source(str(job["x509userproxy"]), iwd))
     return InputPlan(tuple(sources), command, stdin)
+
+
+def proxy_name(job: dict) -> str | None:
+    """The sandbox name of the job's X.509 proxy (``x509userproxy``), if it has one."""
+    path = job.get("x509userproxy")
+    if not isinstance(path, str) or not path.strip():
+        return None
+    return posixpath.basename(path.strip()) or None
 
 
 def parse_remaps(text) -> dict[str, str]:

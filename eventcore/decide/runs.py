@@ -29,7 +29,8 @@ STARTER_JOB_ATTRS = ("ClusterId", "ProcId", "Cmd", "Arguments", "Args", "Environ
                      "MaxTransferInputMB", "MaxTransferOutputMB",
                      "AccountingGroup", "User",   # whose the slot is (the accountant charges it)
                      "MaxJobRetirementTime",      # how long a draining startd lets it run
-                     "OAuthServicesNeeded", "SendCredential")   # credentials for its sandbox
+                     "OAuthServicesNeeded", "SendCredential",   # credentials for its sandbox
+                     "x509userproxy")                           # its X.509 proxy (X509_USER_PROXY)
 TRANSFER_FAILURES = {12: "Transfer output files failure", 13: "Transfer input files failure",
                      32: "Transfer input files failure", 33: "Transfer output files failure"}
 

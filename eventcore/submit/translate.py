@@ -73,6 +73,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "retry_until": ("retry_until",),
     "notification": ("notification", "JobNotification"),
     "accounting_group": ("accounting_group", "AcctGroup"),
+    "x509userproxy": ("x509userproxy",),
     "accounting_group_user": ("accounting_group_user", "AcctGroupUser"),
     "nice_user": ("nice_user", "NiceUser"),
     "use_oauth_services": ("use_oauth_services",),
@@ -817,3 +818,14 @@ def warnings_for(keys: dict[str, str]) -> list[str]:
     if "request_cpu" in keys:
         out.append("the line 'request_cpu' was unused by condor_submit. Is it a typo?")
     return out
+
+
+@rule("x509userproxy", "initialdir")
+def _x509_proxy(job: Job) -> dict[str, str]:
+    """``x509userproxy``: the proxy file's full path (as condor_submit writes it, relative
+    to the job's initial directory); the starter puts a copy in the sandbox and points
+    X509_USER_PROXY at it, and ``Schedd.refreshGSIProxy`` replaces both."""
+    path = job.get("x509userproxy")
+    if path is None or not path.strip():
+        return {}
+    return {"x509userproxy": quote(absolute(path.strip(), iwd_of(job)))}
