@@ -141,3 +141,62 @@ def test_installed_wheel_runs_a_pool(venv, tmp_path):
     assert offline.split() == ["1", "1"], offline
     assert not [p for p in cwd.iterdir() if p.name not in ("pool", "job.sub", "job.out", "job.err",
                                                             "job.log")]
+
+
+REMOTE_CLIENT = """
+import json, os, sys, time
+from pathlib import Path
+import jobledger as htcondor
+address = sys.argv[1]
+work = Path("work")
+work.mkdir()
+(work / "job.sh").write_text("#!/bin/sh\\nsort words.txt\\n")
+os.chmod(work / "job.sh", 0o755)
+(work / "words.txt").write_text("pear\\napple\\nfig\\n")
+schedd = htcondor.Schedd(htcondor.Collector(address).locate(htcondor.DaemonType.Schedd))
+sub = htcondor.Submit({"executable": "job.sh", "initialdir": str(work.absolute()),
+                       "transfer_input_files": "words.txt", "output": "sorted.txt"})
+result = schedd.submit(sub, spool=True)
+schedd.spool(result)
+cluster = result.cluster()
+deadline, status = time.monotonic() + 180, None
+while time.monotonic() < deadline and status not in ([4], [5]):
+    status = [ad["JobStatus"] for ad in schedd.query(f"ClusterId == {cluster}", ["JobStatus"])]
+    time.sleep(0.1)
+owner = schedd.query(f"ClusterId == {cluster}", ["Owner"])[0]["Owner"]
+schedd.retrieve(f"ClusterId == {cluster}")
+sleeper = schedd.submit(htcondor.Submit({"executable": "/bin/sleep", "arguments": "600"})).cluster()
+removed = schedd.act(htcondor.JobAction.Remove, f"ClusterId == {sleeper}")["TotalSuccess"]
+schedd.act(htcondor.JobAction.Remove, f"ClusterId == {cluster}")
+print("RESULT " + json.dumps({"status": status, "owner": owner, "removed": removed,
+                              "sorted": (work / "sorted.txt").read_text(), "module": htcondor.__file__}))
+"""
+
+
+def test_a_client_in_a_fresh_venv_with_only_a_token_uses_a_remote_pool(venv, tmp_path):
+    """The must-show of issue 25: a pool on 127.0.0.1 that requires a token and TLS, and a
+    client in the wheel's own venv holding nothing but a token file (no configuration, no
+    access to the pool's LOCAL_DIR, its own cwd and iwd) that locates the schedd, submits
+    with spool, queries, removes, and retrieves the output."""
+    from jobledger.daemons.personal import PersonalPool
+    from tests.pool.conftest import stop_and_check
+    from tests.security.test_network_pool import free_port, make_token
+    port = free_port()
+    pool = PersonalPool(local_dir=tmp_path / "pool", config={
+        "COLLECTOR_HOST": f"127.0.0.1:{port}", "TRUST_DOMAIN": "test.pool"})
+    pool.start()
+    try:
+        home = tmp_path / "home"
+        (home / ".condor" / "tokens.d").mkdir(parents=True)
+        (home / ".condor" / "tokens.d" / "zoe").write_text(make_token(pool, "zoe@test.pool") + "\n")
+        done = subprocess.run([str(venv / "bin" / "python"), "-c", REMOTE_CLIENT, f"127.0.0.1:{port}"],
+                              cwd=home, env=user_env(venv, home), capture_output=True, text=True,
+                              timeout=STEP)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+        seen = [__import__("json").loads(line[7:]) for line in done.stdout.splitlines()
+                if line.startswith("RESULT ")][0]
+    finally:
+        stop_and_check(pool)
+    assert seen["module"].startswith(str(venv))
+    assert seen["status"] == [4] and seen["owner"] == "zoe" and seen["removed"] == 1
+    assert seen["sorted"] == "apple\nfig\npear\n"
