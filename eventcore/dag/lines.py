@@ -106,12 +106,36 @@ def scan(read: Reader, path: str, first: FirstPass, rest: list[Command], now: No
             elif rest or now is None or not now(stripped, path, index, words):
                 append((stripped, path, index, words))
             continue
+        if '"' in stripped:
+            words = quoted_words(stripped, path, index)
         body = None
-        if words[-1][-1] == "{" and keyword in _OPENS:
+        if words and words[-1][-1:] == "{" and keyword in _OPENS:
             body = _inline_body(lines, Where(path, index))
             last = words[-1][:-1]
             words = words[:-1] + ([last] if last else [])
         first(keyword, new(Line, (tuple(words), stripped, path, index, body)))
+
+
+def quoted_words(text: str, path: str, index: int) -> list[str]:
+    """The words of a node line whose submit file or DIR is in double quotes (as BPS writes
+    ``JOB name "jobs/label/name.sub"``): HTCondor's DAGMan takes a word that starts with a
+    quote up to the next quote, spaces and all, without the quotes."""
+    words: list[str] = []
+    rest = text
+    while True:
+        rest = rest.lstrip()
+        if not rest:
+            return words
+        if rest[0] == '"':
+            end = rest.find('"', 1)
+            if end < 0:
+                raise DagError("a quoted file name has no closing quote", path, index)
+            words.append(rest[1:end])
+            rest = rest[end + 1:]
+        else:
+            word = rest.split(None, 1)
+            words.append(word[0])
+            rest = word[1] if len(word) > 1 else ""
 
 
 def _inline_body(lines: Iterator[tuple[int, str]], where: Where) -> str:

@@ -249,3 +249,15 @@ def test_rescue_dag_applies_done_and_retry():
 def test_topological_order_covers_every_node():
     dag = parse("JOB A x\nJOB B x\nJOB C x\nPARENT C CHILD B\nPARENT B CHILD A\n")
     assert check_acyclic(dag, {}) == ["C", "B", "A"]
+
+
+def test_a_quoted_submit_file_and_dir_as_bps_writes_them():
+    # HTCondor's DAGMan (parse.cpp, next_possibly_quoted_token): the submit file and the DIR
+    # value may be in double quotes, spaces and all; LSST BPS writes JOB name "jobs/label/name.sub"
+    dag = parse('JOB A "jobs/calib rate/a.sub"\nFINAL F "jobs/final/f.sub" DIR "my dir"\n'
+                'JOB B b.sub\nSUBDAG EXTERNAL S "inner.dag" DIR "subdags/s"\n')
+    a, f, s = dag.nodes["A"], dag.nodes["F"], dag.nodes["S"]
+    assert (a.submit, f.submit, f.directory, s.submit, s.directory) == (
+        "jobs/calib rate/a.sub", "jobs/final/f.sub", "my dir", "inner.dag", "subdags/s")
+    assert "no closing quote" in str(error_of('JOB A "a.sub\n'))
+    assert "top.dag" in str(error_of('JOB A "a.sub\n'))
