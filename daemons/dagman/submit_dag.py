@@ -118,8 +118,9 @@ def dagman_arguments(dag_file: str, options: dict) -> list[str]:
     return args
 
 
-def check_dag(dag_file: str, options: dict, cwd: str) -> None:
-    """Parse the DAG (and the rescue DAG it would use) now, so errors come before any submit."""
+def check_dag(dag_file: str, options: dict, cwd: str):
+    """Parse the DAG (and the rescue DAG it would use) now, so errors come before any submit;
+    the parsed DAG."""
     def read(path: str) -> bytes:
         return read_bytes(os.path.join(cwd, path))
     rescue = None if options.get("force") else newest_rescue(os.path.join(cwd, dag_file),
@@ -127,13 +128,14 @@ def check_dag(dag_file: str, options: dict, cwd: str) -> None:
     dag = parse_dag(dag_file, read, rescue=os.path.relpath(rescue, cwd) if rescue else None)
     if dag.reject is not None:
         raise DagError("the DAG holds REJECT", dag.reject.source, dag.reject.line)
+    return dag
 
 
 def submit_text(dag_file: str, options: dict | None = None, cwd: str | None = None) -> str:
     """The ``<dag>.condor.sub`` text for ``dag_file`` (relative to ``cwd``), checked first."""
     options = _checked(options)
     cwd = os.path.abspath(cwd or os.getcwd())
-    check_dag(dag_file, options, cwd)
+    parsed = check_dag(dag_file, options, cwd)
     dag = dag_file
     batch = options.get("batch_name") or options.get("batch-name")
     lines = [
@@ -146,8 +148,11 @@ def submit_text(dag_file: str, options: dict | None = None, cwd: str | None = No
         f"environment\t= \"_CONDOR_DAGMAN_LOG={dag}.dagman.out _CONDOR_MAX_DAGMAN_LOG=0\"",
         f"batch_name\t= {batch or dag + '+$(Cluster)'}",
         f"notification\t= {options.get('notification', 'never')}",
-        "queue",
     ]
+    # SET_JOB_ATTR: attributes of the DAGMan job itself, which condor_submit_dag writes into
+    # this file as My.<name> = <value> lines (HTCondor's dagman_utils.cpp, writeSubmitFile)
+    lines += [f"My.{name} = {value}" for name, value in parsed.set_job_attrs.items()]
+    lines.append("queue")
     return "\n".join(line for line in lines if line) + "\n"
 
 
