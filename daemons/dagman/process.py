@@ -98,6 +98,7 @@ class Dagman:
         self.watcher = DirectoryWatcher(self.log_changed.set)
         self.scripts: dict[int, tuple] = {}           # pid -> (Popen, node, kind)
         self.removed = False
+        self.node_status_at = 0.0
         self.start = time.time()
         self.owner = ""
         self.batch = ""
@@ -185,6 +186,9 @@ class Dagman:
             if time.monotonic() - last_status > 60:
                 last_status = time.monotonic()
                 self._status(run)
+            elif run.dag.node_status_file and \
+                    time.monotonic() - self.node_status_at >= run.dag.node_status_file["min_update"]:
+                self._node_status(run)
         self._carry_out(run, run.actions(time.time()))
         self.control.close()
         self.watcher.stop()
@@ -463,9 +467,15 @@ class Dagman:
         self.out(outlines.dag_status_line(run.status))
         for line in status_table(run):
             self.out(line)
+        self._node_status(run)
+
+    def _node_status(self, run: DagRun) -> None:
+        """NODE_STATUS_FILE: at start, then every min-update seconds, and at the end."""
         spec = run.dag.node_status_file
         if spec:
-            write_atomic(spec["file"], node_status_text(run, int(time.time())))
+            self.node_status_at = time.monotonic()
+            write_atomic(spec["file"], node_status_text(run, int(time.time()), (self.dag_file,),
+                                                        spec["min_update"], removed=bool(self.removed)))
 
     def _progress(self, run: DagRun, final: bool = False) -> None:
         """The DAG's counts into our job ad (HTCondor's DAG_NodesTotal, DAG_NodesDone, ...),
@@ -488,7 +498,9 @@ class Dagman:
         if run is not None:
             self._progress(run, final=True)
             self._status(run)
-            if code != 0:
+            # HTCondor writes the rescue DAG as soon as the DAG has failed, before its FINAL
+            # node runs (dagman_main.cpp): a FINAL node that succeeds leaves it there
+            if code != 0 or any(r.status == FAILED for r in run.nodes.values()):
                 numbers = rescue_numbers(self.dag_file)
                 number = (numbers[-1] + 1) if numbers else 1
                 path = rescue_name(self.dag_file, number)

@@ -6,11 +6,12 @@ Pure text and dicts from a ``DagRun``; the DAGMan process writes them.
 from __future__ import annotations
 
 import re
+import time
 
 from jobledger.eventcore.dags.nodestatus import NodeStatus
 
 from .model import FINAL, PROVISIONER, SERVICE
-from .run import DONE, FAILED, FUTILE, POST, PRE, QUEUED, READY, WAITING, DagRun
+from .run import DAG_ABORT, DAG_RM, DONE, FAILED, FUTILE, POST, PRE, QUEUED, READY, WAITING, DagRun
 
 RESCUE_RE = re.compile(r"\.rescue(\d{3})\Z")
 
@@ -29,8 +30,8 @@ def rescue_text(run: DagRun, dag_file: str, created: str) -> str:
              f"# Total number of Nodes: {len(nodes)}", f"# Nodes premarked DONE: {premarked}",
              f"# Nodes that failed: {len(failed)}", f"#   {','.join(failed[:20])}{',' if failed else ''}<ENDLIST>",
              ""]
-    lines += [f"DONE {name}" for name, r in run.nodes.items()
-              if r.status == DONE and nodes[name].kind not in (SERVICE, PROVISIONER)]
+    lines += [f"DONE {name}" for name, r in run.nodes.items()     # (HTCondor writes it before FINAL runs)
+              if r.status == DONE and nodes[name].kind not in (SERVICE, PROVISIONER, FINAL)]
     return "\n".join(lines) + "\n"
 
 
@@ -74,21 +75,102 @@ NODE_STATUS = {WAITING: NodeStatus.NOT_READY, READY: NodeStatus.READY, PRE: Node
                FAILED: NodeStatus.ERROR, FUTILE: NodeStatus.FUTILE}
 
 
-def node_status_text(run: DagRun, now: int) -> str:
-    """NODE_STATUS_FILE contents: ClassAds of the DAG and of each node, as HTCondor writes them."""
+STATUS_NAMES = {NodeStatus.NOT_READY: "STATUS_NOT_READY", NodeStatus.READY: "STATUS_READY",
+                NodeStatus.PRERUN: "STATUS_PRERUN", NodeStatus.SUBMITTED: "STATUS_SUBMITTED",
+                NodeStatus.POSTRUN: "STATUS_POSTRUN", NodeStatus.DONE: "STATUS_DONE",
+                NodeStatus.ERROR: "STATUS_ERROR", NodeStatus.FUTILE: "STATUS_FUTILE"}
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _when(seconds: int) -> str:
+    return _quoted(time.ctime(seconds))
+
+
+def _dag_state(run: DagRun, held: bool, removed: bool) -> tuple[NodeStatus, str, bool]:
+    """The DAG's own line of the status file: (status, note, are unfinished nodes errors now?).
+    As HTCondor's DAGMan judges it by its nodes: done when every node is, failed when it is
+    over otherwise (whatever a FINAL node made of the exit code)."""
+    has_final = bool(run.dag.of_kind(FINAL))
+    over = run.exit_code is not None
+    if over and run.counts()[DONE] == len(run.nodes):
+        return NodeStatus.DONE, "success", True
+    if over and run.status != DAG_RM:
+        return NodeStatus.ERROR, "aborted" if run.status == DAG_ABORT else "failed", True
+    if held:
+        return NodeStatus.SUBMITTED, "held", False
+    if removed or run.status == DAG_RM:
+        if has_final and not over:
+            return NodeStatus.SUBMITTED, "removed", False
+        return NodeStatus.ERROR, "removed", True
+    return NodeStatus.SUBMITTED, "", False
+
+
+def _node_error(run: DagRun, name: str) -> str:
+    node, node_run = run.dag.nodes[name], run.nodes[name]
+    if node_run.pre_code not in (None, 0) and node_run.cluster is None:
+        return f"PRE Script failed with status {node_run.pre_code}"
+    if node_run.cluster is None:
+        return "Job submit failed"
+    if "POST" in node.scripts and node_run.result not in (None, 0):
+        return f"POST script failed with status {node_run.result}"
+    if node_run.code < 0:
+        return f"Job proc ({node_run.cluster}.0.0) failed with signal {-node_run.code}"
+    return f"Job proc ({node_run.cluster}.0.0) failed with status {node_run.code}"
+
+
+def node_status_text(run: DagRun, now: int, dag_files: tuple = (), min_update: int = 0,
+                     held: bool = False, removed: bool = False) -> str:
+    """NODE_STATUS_FILE contents as HTCondor's DAGMan writes them (dag.cpp, DumpNodeStatus):
+    the DAG's ad (its files, when, its state in node-status numbers with a note, the counts,
+    held and idle job procs), one ad per node (state, details, retries, its queued and held
+    procs), then the end ad with the next update (0 once the DAG is over).  When the DAG is
+    over, nodes still in PRE, queued or in POST are counted, and shown, as errors."""
     counts = run.counts()
-    ads = ["[", '  Type = "DagStatus";', f"  Timestamp = {now};", f"  DagStatus = {run.status};",
-           f"  NodesTotal = {len(run.nodes)};", f"  NodesDone = {counts[DONE]};", f"  NodesPre = {counts[PRE]};",
-           f"  NodesQueued = {counts[QUEUED]};", f"  NodesPost = {counts[POST]};",
-           f"  NodesReady = {counts[READY]};", f"  NodesUnready = {counts[WAITING]};",
-           f"  NodesFailed = {counts[FAILED]};", f"  NodesFutile = {counts[FUTILE]};", "]"]
+    dag_status, note, mark_errors = _dag_state(run, held, removed)
+    procs = [state for node_run in run.nodes.values() for state in node_run.procs.values()]
+    procs_held = sum(1 for state in procs if state == "held")
+    procs_idle = sum(1 for state in procs if state in ("idle", "held"))
+    pre, queued, post, failed = counts[PRE], counts[QUEUED], counts[POST], counts[FAILED]
+    if mark_errors:
+        failed, pre, queued, post, procs_held, procs_idle = failed + pre + queued + post, 0, 0, 0, 0, 0
+    ads = ["[", '  Type = "DagStatus";', "  DagFiles = {", ",\n".join(f"    {_quoted(f)}" for f in dag_files),
+           "  };",
+           f"  Timestamp = {now}; /* {_when(now)} */",
+           f"  DagStatus = {int(dag_status)}; /* {_quoted(f'{STATUS_NAMES[dag_status]} ({note})')} */",
+           f"  NodesTotal = {len(run.nodes)};", f"  NodesDone = {counts[DONE]};", f"  NodesPre = {pre};",
+           f"  NodesQueued = {queued};", f"  NodesPost = {post};", f"  NodesReady = {counts[READY]};",
+           f"  NodesUnready = {counts[WAITING]};", f"  NodesFutile = {counts[FUTILE]};",
+           f"  NodesFailed = {failed};", f"  JobProcsHeld = {procs_held};",
+           f"  JobProcsIdle = {procs_idle}; /* includes held */", "]"]
     for name, node_run in run.nodes.items():
-        ads += ["[", '  Type = "NodeStatus";', f'  Node = "{name}";',
-                f'  NodeStatus = {int(NODE_STATUS[node_run.status])};',
-                f'  StatusDetails = "STATUS_{NODE_STATUS[node_run.status].name}";',
-                f"  RetryCount = {node_run.retry};", f"  IsFinal = {str(run.dag.nodes[name].kind == FINAL).lower()};",
-                "]"]
-    ads += ["[", '  Type = "StatusEnd";', f"  EndTime = {now};", "]"]
+        status = NODE_STATUS[node_run.status]
+        queued_procs = sum(1 for state in node_run.procs.values() if state != "done")
+        held_procs = sum(1 for state in node_run.procs.values() if state == "held")
+        details = ""
+        if status == NodeStatus.SUBMITTED:
+            if mark_errors:
+                status, details, queued_procs, held_procs = NodeStatus.ERROR, "Was STATUS_SUBMITTED", 0, 0
+            else:
+                details = "idle" if node_run.procs.get(0) == "idle" else "not_idle"
+        elif status == NodeStatus.ERROR:
+            details = _node_error(run, name)
+        elif status in (NodeStatus.PRERUN, NodeStatus.POSTRUN) and mark_errors:
+            details, status = f"Was {STATUS_NAMES[status]}", NodeStatus.ERROR
+        elif status == NodeStatus.FUTILE:
+            details = "Had an ancestor node fail"
+        elif status == NodeStatus.DONE and run.dag.nodes[name].done:
+            details = "User defined as DONE"
+        ads += ["[", '  Type = "NodeStatus";', f"  Node = {_quoted(name)};",
+                f"  NodeStatus = {int(status)}; /* {_quoted(STATUS_NAMES[status])} */",
+                f"  StatusDetails = {_quoted(details)};", f"  RetryCount = {node_run.retry};",
+                f"  JobProcsQueued = {queued_procs};", f"  JobProcsHeld = {held_procs};", "]"]
+    over = run.exit_code is not None or removed
+    next_update = 0 if over else now + min_update
+    ads += ["[", '  Type = "StatusEnd";', f"  EndTime = {now}; /* {_when(now)} */",
+            f"  NextUpdate = {next_update}; /* {_quoted('none') if over else _when(next_update)} */", "]"]
     return "\n".join(ads) + "\n"
 
 

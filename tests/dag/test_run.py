@@ -252,3 +252,105 @@ def test_a_recorded_failing_post_retries_the_node():
     run.post_script_recorded("A", 7, 2, 0.0)
     assert [a.node for a in run.actions(0.0) if isinstance(a, SubmitJob)] == ["A"]
     assert run.nodes["A"].retry == 1
+
+
+def test_node_status_file_is_htcondors_layout_while_running():
+    """NODE_STATUS_FILE as HTCondor's DAGMan writes it (dag.cpp, DumpNodeStatus, htcondor/htcondor
+    7491a14), the file LSST BPS's report reads with classad.parseAds: DagFiles, the DAG's state in
+    node-status numbers with its note, JobProcsHeld/JobProcsIdle, per node JobProcsQueued and
+    JobProcsHeld, and NextUpdate in the end ad."""
+    import time
+    d = Driver(make(DIAMOND))
+    d.step()
+    d.finish("A")
+    d.step()                                  # B and C submitted (idle), D waits
+    d.run.job_event(d.cluster_of["C"], 0, EXECUTE, 0.0)
+    text = node_status_text(d.run, 1000, ("t.dag",), 30)
+    when = time.ctime(1000)
+    assert text == f'''[
+  Type = "DagStatus";
+  DagFiles = {{
+    "t.dag"
+  }};
+  Timestamp = 1000; /* "{when}" */
+  DagStatus = 3; /* "STATUS_SUBMITTED ()" */
+  NodesTotal = 4;
+  NodesDone = 1;
+  NodesPre = 0;
+  NodesQueued = 2;
+  NodesPost = 0;
+  NodesReady = 0;
+  NodesUnready = 1;
+  NodesFutile = 0;
+  NodesFailed = 0;
+  JobProcsHeld = 0;
+  JobProcsIdle = 1; /* includes held */
+]
+[
+  Type = "NodeStatus";
+  Node = "A";
+  NodeStatus = 5; /* "STATUS_DONE" */
+  StatusDetails = "";
+  RetryCount = 0;
+  JobProcsQueued = 0;
+  JobProcsHeld = 0;
+]
+[
+  Type = "NodeStatus";
+  Node = "B";
+  NodeStatus = 3; /* "STATUS_SUBMITTED" */
+  StatusDetails = "idle";
+  RetryCount = 0;
+  JobProcsQueued = 1;
+  JobProcsHeld = 0;
+]
+[
+  Type = "NodeStatus";
+  Node = "C";
+  NodeStatus = 3; /* "STATUS_SUBMITTED" */
+  StatusDetails = "not_idle";
+  RetryCount = 0;
+  JobProcsQueued = 1;
+  JobProcsHeld = 0;
+]
+[
+  Type = "NodeStatus";
+  Node = "D";
+  NodeStatus = 0; /* "STATUS_NOT_READY" */
+  StatusDetails = "";
+  RetryCount = 0;
+  JobProcsQueued = 0;
+  JobProcsHeld = 0;
+]
+[
+  Type = "StatusEnd";
+  EndTime = 1000; /* "{when}" */
+  NextUpdate = 1030; /* "{time.ctime(1030)}" */
+]
+'''
+    report = parse_node_status(text, "status")
+    assert report.complete and report.nodes["B"].status == NodeStatus.SUBMITTED
+
+
+def test_node_status_file_of_a_failed_dag_says_why_each_node_failed():
+    d = Driver(make("JOB A a\nJOB B b\nJOB C c\nJOB E e\nPARENT A CHILD B\nPARENT B CHILD C\n"))
+    d.step()
+    d.finish("A", 2)
+    d.finish("E")
+    d.step()
+    text = node_status_text(d.run, 5)
+    assert 'DagStatus = 6; /* "STATUS_ERROR (failed)" */' in text
+    assert f'StatusDetails = "Job proc ({d.cluster_of["A"]}.0.0) failed with status 2";' in text
+    assert text.count('StatusDetails = "Had an ancestor node fail";') == 2
+    assert "NodesFutile = 2;\n  NodesFailed = 1;" in text
+    assert text.endswith('  NextUpdate = 0; /* "none" */\n]\n')
+    report = parse_node_status(text, "status")
+    assert report.nodes["A"].status == NodeStatus.ERROR and report.nodes["E"].status == NodeStatus.DONE
+
+
+def test_node_status_file_when_every_node_is_done():
+    d = Driver(make("JOB A a\n"))
+    d.step()
+    d.finish("A")
+    d.step()
+    assert 'DagStatus = 5; /* "STATUS_DONE (success)" */' in node_status_text(d.run, 5)
