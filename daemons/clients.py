@@ -26,7 +26,8 @@ from jobledger.eventcore.classad import ClassAd, ExprTree, parse_expr
 from jobledger.eventcore.enums import AdType, DaemonType, JobAction, QueryOpt, TransactionFlag
 from jobledger.eventcore.enums_v1 import as_v2
 from jobledger.eventcore.errors import (ClassAdError, HTCondorEnumError, HTCondorException, HTCondorIOError,
-                              HTCondorLocateError, HTCondorReplyError, HTCondorValueError, PermissionDenied)
+                              HTCondorLocateError, HTCondorReplyError, HTCondorValueError, PermissionDenied,
+                              SubmitError)
 from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
 from jobledger.eventcore.submit.translate import SPOOLED_LEAVE_IN_QUEUE
 
@@ -568,8 +569,12 @@ class Transaction:
         self.pending: list[dict] = []
 
     def submit(self, description, count: int = 1, itemdata=None, spool: bool = False) -> SubmitResult:
-        cluster, stream = self.schedd._prepare(description, count, itemdata, None, spool)
-        cluster_ad, proc_ads = stream.cluster_attrs, list(stream.procs())
+        from jobledger.daemons.clients_v1 import v1_submit_error   # a transaction is v1's
+        try:
+            cluster, stream = self.schedd._prepare(description, count, itemdata, None, spool)
+            cluster_ad, proc_ads = stream.cluster_attrs, list(stream.procs())
+        except SubmitError as exc:
+            raise v1_submit_error(exc) from None
         self.pending.append({"cluster": cluster, "cluster_ad": cluster_ad, "proc_ads": proc_ads})
         return SubmitResult(cluster, 0, len(proc_ads), to_ad(cluster_ad), proc_ads if spool else None)
 

@@ -1,5 +1,6 @@
 """v1's ``Schedd`` and ``Collector`` (``import jobledger.v1 as htcondor``): htcondor2's,
-with what v1 did differently -- ``history`` and ``jobEpochHistory`` stream as a
+with what v1 did differently -- a submit description that makes no job ad is an
+``HTCondorInternalError`` ("Failed to create job ad"); ``history`` and ``jobEpochHistory`` stream as a
 ``HistoryIterator``; locating a daemon of no kind (``DaemonTypes.none``/``Any``) is an
 ``HTCondorEnumError`` ("Unknown daemon type.", collector.cpp's convert_to_ad_type).
 """
@@ -10,14 +11,30 @@ from jobledger.daemons.clients import Collector as _Collector
 from jobledger.daemons.clients import Schedd as _Schedd
 from jobledger.eventcore.enums import DaemonType
 from jobledger.eventcore.enums_v1 import as_v2
-from jobledger.eventcore.errors import HTCondorEnumError
+from jobledger.eventcore.errors import HTCondorEnumError, HTCondorInternalError, SubmitError, SubmitInternalError
 from jobledger.daemons.query_streams import HistoryIterator
 
 __all__ = ["Schedd", "Collector"]
 
 
+def v1_submit_error(exc: SubmitError) -> SubmitError:
+    """What v1 raised for a submit description that made no job ad: HTCondorInternalError
+    "Failed to create job ad, errmsg=..." (schedd.cpp; htcondor2 says the same as an
+    HTCondorException)."""
+    if isinstance(exc, HTCondorInternalError):
+        return exc
+    return SubmitInternalError(f"Failed to create job ad, errmsg={exc}")
+
+
 class Schedd(_Schedd):
     """A schedd of the pool, as the v1 bindings' ``htcondor.Schedd``."""
+
+    def submit(self, description, count: int = 0, spool: bool = False, itemdata=None,  # type: ignore[override]
+               queue: str | None = None, ad_results=None):
+        try:
+            return super().submit(description, count, spool, itemdata, queue, ad_results)
+        except SubmitError as exc:
+            raise v1_submit_error(exc) from None
 
     def history(self, constraint=None, projection=[], match: int = -1,  # type: ignore[override]
                 since=None) -> HistoryIterator:

@@ -37,6 +37,7 @@ data (where, what), not just a message.
     └── HTCondorException            htcondor2.HTCondorException's twin (daemons, IPC)
         ├── HTCondorEnumError (ValueError, NotImplementedError)                 v1 names:
         ├── HTCondorInternalError (RuntimeError, TypeError, ValueError)         old code that
+        │   └── SubmitInternalError (SubmitError)  v1: a description that made no job ad
         ├── HTCondorIOError (IOError, RuntimeError, ValueError)                 catches these
         ├── HTCondorLocateError (IOError, ValueError, RuntimeError)             (or the built-ins
         ├── HTCondorReplyError (RuntimeError, ValueError)                       they inherit)
@@ -390,6 +391,12 @@ class HTCondorEnumError(HTCondorException, ValueError, NotImplementedError):
 
 class HTCondorInternalError(HTCondorException, RuntimeError, TypeError, ValueError):
     """v1: an internal failure."""
+
+
+class SubmitInternalError(HTCondorInternalError, SubmitError):
+    """v1: a submit description that made no job ad.  v1's bindings raised
+    HTCondorInternalError ("Failed to create job ad, errmsg=..."; htcondor2 raises its
+    HTCondorException with the same text); it is still the SubmitError it is."""
 
 
 class HTCondorIOError(HTCondorException, IOError, RuntimeError, ValueError):

@@ -74,3 +74,23 @@ def test_v1_exception_classes_where_v1_raised_them(pool):
     sub.update({"executable": "/bin/true"}, arguments="1")
     sub.update([("output", "out")])
     assert (sub["executable"], sub["arguments"], sub["output"]) == ("/bin/true", "1", "out")
+
+
+def test_a_description_that_makes_no_job_ad_is_v1s_internal_error(pool, tmp_path):
+    """schedd.cpp: make_job_ad failing was HTCondorInternalError in v1 ("Failed to create job
+    ad, errmsg=..."; htcondor2 raises HTCondorException with the same text): v1's Schedd
+    and its transactions raise it, and it is still the SubmitError it is."""
+    from jobledger.eventcore.errors import SubmitError
+    bad = v1.Submit({"executable": "/bin/true", "universe": "bogus", "initialdir": str(tmp_path)})
+    schedd = v1.Schedd()
+    with pytest.raises(htcondor.HTCondorInternalError, match="^Failed to create job ad, errmsg=.*'bogus' universe"):
+        schedd.submit(bad)
+    with pytest.raises(SubmitError):
+        schedd.submit(bad)
+    with pytest.raises(htcondor.HTCondorInternalError, match="Failed to create job ad"):
+        with schedd.transaction() as txn:
+            bad.queue(txn)
+    # htcondor2's Schedd keeps the SubmitError it raised before
+    with pytest.raises(SubmitError) as caught:
+        htcondor.Schedd().submit(htcondor.Submit({"executable": "/bin/true", "universe": "bogus"}))
+    assert not isinstance(caught.value, htcondor.HTCondorInternalError)
