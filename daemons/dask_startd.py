@@ -37,10 +37,12 @@ import uuid
 
 from jobledger.daemons import adwire, gpus, ipc
 from jobledger.daemons.daemon import main_for
+from jobledger.daemons.dask_adapt import IDLE_LIMIT, adapt_bounds, cluster_factory, pool_adaptive, workers_wanted
 from jobledger.daemons.dask_security import security_from, security_settings
 from jobledger.daemons.dask_starter import DaskStarter
 from jobledger.daemons.dask_task import pack, run_job, signal_job, unpack
 from jobledger.daemons.startd import Startd
+from jobledger.eventcore.enums import AdType
 from jobledger.eventcore.errors import HTCondorException
 
 RESOURCES = ("Cpus", "Memory", "Disk")
@@ -92,16 +94,27 @@ class DaskStartd(Startd):
         self.execute_dir = self.execute_dir / "dask"   # apart from the local startd's state
         self.execute_dir.mkdir(parents=True, exist_ok=True)
         self.scheduler = self.config("DASK_SCHEDULER_ADDRESS", "").strip()
-        if not self.scheduler:
-            self.refuse(HTCondorException("DASK_SCHEDULER_ADDRESS is not set: no Dask cluster to use"))
-        problem = scheduler_problem(self.scheduler)
-        if problem:
-            self.refuse(HTCondorException(problem))
+        self.cluster = None                  # the cluster DASK_CLUSTER makes (daemons.dask_adapt)
+        self.made = None
         try:
             import distributed  # noqa: F401 - the optional [dask] extra
         except ImportError:
-            self.refuse(HTCondorException("DASK_SCHEDULER_ADDRESS is set but the distributed package "
-                                          "is not installed: pip install 'jobledger[dask]'"))
+            self.refuse(HTCondorException("DASK_SCHEDULER_ADDRESS or DASK_CLUSTER is set but the distributed "
+                                          "package is not installed: pip install 'jobledger[dask]'"))
+        if self.config("DASK_CLUSTER", "").strip():
+            if self.scheduler:
+                self.refuse(HTCondorException("both DASK_SCHEDULER_ADDRESS and DASK_CLUSTER are set: "
+                                              "use a scheduler that runs, or a cluster the pool makes, not both"))
+            try:
+                self.made = (*cluster_factory(self.config), adapt_bounds(self.config))
+            except HTCondorException as exc:
+                self.refuse(exc)
+        elif not self.scheduler:
+            self.refuse(HTCondorException("DASK_SCHEDULER_ADDRESS is not set: no Dask cluster to use"))
+        else:
+            problem = scheduler_problem(self.scheduler)
+            if problem:
+                self.refuse(HTCondorException(problem))
         self.security = security_settings(self.config)
         self.workers: dict[str, dict] = {}   # worker address -> {"slot", "total", "facts"}
         self.client = None
@@ -111,6 +124,8 @@ class DaskStartd(Startd):
         self._numbers = itertools.count(1)
 
     def started(self) -> None:
+        if self.made is not None:
+            self._make_cluster(*self.made)
         try:
             self.client = self._connect(30)
         except (OSError, TimeoutError) as exc:
@@ -118,6 +133,47 @@ class DaskStartd(Startd):
         self._refresh_workers()
         super().started()
         self.every(0.0, self._collect_results, name="dask-collect")
+
+    def _make_cluster(self, factory, options: dict, bounds) -> None:
+        """Make the cluster DASK_CLUSTER names and use its scheduler; with DASK_ADAPT_MAXIMUM,
+        let the queue scale it (``daemons.dask_adapt``)."""
+        try:
+            self.cluster = factory(**options)
+            self.scheduler = self.cluster.scheduler_address
+            if bounds is not None:
+                minimum, maximum, interval = bounds
+                self.cluster.adapt(Adaptive=pool_adaptive(self._demand, self._claimed_workers),
+                                   minimum=minimum, maximum=maximum, interval=interval)
+        except Exception as exc:  # noqa: BLE001 - whatever the cluster manager raises, said once
+            self.refuse(HTCondorException(f"DASK_CLUSTER could not make its cluster: {exc!r}"))
+        self.log.info("made the Dask cluster %r, its scheduler at %s", self.cluster, self.scheduler)
+
+    def _demand(self) -> int:
+        """Workers the pool wants: the cores the schedds' idle jobs request, and those the
+        jobs on our workers hold, in workers of the cores one has."""
+        with self._lock:
+            held = sum(int(c["resources"].get("Cpus", 0)) for c in self.claims.values() if c.get("worker"))
+            per_worker = max((w["total"]["Cpus"] for w in self.workers.values()), default=1)
+        idle = 0
+        try:
+            schedds = ipc.call(self.collector_address, "query", timeout=5, ad_type=int(AdType.Schedd),
+                               projection=["MyAddress"])
+        except HTCondorException:
+            schedds = []
+        for schedd in {adwire.literal(ad["MyAddress"]) for ad in schedds if ad.get("MyAddress")}:
+            try:
+                found = ipc.call(schedd, "idle_by_submitter", timeout=10, limit=IDLE_LIMIT)
+            except HTCondorException as exc:
+                self.log.info("could not ask %s for its idle jobs: %s", schedd, exc)
+                continue
+            idle += sum(_cores(ad) for jobs in found.values() for ad in jobs)
+        return workers_wanted(idle, held, per_worker)
+
+    def _claimed_workers(self) -> set:
+        """Names of the workers holding claims: never retired by the scaling."""
+        with self._lock:
+            busy = {c.get("worker") for c in self.claims.values()}
+            return {w.get("name") for address, w in self.workers.items() if address in busy}
 
     def _connect(self, timeout: float):
         from distributed import Client
@@ -182,6 +238,7 @@ class DaskStartd(Startd):
                          "Disk": int(declared.get("Disk") or found["Disk"]),
                          "GPUs": len(gpu_ids)}
                 self.workers[address] = {"slot": worker_slot_name(info, found), "total": total,
+                                         "name": info.get("name"),
                                          "facts": found, "gpus": gpu_ids}
                 self.log.info("Dask worker %s joined as %s", address, self.workers[address]["slot"])
                 joined = True
@@ -431,6 +488,11 @@ class DaskStartd(Startd):
             self._withdraw(address)
         if self.client is not None:
             self.client.close(timeout=5)
+        if self.cluster is not None:
+            try:
+                self.cluster.close(timeout=10)    # the workers it made go with it
+            except Exception as exc:  # noqa: BLE001 - stopping: said, not raised
+                self.log.info("closing the Dask cluster: %r", exc)
 
 
 class Task:
@@ -462,6 +524,15 @@ def _with_gpus(ads: list[dict], ids: list[str], free: int, claims: list) -> None
     for ad, claim in zip(ads[1:], claims):
         ad["GPUs"] = claim["resources"].get("GPUs", 0)
         ad["AssignedGPUs"] = ",".join(claim.get("gpus", ()))
+
+
+def _cores(ad: dict) -> int:
+    """The cores an idle job's ad (attribute texts) requests: RequestCpus when a literal, else 1."""
+    try:
+        value = adwire.literal(ad.get("RequestCpus"))
+    except Exception:  # noqa: BLE001 - an expression: one core, as a first guess
+        return 1
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 1 else 1
 
 
 def _facts(dask_worker=None) -> dict:

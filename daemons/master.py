@@ -112,7 +112,7 @@ class Master(Daemon):
     def __init__(self, config_file: str | None = None):
         super().__init__(config_file)
         wanted = self.config("DAEMON_LIST", "MASTER COLLECTOR NEGOTIATOR SCHEDD STARTD").lower().split()
-        if self.config("DASK_SCHEDULER_ADDRESS", "").strip():
+        if self.config("DASK_SCHEDULER_ADDRESS", "").strip() or self.config("DASK_CLUSTER", "").strip():
             wanted.append("dask_startd")   # the pool's machines include a Dask cluster's workers
         if self.endpoint is not None and "shared_port" not in wanted:
             wanted.append("shared_port")   # the network was asked for: HTCondor adds SHARED_PORT too

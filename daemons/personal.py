@@ -37,6 +37,15 @@ NEEDED = (DaemonType.Master, DaemonType.Collector, DaemonType.Schedd, DaemonType
           DaemonType.Startd)
 
 
+def _needed(daemons: dict) -> tuple:
+    """The daemon types the collector must know for the pool to be ready.  A pool whose
+    only machines are Dask workers may have none yet (an elastic cluster starts with
+    none): its Dask startd saying it is up is enough there."""
+    if "dask_startd" in daemons and "startd" not in daemons:
+        return tuple(kind for kind in NEEDED if kind != DaemonType.Startd)
+    return NEEDED
+
+
 class PersonalPoolState(str, enum.Enum):
     UNINITIALIZED = "UNINITIALIZED"
     INITIALIZED = "INITIALIZED"
@@ -194,7 +203,7 @@ class PersonalPool:
                                         f"{self._said(stderr)} (see {stderr})")
             try:
                 located = all(ipc.call(collector, "locate", timeout=2, daemon_type=int(kind))
-                              for kind in NEEDED)
+                              for kind in _needed(self._daemons()))
             except HTCondorException:
                 located = False
             # Then the master's word on every daemon it runs (not only those the collector
