@@ -21,6 +21,7 @@ import re
 import subprocess
 
 from jobledger.daemons import ipc
+from jobledger.daemons.located import Located
 from jobledger.eventcore.classad import ClassAd
 from jobledger.eventcore.enums import DaemonType
 from jobledger.eventcore.errors import HTCondorException, HTCondorValueError
@@ -119,16 +120,10 @@ def _produced() -> bytes | None:
     return done.stdout
 
 
-class Credd:
+class Credd(Located):
     """The credd client (htcondor2.Credd)."""
 
-    def __init__(self, location: ClassAd | None = None):
-        if location is None:
-            from jobledger.daemons.clients import Collector
-            location = Collector().locate(DaemonType.Credd)
-        if not isinstance(location, ClassAd):
-            raise TypeError("location must be a ClassAd")
-        self._addr = location["MyAddress"]
+    daemon_type = DaemonType.Credd
 
     def _call(self, op: str, kind: int, user=None, **args):
         if user is not None and not isinstance(user, str):

@@ -11,6 +11,7 @@ htcondor2's: a user that is not a string is a ``TypeError``, one without ``@`` a
 from __future__ import annotations
 
 from jobledger.daemons import ipc
+from jobledger.daemons.located import Located
 from jobledger.eventcore.classad import ClassAd
 from jobledger.eventcore.enums import DaemonType
 from jobledger.eventcore.errors import HTCondorValueError
@@ -39,16 +40,10 @@ def numbered_ads(ad: dict) -> list[ClassAd]:
     return [ClassAd(records[index]) for index in sorted(records) if index > 0]
 
 
-class Negotiator:
+class Negotiator(Located):
     """The negotiator client (htcondor2.Negotiator)."""
 
-    def __init__(self, location: ClassAd | None = None):
-        if location is None:
-            from jobledger.daemons.clients import Collector
-            location = Collector().locate(DaemonType.Negotiator)
-        if not isinstance(location, ClassAd):
-            raise TypeError("location must be a ClassAd")
-        self._addr = location["MyAddress"]
+    daemon_type = DaemonType.Negotiator
 
     def _command(self, what: str, user: str | None = None, value=None) -> None:
         ipc.call(self._addr, "accountant", timeout=30, what=what, user=user, value=value)

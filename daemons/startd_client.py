@@ -9,6 +9,7 @@ completion (True: resume): a bool is read so.
 from __future__ import annotations
 
 from jobledger.daemons import ipc
+from jobledger.daemons.located import Located
 from jobledger.eventcore.classad import ClassAd, ExprTree
 from jobledger.eventcore.enums import CompletionType, DaemonType, DrainType, VacateType
 from jobledger.eventcore.enums_v1 import as_v2 as _as_enum
@@ -30,16 +31,10 @@ def _expr_text(value, name: str) -> str | None:
     raise TypeError(f"{name} must be a string")
 
 
-class Startd:
+class Startd(Located):
     """The startd client (htcondor2.Startd)."""
 
-    def __init__(self, location: ClassAd | None = None):
-        if location is None:
-            from jobledger.daemons.clients import Collector
-            location = Collector().locate(DaemonType.Startd)
-        if not isinstance(location, ClassAd):
-            raise TypeError("location must be a ClassAd")
-        self._addr = location["MyAddress"]
+    daemon_type = DaemonType.Startd
 
     def drainJobs(self, drain_type=DrainType.Graceful, on_completion=CompletionType.Nothing,
                   check_expr=None, start_expr=None, reason: str | None = None) -> str:
