@@ -93,6 +93,10 @@ def test_bps_style_dag_leaves_the_files_bps_reads(pool, tmp_path):
     assert {(j["DAGNodeName"], j["bps_job_label"]) for j in jobs} >= {
         ("pipetaskInit", "pipetaskInit"), ("cal_ok", "calibrate"), ("cal_bad", "calibrate"), ("finalJob", "finalJob")}
 
+    # the DAGMan job runs condor_dagman: BPS's report finds it by regexp("dagman$", Cmd)
+    found = pool.schedd.history(f'regexp("dagman$", Cmd) && ClusterId == {cluster}', ["ClusterId", "Cmd"])
+    assert [j["ClusterId"] for j in found] == [cluster] and found[0]["Cmd"].endswith("/condor_dagman")
+
     # the rescue DAG names the done nodes; the metrics count the jobs
     rescue = (tmp_path / "u_run1.dag.rescue001").read_text()
     assert "# Nodes that failed: 1\n#   cal_bad,<ENDLIST>\n" in rescue

@@ -46,7 +46,7 @@ def dagman_pid(local_dir) -> int | None:
     for pid in pool_processes(local_dir):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if handle.read().split(b"\0")[1:3] == [b"-m", b"jobledger.daemons.dagman"]:
+                if is_dagman(handle.read()):
                     return pid
         except OSError:
             continue
@@ -138,3 +138,9 @@ def check_nodes(pool, cluster, nodes_log) -> None:
     assert set(successes) == names and max(successes.values()) == 1
     flaky = {f"L{i // WIDTH}N{i % WIDTH}" for i in range(LAYERS * WIDTH) if i % FLAKY == 0}
     assert set(failures) == flaky and max(failures.values()) == 1
+
+
+def is_dagman(cmdline: bytes) -> bool:
+    """A condor_dagman process: the console script, or python -m jobledger.daemons.dagman."""
+    words = cmdline.split(b"\0")
+    return words[1:3] == [b"-m", b"jobledger.daemons.dagman"] or (len(words) > 1 and words[1].endswith(b"/condor_dagman"))

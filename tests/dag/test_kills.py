@@ -21,7 +21,7 @@ import pytest
 import jobledger as htcondor
 from jobledger.daemons.audit import audit
 from jobledger.daemons.personal import PersonalPool
-from tests.dag.test_crash import check_nodes, dagman_pid, write_dag
+from tests.dag.test_crash import check_nodes, dagman_pid, is_dagman, write_dag
 from tests.pool.conftest import pool_processes, stop_and_check, wait_until
 from tests.pool.test_crash import terminated_count
 from jobledger.tracking.jobeventlog import JobEventLog
@@ -43,7 +43,7 @@ def dagmen(local_dir) -> list[int]:
     for pid in pool_processes(local_dir):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if handle.read().split(b"\0")[1:3] == [b"-m", b"jobledger.daemons.dagman"]:
+                if is_dagman(handle.read()):
                     found.append(pid)
         except OSError:
             continue
