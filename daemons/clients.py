@@ -507,7 +507,7 @@ class Schedd:
         """The schedd shares no file system with us: the inputs travel in the upload
         (daemons/spool_net.py), read here from the paths the jobs' ads name."""
         from jobledger.daemons import spool_net
-        wanted = {text.strip(): None for text in ids}
+        wanted: dict[str, dict | None] = {text.strip(): None for text in ids}
         clusters = sorted({int(text.split(".")[0]) for text in wanted})
         for cluster in clusters:
             for ad in query_exprs(self, f"ClusterId == {cluster}"):
