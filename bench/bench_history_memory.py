@@ -28,7 +28,7 @@ import gc, sys, tempfile, tracemalloc
 from pathlib import Path
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 from jobledger.daemons.projector import Projector
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from tests.tracking.workload import Workload, journal_records, workload
 
 def rss():

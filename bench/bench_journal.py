@@ -28,7 +28,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from jobledger.daemons.journal_check import check_before_start  # noqa: E402
-from jobledger.daemons.store import DB_NAME, Store  # noqa: E402
+from jobledger.daemons.storage.store import DB_NAME, Store  # noqa: E402
 from jobledger.eventcore.codecs.journal import Row, make_rows, row_checksum  # noqa: E402
 from jobledger.eventcore.events import event_to_dict, make_event  # noqa: E402
 from jobledger.eventcore.ids import JobId  # noqa: E402

@@ -30,7 +30,7 @@ _CHILD = r"""
 import os, resource, shutil, sys, tempfile, time
 sys.path.insert(0, sys.argv[1])
 from bench.bench_journal import build_journal, timed
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 
 records = int(sys.argv[2])
 base = tempfile.mkdtemp(prefix="bench-rebuild-", dir=os.environ.get("BENCH_DIR"))

@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from jobledger.daemons.store import Store  # noqa: E402
+from jobledger.daemons.storage.store import Store  # noqa: E402
 from jobledger.eventcore.ids import JobId  # noqa: E402
 from jobledger.eventcore.projections.jobstate import fold  # noqa: E402
 from tests.tracking.workload import (T0, Step, Workload, event_text,  # noqa: E402

@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from jobledger.daemons.store import Store  # noqa: E402
+from jobledger.daemons.storage.store import Store  # noqa: E402
 from jobledger.eventcore.events import event_to_dict, make_event  # noqa: E402
 from jobledger.eventcore.ids import JobId  # noqa: E402
 from jobledger.eventcore.records import ClusterAd, EventRecord, LeaveQueue, ProcBlock  # noqa: E402

@@ -21,7 +21,7 @@ import os
 import time
 from pathlib import Path
 
-from jobledger.daemons import adwire
+from jobledger.eventcore import adwire
 from jobledger.eventcore.accounting import (DEFAULT_PRIO_FACTOR, MIN_PRIORITY, NICE_USER_PRIO_FACTOR,
                                             NO_CEILING, Customer, default_factor)
 from jobledger.eventcore.errors import HTCondorException, HTCondorValueError

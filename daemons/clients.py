@@ -20,7 +20,8 @@ import time
 import uuid
 import warnings
 
-from jobledger.daemons import adwire, ipc
+from jobledger.eventcore import adwire
+from jobledger.daemons import ipc
 from jobledger.daemons.config_files import collector_address, param
 from jobledger.eventcore.classad import ClassAd, ExprTree, parse_expr
 from jobledger.eventcore.enums import AdType, DaemonType, JobAction, QueryOpt, TransactionFlag

@@ -8,7 +8,7 @@ without an update.  ``invalidate`` removes ads.
 
 Queries select by ad type (htcondor2's ``AdType``, through its ``MyType``;
 ``Any`` selects all), a ClassAd constraint and a projection.  Ads travel in
-the wire form of ``daemons/adwire.py``.
+the wire form of ``eventcore/adwire.py``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 
-from jobledger.daemons import adwire
+from jobledger.eventcore import adwire
 from jobledger.daemons.daemon import Daemon, main_for
 from jobledger.daemons.token_requests import TokenRequests
 from jobledger.eventcore.enums import AdType, DaemonType

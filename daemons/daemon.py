@@ -27,7 +27,8 @@ import threading
 import time
 from pathlib import Path
 
-from jobledger.daemons import adtext, adwire, ipc
+from jobledger.eventcore import adwire
+from jobledger.daemons import adtext, ipc
 from jobledger.daemons.config_files import collector_address, config_value, network_endpoint, read_pool_config
 from jobledger.daemons.selfmonitor import DEFAULT_WINDOW, SelfMonitor
 from jobledger.daemons.runtime_config import RuntimeConfig

@@ -20,7 +20,7 @@ import os
 import time
 from pathlib import Path
 
-from jobledger.daemons import adwire
+from jobledger.eventcore import adwire
 from jobledger.daemons.input_files import read_text
 from jobledger.daemons.schedd_query import check_constraint
 

@@ -35,7 +35,8 @@ import threading
 import time
 import uuid
 
-from jobledger.daemons import adwire, gpus, ipc
+from jobledger.eventcore import adwire
+from jobledger.daemons import gpus, ipc
 from jobledger.daemons.daemon import main_for
 from jobledger.daemons.dask_adapt import IDLE_LIMIT, adapt_bounds, cluster_factory, pool_adaptive, workers_wanted
 from jobledger.daemons.dask_security import security_from, security_settings

@@ -10,7 +10,7 @@ jobs (DAGMan) apart, as HTCondor's JobSet ads do.
 
 from __future__ import annotations
 
-from jobledger.daemons import adwire
+from jobledger.eventcore import adwire
 from jobledger.eventcore.status import STATUS_NAMES
 
 SCHEDULER_UNIVERSE = 7

@@ -27,7 +27,8 @@ import os
 import threading
 import time
 
-from jobledger.daemons import adwire, ipc
+from jobledger.eventcore import adwire
+from jobledger.daemons import ipc
 from jobledger.daemons.accounting import Accountant
 from jobledger.eventcore.accounting import (DEFAULT_PRIO_FACTOR, NICE_USER_PRIO_FACTOR, first_limits,
                                             later_limits, order, submitter_of, whole)

@@ -24,7 +24,8 @@ import selectors
 import socket
 from collections import deque
 
-from jobledger.daemons import adwire, ipc
+from jobledger.eventcore import adwire
+from jobledger.daemons import ipc
 from jobledger.eventcore.classad import ClassAd
 from jobledger.eventcore.errors import HTCondorIOError, HTCondorTypeError
 

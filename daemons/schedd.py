@@ -1,6 +1,6 @@
 """condor_schedd's job: own the journal; submit, query, act, edit, history; run jobs.
 
-Every change is a journal append first (``daemons.store.Store``: the queue
+Every change is a journal append first (``daemons.storage.store.Store``: the queue
 and history are folded in the same transaction); user logs follow the
 journal through ``daemons.projector.Projector``.  The schedd is made of parts
 that get what they need (the store, ``Runs``, a callback asking for a
@@ -37,7 +37,8 @@ import time
 from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 
-from jobledger.daemons import adwire, heap, ipc, jobsets, spool
+from jobledger.eventcore import adwire
+from jobledger.daemons import heap, ipc, jobsets, spool
 from jobledger.daemons.daemon import Daemon, main_for
 from jobledger.daemons.joint_commit import JointCommit
 from jobledger.daemons.projector import Projector
@@ -56,10 +57,10 @@ from jobledger.daemons.schedd_proxy import refresh_proxy
 from jobledger.daemons.schedd_match import MATCH_ATTRS, Matches
 from jobledger.daemons.schedd_policy import SYSTEM_EXPRS, Policy
 from jobledger.daemons.schedd_query import Queries
-from jobledger.daemons.schedd_records import RUN_ATTRS, TRANSFER_LIMITS, event, input_size_hold
+from jobledger.eventcore.decide.runs import RUN_ATTRS, TRANSFER_LIMITS, event, input_size_hold
 from jobledger.daemons.schedd_runs import Runs
 from jobledger.daemons.schedd_submitters import idle_by_submitter, submitter_counts
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.codecs.journal import decode_payload
 from jobledger.daemons.submit_notes import has_notes, submit_notes
 from jobledger.eventcore.attrnames import check_values, fold

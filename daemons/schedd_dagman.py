@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import time
 
-from jobledger.daemons.adwire import quote
+from jobledger.eventcore.adwire import quote
 from jobledger.eventcore.records import SetAttributes
-from jobledger.daemons.schedd_records import event
+from jobledger.eventcore.decide.runs import event
 from jobledger.eventcore.errors import HTCondorException
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId

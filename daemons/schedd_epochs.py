@@ -12,7 +12,8 @@ transfer and SPAWN records; those are never produced here).
 
 from __future__ import annotations
 
-from jobledger.daemons import adwire, ipc
+from jobledger.eventcore import adwire
+from jobledger.daemons import ipc
 from jobledger.daemons.schedd_query import BATCH, check_constraint
 from jobledger.daemons.storage.epochs import rows_of_runs
 from jobledger.eventcore.journal import entries_of_rows

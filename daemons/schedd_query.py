@@ -11,7 +11,8 @@ from __future__ import annotations
 import itertools
 import time
 
-from jobledger.daemons import adwire, ipc, jobsets
+from jobledger.eventcore import adwire
+from jobledger.daemons import ipc, jobsets
 from jobledger.daemons.schedd_match import MATCH_ATTRS
 from jobledger.eventcore.enums import QueryOpt
 from jobledger.eventcore.errors import HTCondorException

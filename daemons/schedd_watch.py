@@ -22,7 +22,8 @@ from __future__ import annotations
 import threading
 from typing import Iterator
 
-from jobledger.daemons import adwire, ipc
+from jobledger.eventcore import adwire
+from jobledger.daemons import ipc
 from jobledger.daemons.schedd_query import check_constraint
 from jobledger.eventcore.errors import HTCondorValueError
 from jobledger.eventcore.ids import JobId

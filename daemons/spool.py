@@ -22,7 +22,8 @@ import os
 import shutil
 from pathlib import Path
 
-from jobledger.daemons import adwire, transfer
+from jobledger.eventcore import adwire
+from jobledger.daemons import transfer
 from jobledger.eventcore import transfer as plan
 from jobledger.eventcore.ids import JobId
 

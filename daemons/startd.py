@@ -36,7 +36,8 @@ import sys
 import time
 import traceback
 
-from jobledger.daemons import adwire, ipc
+from jobledger.eventcore import adwire
+from jobledger.daemons import ipc
 from jobledger.daemons.daemon import (DC_RECONFIG, EXIT_REFUSED, Daemon, alive, filesystem_domain, main_for,
                                       process_start_time)
 from jobledger.daemons.machine_facts import machine_facts

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from jobledger.daemons import adwire
+from jobledger.eventcore import adwire
 
 ALWAYS_STRUCTURED = ("DAGNodeName", "JobBatchName")
 # Job attributes that can change a SUBMIT event's notes.

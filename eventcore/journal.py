@@ -16,7 +16,7 @@ whose ``key`` the journal already holds is skipped (idempotent ingestion);
 if every record is skipped the head is returned unchanged.
 
 ``MemoryJournal`` is the pure reference implementation (time is an
-argument, no I/O); ``daemons.store.Store`` is the SQLite one.  Both pass
+argument, no I/O); ``daemons.storage.store.Store`` is the SQLite one.  Both pass
 the same contract tests (tests/journal/test_journal_contract.py).
 """
 

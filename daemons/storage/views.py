@@ -8,7 +8,7 @@ Constraints are ClassAd expression text: ``==`` conjuncts on ClusterId,
 ProcId, JobStatus or Owner use indexes (daemons.storage.queryplan); the rest
 is evaluated on each candidate ad, read as a ``JobAd`` (not merged).  A
 filter with ``shared_answer(cluster_ad) -> (names, answer) | None``
-(``daemons.adwire.ConstraintTest``) is asked once per cluster: a job whose
+(``eventcore.adwire.ConstraintTest``) is asked once per cluster: a job whose
 own attributes name none of ``names`` takes the cluster's answer undecoded.
 Rows are read in chunks (``CHUNK``) and reading stops as soon as enough ads
 matched: ``history(match=N)`` reads the newest rows only until N matched

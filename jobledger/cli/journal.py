@@ -16,7 +16,7 @@ import sys
 
 import click
 
-from jobledger.daemons.store import DB_NAME, Store
+from jobledger.daemons.storage.store import DB_NAME, Store
 from jobledger.eventcore.errors import JobledgerError
 from jobledger.cli.output import echo_json
 from jobledger.cli.params import MOMENT, POSITION

@@ -53,7 +53,7 @@ class JournalReader:
         self.pool = pool
 
     def _store(self):
-        from jobledger.daemons.store import Store
+        from jobledger.daemons.storage.store import Store
         return Store(self.pool.local_dir, readonly=True)
 
     def _read(self, how) -> list:

@@ -25,7 +25,7 @@ from jobledger.eventcore.classad.unparse import quote_string_old, unparse_old
 from jobledger.eventcore.classad.values import ERROR, UNDEF
 from jobledger.eventcore.errors import ClassAdError
 
-from jobledger.daemons.adwire import NotLiteral, literal, to_classad
+from jobledger.eventcore.adwire import NotLiteral, literal, to_classad
 from jobledger.condor_cli.args import Usage
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")

@@ -430,7 +430,8 @@ def _show_reslist(user: str, name, pool_name, output) -> int:
 
 
 def _accounting_ads(name, pool_name, source, names, constraints) -> list:
-    from jobledger.daemons import adwire, ipc
+    from jobledger.eventcore import adwire
+    from jobledger.daemons import ipc
     from jobledger.eventcore.classad import ClassAd
     clauses = list(constraints)
     if name:

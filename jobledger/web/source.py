@@ -165,7 +165,7 @@ def imported(logs: list[str], directory: str | os.PathLike, progress=None) -> tu
     """A journal in ``directory`` holding the events of ``logs`` (HTCondor user logs or
     event logs, text, JSON or XML); (its path, warnings)."""
     from jobledger.daemons.importer import import_log, reader_state
-    from jobledger.daemons.store import DB_NAME, Store
+    from jobledger.daemons.storage.store import DB_NAME, Store
 
     store = Store(str(directory))
     warnings = []

@@ -17,7 +17,7 @@ import pytest
 
 from jobledger.daemons.audit import audit
 from jobledger.daemons.projector import Projector
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.codecs.journal import expand_block, make_rows, record_to_payload, verify_rows
 from jobledger.eventcore.errors import InvalidTransition, JournalCorrupt
 from jobledger.eventcore.ids import JobId

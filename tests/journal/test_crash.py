@@ -12,7 +12,7 @@ import time
 import pytest
 
 from jobledger.daemons.projector import Projector
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.codecs.journal import verify_rows
 from jobledger.eventcore.ids import JobId
 

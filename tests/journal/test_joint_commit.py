@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from jobledger.daemons.joint_commit import JointCommit
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.errors import InvalidTransition
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.status import JobStatus

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.errors import PositionConflict
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.journal import Entry, MemoryJournal

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from jobledger.daemons.projector import Projector
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.daemons.userlog_files import header_sequence, reconcile
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.projections.userlog import HEADER_WIDTH, render, render_header, rotation_names

@@ -17,7 +17,7 @@ from hypothesis import event as event_note, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from jobledger.daemons.projector import Projector
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.errors import InvalidTransition
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.journal import MemoryJournal

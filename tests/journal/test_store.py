@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from jobledger.daemons.storage.queryplan import plan, split_conjuncts
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.codecs.journal import verify_rows
 from jobledger.eventcore.errors import InvalidTransition, JournalError, PositionConflict, StaleDecision
 from jobledger.eventcore.ids import JobId

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from jobledger.daemons.storage import store as store_module
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.codecs.journal import verify_rows
 from jobledger.eventcore.errors import InvalidTransition
 from jobledger.eventcore.ids import JobId

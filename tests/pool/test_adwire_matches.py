@@ -1,4 +1,4 @@
-"""The schedd's constraint test (daemons.adwire.matches) answers as the ClassAd engine
+"""The schedd's constraint test (eventcore.adwire.matches) answers as the ClassAd engine
 on the whole ad: over plain dicts and queue rows (JobAd), with answers worked out once
 per set of texts only when they depend on nothing else (no clock, no random numbers)."""
 

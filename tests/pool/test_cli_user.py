@@ -145,7 +145,7 @@ def answers(ways: dict, work: Path) -> dict:
 def replay_every_second(local_dir: Path, work: Path, env: dict) -> None:
     """``replay --as-of S`` for every whole second S the journal spans: a job shown has
     its owner and command (the cut takes the submit with the events of its second)."""
-    from jobledger.daemons.store import Store
+    from jobledger.daemons.storage.store import Store
     store = Store(local_dir, readonly=True)
     try:
         times = [e.time for e in store.entries()]

@@ -11,7 +11,7 @@ import sys
 import threading
 
 from jobledger.daemons import ipc
-from jobledger.daemons.store import DB_NAME
+from jobledger.daemons.storage.store import DB_NAME
 import jobledger as htcondor
 from tests.pool.conftest import wait_until
 from tests.pool.test_crash import daemon_pid

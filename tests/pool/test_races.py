@@ -16,7 +16,7 @@ from jobledger.daemons.schedd_act import Actions
 from jobledger.daemons.schedd_match import Matches
 from jobledger.daemons.schedd_policy import Policy
 from jobledger.daemons.schedd_runs import Runs
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.enums import JobAction
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import ClusterAd, ProcAd

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from jobledger.daemons.audit import audit
 from jobledger.daemons.personal import PersonalPool
-from jobledger.daemons.store import DB_NAME
+from jobledger.daemons.storage.store import DB_NAME
 from jobledger.eventcore.errors import HTCondorException
 from jobledger.classad import ClassAd
 from jobledger.cli import main

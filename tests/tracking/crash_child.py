@@ -33,7 +33,7 @@ def write_logs(directory: Path, load) -> None:
 
 
 def write_journal(directory: Path, load) -> None:
-    from jobledger.daemons.store import Store
+    from jobledger.daemons.storage.store import Store
     store = Store(directory, durability="normal")
     groups = journal_records(load)
     pause = PACE / max(1, len(groups) // 50)

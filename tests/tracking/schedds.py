@@ -1,6 +1,6 @@
 """A schedd for the poll tracker built on a real journal's queue and history.
 
-``StoreSchedd`` answers ``query``/``history`` from ``daemons.store.Store``
+``StoreSchedd`` answers ``query``/``history`` from ``daemons.storage.store.Store``
 (the queue projection of the journal), turning expression text into Python
 values as the bindings would, adding ``ServerTime``, and grouping for
 ``QueryOpt.GroupBy`` (schedd.md 6.1: one ad per distinct projection tuple,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 
 GROUP_BY = 2
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.ids import JobId
 from tests.tracking.schedds import StoreSchedd
 from tests.tracking.workload import journal_records, userlog_chunks, workload

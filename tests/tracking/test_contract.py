@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from tests.tracking.contract import TrackerContract
 from tests.tracking.schedds import StoreSchedd
 from tests.tracking.workload import journal_records, userlog_chunks
@@ -26,7 +26,7 @@ class Source:
 
 
 class JournalSource(Source):
-    """A pool journal (daemons.store.Store) that the workload is appended to."""
+    """A pool journal (daemons.storage.store.Store) that the workload is appended to."""
 
     def __init__(self, tmp_path, load):
         self.store = Store(tmp_path / "pool", durability="normal")

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.errors import TrackerError
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import ProcAd

@@ -113,7 +113,7 @@ def test_table_has_a_line_and_progress_bar_per_batch(log):
 
 
 def test_journal_source(tmp_path):
-    from jobledger.daemons.store import Store
+    from jobledger.daemons.storage.store import Store
     from tests.tracking.workload import journal_records, workload
     load = workload(30, seed=3)
     store = Store(tmp_path / "pool", durability="normal")

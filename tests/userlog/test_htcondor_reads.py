@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from jobledger.daemons.importer import import_log
-from jobledger.daemons.store import Store
+from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.codecs.userlog import read_events
 from jobledger.cli import main
 from jobledger.tracking.jobeventlog import JobEventLog

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from jobledger.daemons.store import Store  # noqa: E402
+from jobledger.daemons.storage.store import Store  # noqa: E402
 from jobledger.eventcore.journal import MemoryJournal  # noqa: E402
 from jobledger.eventcore.projections.picture import picture  # noqa: E402
 from jobledger.cli import main as cli  # noqa: E402
