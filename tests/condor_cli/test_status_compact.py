@@ -8,12 +8,12 @@ totals heading is " Total Owner Claimed Unclaimed Matched Preempting  Drain Back
 
 from __future__ import annotations
 
-import os
 import re
 
 from jobledger.condor_cli import act, queue, status, status_compact, submit
 from jobledger.eventcore.classad import ClassAd
-from tests.condor_cli.conftest import run, wait_until
+from jobledger.daemons.personal import PersonalPool
+from tests.condor_cli.conftest import run, stop_and_check, wait_until
 
 HEAD = "Slots Cpus Gpus  TotalGb FreCpu  FreeGb  CpuLoad ST Jobs/Min MaxSlotGb"
 
@@ -66,17 +66,25 @@ def test_totals_roll_partitionable_slots_up_into_their_children():
         "         Total     7     1       5         1       0          0      0        0      0"]
 
 
-def test_compact_on_a_real_pool(pool, tmp_path):
-    os.environ["CONDOR_CONFIG"] = str(pool.config_file)
-    sub = tmp_path / "sleep.sub"
-    sub.write_text("executable = /bin/sleep\narguments = 600\nrequest_memory = 100\nqueue 1\n")
-    cluster = run(submit.main, "-terse", str(sub)).out.split(".")[0]
-    wait_until(lambda: run(queue.main, cluster, "-af", "JobStatus").out.strip() == "2", timeout=60)
-    wait_until(lambda: " 1 " in run(status.main, "-compact").out.splitlines()[3][:60], timeout=60)
-    lines = run(status.main, "-compact").out.splitlines()
-    assert lines[0] == "" and lines[1].endswith(HEAD) and lines[1].startswith("Machine ") and lines[2] == ""
-    row = re.match(r"(\S+) +x64/\S+ +1  +(\d+)  +([\d.]+) +(\d+) +([\d.]+) +[\d.]+ (\S\S) +\S+ +0\.10$", lines[3])
-    assert row, lines[3]        # one dynamic slot of 100 MB carved out: MaxSlotGb 0.10
-    assert row.group(6) == "**"  # the slot Unclaimed/Idle, its child Claimed/Busy
-    assert " Total Owner Claimed Unclaimed" in "\n".join(lines[4:])
-    assert run(act.rm, cluster).status == 0
+def test_compact_on_a_real_pool(tmp_path, monkeypatch):
+    """A pool of its own: the package's shared pool may hold other tests' jobs, whose
+    slots would change this machine's row (and a failure here would leave its job
+    holding a core there)."""
+    pool = PersonalPool(local_dir=tmp_path / "pool").start()
+    try:
+        monkeypatch.setenv("CONDOR_CONFIG", str(pool.config_file))
+        sub = tmp_path / "sleep.sub"
+        sub.write_text("executable = /bin/sleep\narguments = 600\nrequest_memory = 100\nqueue 1\n")
+        cluster = run(submit.main, "-terse", str(sub)).out.split(".")[0]
+        wait_until(lambda: run(queue.main, cluster, "-af", "JobStatus").out.strip() == "2", timeout=60)
+        wait_until(lambda: " 1 " in run(status.main, "-compact").out.splitlines()[3][:60], timeout=60)
+        lines = run(status.main, "-compact").out.splitlines()
+        assert lines[0] == "" and lines[1].endswith(HEAD) and lines[1].startswith("Machine ") and lines[2] == ""
+        row = re.match(r"(\S+) +x64/\S+ +1  +(\d+)  +([\d.]+) +(\d+) +([\d.]+) +[\d.]+ (\S\S) +\S+ +0\.10$",
+                       lines[3])
+        assert row, lines[3]        # one dynamic slot of 100 MB carved out: MaxSlotGb 0.10
+        assert row.group(6) == "**"  # the slot Unclaimed/Idle, its child Claimed/Busy
+        assert " Total Owner Claimed Unclaimed" in "\n".join(lines[4:])
+        assert run(act.rm, cluster).status == 0
+    finally:
+        stop_and_check(pool)
