@@ -17,20 +17,12 @@ from jobledger.eventcore.errors import HTCondorException
 SLOTS_TIMEOUT = 5.0
 
 
-def _text(ad: dict, name: str) -> str | None:
-    try:
-        value = adwire.literal(ad.get(name))
-    except adwire.NotLiteral:
-        return None
-    return value if isinstance(value, str) and value else None
-
-
 def held_claims(running: list) -> dict[str, list[tuple[str, dict]]]:
     """startd address -> [(slot name, job ad)] of every running job's claim."""
     out: dict[str, list[tuple[str, dict]]] = {}
     for _job, ad in running:
-        startd, slot = _text(ad, "StartdIpAddr"), _text(ad, "RemoteSlot")
-        if startd and slot and _text(ad, "ClaimId"):
+        startd, slot = adwire.string_literal(ad, "StartdIpAddr"), adwire.string_literal(ad, "RemoteSlot")
+        if startd and slot and adwire.string_literal(ad, "ClaimId"):
             out.setdefault(startd, []).append((slot, ad))
     return out
 

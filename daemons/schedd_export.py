@@ -22,11 +22,11 @@ the attributes no edit may change; they are named in the answer's ``NotMerged``.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 from jobledger.daemons.schedd_act import IMMUTABLE
+from jobledger.daemons.whole_file import write_whole
 from jobledger.eventcore import adwire
 from jobledger.eventcore.errors import HTCondorException
 from jobledger.eventcore.ids import JobId
@@ -205,17 +205,8 @@ class Exports:
 
 
 def _write_whole(path: Path, text: str) -> None:
-    """``path`` holds ``text`` whole or is left as it was (a temporary file renamed over it)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """``path`` holds ``text`` whole or is left as it was."""
     try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        write_whole(path, text.encode("utf-8"))
     except OSError as exc:
-        try:
-            temporary.unlink()
-        except OSError:
-            pass
         raise _refuse(f"Failed to initialize export job log {path}: {exc.strerror or exc}") from None

@@ -21,14 +21,6 @@ from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import SetAttributes
 
 
-def _text(ad: dict, name: str) -> str | None:
-    try:
-        value = adwire.literal(ad.get(name))
-    except adwire.NotLiteral:
-        return None
-    return value if isinstance(value, str) and value else None
-
-
 def refresh_proxy(store, lock, startd_call, log, only, cluster, proc, proxy) -> int:
     """The refreshed proxy's expiration (Unix time); ``only``: (Owner, identity) the
     requester is limited to, or None."""
@@ -43,16 +35,16 @@ def refresh_proxy(store, lock, startd_call, log, only, cluster, proc, proxy) -> 
         ad = store.job_ad(job)
         if ad is None:
             raise HTCondorException(f"refreshGSIProxy: no job {job}")
-        if only is not None and _text(ad, "Owner") != only[0]:
+        if only is not None and adwire.string_literal(ad, "Owner") != only[0]:
             raise PermissionDenied(only[1], f"refreshGSIProxy of job {job}", "OWNER", "it is another user's job")
-        path = _text(ad, "x509userproxy")
+        path = adwire.string_literal(ad, "x509userproxy")
         if path is None or not posixpath.isabs(path):
             raise HTCondorException(f"refreshGSIProxy: job {job} has no X.509 proxy (x509userproxy)")
         replace_file(Path(path), proxy.encode())
         store.append([SetAttributes(job, set={"x509UserProxyExpiration": str(facts["expiration"]),
                                               "x509userproxysubject": adwire.quote(facts["subject"])},
                                     by="refresh_proxy")])
-        claim, startd = _text(ad, "ClaimId"), _text(ad, "StartdIpAddr")
+        claim, startd = adwire.string_literal(ad, "ClaimId"), adwire.string_literal(ad, "StartdIpAddr")
     if claim and startd:
         try:
             startd_call("refresh_proxy", address=startd, claim=claim, name=posixpath.basename(path), proxy=proxy)

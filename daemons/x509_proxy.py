@@ -13,9 +13,9 @@ through a temporary file renamed over the old one, so a job reading it never see
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from jobledger.daemons.whole_file import write_whole
 from jobledger.eventcore.errors import HTCondorException
 
 MAX_PROXY_BYTES = 1 << 20
@@ -43,17 +43,7 @@ def proxy_facts(pem: bytes, source: str) -> dict:
 
 def replace_file(path: Path, data: bytes) -> None:
     """``path`` holds ``data`` whole, mode 0600 (or is left as it was)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.refresh")
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        write_whole(path, data, 0o600)
     except OSError as exc:
-        try:
-            temporary.unlink()
-        except OSError:
-            pass
         raise HTCondorException(f"cannot write the proxy {path}: {exc.strerror or exc}") from None

@@ -18,7 +18,7 @@ import re
 from typing import Mapping
 
 __all__ = ["NotLiteral", "ConstraintTest", "quote", "literal_text", "exprs_of", "literal", "to_classad", "evaluate", "evaluate_expr",
-           "minimal_classad", "matches", "check_constraint", "symmetric_match", "match_ranked"]
+           "minimal_classad", "matches", "check_constraint", "symmetric_match", "match_ranked", "string_literal"]
 
 _INT = re.compile(r"^-?\d+$")
 _REAL = re.compile(r"^-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?$")
@@ -77,6 +77,16 @@ def literal(text: str | None):
     if _REAL.match(t):
         return float(t)
     raise NotLiteral(text)
+
+
+def string_literal(ad: Mapping[str, str], name: str) -> str | None:
+    """The non-empty string literal ``ad[name]`` holds; None for anything else (missing,
+    empty, another type, an expression)."""
+    try:
+        value = literal(ad.get(name))
+    except NotLiteral:
+        return None
+    return value if isinstance(value, str) and value else None
 
 
 class NotLiteral(ValueError):

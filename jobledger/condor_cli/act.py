@@ -13,7 +13,7 @@ from __future__ import annotations
 from jobledger.eventcore.enums import JobAction
 
 from jobledger.condor_cli import pool
-from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry, show_version
 
 PAST = {JobAction.Remove: "marked for removal", JobAction.RemoveX: "removed locally (remote state unknown)",
         JobAction.Hold: "held", JobAction.Release: "released", JobAction.Vacate: "vacated",
@@ -100,9 +100,7 @@ def parse(argv: list[str], prog: str, action: JobAction) -> Request:
         elif args.flag("debug", 1):
             pass
         elif args.flag("version", 1):
-            from jobledger.daemons.clients import platform, version
-            print(f"{version()}\n{platform()}")
-            raise Failed(status=0)
+            show_version()
         elif args.flag("help", 1):
             raise Help()
         else:

@@ -185,3 +185,11 @@ def _one_line(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def show_version() -> None:
+    """``-version``: the version and platform lines, as every HTCondor tool prints them;
+    the tool then exits 0 (``Failed(status=0)``)."""
+    from jobledger.daemons.clients import platform, version
+    print(f"{version()}\n{platform()}")
+    raise Failed(status=0)

@@ -19,7 +19,7 @@ from jobledger.eventcore.errors import JobledgerError
 
 from jobledger.condor_cli import pool, table
 from jobledger.condor_cli.adprint import Output
-from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry, show_version
 
 PROG = "condor_q"
 
@@ -131,9 +131,7 @@ def parse(argv: list[str], prog: str = PROG) -> Options:
                 or args.flag("expert", 2):
             pass  # one schedd, no DAG nesting to show: these change nothing here
         elif args.flag("version", 1):
-            from jobledger.daemons.clients import platform, version
-            print(f"{version()}\n{platform()}")
-            raise Failed(status=0)
+            show_version()
         elif args.flag("help", 1):
             raise Help()
         else:

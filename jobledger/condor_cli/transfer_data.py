@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 
 from jobledger.condor_cli import pool
-from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry, show_version
 from jobledger.eventcore.errors import HTCondorException
 
 PROG = "condor_transfer_data"
@@ -82,9 +82,7 @@ def run(argv: list[str]) -> int:
         elif args.flag("debug", 1):
             pass
         elif args.flag("version", 1):
-            from jobledger.daemons.clients import platform, version
-            print(f"{version()}\n{platform()}")
-            raise Failed(status=0)
+            show_version()
         elif args.flag("help", 1):
             raise Help()
         else:
