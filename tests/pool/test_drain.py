@@ -22,7 +22,9 @@ from tests.pool.conftest import running_pool, wait_until
 
 BIN = Path(sys.executable).parent
 CORES = 4
-TRAP = '#!/bin/sh\ntrap "echo TERM > $1; exit 3" TERM\nsleep 600 &\nwait\n'
+# the trap is set before the job says it is ready (ready-<name> beside its TERM file):
+# a SIGTERM that comes between the job's start and its trap would end it unrecorded
+TRAP = '#!/bin/sh\ntrap "echo TERM > $1; exit 3" TERM\ntouch "${1%/*}/ready-${1##*/}"\nsleep 600 &\nwait\n'
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +121,7 @@ def test_a_quick_drain_vacates_the_jobs_with_sigterm(pool, tmp_path):
     wait_until(lambda: statuses(schedd, cluster) == [2, 2], 120, what="both running")
     wait_until(lambda: len([e for e in events(log) if e.type == htcondor.JobEventType.EXECUTE]) == 2, 30,
                what="both EXECUTE events")
+    wait_until(lambda: len(list(tmp_path.glob("ready-quick-*"))) == 2, 60, what="both jobs' traps set")
     request = startd.drainJobs(htcondor.DrainType.Quick)
     wait_until(lambda: statuses(schedd, cluster) == [1, 1], 120, what="the vacated jobs back to idle")
     assert sorted(p.read_text() for p in tmp_path.glob("quick-*")) == ["TERM\n", "TERM\n"]
