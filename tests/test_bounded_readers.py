@@ -65,7 +65,7 @@ def refused(done: subprocess.CompletedProcess, path: str) -> str:
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize("device, why", [("/dev/zero", ("NUL", "larger than")),
-                                         ("/dev/urandom", ("not UTF-8", "larger than", "not text")),
+                                         ("/dev/urandom", ("not UTF-8", "larger than", "not text", "NUL")),
                                          ("fifo", ("not a regular file",))])
 def test_endless_and_blocking_files_are_refused(tmp_path, fifo, command, device, why):
     path = fifo if device == "fifo" else device
