@@ -43,29 +43,40 @@ def rss():
     return int(open("/proc/self/statm").read().split()[1]) * 4096
 
 schedd, cluster = jobledger.Schedd(), int(sys.argv[1])
-for _ in range(2):     # the first pass fills the bounded caches of parsed expressions
+for _ in range(3):     # two passes fill the bounded caches of parsed expressions
     seen, samples, ids = 0, [], set()
     for ad in schedd.xquery(f"ClusterId == {cluster}"):
         seen += 1
         ids.add(ad["ProcId"])
         if seen % 1000 == 0:
             samples.append(rss())
-print(seen, len(ids), min(samples), max(samples))
+print(seen, len(ids), samples[0], max(samples))
 """
+
+HELD_AS_LIST = 12 << 10    # bytes a ClassAd of these jobs takes when kept
 
 
 def test_xquery_client_memory_is_flat_in_the_queues_size(pool, tmp_path):
     """20,000 full job ads streamed: every job once, and the client's resident memory
-    over the pass varies by less than 4 MiB (200 bytes an ad; a list of the same ads
-    takes about 12 KiB an ad)."""
+    grows over the pass by less than 16 MiB, under a tenth of the 234 MiB that
+    keeping the ads would take.
+
+    The client's parsed-expression caches are bounded (65,536 texts) but not
+    small. Each ad has two texts of its own (ProcId, GlobalJobId), 40,000 a pass,
+    so the caches fill in the middle of the second pass (a 4 MiB bound over the
+    second pass failed once in CI at 7.4 MiB); the third pass is measured. There
+    a full LRU churns, which moves RSS by a few MiB either way as the allocator
+    frees and reuses arenas: growth is measured from the pass's first sample (a
+    drop is not growth) and the bound leaves room for that churn."""
     cluster = _held(pool.schedd, tmp_path, BIG)
     try:
         out = subprocess.run([sys.executable, "-c", RSS_SCRIPT, str(cluster)], capture_output=True,
                              text=True, timeout=600, env=dict(os.environ))
         assert out.returncode == 0, out.stderr
-        seen, distinct, low, high = map(int, out.stdout.split())
+        seen, distinct, first, high = map(int, out.stdout.split())
         assert seen == distinct == BIG
-        assert high - low < 4 << 20, f"client RSS grew by {(high - low) >> 10} KiB over {BIG} ads"
+        assert high - first < 16 << 20 < BIG * HELD_AS_LIST // 10, \
+            f"client RSS grew by {(high - first) >> 10} KiB over {BIG} ads"
     finally:
         _remove(pool.schedd, cluster)
 
