@@ -126,10 +126,10 @@ class Negotiator(Daemon):
         self._where: dict = {}
         self._accounting = threading.Lock()   # the accountant: cycles, ads and commands
         self.cycles = 0
-        # matches not yet seen as claimed slots: job id -> (submitter, cores, until) -- the
-        # accountant counts them as held (HTCondor's AddMatch), so the next cycle does not
-        # give the same share again before the slots show up
-        self._matched: dict[str, tuple[str, int, float]] = {}
+        # matches not yet seen as claimed slots: job id -> (submitter, cores, until, schedd)
+        # -- the accountant counts them as held (HTCondor's AddMatch), so the next cycle
+        # does not give the same share again before the slots show up
+        self._matched: dict[str, tuple[str, int, float, str]] = {}
         self._matched_lock = threading.Lock()
         self.accountant = Accountant(
             self.host, self.spool_dir, self.config_float("DEFAULT_PRIO_FACTOR", DEFAULT_PRIO_FACTOR),
@@ -207,6 +207,7 @@ class Negotiator(Daemon):
         slots: list[tuple[str, dict]] = []
         held: dict[str, list[dict]] = {}
         seen: set[str] = set()
+        asked, starting = self._still_starting()     # asked before the startds: see there
         for startd in {adwire.literal(ad["MyAddress"]) for ad in self._located(AdType.Startd)}:
             try:
                 ads = ipc.call(startd, "slots", timeout=5)
@@ -223,13 +224,34 @@ class Negotiator(Daemon):
                     seen.add(str(ad.get("JobId")))
         now = time.monotonic()
         with self._matched_lock:
-            for job, (who, cores, until) in list(self._matched.items()):
-                if job in seen or until < now:
+            for job, (who, cores, until, _) in list(self._matched.items()):
+                if job in seen or until < now or (job in asked and job not in starting):
                     del self._matched[job]      # claimed (counted above), or never started
                 else:
                     held.setdefault(who, []).append({"Name": f"<matched {job}>", "Weight": cores,
                                                      "StartTime": int(time.time()), "Pending": True})
         return slots, held
+
+    def _still_starting(self) -> tuple[set[str], set[str]]:
+        """The matched jobs asked about, and those their schedds are still starting
+        (``starting``; a match made meanwhile was not asked about).  A job no
+        longer starting has its claim on a startd, which the startds, read after this,
+        show -- under its id, or under the next job's if the claim was reused since (a
+        short job): so a match is not counted twice, or until MATCH_PENDING, whatever
+        became of its job.  A schedd that does not answer keeps its matches pending."""
+        with self._matched_lock:
+            by_schedd: dict[str, list[str]] = {}
+            for job, (_, _, _, schedd) in self._matched.items():
+                by_schedd.setdefault(schedd, []).append(job)
+        asked: set[str] = set()
+        out: set[str] = set()
+        for schedd, jobs in by_schedd.items():
+            asked.update(jobs)
+            try:
+                out.update(ipc.call(schedd, "starting", timeout=10, jobs=jobs))
+            except HTCondorException:
+                out.update(jobs)
+        return asked, out
 
     def cycle(self) -> None:
         self.cycles += 1
@@ -266,7 +288,7 @@ class Negotiator(Daemon):
         for schedd, found in matches.items():
             with self._matched_lock:
                 for match in found:
-                    self._matched[match["job"]] = (match["submitter"], match["request"]["Cpus"], until)
+                    self._matched[match["job"]] = (match["submitter"], match["request"]["Cpus"], until, schedd)
             if found:
                 try:
                     ipc.call(schedd, "matches", timeout=10, matches=found)

@@ -317,6 +317,7 @@ class Schedd(Daemon):
             "idle_by_submitter": lambda peer, limit=1000: idle_by_submitter(
                 self.store, self.runs.busy(), limit, self.host, MATCH_ATTRS, str(SCHEDULER)),
             "matches": lambda peer, matches: self.matches.matched(matches),
+            "starting": lambda peer, jobs: self.matches.starting(jobs),
             "starter_outcome": self._starter_outcome,
             "post_script_terminated": lambda peer, **a: post_script_terminated(self.store, **a),
             "dagman_progress": lambda peer, **a: dagman_progress(self.store, peer_owner(peer), **a),

@@ -89,6 +89,12 @@ class Matches:
                 self._workers.submit(self._activate, job, claim, match)
         return len(matches)
 
+    def starting(self, jobs: list) -> list[str]:
+        """Which of ``jobs`` (ids the negotiator matched) are still being started: their
+        claims are not on a startd yet (``matched`` reserved them before answering)."""
+        busy = self.runs.busy()
+        return [job for job in jobs if JobId.parse(job) in busy]
+
     def finished(self, job: JobId, claim: str, outcome: dict, more: bool = False,
                  joint: JointCommit | None = None) -> Future | None:
         """A run ended (its outcome is about to be recorded): an exit hands its claim on

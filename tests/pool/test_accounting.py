@@ -87,7 +87,7 @@ def test_two_submitters_share_the_slots_in_proportion_to_their_priorities(pool, 
     wait_until(sample, 600, interval=0.5, what="200 jobs to finish")
     done = done_by_group(schedd, clusters)
     share = done["physics"] / (done["physics"] + done["chemistry"])
-    assert abs(share - 2 / 3) <= 0.1 * 2 / 3, done
+    assert abs(share - 2 / 3) <= 0.1 * 2 / 3, (done, samples)
     assert samples and sum(s.get("physics", 0) for s in samples) / (CORES * len(samples)) == \
         pytest.approx(2 / 3, rel=0.1), samples
     # the accountant saw both: cores in use, usage accrued, priorities risen above 0.5 x factor
