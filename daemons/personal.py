@@ -201,24 +201,23 @@ class PersonalPool:
                 stderr = self.local_dir / "log" / "master.stderr"
                 raise HTCondorException(f"the pool's master exited with status {self._master.returncode}"
                                         f"{self._said(stderr)} (see {stderr})")
+            daemons = self._daemons()       # the master's word, read once a turn
             try:
                 located = all(ipc.call(collector, "locate", timeout=2, daemon_type=int(kind))
-                              for kind in _needed(self._daemons()))
+                              for kind in _needed(daemons))
             except HTCondorException:
                 located = False
             # Then the master's word on every daemon it runs (not only those the collector
             # knows), before and after each one says it is up: the second look, taken after
             # the daemons' own answers, sees one that died after advertising.
-            if starting and located:
-                daemons = self._daemons()
+            if starting:
                 self._fail_on_exit(daemons)
+            if starting and located:
                 located = bool(daemons) and self._all_up(daemons)
                 if located:
                     after = self._daemons()
                     self._fail_on_exit(after)
                     located = _pids(after) == _pids(daemons)
-            elif starting:
-                self._fail_on_exit(self._daemons())
             if located:
                 return
             time.sleep(0.02)
