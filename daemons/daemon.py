@@ -49,6 +49,9 @@ PLATFORM = "$CondorPlatform: X86_64-Linux jobledger $"
 LOG_FORMAT = logging.Formatter("%(asctime)s.%(msecs)03d (pid:%(process)d) %(message)s", "%m/%d/%y %H:%M:%S")
 
 
+LOCATE_CACHE = 5.0  # seconds the located addresses of a daemon type are reused
+
+
 def hostname() -> str:
     return socket.gethostname()
 
@@ -115,6 +118,7 @@ class Daemon:
         self.table = self.runtime_config.applied(self.table)
         self.server: ipc.Server | None = None
         self._threads: list[threading.Thread] = []
+        self._where: dict = {}     # ad type -> (when, addresses): ``located``
 
     # -- configuration ---------------------------------------------------------
     def config(self, name: str, default: str | None = None) -> str:
@@ -148,6 +152,23 @@ class Daemon:
             ipc.call(self.address_of("negotiator"), "reschedule", timeout=5)
         except HTCondorException:
             pass
+
+    def located(self, ad_type) -> list[str]:
+        """The addresses of the pool's daemons of ``ad_type`` (an ``AdType``), from the
+        collector; a non-empty answer is reused for LOCATE_CACHE seconds."""
+        now = time.monotonic()
+        cached = self._where.get(ad_type)
+        if cached is not None and now - cached[0] < LOCATE_CACHE:
+            return cached[1]
+        try:
+            found = ipc.call(self.collector_address, "query", timeout=5, ad_type=int(ad_type),
+                             projection=["MyAddress"])
+        except HTCondorException:
+            return []
+        addresses = sorted({adwire.literal(ad["MyAddress"]) for ad in found if ad.get("MyAddress")})
+        if addresses:
+            self._where[ad_type] = (now, addresses)
+        return addresses
 
     @property
     def collector_address(self) -> str:

@@ -156,12 +156,7 @@ class DaskStartd(Startd):
             held = sum(int(c["resources"].get("Cpus", 0)) for c in self.claims.values() if c.get("worker"))
             per_worker = max((w["total"]["Cpus"] for w in self.workers.values()), default=1)
         idle = 0
-        try:
-            schedds = ipc.call(self.collector_address, "query", timeout=5, ad_type=int(AdType.Schedd),
-                               projection=["MyAddress"])
-        except HTCondorException:
-            schedds = []
-        for schedd in {adwire.literal(ad["MyAddress"]) for ad in schedds if ad.get("MyAddress")}:
+        for schedd in self.located(AdType.Schedd):
             try:
                 found = ipc.call(schedd, "idle_by_submitter", timeout=10, limit=IDLE_LIMIT)
             except HTCondorException as exc:

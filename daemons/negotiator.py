@@ -39,7 +39,6 @@ from jobledger.eventcore.errors import HTCondorException
 GROUP_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "Owner",
                "JobUniverse")
 RESOURCES = (("Cpus", "RequestCpus"), ("Memory", "RequestMemory"), ("Disk", "RequestDisk"))
-LOCATE_CACHE = 5.0  # seconds a located startd/schedd address is reused
 MAX_SPINS = 8       # rounds of the pie in one cycle
 MATCH_PENDING = 10.0  # seconds a match counts as held before its claimed slot shows up
 
@@ -123,7 +122,6 @@ class Negotiator(Daemon):
     def __init__(self, config_file: str | None = None):
         super().__init__(config_file)
         self._wake = threading.Event()
-        self._where: dict = {}
         self._accounting = threading.Lock()   # the accountant: cycles, ads and commands
         self.cycles = 0
         # matches not yet seen as claimed slots: job id -> (submitter, cores, until, schedd)
@@ -186,21 +184,6 @@ class Negotiator(Daemon):
             self.accountant.update(held, time.time())
             return [ad] + self.accountant.ads()
 
-    def _located(self, ad_type: AdType) -> list[dict]:
-        """Daemons of a type, from the collector; remembered for LOCATE_CACHE seconds."""
-        now = time.monotonic()
-        cached = self._where.get(ad_type)
-        if cached is not None and now - cached[0] < LOCATE_CACHE:
-            return cached[1]
-        try:
-            found = ipc.call(self.collector_address, "query", timeout=5, ad_type=int(ad_type),
-                             projection=["MyAddress", "Name", "SlotType"])
-        except HTCondorException:
-            return []
-        if found:
-            self._where[ad_type] = (now, found)
-        return found
-
     def _pool(self) -> tuple[list[tuple[str, dict]], dict[str, list[dict]]]:
         """The partitionable slots of every startd, and who holds its dynamic slots
         (submitter -> ``{"Name", "Weight", "StartTime"}``, the accountant's view)."""
@@ -208,7 +191,7 @@ class Negotiator(Daemon):
         held: dict[str, list[dict]] = {}
         seen: set[str] = set()
         asked, starting = self._still_starting()     # asked before the startds: see there
-        for startd in {adwire.literal(ad["MyAddress"]) for ad in self._located(AdType.Startd)}:
+        for startd in self.located(AdType.Startd):
             try:
                 ads = ipc.call(startd, "slots", timeout=5)
             except HTCondorException:
@@ -265,7 +248,7 @@ class Negotiator(Daemon):
         if free_cpus <= 0:
             return
         wanting: dict[str, list[tuple[str, list]]] = {}
-        for schedd in sorted({adwire.literal(ad["MyAddress"]) for ad in self._located(AdType.Schedd)}):
+        for schedd in self.located(AdType.Schedd):
             try:
                 by_submitter = ipc.call(schedd, "idle_by_submitter", timeout=10, limit=max(free_cpus, 1) * 4)
             except HTCondorException as exc:
