@@ -50,26 +50,38 @@ def cluster_factory(config):
     return factory, options
 
 
+def _number(config, macro: str, default: str) -> tuple[float, str]:
+    text = config(macro, default).strip()
+    try:
+        value = float(text)
+    except ValueError:
+        raise HTCondorException(f"{macro} = {text!r} is not a number") from None
+    return value, text
+
+
+def _workers(config, macro: str, default: str) -> int:
+    value, text = _number(config, macro, default)
+    if not math.isfinite(value) or value < 0 or value != int(value):
+        raise HTCondorException(f"{macro} = {text!r}: expected a whole number of workers >= 0")
+    return int(value)
+
+
+def _seconds(config, macro: str, default: str) -> float:
+    value, text = _number(config, macro, default)
+    if not math.isfinite(value) or value <= 0:
+        raise HTCondorException(f"{macro} = {text!r}: expected seconds > 0")
+    return value
+
+
 def adapt_bounds(config) -> tuple[int, int, float] | None:
     """(minimum, maximum, interval) of ``DASK_ADAPT_*``; None when no maximum is set."""
     if not config("DASK_ADAPT_MAXIMUM", "").strip():
         return None
-    values = []
-    for macro, default in (("DASK_ADAPT_MINIMUM", "0"), ("DASK_ADAPT_MAXIMUM", ""), ("DASK_ADAPT_INTERVAL", "1")):
-        text = config(macro, default).strip()
-        try:
-            value = float(text)
-        except ValueError:
-            raise HTCondorException(f"{macro} = {text!r} is not a number") from None
-        if not math.isfinite(value) or value < 0 or (macro != "DASK_ADAPT_INTERVAL" and value != int(value)):
-            raise HTCondorException(f"{macro} = {text!r}: expected a whole number of workers >= 0"
-                                    if macro != "DASK_ADAPT_INTERVAL" else f"{macro} = {text!r}: expected seconds > 0")
-        values.append(value)
-    minimum, maximum, interval = int(values[0]), int(values[1]), values[2]
+    minimum = _workers(config, "DASK_ADAPT_MINIMUM", "0")
+    maximum = _workers(config, "DASK_ADAPT_MAXIMUM", "")
+    interval = _seconds(config, "DASK_ADAPT_INTERVAL", "1")
     if maximum < max(minimum, 1):
         raise HTCondorException(f"DASK_ADAPT_MAXIMUM = {maximum} is below DASK_ADAPT_MINIMUM = {minimum} or 1")
-    if interval <= 0:
-        raise HTCondorException(f"DASK_ADAPT_INTERVAL = {interval:g}: expected seconds > 0")
     return minimum, maximum, interval
 
 
