@@ -56,6 +56,13 @@ COMMAND_LEVELS = {
     ("schedd", "export_jobs"): "WRITE",
     ("schedd", "import_exported_job_results"): "WRITE",
     ("schedd", "unexport_jobs"): "WRITE",
+    # the schedd's User and Project records (daemons/schedd_userrecs.py), as HTCondor registers them
+    ("schedd", "query_userrec_ads"): "READ",
+    ("schedd", "enable_userrec"): "ADMINISTRATOR",
+    ("schedd", "add_userrec"): "ADMINISTRATOR",
+    ("schedd", "disable_userrec"): "ADMINISTRATOR",
+    ("schedd", "edit_userrec"): "ADMINISTRATOR",
+    ("schedd", "delete_userrec"): "ADMINISTRATOR",
     ("schedd", "head"): "READ",
     ("schedd", "wait_logs"): "READ",
     ("schedd", "new_cluster"): "WRITE",

@@ -31,6 +31,7 @@ from jobledger.eventcore.errors import (ClassAdError, HTCondorEnumError, HTCondo
                               SubmitError)
 from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
 from jobledger.eventcore.submit.translate import SPOOLED_LEAVE_IN_QUEUE
+from jobledger.daemons.userrec_client import UserRecMethods
 
 RETRY_SECONDS = 60.0   # how long a submit keeps trying to reach a restarting schedd
 UPLOAD_CHUNK = 2000    # procs per message when a submission is sent in chunks (more than this many)
@@ -170,8 +171,9 @@ def local_location(subsystem: str) -> ClassAd | None:
                     else version(), "MyType": "Scheduler" if subsystem.upper() == "SCHEDD" else "DaemonMaster"})
 
 
-class Schedd:
-    """A schedd of the pool (htcondor2.Schedd)."""
+class Schedd(UserRecMethods):
+    """A schedd of the pool (htcondor2.Schedd); its User and Project record methods are
+    ``daemons.userrec_client``'s."""
 
     def __init__(self, location: ClassAd | None = None):
         if location is None:

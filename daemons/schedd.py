@@ -59,6 +59,7 @@ from jobledger.daemons.schedd_policy import SYSTEM_EXPRS, Policy
 from jobledger.daemons.schedd_query import Queries
 from jobledger.eventcore.decide.runs import RUN_ATTRS, TRANSFER_LIMITS, event, input_size_hold
 from jobledger.daemons.schedd_runs import Runs
+from jobledger.daemons.schedd_userrecs import UserRecs
 from jobledger.daemons.schedd_submitters import idle_by_submitter, submitter_counts
 from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.codecs.journal import decode_payload
@@ -174,6 +175,8 @@ class Schedd(Daemon):
                                                wake=self.store.wake_waiters, log=self.log)
             self.queue_log.catch_up()
         self.queries = Queries(self.store, self.query_budget)
+        self.userrecs = UserRecs(self.store, self.host, self.config(
+            "ALLOW_SUBMIT_FROM_KNOWN_USERS_ONLY", "false").strip().lower() in ("true", "1", "yes", "t"))
         self.daemon_history = DaemonHistory(
             self.config("SCHEDD_DAEMON_HISTORY", str(self.spool_dir / "schedd_daemon_history")), "SCHEDD",
             self.config_float("SCHEDD_HISTORY_RECORD_INTERVAL", 900.0),
@@ -337,6 +340,7 @@ class Schedd(Daemon):
             "refresh_proxy": lambda peer, cluster, proc, proxy: refresh_proxy(
                 self.store, self.runs.lock, self._startd_call, self.log, _export_peer(peer, "refresh_proxy"),
                 cluster, proc, proxy),
+            **self.userrecs.handlers(lambda peer: str(peer["user"]) if peer.get("user") else None),
             "head": lambda peer: self.store.head(),
             "wait_logs": lambda peer, position, timeout=10.0:
                 self.projector.wait_for_position(position, timeout),
@@ -347,6 +351,7 @@ class Schedd(Daemon):
         """Reserve ``count`` consecutive cluster ids (DAGMan reserves a round's at once); the first."""
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 100_000:
             raise ValueError("new_cluster: count must be 1..100000")
+        self._check_user(peer)
         with self._cluster_lock:
             cluster = max(self._next_cluster, self.store.next_cluster_id())
             self._next_cluster = cluster + count
@@ -423,8 +428,18 @@ class Schedd(Daemon):
                 self.reserved[cluster] = owner
         raise HTCondorException(f"cluster {cluster} was not reserved by this submitter")
 
+    def _check_user(self, peer) -> str:
+        """The submitter's User; a disabled one (condor_qusers -disable) may not submit:
+        HTCondor's words."""
+        user = str(peer["user"]) if peer.get("user") else f"{peer_owner(peer)}@{self.host}"
+        refusal = self.userrecs.submit_refusal(user)
+        if refusal is not None:
+            raise HTCondorException(f"Failed to create new cluster: {refusal}")
+        return user
+
     def _commit_submit(self, peer, clusters: list, token: str | None, upload=None) -> list[dict]:
         now = int(time.time())
+        user_records = self.userrecs.submit_records(self._check_user(peer))   # a first submit: the User record
         for item in clusters:
             self._claim_reservation(peer, item["cluster"], token)
         counts = [_proc_count(item, upload) for item in clusters]
@@ -443,7 +458,7 @@ class Schedd(Daemon):
                 replies.append({"cluster": cluster, "first_proc": 0, "num_procs": count,
                                 "cluster_ad": shared})
                 logged.append("UserLog" in shared)
-                yield [head]
+                yield [*user_records, head] if i == 0 else [head]
                 made, local = 0, shared.get("JobUniverse", "").strip() == str(SCHEDULER)
                 if upload is not None:   # the scheduler universe's jobs are noted by their ids
                     item = noted[i] = dict(item, proc_ads=[])
@@ -468,6 +483,7 @@ class Schedd(Daemon):
                 for item in clusters:
                     self.reserved[item["cluster"]] = peer_key(peer)
             raise
+        self.userrecs.committed(user_records)
         self._hold_big_inputs(replies)
         self.want_cycle()
         self.local.submitted(noted)

@@ -11,6 +11,7 @@ The journal holds everything needed to rebuild a pool:
 | `event`   | `EventRecord`    | `C.P`       | one user-log event (ULog number + payload)         |
 | `action`  | `ActionRecord`   | `C.P`       | an action (hold, remove, ...), its reason, who     |
 | `leave`   | `LeaveQueue`     | `C.P`       | the job left the queue (goes to history)           |
+| `userrec` | `UserRecord`     | `0.0`       | a schedd's User or Project record changed          |
 
 Job ads are mappings ``attribute -> ClassAd expression text`` (old-ClassAd
 ``Name = expr`` right-hand sides: ``"alice"``, ``1``, ``MY.X + 1``), so a
@@ -50,7 +51,7 @@ from jobledger.eventcore.ids import JobId
 __all__ = [
     "ClusterAd", "ProcAd", "ProcBlock", "SetAttributes", "EventRecord", "ActionRecord", "LeaveQueue",
     "Record", "RECORD_TYPES", "RECORD_VERSIONS", "ACTIONS", "quote_string", "Assumed",
-    "split_assumed",
+    "split_assumed", "UserRecord", "USERREC_OPS", "USERREC_JOB",
 ]
 
 
@@ -245,9 +246,36 @@ class LeaveQueue:
     type = "leave"
 
 
-Record = Union[ClusterAd, ProcAd, ProcBlock, SetAttributes, EventRecord, ActionRecord, LeaveQueue]
+USERREC_OPS = ("add", "enable", "disable", "edit", "remove")
+USERREC_JOB = JobId(0, 0)   # no job: HTCondor keeps these records beside the jobs, under cluster 0
+
+
+@attrs.frozen
+class UserRecord:
+    """A change to one of the schedd's User (``kind`` "user", named by ``User``) or
+    Project (``kind`` "project", named by ``Name``) records: the attributes set and
+    deleted (``op`` "add" makes the record, "remove" drops it), who asked and why."""
+
+    kind: str = attrs.field(validator=attrs.validators.in_(("user", "project")))
+    name: str = attrs.field(validator=attrs.validators.instance_of(str))
+    op: str = attrs.field(validator=attrs.validators.in_(USERREC_OPS))
+    set: Mapping[str, str] = attrs.field(factory=dict, converter=_ad)
+    delete: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    reason: str | None = None
+    by: str | None = None
+    key: str | None = None
+    type = "userrec"
+
+    @property
+    def job(self) -> JobId:
+        return USERREC_JOB
+
+
+Record = Union[ClusterAd, ProcAd, ProcBlock, SetAttributes, EventRecord, ActionRecord, LeaveQueue,
+               UserRecord]
 RECORD_TYPES = {cls.type: cls for cls in
-                (ClusterAd, ProcAd, ProcBlock, SetAttributes, EventRecord, ActionRecord, LeaveQueue)}
+                (ClusterAd, ProcAd, ProcBlock, SetAttributes, EventRecord, ActionRecord, LeaveQueue,
+                 UserRecord)}
 # The payload version each record type is written with today.
 RECORD_VERSIONS = {name: 1 for name in RECORD_TYPES}
 

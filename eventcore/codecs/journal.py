@@ -36,7 +36,7 @@ from jobledger.eventcore.errors import JournalCorrupt
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import (
     RECORD_TYPES, RECORD_VERSIONS, ActionRecord, ClusterAd, EventRecord, LeaveQueue,
-    ProcAd, ProcBlock, Record, SetAttributes,
+    ProcAd, ProcBlock, Record, SetAttributes, UserRecord,
 )
 
 __all__ = [
@@ -110,6 +110,13 @@ def record_to_payload(record: Record) -> dict:
         body = {}
     elif kind == "procs":
         body = _block_payload(record)
+    elif kind == "userrec":
+        body = {"kind": record.kind, "name": record.name, "op": record.op,
+                "set": dict(record.set), "delete": list(record.delete)}
+        if record.reason is not None:
+            body["reason"] = record.reason
+        if record.by is not None:
+            body["by"] = record.by
     else:  # pragma: no cover - RECORD_TYPES is closed
         raise TypeError(f"not a journal record: {record!r}")
     body["v"] = RECORD_VERSIONS[kind]
@@ -209,6 +216,9 @@ def record_from_payload(kind: str, job: JobId, payload: dict, key: str | None = 
         return ProcBlock(job.cluster, payload["procs"], payload["ads"],
                          dict(payload["submit"], proc=payload["procs"][0]), payload["common"],
                          key=key)
+    if kind == "userrec":
+        return UserRecord(payload["kind"], payload["name"], payload["op"], payload["set"],
+                          tuple(payload["delete"]), payload.get("reason"), payload.get("by"), key=key)
     raise JournalCorrupt(f"unknown record type {kind!r}")
 
 

@@ -352,6 +352,9 @@ class QueueFold:
     def _on_action(self, position, time, job, payload):
         return  # the audit trail; the state moves by the events that follow
 
+    def _on_userrec(self, position, time, job, payload):
+        return  # a User or Project record: no job (eventcore.projections.userrecs)
+
     def _on_leave(self, position, time, job, payload):
         key = (job.cluster, job.proc)
         row = self.proc(*key)
@@ -376,6 +379,7 @@ _HANDLERS: dict[str, Callable] = {
     "event": QueueFold._on_event,
     "action": QueueFold._on_action,
     "leave": QueueFold._on_leave,
+    "userrec": QueueFold._on_userrec,
 }
 
 

@@ -36,6 +36,8 @@ HELP = {
     "condor_userprio": ("err", 1), "condor_drain": ("err", 1), "condor_store_cred": ("err", 1),
     # condor_transfer_data: usage(0) on stderr
     "condor_transfer_data": ("err", 0),
+    # condor_qusers: usage(stdout), exit 0
+    "condor_qusers": ("out", 0),
     # condor_dagman's Usage(): stdout, then DC_Exit(EXIT_ERROR)
     "condor_dagman": ("out", 1),
 }

@@ -1,0 +1,239 @@
+"""condor_qusers: show, add, enable, disable, edit and remove the schedd's User (and,
+with -projects, Project) records.
+
+    condor_qusers [-name schedd] [-pool host] [-long | -af attr... | -usage] [-constraint expr] [names]
+    condor_qusers -add | -enable names
+    condor_qusers -disable names | -constraint expr [-reason text]
+    condor_qusers -edit attr=expr... names | -constraint expr
+    condor_qusers -remove names | -constraint expr [-reason text]
+
+The options, the default table (USER, OS_USER, ENABLED, MAX_RUN and the job counts),
+the result lines (``<op> succeeded: ``, ``<op> did nothing: ``, ``<op> failed: <why>``,
+the exit status the schedd's Result) are HTCondor's tool's; the schedd keeps the
+records (``jobledger.daemons.schedd_userrecs``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from jobledger.condor_cli import pool
+from jobledger.condor_cli.adprint import Output
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, constraint_problem, entry
+from jobledger.eventcore.adwire import quote as _quote
+from jobledger.eventcore.errors import HTCondorException
+
+PROG = "condor_qusers"
+USAGE = f"""Usage: {PROG} [ADDRESS] [DISPLAY] [NAMES]
+       {PROG} [ADDRESS] [-add | -enable] [NAMES]
+       {PROG} [ADDRESS] -disable [NAMES] [-reason <reason-string>]
+       {PROG} [ADDRESS] [NAMES] -edit <attr>=<value> [<attr>=<value> ...]
+       {PROG} [ADDRESS] -remove [NAMES]
+
+  ADDRESS is:
+    -name <name>         the schedd to ask (name or address)
+    -pool <host>         the central manager to find it through
+
+  DISPLAY is:
+    -help                this text, on stdout
+    -version             the version, then exit
+    -long[:format]       whole records (format: long, json or xml)
+    -af[:lhVrTY,tng] <attr> [attr2 [...]]
+                         the attributes' values, one record a line
+    -format <fmt> <attr> an attribute printed with a printf format
+    -usage               completed and removed jobs and their times
+
+  NAMES is zero or more of:
+    <name>               the User (or Project) called <name>
+    -user <name>         the same
+    -constraint <expr>   the records <expr> is true of (not with -add)
+    -projects            Project records instead of User records
+
+  At most one operation:
+    -add                 add enabled records
+    -enable              enable records (and add those missing, with -add)
+    -disable             disable records: their users cannot submit
+    -remove              remove records (a user with jobs queued is disabled instead)
+    -edit                set attributes of records
+
+  Other arguments:
+    -reason <string>     why (with -disable or -remove)
+    <attr>=<expr>        an attribute to store (with -edit)
+
+  Without an operation the records are shown.
+"""
+OPS = {"add": ("add", 3), "enable": ("enable", 2), "disable": ("disable", 2), "remove": ("remove", 3),
+       "rm": ("remove", 2), "delete": ("remove", 2), "edit": ("edit", 2)}
+DEFAULT_COLUMNS = (   # heading, width (None: as wide as its widest cell), right-aligned
+    ("USER", None, False), ("OS_USER", None, False), ("ENABLED", None, False), ("MAX_RUN", None, False),
+    ("JOBS:Idle", 9, True), ("Running", 7, True), ("   Held", 7, True), ("Removed", 7, True),
+    ("Completed", 9, True))
+USAGE_COLUMNS = (("USER", None, False), ("Completed", 9, True), ("Removed", 7, True),
+                 ("Idle", None, True), ("Running", None, True), ("Held", None, True))
+
+
+def parse(argv: list[str]) -> dict:
+    opts: dict = {"op": None, "names": [], "edits": [], "projects": False, "usage": False}
+    output = opts["output"] = Output(PROG)
+    args = Args(argv, PROG)
+    for arg in args:
+        if not args.is_flag():
+            (opts["edits"] if "=" in arg else opts["names"]).append(arg)
+            continue
+        if args.flag("help", 1):
+            raise Help()
+        if args.flag("version", 1):
+            from jobledger.condor_cli.args import show_version
+            show_version()
+            raise Failed(status=0)
+        op = next((op for word, (op, least) in OPS.items() if args.flag(word, least)), None)
+        if op is not None:
+            if opts["op"] is not None and opts["op"] != op:
+                raise Usage()
+            opts["op"] = op
+        elif args.flag("projects", 4):
+            opts["projects"] = True
+        elif args.flag("usage", 2):
+            opts["usage"] = True
+        elif args.flag("reason", 2):
+            opts["reason"] = args.value("a reason")
+        elif args.flag("user", 1):
+            opts["names"].append(args.value("a user name"))
+        elif args.flag("constraint", 1):
+            opts["constraint"] = args.constraint()
+        elif args.flag("name", 1):
+            opts["name"] = args.value("a schedd name")
+        elif args.flag("pool", 1):
+            opts["pool"] = args.value("a host name")
+        elif args.flag("debug", 1) or args.flag("verbose", 4) or args.flag("raw-results", 3):
+            opts["raw"] = opts.get("raw") or args.flag("raw-results", 3)
+        elif not output.take(args):
+            raise Usage(f"Error: unexpected argument: {arg}")
+    if opts["edits"] and opts["op"] != "edit":
+        raise Usage("<attr>=<expr> arguments only work with -edit", status=2)
+    if "reason" in opts and opts["op"] not in ("disable", "remove"):
+        print("-reason argument can only be used with -disable or -remove argument")
+        raise Failed(status=1)
+    return opts
+
+
+def run(argv: list[str]) -> int:
+    opts = parse(argv)
+    try:
+        schedd = pool.schedd(opts.get("name"), opts.get("pool"))
+    except HTCondorException as exc:
+        raise Failed(f"Error: {exc}") from None
+    if opts["op"] is None:
+        return show(schedd, opts)
+    return change(schedd, opts)
+
+
+def _names_clause(names: list[str], projects: bool) -> str:
+    listed = ",".join(names).replace("\\", "\\\\").replace('"', '\\"')
+    if projects:
+        return f'stringListIMember(Name, "{listed}")'
+    return f'(stringListIMember(Owner, "{listed}") || stringListIMember(User, "{listed}"))'
+
+
+def show(schedd, opts: dict) -> int:
+    clauses = [f"({opts['constraint']})"] if "constraint" in opts else []
+    if opts["names"]:
+        clauses.append(_names_clause(opts["names"], opts["projects"]))
+    constraint = " && ".join(clauses)
+    output: Output = opts["output"]
+    wanted = output.projection([])
+    key = "Name" if opts["projects"] else "User"
+    if wanted and key not in wanted:
+        wanted = [*wanted, key]
+    query = schedd.queryProjectAds if opts["projects"] else schedd.queryUserAds
+    try:
+        ads = query(constraint, wanted)
+    except HTCondorException as exc:
+        raise Failed(f"Error: query failed - {exc}") from None
+    ads.sort(key=lambda ad: str(ad.get(key, "")))
+    if output.write(sys.stdout, ads):
+        return 0
+    columns = USAGE_COLUMNS if opts["usage"] else DEFAULT_COLUMNS
+    rows = [_cells(ad, opts["projects"], opts["usage"]) for ad in ads]
+    widths = [width or max([len(heading), *(len(row[i]) for row in rows)])
+              for i, (heading, width, _) in enumerate(columns)]
+    print(_line([heading for heading, _, _ in columns], widths, [right for _, _, right in columns]))
+    for row in rows:
+        print(_line(row, widths, [right for _, _, right in columns]))
+    return 0
+
+
+def _line(cells: list[str], widths: list[int], right: list[bool]) -> str:
+    return " ".join(cell.rjust(width) if r else cell.ljust(width)
+                    for cell, width, r in zip(cells, widths, right)).rstrip()
+
+
+def _int(ad, name: str) -> int:
+    value = ad.eval(name) if name in ad else 0
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _cells(ad, projects: bool, usage: bool) -> list[str]:
+    name = str(ad.get("Name" if projects else "User", ""))
+    done = _int(ad, "TotalCompletedJobs") + _int(ad, "NumCompleted")
+    removed = _int(ad, "TotalRemovedJobs") + _int(ad, "NumRemoved")
+    if usage:
+        return [name, str(done), str(removed), str(_int(ad, "NumIdle")), str(_int(ad, "NumRunning")),
+                str(_int(ad, "NumHeld"))]
+    enabled = ad.eval("Enabled") if "Enabled" in ad else 0
+    enabled_text = "yes" if enabled is True or (isinstance(enabled, int) and enabled) else "no"
+    max_run = ad.eval("MaxJobsRunning") if "MaxJobsRunning" in ad else "default"
+    return [name, str(ad.get("OsUser", "")) if not projects else "", enabled_text, str(max_run),
+            str(_int(ad, "NumIdle")), str(_int(ad, "NumRunning")), str(_int(ad, "NumHeld")), str(removed), str(done)]
+
+
+def change(schedd, opts: dict) -> int:
+    op, projects, names = opts["op"], opts["projects"], opts["names"]
+    rectype = "projects" if projects else "users"
+    constraint = opts.get("constraint")
+    if op in ("add", "enable") and not names:
+        raise Failed(f"Error: {op} {rectype} - no names specified")
+    if op in ("disable", "remove") and not names and constraint is None:
+        raise Failed(f"Error: {op} {rectype} - no names specified")
+    args: dict = {"projects": projects}
+    if op == "edit":
+        edits: dict[str, str] = {}
+        for line in opts["edits"]:
+            attr, _, text = line.partition("=")
+            attr, text = attr.strip(), text.strip()
+            if not attr.isidentifier() or not text or constraint_problem(text):
+                raise Failed(f"Error: not a valid classad assignment: {line}")
+            edits[attr] = text
+        if constraint is not None:
+            args["ads"] = [dict(edits, Requirements=constraint)]
+        elif names:
+            args["ads"] = [dict(edits, **{"Name" if projects else "User": _quote(name)}) for name in names]
+        else:
+            raise Failed("Error: no name or constraint - don't know which users or projects to edit")
+    elif constraint is not None:
+        args["constraint"] = constraint
+    else:
+        args["names"] = names
+    if opts.get("reason") is not None:
+        args["reason"] = opts["reason"]
+    command = {"add": "add_userrec", "enable": "enable_userrec", "disable": "disable_userrec",
+               "remove": "delete_userrec", "edit": "edit_userrec"}[op]
+    from jobledger.daemons import ipc
+    try:
+        result = ipc.call(schedd._address, command, timeout=60, **args)
+    except HTCondorException as exc:
+        raise Failed(f"Error: {op} failed - {exc}") from None
+    code = int(result.get("Result", 0))
+    why = str(result.get("ErrorString", "")).rstrip("\n")
+    if code == 0:
+        print(f"{op} {'did nothing' if result.get('NumAds', 0) == 0 else 'succeeded'}: {why}")
+    else:
+        print(f"{op} failed: {why}")
+    if opts.get("raw"):
+        for name, value in result.items():
+            if name != "ErrorString":
+                print(f"    {name} = {value}")
+    return code
+
+
+main = entry(PROG, run, USAGE)
