@@ -459,7 +459,7 @@ class DaskStartd(Startd):
                 entry.update(name=old["name"], pid=old["pid"], start=old["start"],
                              scratch=os.path.join(self.execute_dir, f"dir_{old['pid']}_{number}"))
             self.claims[claim] = entry
-            self.job_starts += 1
+            self.job_starts.add(time.time())
         if continuing:
             self._changed.set()
             return {"slot": entry["name"], "pid": entry["pid"], "start": entry["start"],

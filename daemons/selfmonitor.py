@@ -51,6 +51,36 @@ def _socket_count() -> int:
     return count
 
 
+class RecentCount:
+    """A count and its recent part, as DaemonCore's ``stats_entry_recent`` keeps them:
+    the recent window (20 minutes) is a ring of quanta (4 minutes), so an event leaves
+    the recent count with the quantum it fell in, a quantum after the window."""
+
+    def __init__(self, window: float = 1200.0, quantum: float = 240.0):
+        self.total = 0
+        self._quantum = quantum
+        self._slots = max(1, round(window / quantum))
+        self._buckets: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def add(self, now: float, amount: int = 1) -> None:
+        key = int(now // self._quantum)
+        with self._lock:
+            self.total += amount
+            self._buckets[key] = self._buckets.get(key, 0) + amount
+            self._forget(key)
+
+    def recent(self, now: float) -> int:
+        key = int(now // self._quantum)
+        with self._lock:
+            self._forget(key)
+            return sum(self._buckets.values())
+
+    def _forget(self, key: int) -> None:
+        for old in [k for k in self._buckets if k <= key - self._slots]:
+            del self._buckets[old]
+
+
 class SelfMonitor:
     """Samples of (wall time, CPU time) and the DaemonCore attributes built from them."""
 

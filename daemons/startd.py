@@ -42,6 +42,7 @@ from jobledger.daemons.daemon import (DC_RECONFIG, EXIT_REFUSED, Daemon, alive, 
                                       process_start_time)
 from jobledger.daemons.machine_facts import machine_facts
 from jobledger.daemons.orphans import become_subreaper, kill_leftovers
+from jobledger.daemons.selfmonitor import RecentCount
 from jobledger.daemons.starter import SIGNALS, Starter
 from jobledger.daemons.startd_drain import Drain, check, check_args
 from jobledger.eventcore.enums import CompletionType
@@ -218,7 +219,7 @@ class Startd(Daemon):
         self._advertising = threading.Lock()
         self._shown: set[str] | None = None   # dynamic slots in the collector (None: unknown)
         self.launcher: Launcher | None = None
-        self.job_starts = 0
+        self.job_starts = RecentCount()     # JobStarts, RecentJobStarts (the last 20 minutes)
         self.drain: Drain | None = None          # the drain request in force (daemons.startd_drain)
         self.last_drain = (0, 0)                 # LastDrainStartTime, LastDrainStopTime
 
@@ -421,7 +422,7 @@ class Startd(Daemon):
                     "owner": job.get("Owner"), "group": job.get("AccountingGroup"),
                     "user": job.get("User") or job.get("Owner"),
                     "retirement": job.get("MaxJobRetirementTime"), "pid": 0, "start": None, "since": int(time.time())}
-            self.job_starts += 1
+            self.job_starts.add(time.time())
             if continuing:      # the same dynamic slot and starter, a new claim and job
                 del self.claims[reuse]
                 slot.update(name=old["name"], pid=old["pid"], start=old["start"],
@@ -512,7 +513,8 @@ class Startd(Daemon):
             "CpuBusy": {"expr": "((LoadAvg - CondorLoadAvg) >= 0.5)"},
             "KeyboardIdle": int(time.time()) - self.start_time,
             "ConsoleIdle": int(time.time()) - self.start_time,
-            "JobStarts": self.job_starts, "HasReconnect": True,
+            "JobStarts": self.job_starts.total, "RecentJobStarts": self.job_starts.recent(time.time()),
+            "HasReconnect": True,
         })
         base.update(facts)
         pslot = dict(base, SlotType="Partitionable", PartitionableSlot=True, State="Unclaimed",

@@ -80,10 +80,11 @@ def test_compact_on_a_real_pool(tmp_path, monkeypatch):
         wait_until(lambda: " 1 " in run(status.main, "-compact").out.splitlines()[3][:60], timeout=60)
         lines = run(status.main, "-compact").out.splitlines()
         assert lines[0] == "" and lines[1].endswith(HEAD) and lines[1].startswith("Machine ") and lines[2] == ""
-        row = re.match(r"(\S+) +x64/\S+ +1  +(\d+)  +([\d.]+) +(\d+) +([\d.]+) +[\d.]+ (\S\S) +\S+ +0\.10$",
+        row = re.match(r"(\S+) +x64/\S+ +1  +(\d+)  +([\d.]+) +(\d+) +([\d.]+) +[\d.]+ (\S\S) +(\S+) +0\.10$",
                        lines[3])
         assert row, lines[3]        # one dynamic slot of 100 MB carved out: MaxSlotGb 0.10
         assert row.group(6) == "**"  # the slot Unclaimed/Idle, its child Claimed/Busy
+        assert row.group(7) == "0.05"   # Jobs/Min: RecentJobStarts (1 in 20 minutes) / 20
         assert " Total Owner Claimed Unclaimed" in "\n".join(lines[4:])
         assert run(act.rm, cluster).status == 0
     finally:
