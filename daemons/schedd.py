@@ -50,7 +50,8 @@ from jobledger.daemons.daemon_history import records as daemon_records
 from jobledger.daemons.schedd_epochs import epoch_history
 from jobledger.daemons.schedd_watch import watch_stream
 from jobledger.daemons.schedd_dagman import dagman_progress, post_script_terminated
-from jobledger.daemons.schedd_local import SCHEDULER, SchedulerUniverse, signal_local
+from jobledger.daemons.schedd_local import (SCHEDULER, START_LOCAL_UNIVERSE, START_SCHEDULER_UNIVERSE,
+                                            SchedulerUniverse, signal_local, start_expression)
 from jobledger.daemons.schedd_claims import claimed_slot_ads
 from jobledger.daemons.schedd_export import Exports
 from jobledger.daemons.schedd_proxy import refresh_proxy
@@ -192,7 +193,9 @@ class Schedd(Daemon):
                              system={name: self.config(name, "") for name in SYSTEM_EXPRS})
         self.local = SchedulerUniverse(self.store, self.runs, self.log, self.spool_dir,
                                        self.address_of("schedd"), self.config_file,
-                                       self.config_float("SCHEDD_RECONNECT_TIMEOUT", 60))
+                                       self.config_float("SCHEDD_RECONNECT_TIMEOUT", 60),
+                                       start_expression(self.config("START_SCHEDULER_UNIVERSE", ""),
+                                                        START_SCHEDULER_UNIVERSE))
         limits = {param: self.config(param, "-1") for _, param in TRANSFER_LIMITS}
         self.matches.transfer_limits = self.local.transfer_limits = limits
         self.max_input_mb = limits["MAX_TRANSFER_INPUT_MB"].strip()
@@ -244,6 +247,14 @@ class Schedd(Daemon):
         submitters = self.submitter_ads(ad)
         ad["NumUsers"] = len(submitters)
         ad["MaxJobsRunning"] = self.config_int("MAX_JOBS_RUNNING", 10000)
+        # the START_*_UNIVERSE policies (condor_q -analyze reads them); the local universe's
+        # jobs run on slots here, so only its expression is published, not a count
+        ad["StartLocalUniverse"] = {"expr": start_expression(self.config("START_LOCAL_UNIVERSE", ""),
+                                                             START_LOCAL_UNIVERSE)}
+        local = getattr(self, "local", None)     # (set up with the store)
+        if local is not None:
+            ad["StartSchedulerUniverse"] = {"expr": local.start_expr}
+            ad["TotalSchedulerJobsRunning"] = local.running
         if self.queries is not None:      # started: the ad goes to the daemon history too
             self.daemon_history.maybe_write(ad)
         return [ad] + submitters

@@ -39,14 +39,31 @@ from jobledger.eventcore.records import Assumed, SetAttributes
 
 SCHEDULER = 7      # JobUniverse of the scheduler universe
 LOCAL_SLOT = "local"
+# HTCondor's defaults (param_info.in), also what a START_*_UNIVERSE that does not parse gives
+START_SCHEDULER_UNIVERSE = "TotalSchedulerJobsRunning < 500"
+START_LOCAL_UNIVERSE = "TotalLocalJobsRunning < 200"
+
+
+def start_expression(text: str | None, default: str) -> str:
+    """A START_*_UNIVERSE setting, or HTCondor's default when it is unset or no expression."""
+    text = (text or "").strip()
+    if not text:
+        return default
+    try:
+        adwire.check_constraint(text)
+    except Exception:  # noqa: BLE001 - any parse failure: HTCondor falls back to its default
+        return default
+    return text
 
 
 class SchedulerUniverse:
     """Starts idle scheduler-universe jobs; signals and reaps their starters."""
 
     def __init__(self, store, runs, log, spool_dir, schedd_address: str, config_file: str,
-                 reconnect_timeout: float):
+                 reconnect_timeout: float, start_expr: str = START_SCHEDULER_UNIVERSE):
         self.store = store
+        self.start_expr = start_expr      # START_SCHEDULER_UNIVERSE: may a job start now
+        self.running = 0                  # TotalSchedulerJobsRunning, as of the last round
         self.runs = runs
         self.log = log
         self.schedd_address = schedd_address
@@ -77,20 +94,34 @@ class SchedulerUniverse:
         for pid, child in list(self.children.items()):
             if child.poll() is not None:
                 del self.children[pid]
+        ads = {}
         for job in sorted(self.known):
             ad = self.store.job_ad(job)
             if ad is None:
                 self.known.discard(job)
-                continue
-            if adwire.evaluate(ad, "JobStatus") != 1:
+            else:
+                ads[job] = ad
+        self.running = sum(1 for ad in ads.values() if adwire.evaluate(ad, "JobStatus") == 2)
+        for job, ad in ads.items():
+            if adwire.evaluate(ad, "JobStatus") != 1 or not self.may_start(ad):
                 continue
             with self.runs.starting(job) as claim:
                 if claim is None:
                     continue
                 try:
-                    self._start(job, claim)
+                    if self._start(job, claim) is not None:
+                        self.running += 1
                 except (OSError, InvalidTransition) as exc:
                     self.log.info("scheduler universe job %s: could not start: %s", job, exc)
+
+    def policy_attrs(self) -> dict:
+        """What the schedd's ad says of this universe (and what ``may_start`` reads)."""
+        return {"StartSchedulerUniverse": self.start_expr, "TotalSchedulerJobsRunning": str(self.running)}
+
+    def may_start(self, job: dict) -> bool:
+        """START_SCHEDULER_UNIVERSE against the job, as HTCondor's schedd evaluates it
+        before starting one: only true starts it (undefined or an error does not)."""
+        return adwire.evaluate_against(self.policy_attrs(), "StartSchedulerUniverse", job) is True
 
     def _start(self, job: JobId, claim: str) -> subprocess.Popen | None:
         """Start ``job``'s starter and record its run; the starter (None if not started)."""

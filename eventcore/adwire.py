@@ -131,6 +131,21 @@ def evaluate_expr(exprs: Mapping[str, str], text: str):
     return _plain(value, classad)
 
 
+def evaluate_against(exprs: Mapping[str, str], name: str, target: Mapping[str, str]):
+    """``name`` of the ad ``exprs`` evaluated with TARGET the ad ``target`` (a schedd's
+    StartSchedulerUniverse against a job): a Python value, None for undefined/error."""
+    from jobledger.eventcore.classad.evaluate import EvalFailure, evaluate as evaluate_tree
+    classad = _engine()
+    mine = to_classad(exprs)
+    if name not in mine:
+        return None
+    try:
+        value = evaluate_tree(mine.lookup(name), mine, to_classad(target))
+    except (EvalFailure, RecursionError):
+        return None
+    return _plain(value, classad)
+
+
 def _plain(value, classad):
     if isinstance(value, classad.Value):
         return None  # Undefined / Error

@@ -231,9 +231,26 @@ def run_analyze(opts: Options, schedd, location, constraint: str | None, out) ->
     if opts.analyze_summary:
         out.write(analyze.summary(jobs, slots))
         return 0
+    policy = _full_schedd_ad(collector, location)
     for job in jobs:
-        out.write(analyze.analyze_job(job, slots, opts.analyze == "better", width, location))
+        out.write(analyze.analyze_job(job, slots, opts.analyze == "better", width, policy))
     return 0
+
+
+def _full_schedd_ad(collector, location):
+    """The schedd's whole ad from the collector (a location ad lacks the START_*_UNIVERSE
+    policies a scheduler-universe job is judged by), or the location ad if it has none."""
+    from jobledger.eventcore.adwire import quote
+    from jobledger.eventcore.enums import AdType
+    from jobledger.eventcore.errors import HTCondorException
+    name = location.get("Name")
+    if not isinstance(name, str):
+        return location
+    try:
+        found = collector.query(AdType.Schedd, f"Name == {quote(name)}")
+    except HTCondorException:
+        return location
+    return found[0] if found else location
 
 
 def _short_address(location) -> str:
