@@ -62,7 +62,7 @@ class UserRecFold:
     def apply(self, payload: Mapping) -> None:
         table = self.records[payload["kind"]]
         name = payload["name"]
-        if payload["op"] == "remove" and not payload["set"]:
+        if payload["op"] == "remove":
             table.pop(name, None)
             return
         ad = table.setdefault(name, {})
@@ -295,7 +295,7 @@ def _remove(work: _Work, kind: str, name: str) -> int:
         work.errors.append(f"Project {name} is in use")
         return IN_USE
     if busy:
-        work.write(kind, name, "remove", {"Enabled": "0"})
+        work.write(kind, name, "disable", {"Enabled": "0"})     # not DisableReason: HTCondor sets none
         return 0
     if name not in work.journaled[kind]:     # implicit and idle: nothing journaled, nothing to drop
         work.table[kind].pop(name, None)

@@ -63,7 +63,10 @@ USAGE = f"""Usage: {PROG} [ADDRESS] [DISPLAY] [NAMES]
   Without an operation the records are shown.
 """
 OPS = {"add": ("add", 3), "enable": ("enable", 2), "disable": ("disable", 2), "remove": ("remove", 3),
-       "rm": ("remove", 2), "delete": ("remove", 2), "edit": ("edit", 2)}
+       "rm": ("remove", 2), "delete": ("remove", 2), "edit": ("edit", 2), "reset": ("reset", 2)}
+# a first bare word may name the operation (HTCondor's tool's command words)
+WORDS = {"add": "add", "enable": "enable", "disable": "disable", "edit": "edit", "remove": "remove",
+         "rm": "remove", "delete": "remove", "reset": "reset", "query": "query"}
 DEFAULT_COLUMNS = (   # heading, width (None: as wide as its widest cell), right-aligned
     ("USER", None, False), ("OS_USER", None, False), ("ENABLED", None, False), ("MAX_RUN", None, False),
     ("JOBS:Idle", 9, True), ("Running", 7, True), ("   Held", 7, True), ("Removed", 7, True),
@@ -78,6 +81,9 @@ def parse(argv: list[str]) -> dict:
     args = Args(argv, PROG)
     for arg in args:
         if not args.is_flag():
+            if opts["op"] is None and not opts["names"] and arg in WORDS:   # "condor_qusers add bob"
+                opts["op"] = WORDS[arg]
+                continue
             (opts["edits"] if "=" in arg else opts["names"]).append(arg)
             continue
         if args.flag("help", 1):
@@ -123,8 +129,10 @@ def run(argv: list[str]) -> int:
         schedd = pool.schedd(opts.get("name"), opts.get("pool"))
     except HTCondorException as exc:
         raise Failed(f"Error: {exc}") from None
-    if opts["op"] is None:
+    if opts["op"] in (None, "query"):
         return show(schedd, opts)
+    if opts["op"] == "reset":     # HTCondor's tool takes -reset and then does not send it
+        raise Failed("Unsupported command reset")
     return change(schedd, opts)
 
 

@@ -231,6 +231,12 @@ def test_condor_qusers(pool):
     assert "bio 1\n" in ran.stdout
     assert qusers(pool, "-projects", "-remove", "bio").stdout.startswith("remove succeeded")
 
+    ran = qusers(pool, "add", "gina")          # a first bare word may name the operation
+    assert ran.returncode == 0 and ran.stdout == "add succeeded: \n"
+    assert qusers(pool, "rm", "gina").stdout.startswith("remove succeeded")
+    ran = qusers(pool, "-reset", "gina")
+    assert ran.returncode == 1 and "Unsupported command" in ran.stderr
+
     ran = qusers(pool, "-add")
     assert ran.returncode == 1 and "Error: add users - no names specified" in ran.stderr
     ran = qusers(pool, "-constraint", "Owner ==")
@@ -261,6 +267,21 @@ def test_records_survive_a_schedd_kill(fresh_pool, tmp_path):
     schedd = htcondor.Schedd()
     assert schedd.queryUserAds('Owner == "frank"') == []
     assert [ad["Name"] for ad in schedd.queryProjectAds()] == ["astro"]
+
+
+@pytest.fixture
+def known_only_pool(tmp_path_factory):
+    yield from running_pool(tmp_path_factory, ALLOW_SUBMIT_FROM_KNOWN_USERS_ONLY="true")
+
+
+def test_known_users_only(known_only_pool, tmp_path):
+    """ALLOW_SUBMIT_FROM_KNOWN_USERS_ONLY: a user with no record may not submit until added."""
+    schedd = known_only_pool.schedd
+    with pytest.raises(HTCondorException, match="Use condor_qusers to add user before submitting jobs"):
+        held_job(schedd, tmp_path)
+    assert schedd.addUserRec(_user())["NumAds"] == 1
+    cluster = held_job(schedd, tmp_path)
+    assert schedd.query(f"ClusterId == {cluster}", ["ProcId"])
 
 
 NAMES = ("queryUserAds", "queryProjectAds", "addUserRec", "enableUserRec", "disableUserRec", "removeUserRec",
