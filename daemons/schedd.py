@@ -451,6 +451,11 @@ class Schedd(Daemon):
     def _commit_submit(self, peer, clusters: list, token: str | None, upload=None) -> list[dict]:
         now = int(time.time())
         user_records = self.userrecs.submit_records(self._check_user(peer))   # a first submit: the User record
+        for item in clusters:     # a disabled project takes no jobs (HTCondor: "suspended")
+            ad = item["cluster_ad"]
+            refusal = self.userrecs.project_refusal(ad) if isinstance(ad, dict) else None
+            if refusal is not None:
+                raise HTCondorException(f"Failed to set attribute for job {item['cluster']}.0: {refusal}")
         for item in clusters:
             self._claim_reservation(peer, item["cluster"], token)
         counts = [_proc_count(item, upload) for item in clusters]

@@ -140,6 +140,18 @@ class UserRecs:
             return f"Unknown User {user}. Use condor_qusers to add user before submitting jobs."
         return None
 
+    def project_refusal(self, cluster_ad: dict) -> str | None:
+        """HTCondor's words refusing a job of a disabled (suspended) project, or None."""
+        key = next((name for name in cluster_ad if name.lower() == "projectname"), None)
+        project = adwire.string_literal(cluster_ad, key) if key else None
+        if not project:
+            return None
+        with self.lock:
+            reason = self.fold.disabled_reason(project, "project")
+        if reason is None:
+            return None
+        return f"Project {project} is suspended : {reason}" if reason else f"Project {project} is suspended"
+
     def submit_records(self, user: str) -> list:
         """The record a user's first submit journals with it (none once they have one)."""
         with self.lock:

@@ -83,9 +83,10 @@ class UserRecFold:
                 out.setdefault(name, new_ad("user", name, True))
         return out
 
-    def disabled_reason(self, user: str) -> str | None:
-        """None when ``user`` may submit; else why not ("" when no reason was given)."""
-        ad = self.records["user"].get(user)
+    def disabled_reason(self, user: str, kind: str = "user") -> str | None:
+        """None when ``user`` (a project, with ``kind``) may take jobs; else why not ("" when
+        no reason was given)."""
+        ad = self.records[kind].get(user)
         if ad is None or _enabled(ad):
             return None
         return adwire.string_literal(ad, "DisableReason") or ""
@@ -248,7 +249,7 @@ def _act(work: _Work, cmd: Command, name: str, ad: Mapping[str, str]) -> int:
     current = work.table[kind].get(name)
     if cmd.op in ("add", "enable"):
         if current is None:
-            if not (cmd.create or _flag(ad, "_userrec_opt_create", "_userrec_opt_create_project")):
+            if not (cmd.create or cmd.op == "add" or _flag(ad, "_userrec_opt_create", "_userrec_opt_create_project")):
                 return NOT_FOUND
             enabled = _flag_default(ad, "Enabled", True)
             created = new_ad(kind, name, enabled)

@@ -179,7 +179,11 @@ def test_project_records(pool, tmp_path):
     assert ad["MyType"] == "Project" and ad["Enabled"] in (1, True)
     assert schedd.disableProjectRec("physics", "closed")["NumAds"] == 1
     assert schedd.queryProjectAds('Name == "physics"')[0]["DisableReason"] == "closed"
+    with pytest.raises(HTCondorException, match="Project physics is suspended : closed"):
+        held_job(schedd, tmp_path, **{"+ProjectName": '"physics"'})
     assert schedd.enableProjectRec("physics")["NumAds"] == 1
+    again = held_job(schedd, tmp_path, **{"+ProjectName": '"physics"'})   # enabled: taken again
+    schedd.act(htcondor.JobAction.Remove, f"ClusterId == {again}")
     assert schedd.updateProjectRec([ClassAd({"Name": "physics", "Budget": 10})])["NumAttributesSet"] == 1
     assert schedd.queryProjectAds('Name == "physics"', ["Budget"])[0]["Budget"] == 10
     # by name, an unknown project is passed over (HTCondor's schedd): nothing done, no error
@@ -192,7 +196,8 @@ def test_project_records(pool, tmp_path):
         assert schedd.queryProjectAds('Name == "chem"')[0]["NumHeld"] == 1
     finally:
         schedd.act(htcondor.JobAction.Remove, f"ClusterId == {cluster}")
-    wait_until(lambda: not schedd.query(f"ClusterId == {cluster}", ["ProcId"]), 60, what="the job gone")
+    wait_until(lambda: not schedd.query(f"ClusterId == {cluster} || ClusterId == {again}", ["ProcId"]), 60,
+               what="the projects' jobs gone")
     assert schedd.removeProjectRec(ExprTree('Name == "chem" || Name == "physics"'))["NumAds"] == 2
     assert not {"physics", "chem"} & {ad["Name"] for ad in schedd.queryProjectAds()}
 
