@@ -87,3 +87,11 @@ def test_edit_ignores_reserved_attributes_and_deletes():
 def test_a_command_ad_without_a_name_is_refused():
     out = run(UserRecFold(), Command("edit", "user", ads=({"X": "1"},)))
     assert out.result["Result"] == 1 and out.result["ErrorString"] == "Dont know what user to act on."
+
+
+def test_levels_are_htcondors():
+    """schedd.cpp registers QUERY_USERREC_ADS at READ and every change at ADMINISTRATOR."""
+    from jobledger.daemons.authz import command_level
+    assert command_level("schedd", "query_userrec_ads") == "READ"
+    for cmd in ("add_userrec", "enable_userrec", "disable_userrec", "edit_userrec", "delete_userrec"):
+        assert command_level("schedd", cmd) == "ADMINISTRATOR"

@@ -67,12 +67,23 @@ OPS = {"add": ("add", 3), "enable": ("enable", 2), "disable": ("disable", 2), "r
 # a first bare word may name the operation (HTCondor's tool's command words)
 WORDS = {"add": "add", "enable": "enable", "disable": "disable", "edit": "edit", "remove": "remove",
          "rm": "remove", "delete": "remove", "reset": "reset", "query": "query"}
-DEFAULT_COLUMNS = (   # heading, width (None: as wide as its widest cell), right-aligned
-    ("USER", None, False), ("OS_USER", None, False), ("ENABLED", None, False), ("MAX_RUN", None, False),
-    ("JOBS:Idle", 9, True), ("Running", 7, True), ("   Held", 7, True), ("Removed", 7, True),
-    ("Completed", 9, True))
-USAGE_COLUMNS = (("USER", None, False), ("Completed", 9, True), ("Removed", 7, True),
-                 ("Idle", None, True), ("Running", None, True), ("Held", None, True))
+# the tool's tables: heading, width (None: as wide as its widest cell), right-aligned, cell
+# (HTCondor's print formats; the slot and CPU times of finished jobs are not kept: blank)
+_TIMES = [("  SlotTime", None, True, "blank"), ("  CpuTime", None, True, "blank")]
+_RMVD_TIMES = [("RmvdCpuTime", None, True, "blank"), ("RmvdSlotTime", None, True, "blank")]
+TABLES = {
+    "user": [("USER", None, False, "name"), ("OS_USER", None, False, "os_user"),
+             ("ENABLED", None, False, "enabled"), ("MAX_RUN", None, False, "max_run"),
+             ("JOBS:Idle", 9, True, "idle"), ("Running", 7, True, "running"), ("   Held", 7, True, "held"),
+             ("Removed", 7, True, "removed_all"), ("Completed", 9, True, "completed_all")],
+    "project": [("NAME", None, False, "name"), ("JOBS:Idle", 9, True, "idle"), ("Running", 7, True, "running"),
+                ("   Held", 7, True, "held"), ("Completed", 9, True, "completed"), *_TIMES,
+                ("Removed", 7, True, "removed"), *_RMVD_TIMES, ("Pending", None, True, "pending")],
+    "usage": [("USER", None, False, "name"), ("Completed", 9, True, "completed"), *_TIMES,
+              ("Removed", 7, True, "removed"), *_RMVD_TIMES, ("Pending", None, True, "pending"),
+              ("Idle", None, True, "idle"), ("Running", None, True, "running"), ("Held", None, True, "held")],
+}
+TABLES["prjusage"] = [("NAME", None, False, "name"), *TABLES["usage"][1:]]
 
 
 def parse(argv: list[str]) -> dict:
@@ -161,13 +172,15 @@ def show(schedd, opts: dict) -> int:
     ads.sort(key=lambda ad: str(ad.get(key, "")))
     if output.write(sys.stdout, ads):
         return 0
-    columns = USAGE_COLUMNS if opts["usage"] else DEFAULT_COLUMNS
-    rows = [_cells(ad, opts["projects"], opts["usage"]) for ad in ads]
+    table = TABLES[("prjusage" if opts["usage"] else "project") if opts["projects"]
+                   else ("usage" if opts["usage"] else "user")]
+    rows = [[_cells(ad)[cell] for _, _, _, cell in table] for ad in ads]
     widths = [width or max([len(heading), *(len(row[i]) for row in rows)])
-              for i, (heading, width, _) in enumerate(columns)]
-    print(_line([heading for heading, _, _ in columns], widths, [right for _, _, right in columns]))
+              for i, (heading, width, _, _) in enumerate(table)]
+    right = [r for _, _, r, _ in table]
+    print(_line([heading for heading, _, _, _ in table], widths, right))
     for row in rows:
-        print(_line(row, widths, [right for _, _, right in columns]))
+        print(_line(row, widths, right))
     return 0
 
 
@@ -181,18 +194,20 @@ def _int(ad, name: str) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def _cells(ad, projects: bool, usage: bool) -> list[str]:
-    name = str(ad.get("Name" if projects else "User", ""))
-    done = _int(ad, "TotalCompletedJobs") + _int(ad, "NumCompleted")
-    removed = _int(ad, "TotalRemovedJobs") + _int(ad, "NumRemoved")
-    if usage:
-        return [name, str(done), str(removed), str(_int(ad, "NumIdle")), str(_int(ad, "NumRunning")),
-                str(_int(ad, "NumHeld"))]
+def _cells(ad) -> dict[str, str]:
     enabled = ad.eval("Enabled") if "Enabled" in ad else 0
-    enabled_text = "yes" if enabled is True or (isinstance(enabled, int) and enabled) else "no"
-    max_run = ad.eval("MaxJobsRunning") if "MaxJobsRunning" in ad else "default"
-    return [name, str(ad.get("OsUser", "")) if not projects else "", enabled_text, str(max_run),
-            str(_int(ad, "NumIdle")), str(_int(ad, "NumRunning")), str(_int(ad, "NumHeld")), str(removed), str(done)]
+    completed, removed = _int(ad, "TotalCompletedJobs"), _int(ad, "TotalRemovedJobs")
+    return {
+        "name": str(ad["Name"]) if "Name" in ad else str(ad.get("User", "")),
+        "os_user": str(ad.get("OsUser", "")),
+        "enabled": "yes" if enabled is True or (isinstance(enabled, int) and enabled) else "no",
+        "max_run": str(ad.eval("MaxJobsRunning") if "MaxJobsRunning" in ad else "default"),
+        "idle": str(_int(ad, "NumIdle")), "running": str(_int(ad, "NumRunning")), "held": str(_int(ad, "NumHeld")),
+        "completed": str(completed), "removed": str(removed),
+        "completed_all": str(completed + _int(ad, "NumCompleted")),
+        "removed_all": str(removed + _int(ad, "NumRemoved")),
+        "pending": str(_int(ad, "NumCompleted") + _int(ad, "NumRemoved")), "blank": "",
+    }
 
 
 def change(schedd, opts: dict) -> int:

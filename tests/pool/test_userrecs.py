@@ -234,6 +234,12 @@ def test_condor_qusers(pool):
     assert qusers(pool, "-projects", "-add", "bio").returncode == 0
     ran = qusers(pool, "-projects", "-af", "Name", "Enabled")
     assert "bio 1\n" in ran.stdout
+    lines = qusers(pool, "-projects", "-constraint", 'Name == "bio"').stdout.splitlines()
+    assert lines[0].split() == ["NAME", "JOBS:Idle", "Running", "Held", "Completed", "SlotTime", "CpuTime",
+                                "Removed", "RmvdCpuTime", "RmvdSlotTime", "Pending"]
+    assert lines[1].split() == ["bio", "0", "0", "0", "0", "0", "0"]
+    lines = qusers(pool, "-usage", "carol").stdout.splitlines()
+    assert lines[0].split()[:2] == ["USER", "Completed"] and lines[0].split()[-3:] == ["Idle", "Running", "Held"]
     assert qusers(pool, "-projects", "-remove", "bio").stdout.startswith("remove succeeded")
 
     ran = qusers(pool, "add", "gina")          # a first bare word may name the operation
