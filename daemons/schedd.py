@@ -184,6 +184,7 @@ class Schedd(Daemon):
             self.config_int("MAX_DAEMON_HISTORY_LOG", MAX_DAEMON_LOG), self.log)
         self.runs = Runs(self.store, self.log, self._startd_call, self.spool_dir, signal_local)
         self.matches = Matches(self.store, self.runs, self.log, self.spool_dir, self.reuse_claims)
+        self.matches.may_start = lambda ad: self.userrecs.may_start(ad, self.runs.busy())
         self.actions = Actions(self.store, self.runs, self.spool_dir, self.want_cycle)
         self.exports = Exports(self.store, self.runs.lock, self.log)
         self.policy = Policy(self.store, self.runs, self.log, self.want_cycle,
@@ -327,9 +328,9 @@ class Schedd(Daemon):
                 peer_owner(peer), ids, upload, restricted_to(peer), *self._spool_limits()),
             "retrieve_files": lambda peer, **spec: self.actions.retrieve_files(
                 peer_owner(peer), **spec, only=restricted_to(peer)),
-            "idle_jobs": lambda peer, limit=1000: self.matches.idle_jobs(limit),
-            "idle_by_submitter": lambda peer, limit=1000: idle_by_submitter(
-                self.store, self.runs.busy(), limit, self.host, MATCH_ATTRS, str(SCHEDULER)),
+            "idle_jobs": lambda peer, limit=1000: self.userrecs.capped(self.matches.idle_jobs(limit),
+                                                                       self.runs.busy()),
+            "idle_by_submitter": lambda peer, limit=1000: self._idle_by_submitter(limit),
             "matches": lambda peer, matches: self.matches.matched(matches),
             "starting": lambda peer, jobs: self.matches.starting(jobs),
             "starter_outcome": self._starter_outcome,
@@ -357,6 +358,17 @@ class Schedd(Daemon):
                 self.projector.wait_for_position(position, timeout),
         })
         return handlers
+
+    def _idle_by_submitter(self, limit: int) -> dict:
+        """Each submitter's idle jobs for the negotiator, less those whose owner is at the
+        MaxJobsRunning of their User record."""
+        busy = self.runs.busy()
+        jobs = idle_by_submitter(self.store, busy, limit, self.host, MATCH_ATTRS, str(SCHEDULER))
+        limits = self.userrecs.running_limits()
+        if not limits:
+            return jobs
+        used = self.userrecs.running_counts(busy)
+        return {name: self.userrecs.capped(ads, busy, limits, used) for name, ads in jobs.items()}
 
     def _new_cluster(self, peer, count: int = 1) -> int:
         """Reserve ``count`` consecutive cluster ids (DAGMan reserves a round's at once); the first."""

@@ -13,6 +13,7 @@ itself, handed to it in the answer to its outcome (``daemons.starter``).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 
 from jobledger.daemons import spool
@@ -63,6 +64,7 @@ class Matches:
         self._workers = ThreadPoolExecutor(max_workers=ACTIVATE_WORKERS, thread_name_prefix="activate")
         self._continued: dict[str, dict] = {}   # finished claim -> the next job its starter runs
         self.transfer_limits: dict = {}          # MAX_TRANSFER_*_MB (the schedd sets them)
+        self.may_start: Callable[[dict], bool] = lambda ad: True   # the owner under their MaxJobsRunning?
 
     def stop(self) -> None:
         self._workers.shutdown(wait=True, cancel_futures=True)
@@ -152,7 +154,8 @@ class Matches:
         for constraint, limit in ((f"ClusterId == {int(finished['ClusterId'])} && JobStatus == 1", 2 + busy),
                                   ("JobStatus == 1", REUSE_SCAN + busy)):
             for ad in self.store.query(constraint, MATCH_ATTRS, limit):
-                if tuple(ad.get(a) for a in REUSE_ATTRS) != kind or externally_managed(ad):
+                if tuple(ad.get(a) for a in REUSE_ATTRS) != kind or externally_managed(ad) \
+                        or not self.may_start(ad):
                     continue
                 job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
                 claim = self.runs.reserve(job)

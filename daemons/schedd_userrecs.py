@@ -152,6 +152,60 @@ class UserRecs:
             return None
         return f"Project {project} is suspended : {reason}" if reason else f"Project {project} is suspended"
 
+    def running_limits(self) -> dict[str, int]:
+        """Owner -> the MaxJobsRunning of their User record, for those that set one (HTCondor's
+        ``Runnable``: a job whose owner runs that many, suspended ones counted, waits)."""
+        out: dict[str, int] = {}
+        with self.lock:
+            for ad in self.fold.records["user"].values():
+                if "MaxJobsRunning" not in ad:
+                    continue
+                try:
+                    value = adwire.evaluate(ad, "MaxJobsRunning")
+                except Exception:
+                    continue
+                owner = adwire.string_literal(ad, "Owner")
+                if owner and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                    out[owner] = value
+        return out
+
+    def capped(self, ads: list[dict], starting: frozenset, limits: dict[str, int] | None = None,
+               used: dict[str, int] | None = None) -> list[dict]:
+        """``ads`` (idle jobs, in order) without those whose owner is at their MaxJobsRunning:
+        each owner keeps as many as they may still start, counting their running and
+        suspended jobs and those being started (``used`` carries the count across calls)."""
+        limits = self.running_limits() if limits is None else limits
+        if not limits:
+            return ads
+        if used is None:
+            used = self.running_counts(starting)
+        out = []
+        for ad in ads:
+            owner = adwire.string_literal(ad, "Owner") or ""
+            if owner in limits:
+                if used.get(owner, 0) >= limits[owner]:
+                    continue
+                used[owner] = used.get(owner, 0) + 1
+            out.append(ad)
+        return out
+
+    def running_counts(self, starting: frozenset) -> dict[str, int]:
+        """Owner -> running and suspended jobs, and jobs being started."""
+        used: dict[str, int] = {}
+        for (owner, status), number in self.store.owner_status_counts().items():
+            if int(status) in (int(JobStatus.RUNNING), int(JobStatus.SUSPENDED)):
+                used[owner] = used.get(owner, 0) + number
+        for job in starting:
+            ad = self.store.job_ad(job)
+            owner = adwire.string_literal(ad, "Owner") if ad else None
+            if owner:
+                used[owner] = used.get(owner, 0) + 1
+        return used
+
+    def may_start(self, ad: dict, starting: frozenset) -> bool:
+        """May the job ``ad`` start now (its owner under their MaxJobsRunning)?"""
+        return bool(self.capped([ad], starting))
+
     def submit_records(self, user: str) -> list:
         """The record a user's first submit journals with it (none once they have one)."""
         with self.lock:

@@ -25,7 +25,7 @@ from tests.pool.test_crash import daemon_pid
 
 @pytest.fixture(scope="module")
 def pool(tmp_path_factory):
-    yield from running_pool(tmp_path_factory)
+    yield from running_pool(tmp_path_factory, NUM_CPUS="3")
 
 
 def me(schedd) -> str:
@@ -168,6 +168,26 @@ def test_removing_a_user_with_jobs_disables_it(pool, tmp_path):
     wait_until(lambda: not schedd.query(f"ClusterId == {cluster}", ["ProcId"]), 60, what="the job gone")
     assert schedd.removeUserRec(user)["NumAds"] == 1
     assert schedd.queryUserAds(f'User == "{user}"') == []     # journaled record dropped, no jobs
+
+
+def test_max_jobs_running_of_a_user_record(pool, tmp_path):
+    """HTCondor's Runnable(): a job whose owner already runs their record's MaxJobsRunning
+    waits. With 1 and three cores free, three jobs run one after another."""
+    schedd = htcondor.Schedd()
+    schedd.act(htcondor.JobAction.Remove, f"ClusterId == {held_job(schedd, tmp_path)}")
+    user = me(schedd)
+    assert schedd.updateUserRec([ClassAd({"User": user, "MaxJobsRunning": 1})])["NumAttributesSet"] == 1
+    try:
+        cluster = schedd.submit(htcondor.Submit({"executable": "/bin/sleep", "arguments": "1",
+                                                 "initialdir": str(tmp_path)}), count=3).cluster()
+        wait_until(lambda: len(schedd.history(f"ClusterId == {cluster}", ["ProcId"])) == 3, 180,
+                   what="the three jobs to finish")
+    finally:
+        schedd.updateUserRec([ClassAd({"User": user, "MaxJobsRunning": ExprTree("delete")})])
+    runs = sorted((ad["JobStartDate"], ad["CompletionDate"]) for ad in
+                  schedd.history(f"ClusterId == {cluster}", ["JobStartDate", "CompletionDate"]))
+    assert all(later[0] >= earlier[1] for earlier, later in zip(runs, runs[1:])), runs
+    assert "MaxJobsRunning" not in schedd.queryUserAds(f'User == "{user}"')[0]
 
 
 def test_project_records(pool, tmp_path):
