@@ -263,6 +263,10 @@ def _act(work: _Work, cmd: Command, name: str, ad: Mapping[str, str]) -> int:
         if _flag(ad, "_userrec_opt_update"):
             enabled = _flag_default(ad, "Enabled", _enabled(current))
             sets, deletes = work.edits(ad, True, count=True)
+            limit = _max_running(ad)
+            if limit == "delete":
+                sets.pop("MaxJobsRunning", None)
+                deletes.append("MaxJobsRunning")
             if not enabled:
                 sets["Enabled"] = "0"
                 if "DisableReason" not in {a for a in ad}:
@@ -276,10 +280,16 @@ def _act(work: _Work, cmd: Command, name: str, ad: Mapping[str, str]) -> int:
     if current is None:
         return NOT_FOUND
     if cmd.op == "disable":
-        sets = {"Enabled": "0"}
-        if cmd.reason is not None:
-            sets["DisableReason"] = adwire.quote(cmd.reason)
-        work.write(kind, name, "disable", sets)
+        sets, deletes = {"Enabled": "0"}, []
+        reason = cmd.reason if cmd.reason is not None else _text(ad, "DisableReason")
+        if reason is not None:
+            sets["DisableReason"] = adwire.quote(reason)
+        limit = _max_running(ad)       # condor_qusers -disable name MaxJobsRunning=0 (suspend)
+        if limit == "delete":
+            deletes.append("MaxJobsRunning")
+        elif limit is not None:
+            sets["MaxJobsRunning"] = limit
+        work.write(kind, name, "disable", sets, deletes)
         return 0
     if cmd.op == "edit":
         sets, deletes = work.edits(ad, _enabled(current), count=True)
@@ -305,6 +315,27 @@ def _remove(work: _Work, kind: str, name: str) -> int:
     work.table[kind].pop(name, None)
     work.journaled[kind].discard(name)
     return 0
+
+
+def _text(ad: Mapping[str, str], name: str) -> str | None:
+    found = next((a for a in ad if a.lower() == name.lower()), None)
+    return adwire.string_literal(ad, found) if found else None
+
+
+def _max_running(ad: Mapping[str, str]) -> str | None:
+    """A command ad's MaxJobsRunning: its text, "delete" (undefined, negative or huge: no
+    limit, as HTCondor's schedd reads it), or None (not there)."""
+    found = next((a for a in ad if a.lower() == "maxjobsrunning"), None)
+    if found is None:
+        return None
+    try:
+        value = adwire.evaluate(ad, found)
+    except Exception:
+        return None
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)
+                         and (value < 0 or value >= 2**31 - 1)):
+        return "delete"
+    return ad[found]
 
 
 def _flag(ad: Mapping[str, str], *names: str) -> bool:

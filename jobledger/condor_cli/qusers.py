@@ -126,8 +126,8 @@ def parse(argv: list[str]) -> dict:
             opts["raw"] = opts.get("raw") or args.flag("raw-results", 3)
         elif not output.take(args):
             raise Usage(f"Error: unexpected argument: {arg}")
-    if opts["edits"] and opts["op"] != "edit":
-        raise Usage("<attr>=<expr> arguments only work with -edit", status=2)
+    if opts["edits"] and opts["op"] not in ("edit", "disable", "enable"):
+        raise Usage("<attr>=<expr> arguments only work with -edit, -suspend and -unsuspend", status=2)
     if "reason" in opts and opts["op"] not in ("disable", "remove"):
         print("-reason argument can only be used with -disable or -remove argument")
         raise Failed(status=1)
@@ -219,7 +219,8 @@ def change(schedd, opts: dict) -> int:
     if op in ("disable", "remove") and not names and constraint is None:
         raise Failed(f"Error: {op} {rectype} - no names specified")
     args: dict = {"projects": projects}
-    if op == "edit":
+    shown = op
+    if opts["edits"]:
         edits: dict[str, str] = {}
         for line in opts["edits"]:
             attr, _, text = line.partition("=")
@@ -227,17 +228,26 @@ def change(schedd, opts: dict) -> int:
             if not attr.isidentifier() or not text or constraint_problem(text):
                 raise Failed(f"Error: not a valid classad assignment: {line}")
             edits[attr] = text
+        # -disable / -enable with edits: HTCondor's suspend and unsuspend, one command each
+        if op == "disable":
+            shown, edits["Enabled"] = "suspend", "false"
+            if opts.get("reason") is not None:
+                edits["DisableReason"] = _quote(opts["reason"])
+        elif op == "enable":
+            shown, edits["Enabled"], edits["_userrec_opt_update"] = "unsuspend", "true", "true"
         if constraint is not None:
             args["ads"] = [dict(edits, Requirements=constraint)]
         elif names:
             args["ads"] = [dict(edits, **{"Name" if projects else "User": _quote(name)}) for name in names]
         else:
             raise Failed("Error: no name or constraint - don't know which users or projects to edit")
+    elif op == "edit":
+        raise Failed("Error: no attributes to edit")
     elif constraint is not None:
         args["constraint"] = constraint
     else:
         args["names"] = names
-    if opts.get("reason") is not None:
+    if opts.get("reason") is not None and "ads" not in args:
         args["reason"] = opts["reason"]
     command = {"add": "add_userrec", "enable": "enable_userrec", "disable": "disable_userrec",
                "remove": "delete_userrec", "edit": "edit_userrec"}[op]
@@ -249,9 +259,9 @@ def change(schedd, opts: dict) -> int:
     code = int(result.get("Result", 0))
     why = str(result.get("ErrorString", "")).rstrip("\n")
     if code == 0:
-        print(f"{op} {'did nothing' if result.get('NumAds', 0) == 0 else 'succeeded'}: {why}")
+        print(f"{shown} {'did nothing' if result.get('NumAds', 0) == 0 else 'succeeded'}: {why}")
     else:
-        print(f"{op} failed: {why}")
+        print(f"{shown} failed: {why}")
     if opts.get("raw"):
         for name, value in result.items():
             if name != "ErrorString":

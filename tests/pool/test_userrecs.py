@@ -245,6 +245,18 @@ def test_condor_qusers(pool):
     assert "MaxJobsRunning = 3\n" in ran.stdout and 'OsUser = "carol"\n' in ran.stdout
     ran = qusers(pool, "carol")
     assert ran.stdout.splitlines()[1].split()[3] == "3"
+    # -disable / -enable with edits: HTCondor's suspend and unsuspend
+    ran = qusers(pool, "-disable", "dave", "MaxJobsRunning=0", "-reason", "paused")
+    assert ran.returncode == 0 and ran.stdout == "suspend succeeded: \n", ran.stderr
+    ran = qusers(pool, "-af", "Enabled", "MaxJobsRunning", "DisableReason", "-constraint", 'Owner == "dave"')
+    assert ran.stdout == "0 0 paused\n"
+    ran = qusers(pool, "-enable", "dave", "MaxJobsRunning=undefined")
+    assert ran.returncode == 0 and ran.stdout.startswith("unsuspend succeeded"), ran.stderr
+    ran = qusers(pool, "-af", "Enabled", "MaxJobsRunning", "DisableReason", "-constraint", 'Owner == "dave"')
+    assert ran.stdout == "1 undefined undefined\n"
+    ran = qusers(pool, "-remove", "dave", "X=1")
+    assert ran.returncode == 2 and "only work with -edit" in ran.stderr
+
     ran = qusers(pool, "-disable", "nobody-here")
     assert ran.returncode == 2 and ran.stdout.startswith("disable failed")
     ran = qusers(pool, "-remove", "-constraint", 'Owner == "carol" || Owner == "dave"')
