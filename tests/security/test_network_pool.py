@@ -687,3 +687,27 @@ def test_token_request_auto_approve(net_pool, tmp_path):
                           (["-lifetime", "soon", "-netblock", "127.0.0.0/8"], "Invalid argument for -lifetime")):
         bad = subprocess.run([tool, *argv], capture_output=True, text=True, timeout=60)
         assert bad.returncode == 1 and message in bad.stderr and "Traceback" not in bad.stderr, (argv, bad.stderr)
+
+
+def test_user_records_over_the_network(net_pool, tmp_path):
+    """Reading the User records is READ; changing them ADMINISTRATOR (HTCondor registers
+    QUERY_USERREC_ADS and the *_USERREC commands so); a network user's record is named by
+    their identity, and once disabled they cannot submit."""
+    alice = {"a": make_token(net_pool, "alice@test.pool")}
+    client(tmp_path, net_pool, SUBMIT, alice, name="alice")
+    seen = client(tmp_path, net_pool, """
+        schedd = htcondor.Schedd(htcondor.Collector(ADDRESS).locate(htcondor.DaemonType.Schedd))
+        report([ad["User"] for ad in schedd.queryUserAds('User == "alice@test.pool"')])
+        report(schedd.disableUserRec("alice@test.pool", "self"))
+    """, alice, name="alice")
+    assert seen["error"] == "PermissionDenied" and seen["attrs"]["permission"] == "ADMINISTRATOR", seen
+    local = net_pool.schedd                       # the pool's own user, on the local socket
+    assert [ad["User"] for ad in local.queryUserAds('User == "alice@test.pool"')] == ["alice@test.pool"]
+    assert local.disableUserRec("alice@test.pool", "account closed")["NumAds"] == 1
+    try:
+        refused = client(tmp_path, net_pool, SUBMIT, alice, name="alice")
+        assert "User alice@test.pool is disabled : account closed" in refused["message"], refused
+    finally:
+        local.enableUserRec("alice@test.pool")
+    from jobledger import JobAction
+    local.act(JobAction.Remove, 'Owner == "alice"')
