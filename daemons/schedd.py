@@ -58,18 +58,17 @@ from jobledger.daemons.schedd_proxy import refresh_proxy
 from jobledger.daemons.schedd_match import MATCH_ATTRS, Matches
 from jobledger.daemons.schedd_policy import SYSTEM_EXPRS, Policy
 from jobledger.daemons.schedd_query import Queries
-from jobledger.eventcore.decide.runs import RUN_ATTRS, TRANSFER_LIMITS, event, input_size_hold
+from jobledger.eventcore.decide.runs import TRANSFER_LIMITS, input_size_hold
 from jobledger.daemons.schedd_runs import Runs
 from jobledger.daemons.schedd_userrecs import UserRecs
 from jobledger.daemons.schedd_submitters import idle_by_submitter, submitter_counts
 from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.codecs.journal import decode_payload
-from jobledger.daemons.submit_notes import has_notes, submit_notes
-from jobledger.eventcore.attrnames import check_values, fold
+from jobledger.eventcore.decide.submit import Submitter, cluster_records
 from jobledger.eventcore.errors import HTCondorException, JournalError, PermissionDenied
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
-from jobledger.eventcore.records import ClusterAd, EventRecord, ProcAd, ProcBlock
+from jobledger.eventcore.records import ClusterAd, ProcAd, ProcBlock
 from jobledger.eventcore.status import JobStatus
 from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
 from jobledger.eventcore.transfer import HOLD_MAX_INPUT
@@ -123,12 +122,6 @@ def restricted_to(peer: dict) -> tuple[str, str] | None:
     if peer.get("user") and not peer.get("super"):
         return peer_owner(peer), str(peer["user"])
     return None
-
-
-# Canonical spellings of the attributes the schedd sets or guards ("OWNER" is "Owner").
-SPELLINGS = {name.lower(): name for name in (
-    "ClusterId", "ProcId", "Owner", "User", "OsUser", "JobStatus", "QDate", "MyType", "TargetType",
-    "TotalSubmitProcs", "EnteredCurrentStatus", "GlobalJobId", *RUN_ATTRS)}
 
 
 class Schedd(Daemon):
@@ -539,93 +532,14 @@ class Schedd(Daemon):
 
     def _cluster_records(self, owner: str, cluster: int, cluster_ad: dict, num_procs: int,
                          now: int, identity: str | None = None) -> tuple:
-        """The cluster ad as stored, its record, and ``build(proc_ads, first_index)``
-        giving the records of those procs: one ``ProcBlock`` (their ads and their
-        SUBMIT event), or a proc ad and a SUBMIT event each when some proc's SUBMIT
-        event carries notes of its own."""
-        if not num_procs:
-            raise ValueError("invalid Queue statement: no jobs")
-        try:   # one key per attribute however spelled ("MY.owner", "OWNER"), before the checks
-            shared = fold(cluster_ad, SPELLINGS)
-            check_values(shared)
-        except ValueError as exc:
-            raise HTCondorException(f"Failed to set attribute for job {cluster}.0: {exc}") from None
-        shared.update({
-            "ClusterId": str(cluster), "Owner": adwire.quote(owner),
-            "User": adwire.quote(identity or f"{owner}@{self.host}"), "OsUser": adwire.quote(owner),
-        })
-        shared.pop("ProcId", None)
-        spellings = dict(SPELLINGS, **{name.lower(): name for name in shared})
-        shared.setdefault("QDate", str(now))
-        shared["TotalSubmitProcs"] = str(num_procs)  # set at commit, as HTCondor's schedd does
-        shared.setdefault("MyType", '"Job"')
-        shared.setdefault("TargetType", '"Machine"')
-        for attr in RUN_ATTRS:
-            shared.pop(attr, None)
-        set_name = adwire.evaluate(shared, "JobSetName") if "JobSetName" in shared else None
-        if isinstance(set_name, str) and set_name and jobsets.enabled(self.config("USE_JOBSETS", "false")):
-            shared["JobSetId"] = str(jobsets.jobset_id(self.store, owner, set_name, cluster))
-        # One SUBMIT payload, copied per proc (building 100,000 event records one by one is slow).
-        template = event(EventType.SUBMIT, JobId(cluster, 0), now,
-                         SubmitHost=self.address_of("schedd")).event
-        refused = set(RUN_ATTRS) | {"Owner", "User", "OsUser", "ClusterId"}
-        default_status = shared.get("JobStatus", "1")
-        if has_notes(shared):
-            template = dict(template, attrs=dict(template["attrs"], **submit_notes(shared)))
-
-        kept: dict[tuple, tuple] = {}   # a proc's attribute names -> (_kept_names, has_notes)
-        # what every proc has unless its own ad says otherwise (kept once a block)
-        common = {"JobStatus": default_status.strip(), "EnteredCurrentStatus": str(now)}
-
-        def build(proc_ads: list, first: int) -> list:
-            procs, ads, own_notes = [], [], {}
-            for index, own in enumerate(proc_ads, first):
-                if not isinstance(own, dict):
-                    raise HTCondorException(f"cluster {cluster}: proc {index} is not an ad")
-                proc = int(own.get("ProcId", own.get("procid", index)))
-                try:
-                    names = tuple(own)
-                    known = kept.get(names)
-                    if known is None:   # the procs of a submit mostly share their names
-                        known = (_kept_names(names, spellings, refused), has_notes(own))
-                        if len(kept) < 64:
-                            kept[names] = known
-                    pairs, notes = known
-                    ad = ({plain: own[name] for name, plain in pairs} if pairs is not None else
-                          {k: v for k, v in fold(own, spellings).items() if k not in refused})
-                    check_values(ad)
-                except ValueError as exc:
-                    raise HTCondorException(f"Failed to set attribute for job {cluster}.{proc}: {exc}") from None
-                ad.pop("ProcId", None)    # the block gives each proc its own
-                status = ad.get("JobStatus", default_status).strip()
-                if status not in ("1", "5"):
-                    raise HTCondorException(f"Failed to set JobStatus={status} for job {cluster}.{proc}: "
-                                            "a new job must be idle (1) or held (5)")
-                if status == common["JobStatus"]:
-                    ad.pop("JobStatus", None)    # what every proc has is kept once
-                else:
-                    ad["JobStatus"] = status
-                ad.setdefault("GlobalJobId", f'"{self.schedd_name}#{cluster}.{proc}#{now}"')
-                procs.append(proc)
-                ads.append(ad)
-                if notes:  # notes of this proc's own (e.g. one DAG node per proc)
-                    own_notes[len(ads) - 1] = dict(template["attrs"], **submit_notes(
-                        dict(shared, **common, **ad, ProcId=str(proc))))
-            if not procs:
-                return []
-            block = ProcBlock(cluster, procs, ads, template, common)
-            if not own_notes:   # one record: the procs' ads, their SUBMIT event once
-                return [block]
-            records = []
-            for i, proc in enumerate(procs):
-                job = JobId(cluster, proc)
-                records.append(ProcAd(job, block.ad_of(i)))
-                payload = dict(template, proc=proc)
-                if i in own_notes:
-                    payload["attrs"] = own_notes[i]
-                records.append(EventRecord(job, payload))
-            return records
-        return shared, ClusterAd(cluster, shared), build
+        """``eventcore.decide.submit.cluster_records`` for this schedd (job sets numbered
+        in its store when USE_JOBSETS is on)."""
+        who = Submitter(owner, identity, self.host, self.schedd_name, self.address_of("schedd"))
+        numbered = None
+        if jobsets.enabled(self.config("USE_JOBSETS", "false")):
+            def numbered(set_name: str) -> int:
+                return jobsets.jobset_id(self.store, owner, set_name, cluster)
+        return cluster_records(who, cluster, cluster_ad, num_procs, now, numbered)
 
     def _after_logs(self, answer):
         """``answer`` (just read from the queue or the history) once the user logs hold
@@ -688,15 +602,6 @@ class Schedd(Daemon):
             futures.wait([handover], timeout=None if more else 10)
             following = handover.result() if more else None
         return {"result": result, "next": following} if more else result
-
-
-def _kept_names(names: tuple, spellings: dict, refused: set) -> tuple | None:
-    """(name as sent, name as stored) of each attribute a new proc keeps; None
-    when two names spell one attribute (``fold`` then decides whose value wins)."""
-    plain = list(fold(dict.fromkeys(names, ""), spellings))
-    if len(plain) != len(names):
-        return None
-    return tuple((name, stored) for name, stored in zip(names, plain) if stored not in refused)
 
 
 def _procs_of(records: list) -> list[int]:

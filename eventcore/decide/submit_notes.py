@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from jobledger.eventcore import adwire
 
@@ -30,14 +31,14 @@ def has_notes(ad: dict) -> bool:
 
 def submit_notes(ad: dict) -> dict:
     """The SUBMIT event attributes (LogNotes, UserNotes, StructuredNotes) of a job ad."""
-    out = {}
+    out: dict[str, Any] = {}
     for attr, key in (("SubmitEventNotes", "LogNotes"), ("SubmitEventUserNotes", "UserNotes")):
         value = adwire.evaluate(ad, attr)
         if isinstance(value, str) and value:
             out[key] = value
     listed = adwire.evaluate(ad, "SubmitEventNotesAttrs")
     names = [n for n in re.split(r"[,\s]+", listed) if n] if isinstance(listed, str) else []
-    structured = {}
+    structured: dict[str, Any] = {}
     for name in names + list(ALWAYS_STRUCTURED):
         value = adwire.evaluate(ad, name)
         if value is not None and not any(k.lower() == name.lower() for k in structured):
