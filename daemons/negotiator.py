@@ -128,6 +128,7 @@ class Negotiator(Daemon):
         # -- the accountant counts them as held (HTCondor's AddMatch), so the next cycle
         # does not give the same share again before the slots show up
         self._matched: dict[str, tuple[str, int, float, str]] = {}
+        self._sending: set[str] = set()     # matched jobs whose schedd has not answered yet
         self._matched_lock = threading.Lock()
         self.accountant = Accountant(
             self.host, self.spool_dir, self.config_float("DEFAULT_PRIO_FACTOR", DEFAULT_PRIO_FACTOR),
@@ -217,7 +218,8 @@ class Negotiator(Daemon):
 
     def _still_starting(self) -> tuple[set[str], set[str]]:
         """The matched jobs asked about, and those their schedds are still starting
-        (``starting``; a match made meanwhile was not asked about).  A job no
+        (``starting``; a match made meanwhile, or still on its way to its schedd, is
+        not asked about: the schedd would not know it yet).  A job no
         longer starting has its claim on a startd, which the startds, read after this,
         show -- under its id, or under the next job's if the claim was reused since (a
         short job): so a match is not counted twice, or until MATCH_PENDING, whatever
@@ -225,7 +227,8 @@ class Negotiator(Daemon):
         with self._matched_lock:
             by_schedd: dict[str, list[str]] = {}
             for job, (_, _, _, schedd) in self._matched.items():
-                by_schedd.setdefault(schedd, []).append(job)
+                if job not in self._sending:
+                    by_schedd.setdefault(schedd, []).append(job)
         asked: set[str] = set()
         out: set[str] = set()
         for schedd, jobs in by_schedd.items():
@@ -269,14 +272,19 @@ class Negotiator(Daemon):
     def _send(self, matches: dict[str, list[dict]]) -> None:
         until = time.monotonic() + MATCH_PENDING
         for schedd, found in matches.items():
+            jobs = {match["job"] for match in found}
             with self._matched_lock:
                 for match in found:
                     self._matched[match["job"]] = (match["submitter"], match["request"]["Cpus"], until, schedd)
+                self._sending |= jobs
             if found:
                 try:
                     ipc.call(schedd, "matches", timeout=10, matches=found)
                 except HTCondorException as exc:
                     self.log.info("negotiation with %s failed: %s", schedd, exc)
+                finally:
+                    with self._matched_lock:
+                        self._sending -= jobs
 
 
 def spin_the_pie(customers: dict, wanting: dict[str, list[tuple[str, list]]],
