@@ -50,17 +50,18 @@ class QueueViews:
         with self._read_lock, guard("reading the queue", self.path):
             return self._reader.execute(sql, args).fetchall()
 
-    def _chunks(self, sql: str, args: tuple) -> Iterator[list]:
+    def _chunks(self, sql: str, args: tuple, what: str = "reading the queue") -> Iterator[list]:
         """The rows of ``sql`` CHUNK at a time, on a connection of the store's own for
-        chunked reads (``_scanner``), so no lock is held between chunks."""
+        chunked reads (``_scanner``), so no lock is held between chunks; an SQLite
+        error is translated saying ``what`` was being read."""
         conn, cursor = self._scanner(), None
         try:
-            with guard("reading the queue", self.path):
+            with guard(what, self.path):
                 cursor = conn.execute(sql, args)
                 rows = cursor.fetchmany(CHUNK)
             while rows:
                 yield rows
-                with guard("reading the queue", self.path):
+                with guard(what, self.path):
                     rows = cursor.fetchmany(CHUNK)
         finally:
             if cursor is not None:
