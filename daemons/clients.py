@@ -44,11 +44,6 @@ def to_ad(exprs: dict) -> ClassAd:
     return adwire.to_classad(exprs)
 
 
-def to_exprs(ad: ClassAd) -> dict:
-    """The wire form of a ClassAd."""
-    return {name: str(ad.lookup(name)) for name in ad.keys()}
-
-
 def parse_job_spec(spec) -> dict:
     """``{"ids": [...]}`` or ``{"constraint": text}`` for a job_spec (schedd.md 3.1)."""
     if isinstance(spec, bool):
@@ -296,7 +291,7 @@ class Schedd(UserRecMethods):
                 raise TypeError("proc_ads must be a list of (ClassAd, count) pairs")
             if item[1] < 0:
                 raise HTCondorValueError("a proc count must not be negative")
-            procs.append((to_exprs(item[0]), item[1]))
+            procs.append((adwire.classad_exprs(item[0]), item[1]))
         if not sum(count for _, count in procs):
             raise HTCondorValueError("invalid Queue statement: no jobs")
         return self._submit_raw(cluster_ad, procs, spool, ad_results)
@@ -304,7 +299,7 @@ class Schedd(UserRecMethods):
     def _submit_raw(self, ad: ClassAd, procs: list, spool: bool, ad_results) -> int:
         """A cluster of raw ads: ``ad`` (with the defaults v1 added) and, per ``(exprs,
         count)`` of ``procs``, ``count`` procs with those attributes of their own."""
-        exprs = to_exprs(ad)
+        exprs = adwire.classad_exprs(ad)
         exprs.setdefault("Iwd", adwire.quote(os.getcwd()))
         exprs.setdefault("JobUniverse", "5")
         exprs.setdefault("RequestCpus", "1")
@@ -708,7 +703,7 @@ class Collector:
             raise TypeError("ad_list must be a list of ClassAds")
         if str(command).upper() not in COLLECTOR_COMMANDS:   # htcondor2: a ValueError; v1: this class
             raise HTCondorEnumError(f"invalid command {command}")
-        self._call("advertise", ads=[to_exprs(ad) for ad in ad_list], command=str(command).upper())
+        self._call("advertise", ads=[adwire.classad_exprs(ad) for ad in ad_list], command=str(command).upper())
 
     def directQuery(self, daemon_type, name=None, projection=None, statistics=None) -> ClassAd:
         located = self.locate(daemon_type, name)

@@ -19,12 +19,8 @@ DEFAULT_REASON = "Python-initiated action"
 ACTION_FAILED = "Error when performing user or project action on the schedd."
 
 
-def _wire(ad: ClassAd) -> dict:
-    return {name: str(ad.lookup(name)) for name in ad.keys()}
-
-
 def _result(answer: dict) -> ClassAd:
-    return adwire.to_classad({name: adwire.literal_text(value) for name, value in answer.items()})
+    return adwire.to_classad(adwire.exprs_of(answer))
 
 
 class UserRecMethods:
@@ -69,7 +65,7 @@ class UserRecMethods:
                 for ad in spec:
                     if key not in ad and "Requirements" not in ad:
                         raise HTCondorException(ACTION_FAILED)   # the ad names no record
-                args["ads"] = [_wire(ad) for ad in spec]
+                args["ads"] = [adwire.classad_exprs(ad) for ad in spec]
             else:
                 raise TypeError("All elements of the userrec list must be strings or classads")
         elif isinstance(spec, ExprTree):

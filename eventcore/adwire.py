@@ -52,6 +52,11 @@ def literal_text(value) -> str:
     raise TypeError(f"cannot write {type(value).__name__} as a ClassAd value")
 
 
+def classad_exprs(ad) -> dict[str, str]:
+    """The wire form of a ClassAd: each attribute's expression text."""
+    return {name: str(ad.lookup(name)) for name in ad.keys()}
+
+
 def exprs_of(ad: dict) -> dict[str, str]:
     """A Python-valued ad as expression text."""
     return {name: literal_text(value) for name, value in ad.items()}
