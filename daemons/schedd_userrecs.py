@@ -71,10 +71,7 @@ class UserRecs:
     def query(self, constraint=None, projection=None, limit: int = -1, projects: bool = False) -> list[dict]:
         """The records (with their live counts) ``constraint`` is true of, as wire ads."""
         text = str(constraint).strip() if constraint is not None else ""
-        try:
-            adwire.check_constraint(text)
-        except Exception as exc:
-            raise HTCondorException(f"Parse error in constraint: {text!r}: {exc}") from None
+        _check_constraint(text)
         kind = "project" if projects else "user"
         live = self._project_counts() if projects else self._live()
         with self.lock:
@@ -103,11 +100,7 @@ class UserRecs:
         names = _strings(names, "names")
         ads = _ads(ads)
         if constraint is not None:
-            text = str(constraint)
-            try:
-                adwire.check_constraint(text)
-            except Exception as exc:
-                raise HTCondorException(f"Parse error in constraint: {text!r}: {exc}") from None
+            _check_constraint(str(constraint))
         if len(names) + len(ads) + (constraint is not None) == 0:
             raise HTCondorException("no users or projects named: don't know which records to act on")
         if reason is not None and not isinstance(reason, str):
@@ -232,6 +225,13 @@ class UserRecs:
             "edit_userrec": acting("edit"),
             "delete_userrec": acting("remove"),
         }
+
+
+def _check_constraint(text: str) -> None:
+    try:
+        adwire.check_constraint(text)
+    except Exception as exc:
+        raise HTCondorException(f"Parse error in constraint: {text!r}: {exc}") from None
 
 
 def _strings(values, what: str) -> list[str]:
