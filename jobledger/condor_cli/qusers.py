@@ -19,7 +19,7 @@ import sys
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.adprint import Output
-from jobledger.condor_cli.args import Args, Failed, Help, Usage, constraint_problem, entry
+from jobledger.condor_cli.args import Args, Failed, Help, Usage, constraint_problem, entry, show_version
 from jobledger.eventcore.adwire import quote as _quote
 from jobledger.eventcore.errors import HTCondorException
 
@@ -100,9 +100,7 @@ def parse(argv: list[str]) -> dict:
         if args.flag("help", 1):
             raise Help()
         if args.flag("version", 1):
-            from jobledger.condor_cli.args import show_version
             show_version()
-            raise Failed(status=0)
         op = next((op for word, (op, least) in OPS.items() if args.flag(word, least)), None)
         if op is not None:
             if opts["op"] is not None and opts["op"] != op:
