@@ -94,16 +94,16 @@ class SchedulerUniverse:
         for pid, child in list(self.children.items()):
             if child.poll() is not None:
                 del self.children[pid]
-        ads = {}
+        ads = {}        # job -> (its ad, its JobStatus)
         for job in sorted(self.known):
             ad = self.store.job_ad(job)
             if ad is None:
                 self.known.discard(job)
             else:
-                ads[job] = ad
-        self.running = sum(1 for ad in ads.values() if adwire.evaluate(ad, "JobStatus") == 2)
-        for job, ad in ads.items():
-            if adwire.evaluate(ad, "JobStatus") != 1 or not self.may_start(ad):
+                ads[job] = (ad, adwire.evaluate(ad, "JobStatus"))
+        self.running = sum(1 for _, status in ads.values() if status == 2)
+        for job, (ad, status) in ads.items():
+            if status != 1 or not self.may_start(ad):
                 continue
             with self.runs.starting(job) as claim:
                 if claim is None:
