@@ -177,7 +177,7 @@ class Schedd(Daemon):
             self.config_int("MAX_DAEMON_HISTORY_LOG", MAX_DAEMON_LOG), self.log)
         self.runs = Runs(self.store, self.log, self._startd_call, self.spool_dir, signal_local)
         self.matches = Matches(self.store, self.runs, self.log, self.spool_dir, self.reuse_claims)
-        self.matches.may_start = lambda ad: self.userrecs.may_start(ad, self.runs.busy())
+        self.matches.may_start = lambda ad: self.userrecs.may_start(ad, self.runs.busy)
         self.actions = Actions(self.store, self.runs, self.spool_dir, self.want_cycle)
         self.exports = Exports(self.store, self.runs.lock, self.log)
         self.policy = Policy(self.store, self.runs, self.log, self.want_cycle,
@@ -353,15 +353,12 @@ class Schedd(Daemon):
         return handlers
 
     def _idle_by_submitter(self, limit: int) -> dict:
-        """Each submitter's idle jobs for the negotiator, less those whose owner is at the
-        MaxJobsRunning of their User record."""
+        """Each submitter's idle jobs for the negotiator, less those whose owner or project is
+        at the MaxJobsRunning of its User or Project record (left out before the ``limit``
+        is counted, so a capped project's jobs never crowd out the rest)."""
         busy = self.runs.busy()
-        jobs = idle_by_submitter(self.store, busy, limit, self.host, MATCH_ATTRS, str(SCHEDULER))
-        limits = self.userrecs.running_limits()
-        if not limits:
-            return jobs
-        used = self.userrecs.running_counts(busy)
-        return {name: self.userrecs.capped(ads, busy, limits, used) for name, ads in jobs.items()}
+        return idle_by_submitter(self.store, busy, limit, self.host, MATCH_ATTRS, str(SCHEDULER),
+                                 self.userrecs.admitter(busy))
 
     def _new_cluster(self, peer, count: int = 1) -> int:
         """Reserve ``count`` consecutive cluster ids (DAGMan reserves a round's at once); the first."""

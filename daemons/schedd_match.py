@@ -36,6 +36,7 @@ MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestD
                "FileSystemDomain", "TransferInputSizeMB",  # should_transfer_files = NO/IF_NEEDED refer to these
                "RequestGPUs",                              # request_gpus' Requirements clause refers to it
                "AccountingGroup",                          # the submitter, when not the Owner
+               "ProjectName",                              # its Project record's MaxJobsRunning
                "Managed")                                  # "External": exported, not ours to start
 # Jobs alike in these may take over each other's claim (claim reuse).
 REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "Owner", "JobUniverse",

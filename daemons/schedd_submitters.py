@@ -11,6 +11,8 @@ its cluster ad; a proc that sets its own is counted under it once its ad is read
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from jobledger.eventcore import adwire
 from jobledger.eventcore.accounting import submitter_of
 from jobledger.eventcore.ids import JobId
@@ -38,9 +40,11 @@ def submitter_counts(store, domain: str) -> dict[str, dict]:
 
 
 def idle_by_submitter(store, busy: set, limit: int, domain: str, attrs: tuple,
-                      skip_universe: str) -> dict[str, list[dict]]:
+                      skip_universe: str, admit: Callable[[dict], bool] | None = None
+                      ) -> dict[str, list[dict]]:
     """submitter -> up to ``limit`` of its idle jobs (``attrs`` of each), queue order;
-    jobs being started (``busy``) and of the universe ``skip_universe`` left out."""
+    jobs being started (``busy``), of the universe ``skip_universe`` and those ``admit``
+    turns away left out."""
     clusters: dict[str, list[int]] = {}
     for cluster, owner, status, _, cluster_ad in store.cluster_status_counts():
         if int(status) == int(JobStatus.IDLE):
@@ -57,6 +61,6 @@ def idle_by_submitter(store, busy: set, limit: int, domain: str, attrs: tuple,
                     continue
                 whose = submitter_of(_text(ad, "Owner"), _text(ad, "AccountingGroup"), domain)
                 jobs = out.setdefault(whose, [])
-                if len(jobs) < limit:
+                if len(jobs) < limit and (admit is None or admit(ad)):
                     jobs.append(ad)
     return out

@@ -12,6 +12,7 @@ so is a user with no record.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from jobledger.daemons.storage.userrecs import userrec_payloads
 from jobledger.eventcore import adwire
@@ -145,59 +146,71 @@ class UserRecs:
             return None
         return f"Project {project} is suspended : {reason}" if reason else f"Project {project} is suspended"
 
-    def running_limits(self) -> dict[str, int]:
-        """Owner -> the MaxJobsRunning of their User record, for those that set one (HTCondor's
-        ``Runnable``: a job whose owner runs that many, suspended ones counted, waits)."""
-        out: dict[str, int] = {}
+    def running_limits(self) -> dict[tuple[str, str], int]:
+        """("user", Owner) or ("project", ProjectName) -> the MaxJobsRunning of that User or
+        Project record, for those that set one (HTCondor's ``Runnable``: a job whose owner, or
+        whose project, runs that many, suspended ones counted, waits)."""
+        out: dict[tuple[str, str], int] = {}
         with self.lock:
-            for ad in self.fold.records["user"].values():
-                if "MaxJobsRunning" not in ad:
-                    continue
-                try:
-                    value = adwire.evaluate(ad, "MaxJobsRunning")
-                except Exception:
-                    continue
-                owner = adwire.string_literal(ad, "Owner")
-                if owner and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                    out[owner] = value
+            for kind, key in (("user", "Owner"), ("project", "Name")):
+                for ad in self.fold.records[kind].values():
+                    value = _max_running(ad)
+                    name = adwire.string_literal(ad, key)
+                    if name and value is not None:
+                        out[(kind, name)] = value
         return out
 
-    def capped(self, ads: list[dict], starting: frozenset, limits: dict[str, int] | None = None,
-               used: dict[str, int] | None = None) -> list[dict]:
-        """``ads`` (idle jobs, in order) without those whose owner is at their MaxJobsRunning:
-        each owner keeps as many as they may still start, counting their running and
-        suspended jobs and those being started (``used`` carries the count across calls)."""
+    def admitter(self, starting: frozenset, limits: dict[tuple[str, str], int] | None = None
+                 ) -> Callable[[dict], bool] | None:
+        """A test for idle jobs taken in order: false for one whose owner or project is at its
+        MaxJobsRunning, counting running and suspended jobs, those being started and those
+        it admitted before. None when no record sets a limit."""
         limits = self.running_limits() if limits is None else limits
         if not limits:
-            return ads
-        if used is None:
-            used = self.running_counts(starting)
-        out = []
-        for ad in ads:
-            owner = adwire.string_literal(ad, "Owner") or ""
-            if owner in limits:
-                if used.get(owner, 0) >= limits[owner]:
-                    continue
-                used[owner] = used.get(owner, 0) + 1
-            out.append(ad)
-        return out
+            return None
+        used = self.running_counts(starting, limits)
 
-    def running_counts(self, starting: frozenset) -> dict[str, int]:
-        """Owner -> running and suspended jobs, and jobs being started."""
-        used: dict[str, int] = {}
+        def admit(ad: dict) -> bool:
+            keys = [key for key in _limit_keys(ad) if key in limits]
+            if any(used.get(key, 0) >= limits[key] for key in keys):
+                return False
+            for key in keys:
+                used[key] = used.get(key, 0) + 1
+            return True
+        return admit
+
+    def capped(self, ads: list[dict], starting: frozenset) -> list[dict]:
+        """``ads`` (idle jobs, in order) less those ``admitter`` turns away."""
+        admit = self.admitter(starting)
+        return ads if admit is None else [ad for ad in ads if admit(ad)]
+
+    def running_counts(self, starting: frozenset,
+                       limits: dict[tuple[str, str], int] | None = None) -> dict[tuple[str, str], int]:
+        """("user", Owner) and ("project", ProjectName) -> running and suspended jobs, and jobs
+        being started (projects only when ``limits`` names one: counting them reads the queue)."""
+        used: dict[tuple[str, str], int] = {}
         for (owner, status), number in self.store.owner_status_counts().items():
-            if int(status) in (int(JobStatus.RUNNING), int(JobStatus.SUSPENDED)):
-                used[owner] = used.get(owner, 0) + number
+            if int(status) in _RUNNING:
+                used[("user", owner)] = used.get(("user", owner), 0) + number
+        if limits is None or any(kind == "project" for kind, _ in limits):
+            running = " || ".join(f"JobStatus == {status}" for status in _RUNNING)
+            for ad in self.store.query(f"({running}) && ProjectName isnt undefined", ("ProjectName",)):
+                name = adwire.string_literal(ad, "ProjectName")
+                if name:
+                    used[("project", name)] = used.get(("project", name), 0) + 1
         for job in starting:
-            ad = self.store.job_ad(job)
-            owner = adwire.string_literal(ad, "Owner") if ad else None
-            if owner:
-                used[owner] = used.get(owner, 0) + 1
+            for key in _limit_keys(self.store.job_ad(job) or {}):
+                used[key] = used.get(key, 0) + 1
         return used
 
-    def may_start(self, ad: dict, starting: frozenset) -> bool:
-        """May the job ``ad`` start now (its owner under their MaxJobsRunning)?"""
-        return bool(self.capped([ad], starting))
+    def may_start(self, ad: dict, starting: Callable[[], frozenset]) -> bool:
+        """May the job ``ad`` start now (its owner and project under their MaxJobsRunning)?
+        ``starting`` gives the jobs being started; it is asked only when a limit applies."""
+        limits = self.running_limits()
+        if not any(key in limits for key in _limit_keys(ad)):
+            return True
+        admit = self.admitter(starting(), limits)
+        return admit is None or admit(ad)
 
     def submit_records(self, user: str) -> list:
         """The record a user's first submit journals with it (none once they have one)."""
@@ -225,6 +238,34 @@ class UserRecs:
             "edit_userrec": acting("edit"),
             "delete_userrec": acting("remove"),
         }
+
+
+_RUNNING = (int(JobStatus.RUNNING), int(JobStatus.SUSPENDED))
+
+
+def _max_running(ad: dict) -> int | None:
+    """A record's MaxJobsRunning as a count, or None (unset, or not a whole number >= 0)."""
+    if "MaxJobsRunning" not in ad:
+        return None
+    try:
+        value = adwire.evaluate(ad, "MaxJobsRunning")
+    except Exception:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def _limit_keys(ad: dict) -> list[tuple[str, str]]:
+    """The records whose MaxJobsRunning a job counts against: its owner's, and its project's."""
+    keys = []
+    owner = adwire.string_literal(ad, "Owner")
+    if owner:
+        keys.append(("user", owner))
+    project = adwire.string_literal(ad, "ProjectName") if "ProjectName" in ad else None
+    if project:
+        keys.append(("project", project))
+    return keys
 
 
 def _check_constraint(text: str) -> None:

@@ -75,6 +75,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "accounting_group": ("accounting_group", "AcctGroup"),
     "x509userproxy": ("x509userproxy",),
     "accounting_group_user": ("accounting_group_user", "AcctGroupUser"),
+    "project_name": ("project_name", "ProjectName"),
     "nice_user": ("nice_user", "NiceUser"),
     "use_oauth_services": ("use_oauth_services",),
     "send_credential": ("send_credential", "SendCredential"),
@@ -600,11 +601,14 @@ def _notification(job: Job) -> dict[str, str]:
     return {"JobNotification": str(value)}
 
 
-@rule("accounting_group", "accounting_group_user", "nice_user")
+@rule("accounting_group", "accounting_group_user", "nice_user", "project_name")
 def _accounting(job: Job) -> dict[str, str]:
     group, user = job.get("accounting_group"), job.get("accounting_group_user")
     nice = job.get("nice_user")
     out = {}
+    project = job.get("project_name")
+    if project is not None:        # a string, as HTCondor's SetAccountingGroup assigns it
+        out["ProjectName"] = quote(unquoted(project))
     if nice is not None and boolean(nice, "nice_user"):
         group = "nice-user"
         out["MaxJobRetirementTime"] = "0"

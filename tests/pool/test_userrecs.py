@@ -190,6 +190,40 @@ def test_max_jobs_running_of_a_user_record(pool, tmp_path):
     assert "MaxJobsRunning" not in schedd.queryUserAds(f'User == "{user}"')[0]
 
 
+def test_max_jobs_running_of_a_project_record(pool, tmp_path):
+    """HTCondor's Runnable() checks the job's project as well as its owner: with the Project
+    record's MaxJobsRunning at 1, its ten jobs run one after another, while a job of no
+    project, queued after all of them, starts beside them (the capped jobs, more than the
+    negotiator asks for, do not crowd it out)."""
+    schedd = htcondor.Schedd()
+    assert schedd.addProjectRec([ClassAd({"Name": "capped", "MaxJobsRunning": 1})])["NumAds"] == 1
+    try:
+        gate = tmp_path / "gate"
+        script = tmp_path / "wait.sh"
+        script.write_text(f"#!/bin/sh\nwhile [ ! -e {gate} ]; do sleep 0.1; done\n")
+        script.chmod(0o755)
+        sub = {"executable": str(script), "initialdir": str(tmp_path)}
+        cluster = schedd.submit(htcondor.Submit({**sub, "project_name": "capped"}), count=10).cluster()
+        wait_until(lambda: len(schedd.query(f"ClusterId == {cluster} && JobStatus == 2", ["ProcId"])) == 1,
+                   120, what="one of the project's jobs to run")
+        free = schedd.submit(htcondor.Submit(sub)).cluster()
+        wait_until(lambda: schedd.query(f"ClusterId == {free} && JobStatus == 2", ["ProcId"]), 120,
+                   what="the job of no project to run beside it, a core being free")
+        assert len(schedd.query(f"ClusterId == {cluster} && JobStatus == 2", ["ProcId"])) == 1
+        (ad,) = schedd.queryProjectAds('Name == "capped"')
+        assert ad["NumRunning"] == 1 and ad["NumIdle"] == 9
+        gate.write_text("")
+        wait_until(lambda: len(schedd.history(f"ClusterId == {cluster} || ClusterId == {free}",
+                                              ["ProcId"])) == 11, 300, what="the eleven jobs to finish")
+    finally:
+        gate.write_text("")
+        schedd.updateProjectRec([ClassAd({"Name": "capped", "MaxJobsRunning": ExprTree("delete")})])
+    runs = sorted((ad["JobStartDate"], ad["CompletionDate"]) for ad in
+                  schedd.history(f"ClusterId == {cluster}", ["JobStartDate", "CompletionDate"]))
+    assert all(later[0] >= earlier[1] for earlier, later in zip(runs, runs[1:])), runs
+    wait_until(lambda: schedd.removeProjectRec("capped")["NumAds"] == 1, 60, what="the project free of jobs")
+
+
 def test_project_records(pool, tmp_path):
     schedd = htcondor.Schedd()
     assert schedd.addProjectRec(["physics", "chem"])["NumAds"] == 2

@@ -120,6 +120,14 @@ def test_custom_attributes_and_other_commands():
     assert "FileSystemDomain ==" not in ad["Requirements"]
 
 
+def test_project_name_is_a_string():
+    """``project_name`` sets ProjectName as a string (HTCondor's SetAccountingGroup), which
+    names the job's Project record."""
+    assert one("project_name = physics\n")["ProjectName"] == '"physics"'
+    assert one('project_name = "chem lab"\n')["ProjectName"] == '"chem lab"'
+    assert "ProjectName" not in one("")
+
+
 @pytest.mark.parametrize("text,message", [
     ("universe = moon\n", "I don't know about the 'moon' universe"),
     ("notification = sometimes\n", "notification"),
