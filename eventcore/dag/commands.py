@@ -16,7 +16,8 @@ from .model import FINAL, PROVISIONER, SCRIPT_KINDS, SERVICE, VAR_PAIR, Script
 
 # Every pair of a VARS line, none named queue...: one match checks a whole line.
 # (Possessive: nothing to try again once a part matched; twice as fast as plain quantifiers.)
-_VARS_PAIRS = re.compile(r'(?:\s*+(?!(?i:queue))[+]?[A-Za-z_][A-Za-z0-9_.]*+\s*+=\s*+"[^"\\]*+(?:\\.[^"\\]*+)*+")++\s*+')
+_VARS_PAIRS = re.compile(r'(?:\s*+(?!(?i:queue))[+]?[A-Za-z_][A-Za-z0-9_.]*+\s*+=\s*+(?:"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+                         r"|'[^'\\]*+(?:\\.[^'\\]*+)*+'|[^\s\"']++))++\s*+")
 _SPECIAL = (FINAL, PROVISIONER, SERVICE)     # nodes outside the parent/child graph
 _INT_RE = re.compile(r"[+-]?\d+\Z")
 _BLANK = re.compile(r"\s*\Z")

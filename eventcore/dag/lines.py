@@ -2,8 +2,12 @@
 
 DAGMan reads one command per line; ``#`` starts a comment line; keywords
 are case-insensitive.  ``INCLUDE file`` inlines another file (same scope);
-``SUBMIT-DESCRIPTION name {`` (or ``JOB name {``) opens an inline submit
-description that ends at a line holding only ``}``.
+``SUBMIT-DESCRIPTION name {`` (or ``JOB name {``, and FINAL, SERVICE and
+PROVISIONER nodes) opens an inline submit description that ends at a line
+holding only ``}``; ``@=TAG`` in place of ``{`` opens one that ends at a line
+``@TAG``, as HTCondor's DAG parser reads them (dag_parser.cpp).  In the body,
+blank lines and ``#`` or ``//`` comments are dropped; the closing line may
+carry a node's options (``} DIR d NOOP``, ``@TAG DONE``).
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ def read_text(read: Reader, path: str, where: Where | None) -> str:
 # The commands DAGMan reads in its first pass (they make nodes or hold a submit description).
 FIRST_PASS = frozenset({"JOB", "NODE", "FINAL", "PROVISIONER", "SERVICE", "SUBDAG", "SPLICE",
                         "SUBMIT-DESCRIPTION"})
-_OPENS = frozenset({"SUBMIT-DESCRIPTION", "JOB", "NODE"})
+_OPENS = frozenset({"SUBMIT-DESCRIPTION", "JOB", "NODE", "FINAL", "SERVICE", "PROVISIONER"})
 # Keywords as written most often, to their upper case (one shared string, not one per line).
 KEYWORDS = {spelling: word for word in ("JOB", "NODE", "FINAL", "PARENT", "VARS", "RETRY", "SCRIPT",
                                         "PRIORITY", "CATEGORY", "INCLUDE", "SPLICE", "DONE")
@@ -109,10 +113,15 @@ def scan(read: Reader, path: str, first: FirstPass, rest: list[Command], now: No
         if '"' in stripped:
             words = quoted_words(stripped, path, index)
         body = None
-        if words and words[-1][-1:] == "{" and keyword in _OPENS:
-            body = _inline_body(lines, Where(path, index))
-            last = words[-1][:-1]
-            words = words[:-1] + ([last] if last else [])
+        if keyword in _OPENS:
+            end = _inline_end(words)
+            if end is not None:
+                body, after = _inline_body(lines, end, Where(path, index))
+                words = words[:2] + after
+            elif words[-1][-1:] == "{":           # ``name{``: the brace against the name
+                body, after = _inline_body(lines, "}", Where(path, index))
+                last = words[-1][:-1]
+                words = words[:-1] + ([last] if last else []) + after
         first(keyword, new(Line, (tuple(words), stripped, path, index, body)))
 
 
@@ -138,11 +147,30 @@ def quoted_words(text: str, path: str, index: int) -> list[str]:
             rest = word[1] if len(word) > 1 else ""
 
 
-def _inline_body(lines: Iterator[tuple[int, str]], where: Where) -> str:
-    """The lines up to a line holding only ``}`` (taken from ``lines``)."""
+def _inline_end(words: list[str]) -> str | None:
+    """The line that closes the inline description the third word opens: ``}`` for ``{``,
+    ``@TAG`` for ``@=TAG``; None when the line opens none."""
+    if len(words) < 3:
+        return None
+    opener = words[2]
+    if opener[:1] == "{":
+        return "}"
+    if opener[:2] == "@=":
+        return "@" + opener[2:]
+    return None
+
+
+def _inline_body(lines: Iterator[tuple[int, str]], end: str, where: Where) -> tuple[str, list[str]]:
+    """The lines up to the closing line ``end`` (taken from ``lines``), and the words after
+    ``end`` on that line."""
+    if end == "@":
+        raise DagError("no inline description closing token given (@=TOKEN)", where.source, where.line)
     body = []
     for _, text in lines:
-        if text.strip() == "}":
-            return "\n".join(body) + "\n"
+        text = text.strip()
+        if not text or text[0] == "#" or text[:2] == "//":
+            continue
+        if text == end or text.startswith(end + " ") or text.startswith(end + "\t"):
+            return "\n".join(body) + "\n", text[len(end):].split()
         body.append(text)
-    raise DagError("inline submit description has no closing '}'", where.source, where.line)
+    raise DagError(f"inline submit description has no closing {end!r}", where.source, where.line)

@@ -21,7 +21,10 @@ SERVICE = "SERVICE"
 SUBDAG = "SUBDAG"
 SCRIPT_KINDS = ("PRE", "POST", "HOLD")
 # One name="value" pair of a VARS line (a value may hold \" and \\).
-VAR_PAIR = re.compile(r'\s*+([+]?[A-Za-z_][A-Za-z0-9_.]*+)\s*+=\s*+"([^"\\]*+(?:\\.[^"\\]*+)*+)"')
+# name = "value" | 'value' | value: HTCondor's DAG lexer (dag_parser.cpp) takes either quote, a
+# backslash escaping within them, and a value without quotes up to the next blank
+VAR_PAIR = re.compile(r'\s*+([+]?[A-Za-z_][A-Za-z0-9_.]*+)\s*+=\s*+(?:"([^"\\]*+(?:\\.[^"\\]*+)*+)"'
+                      r"|'([^'\\]*+(?:\\.[^'\\]*+)*+)'|([^\s\"']++))")
 UNESCAPE = re.compile(r"\\(.)")
 
 
@@ -100,7 +103,15 @@ class Node:
             fresh: dict[str, list] = {}
             for match in VAR_PAIR.finditer(text, start):
                 value = match.group(2)
-                pair = (match.group(1), UNESCAPE.sub(r"\1", value) if "\\" in value else value, prepend)
+                if value is None:
+                    value = match.group(3)
+                    if value is None:
+                        value, quoted = match.group(4), False
+                    else:
+                        quoted = True
+                else:
+                    quoted = True
+                pair = (match.group(1), UNESCAPE.sub(r"\1", value) if quoted and "\\" in value else value, prepend)
                 fresh.setdefault(pair[0], []).append(pair)
             for name, named in fresh.items():
                 table.pop(name, None)

@@ -278,7 +278,8 @@ class Submit(MutableMapping):
     def setSubmitMethod(self, method_value: int = -1, allow_reserved_values: bool = False) -> None:
         method_value = int(method_value)
         if 0 <= method_value < 100 and not allow_reserved_values:
-            raise ValueError("submit method values 0-99 are reserved; pass allow_reserved_values=True")
+            # htcondor2's own words (the upstream test of submit methods compares them)
+            raise ValueError("Submit method value must be 100 or greater, or allowed_reserved_values must be True.")
         self._submit_method = method_value
 
     # -- things that need a pool ---------------------------------------------

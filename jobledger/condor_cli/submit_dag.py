@@ -28,6 +28,9 @@ Usage: {PROG} [options] <dag file>
 \t-dorescuefrom <n>\trun from rescue DAG number n
 \t-autorescue <0|1>\tuse the newest rescue DAG (default 1)
 \t-notification <when>\tmail notification of the DAGMan job
+\t-SubmitMethod <n>\thow DAGMan submits node jobs (0=condor_submit, 1=directly)
+\t-insert_sub_file <file>\tappend this submit file's lines to <dag file>.condor.sub
+\t-insert_env <k=v;...>\tset these variables in the DAGMan job's environment
 \t-name <name>\t\tsubmit to the schedd of this name
 """
 
@@ -60,6 +63,12 @@ def parse(argv: list[str]) -> tuple[str, dict, bool, str | None]:
                 no_submit = True
             elif args.flag("batch-name", 2):
                 options["batch_name"] = args.value()
+            elif args.flag("submitmethod", 7):
+                options["submitmethod"] = args.int_value()
+            elif args.flag("insert_sub_file", 8):
+                options["appendfile"] = args.value()
+            elif args.flag("insert_env", 8):
+                options["addtoenv"] = ";".join(filter(None, [options.get("addtoenv"), args.value()]))
             elif args.flag("notification", 3):
                 options["notification"] = args.value()
             elif args.flag("name", 2):

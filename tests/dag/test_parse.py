@@ -38,9 +38,32 @@ def test_inline_submit_description_by_job_and_by_name():
     dag = parse("SUBMIT-DESCRIPTION common {\n executable = /bin/true\n queue\n}\n"
                 "JOB A common\nJOB B {\nexecutable = /bin/echo\n}\nJOB C c.sub\n")
     assert dag.nodes["A"].inline and dag.nodes["A"].submit == "common"
-    assert dag.descriptions["common"] == " executable = /bin/true\n queue\n"
+    assert dag.descriptions["common"] == "executable = /bin/true\nqueue\n"     # lines trimmed, as DAGMan's
     assert dag.nodes["B"].inline and dag.descriptions["B"] == "executable = /bin/echo\n"
     assert not dag.nodes["C"].inline
+
+
+def test_inline_description_heredoc_and_options_on_the_closing_line():
+    # HTCondor's DAG parser (dag_parser.cpp): "@=TAG" opens a description that "@TAG" closes;
+    # blank lines and comments inside are dropped; a node's options follow the closing token
+    dag = parse("SUBMIT-DESCRIPTION t @=desc\n  executable = /bin/true\n\n  # a comment\n"
+                "  // another\n  arguments = $(code)\n@desc\nJOB A t\n"
+                "JOB B @=x\n executable = /bin/echo\n@x DIR work NOOP\n"
+                "FINAL F {\n executable = /bin/true\n} DIR fin\nSERVICE S @=s\nexecutable = /bin/sleep\n@s\n")
+    assert dag.descriptions["t"] == "executable = /bin/true\narguments = $(code)\n"
+    assert dag.nodes["A"].inline and dag.nodes["A"].submit == "t"
+    b = dag.nodes["B"]
+    assert b.inline and dag.descriptions["B"] == "executable = /bin/echo\n"
+    assert (b.directory, b.noop) == ("work", True)
+    assert dag.nodes["F"].inline and dag.nodes["F"].directory == "fin"
+    assert dag.nodes["S"].inline and dag.descriptions["S"] == "executable = /bin/sleep\n"
+
+
+def test_inline_description_without_its_closing_token_names_the_opening_line():
+    err = error_of("JOB A x.sub\nSUBMIT-DESCRIPTION d @=end\nexecutable = /bin/true\n@ending\n")
+    assert (err.source, err.line) == ("top.dag", 2) and "'@end'" in str(err)
+    err = error_of("SUBMIT-DESCRIPTION d @=\nexecutable = /bin/true\n")
+    assert "closing token" in str(err)
 
 
 def test_parent_child_many_to_many_and_forward_references():
@@ -192,7 +215,7 @@ def test_dot_node_status_jobstate_save_point_reject():
     ("JOB A x\nJOB A y\n", 2, "defined twice"),
     ("JOB A x\nRETRY A many\n", 2, "integer"),
     ("JOB A x\nRETRY A 1 UNLESS 3\n", 2, "expected RETRY"),
-    ("JOB A x\nVARS A x=unquoted\n", 2, 'name="value"'),
+    ("JOB A x\nVARS A x=\"unclosed\n", 2, 'name="value"'),
     ("JOB A x\nVARS A queue_x=\"1\"\n", 2, "may not begin with 'queue'"),
     ("JOB A x\nSCRIPT MIDDLE A s\n", 2, "expected SCRIPT"),
     ("JOB A x\nABORT-DAG-ON A 1 RETURN 300\n", 2, "0..255"),
@@ -261,3 +284,11 @@ def test_a_quoted_submit_file_and_dir_as_bps_writes_them():
         "jobs/calib rate/a.sub", "jobs/final/f.sub", "my dir", "inner.dag", "subdags/s")
     assert "no closing quote" in str(error_of('JOB A "a.sub\n'))
     assert "top.dag" in str(error_of('JOB A "a.sub\n'))
+
+
+def test_vars_values_in_either_quote_or_none():
+    # HTCondor's DAG lexer takes name=value, name='value' and name="value" alike
+    dag = parse("JOB A a.sub\nVARS A code=1 who='a b' what=\"x \\\" y\" +Attr = 7\n")
+    assert dag.nodes["A"].vars == [("code", "1", False), ("who", "a b", False), ("what", 'x " y', False),
+                                   ("+Attr", "7", False)]
+    assert "name=\"value\"" in str(error_of("JOB A a.sub\nVARS A code=\n"))
