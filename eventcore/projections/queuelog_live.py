@@ -5,8 +5,10 @@ HTCondor's schedd appends to JOB_QUEUE_LOG, for each transaction, ``105`` (begin
 then one line per change of an ad -- ``101 KEY Job Machine`` (new ad), ``103 KEY NAME
 VALUE`` (set), ``104 KEY NAME`` (delete), ``102 KEY`` (destroy) -- and ``106``
 (end).  Keys: ``0.0`` the header ad (``NextClusterNum``), ``0<c>.-1`` a cluster ad,
-``<c>.<p>`` a proc ad.  A file starts with ``107 <seq> CreationTimestamp <time>``
-and the header ad.
+``<c>.<p>`` a proc ad, ``0.<n>`` (n > 1) a User or Project record (``101 0.<n> Owner
+(empty)`` or ``Project``; HTCondor's MakeUserRec/MakeProjectRec, numbered in the order
+they are made, from LAST_RESERVED_USERREC_ID + 1 = 2, never reused).  A file starts
+with ``107 <seq> CreationTimestamp <time>`` and the header ad.
 
 ``QueueLogFold`` folds journal entries (``eventcore.projections.queue.QueueFold``)
 and, after each entry, compares the ads it changed with the ads as last written:
@@ -23,10 +25,13 @@ import re
 from collections.abc import Iterable
 
 from jobledger.eventcore.projections.queue import QueueFold
+from jobledger.eventcore.projections.userrecs import UserRecFold
 
 __all__ = ["QueueLogFold", "file_header", "transaction_text", "end_position", "HEADER_KEY"]
 
 HEADER_KEY = "0.0"
+FIRST_USERREC_ID = 2       # HTCondor's LAST_RESERVED_USERREC_ID + 1
+_ADTYPE = {"user": "Owner", "project": "Project"}
 _END = re.compile(r"^106 #journal (\d+)$")
 
 
@@ -58,13 +63,14 @@ def _one_line(text: str) -> str:
     return text.replace("\r", " ").replace("\n", " ")
 
 
-def ad_lines(key: str, before: dict | None, after: dict | None) -> list[str]:
-    """The records turning the ad ``before`` into ``after`` (None: no such ad)."""
+def ad_lines(key: str, before: dict | None, after: dict | None, mytype: str = "Job") -> list[str]:
+    """The records turning the ad ``before`` into ``after`` (None: no such ad); a new ad
+    of ``mytype`` (HTCondor writes the target type "Machine" only for a Job)."""
     if after is None:
         return [] if before is None else [f"102 {key}"]
     lines = []
     if before is None:
-        lines.append(f"101 {key} Job Machine")
+        lines.append(f"101 {key} {mytype} {'Machine' if mytype == 'Job' else '(empty)'}")
         before = {}
     for name, value in after.items():
         if before.get(name) != value:
@@ -81,12 +87,17 @@ class QueueLogFold:
         self.written: dict[str, dict] = {}
         self.next_cluster = 1
         self.position = 0
+        self.userrecs = UserRecFold()
+        self.userrec_ids: dict[tuple[str, str], int] = {}
+        self.next_userrec = FIRST_USERREC_ID
 
     def apply(self, entries: Iterable) -> list[str]:
         """The lines for ``entries`` (``eventcore.journal.Entry``s, in order)."""
         lines: list[str] = []
         fold = self.fold
         for entry in entries:
+            if entry.type == "userrec":
+                lines += self._userrec(entry.payload)
             fold.apply(entry.position, entry.time, entry.job, entry.type, entry.payload)
             self.position = entry.position
             changes = fold.take_changes()
@@ -104,9 +115,26 @@ class QueueLogFold:
                 fold.forget(gone_procs, gone_clusters)
         return lines
 
-    def _diff(self, key: str, ad: dict | None) -> list[str]:
+    def _userrec(self, payload) -> list[str]:
+        """A User or Project record's change, as its ``0.<n>`` ad (its MyType is the 101
+        line's, not an attribute)."""
+        kind, name = payload["kind"], payload["name"]
+        self.userrecs.apply(payload)
+        ad = self.userrecs.records[kind].get(name)
+        number = self.userrec_ids.get((kind, name))
+        if number is None:
+            if ad is None:
+                return []
+            number = self.userrec_ids[(kind, name)] = self.next_userrec
+            self.next_userrec += 1
+        if ad is None:
+            del self.userrec_ids[(kind, name)]       # a record made again gets a new number
+        shown = None if ad is None else {k: v for k, v in ad.items() if k != "MyType"}
+        return self._diff(f"0.{number}", shown, _ADTYPE[kind])
+
+    def _diff(self, key: str, ad: dict | None, mytype: str = "Job") -> list[str]:
         before = self.written.get(key)
-        lines = ad_lines(key, before, ad)
+        lines = ad_lines(key, before, ad, mytype)
         if ad is None:
             self.written.pop(key, None)
         elif lines:

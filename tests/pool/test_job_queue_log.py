@@ -149,3 +149,34 @@ def test_recovery_cuts_a_torn_tail_and_refuses_what_it_cannot_continue(tmp_path)
     path.write_bytes(b"107 1 CreationTimestamp 1\n101 0.0 Job Machine\n105 \n106 \n")   # no position
     assert recover(path) is None
     assert recover(tmp_path / "missing") is None
+
+
+def test_user_and_project_records_in_the_log(pool, tmp_path):
+    """User and Project records are ``0.<n>`` ads, as HTCondor's MakeUserRec and
+    MakeProjectRec write them: ``101 0.<n> Owner (empty)`` (or ``Project``), their
+    attributes, their changes, ``102`` when removed; a record made again has a new number."""
+    schedd = pool.schedd
+    schedd.addProjectRec([ClassAd({"Name": "optics", "Budget": 7})])
+    schedd.disableProjectRec("optics", "paused")
+    schedd.removeProjectRec("optics")
+    schedd.addProjectRec("optics")
+    schedd.addUserRec("carol")
+    user = next(ad["User"] for ad in schedd.queryUserAds() if ad["Owner"] == "carol")
+    wait_until(lambda: sum("Name \"optics\"" in line for line in queue_log(pool).read_text().splitlines()) == 2
+               and f'User "{user}"' in queue_log(pool).read_text(), 30, what="the log to catch up")
+    transactions, _ = parse(queue_log(pool))
+    lines = [line for t in transactions for line in t if line.split()[1].startswith("0.") and line.split()[1] != "0.0"]
+    keys = [line.split()[1] for line in lines if line.startswith("101 ")]
+    assert all(int(key.split(".")[1]) >= 2 for key in keys) and len(set(keys)) == len(keys)
+    first, again = [line.split()[1] for line in lines if line.endswith(" Project (empty)")]
+    mine = [line for line in lines if line.split()[1] == first]
+    assert mine[0] == f"101 {first} Project (empty)"
+    assert set(mine[1:4]) == {f'103 {first} Name "optics"', f"103 {first} Enabled 1", f"103 {first} Budget 7"}
+    assert mine[4:] == [f"103 {first} Enabled 0", f'103 {first} DisableReason "paused"', f"102 {first}"]
+    assert int(again.split(".")[1]) > int(first.split(".")[1])
+    (carol,) = [line.split()[1] for line in lines if line == f'103 {line.split()[1]} User "{user}"']
+    assert f"101 {carol} Owner (empty)" in lines and f"103 {carol} Enabled 1" in lines
+    assert not any(" MyType " in line for line in lines)
+    # what the schedd wrote is what one pass over the journal writes
+    assert lines == [line for line in fresh_lines(pool)
+                     if line.split()[1].startswith("0.") and line.split()[1] != "0.0"]
