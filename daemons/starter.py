@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import json
 import os
 import pwd
@@ -96,13 +97,18 @@ def read_outcome(scratch: str) -> dict | None:
         return None
 
 
-def job_arguments(job: dict) -> list[str]:
-    """argv[1:] from ``Arguments`` (new syntax) or ``Args`` (old syntax)."""
+def job_arguments(job: dict, scratch: str | None = None) -> list[str]:
+    """argv[1:] from ``Arguments`` (new syntax) or ``Args`` (old syntax); ``$$(CondorScratchDir)``
+    in them is ``scratch`` when given, as HTCondor's starter expands it."""
     if isinstance(job.get("Arguments"), str):
-        return _new_syntax_args(job["Arguments"])
-    if isinstance(job.get("Args"), str):
-        return job["Args"].split()
-    return []
+        words = _new_syntax_args(job["Arguments"])
+    elif isinstance(job.get("Args"), str):
+        words = job["Args"].split()
+    else:
+        return []
+    if scratch is not None:
+        words = [word.replace(SCRATCH_MACRO, scratch) if SCRATCH_MACRO in word else word for word in words]
+    return words
 
 
 def _new_syntax_args(text: str) -> list[str]:
@@ -128,23 +134,54 @@ def _new_syntax_args(text: str) -> list[str]:
     return out
 
 
-def job_environment(job: dict, scratch: str) -> dict[str, str]:
+SCRATCH_MACRO = "$$(CondorScratchDir)"
+
+
+def job_environment(job: dict, scratch: str, starter_environment: str = "") -> dict[str, str]:
+    """The job's environment: the starter's own variables, then STARTER_JOB_ENVIRONMENT
+    (``starter_environment``), then the job's Environment (or old-syntax Env); as
+    HTCondor's starter, ``$$(CondorScratchDir)`` in a value is the job's scratch directory."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "_CONDOR_SCRATCH_DIR": scratch,
            "_CONDOR_JOB_IWD": str(job.get("Iwd", scratch)), "TMPDIR": scratch}
-    text = job.get("Environment")
-    if isinstance(text, str):
-        for part in shlex.split(text):
-            key, _, value = part.partition("=")
-            if key:
-                env[key] = value
+    if starter_environment.strip():
+        text = starter_environment.strip()
+        env.update(_environment_pairs(text[1:-1] if text[:1] == '"' and text[-1:] == '"' and len(text) > 1
+                                      else text, text[:1] == '"'))
+    if isinstance(job.get("Environment"), str):
+        env.update(_environment_pairs(job["Environment"], True))
     elif isinstance(job.get("Env"), str):
-        for part in job["Env"].split(";"):
-            key, _, value = part.partition("=")
-            if key:
-                env[key.strip()] = value
+        env.update(_environment_pairs(job["Env"], False))
+    for key, value in env.items():
+        if SCRATCH_MACRO in value:
+            env[key] = value.replace(SCRATCH_MACRO, scratch)
     if job.get("GetEnv") is True:
         env = {**os.environ, **env}
     return env
+
+
+def _environment_pairs(text: str, new_syntax: bool) -> dict[str, str]:
+    """NAME=value pairs of an environment string: the new syntax (blank-separated, quoted
+    words) or the old one (``;``-separated)."""
+    pairs = {}
+    try:
+        parts = shlex.split(text) if new_syntax else text.split(";")
+    except ValueError:                 # an unclosed quote: the words as they stand
+        parts = text.split()
+    for part in parts:
+        key, _, value = part.partition("=")
+        if key.strip():
+            pairs[key.strip()] = value
+    return pairs
+
+
+@functools.lru_cache(maxsize=1)
+def _starter_environment() -> str:
+    """STARTER_JOB_ENVIRONMENT of the pool's configuration (read once per starter)."""
+    try:
+        config = read_pool_config(os.environ.get("CONDOR_CONFIG", ""))
+        return config_value(config, "STARTER_JOB_ENVIRONMENT", "")
+    except (OSError, HTCondorException):
+        return ""
 
 
 # Hold codes (schedd.md 2.1) for what can fail while starting a job.
@@ -315,7 +352,7 @@ class Starter:
                 _stage(HOLD_OUTPUT, opened, streams[2], iwd, "wb", owner)
             if self.marks_start:    # this starter works: what kills it from now on is not the job's fault
                 write_atomically(os.path.join(self.scratch, STARTER_RECORD), {"spawning": time.time()})
-            env = job_environment(job, self.scratch)
+            env = job_environment(job, self.scratch, _starter_environment())
             proxy = plan.proxy_name(job)
             if proxy is not None:   # HTCondor's X509_USER_PROXY: the sandbox's copy (refreshGSIProxy replaces it)
                 env["X509_USER_PROXY"] = os.path.join(self.scratch, proxy) if self.sandboxed \
@@ -324,7 +361,7 @@ class Starter:
             if creds is not None:
                 env["_CONDOR_CREDS"] = creds
             try:
-                child = subprocess.Popen([cmd, *job_arguments(job)], cwd=iwd, stdin=stdin, stdout=stdout,
+                child = subprocess.Popen([cmd, *job_arguments(job, self.scratch)], cwd=iwd, stdin=stdin, stdout=stdout,
                                          stderr=stderr, env=env,
                                          process_group=0, close_fds=True, preexec_fn=self._preexec(),
                                          **self._popen_ids())

@@ -137,7 +137,9 @@ class Dag:
     """A whole DAG after INCLUDE and SPLICE are resolved."""
     source: str
     nodes: dict = attrs.field(factory=dict)            # name -> Node, in file order
-    descriptions: dict = attrs.field(factory=dict)     # SUBMIT-DESCRIPTION name -> text
+    descriptions: dict = attrs.field(factory=dict)     # SUBMIT-DESCRIPTION name (or inline node) -> text
+    named: set = attrs.field(factory=set)              # the SUBMIT-DESCRIPTION names: one namespace for
+                                                       # the DAG and its splices, the first definition wins
     max_jobs: dict = attrs.field(factory=dict)         # category -> limit
     config: str | None = None
     set_job_attrs: dict = attrs.field(factory=dict)    # attribute -> expression text

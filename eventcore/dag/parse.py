@@ -108,8 +108,8 @@ def _parse_scope(scope: Scope, path: str, read: Reader, where: Where | None, dep
          scope.directory)
     if scope.dag.descriptions:
         for node in scope.names.values():
-            if not node.inline and node.kind != SUBDAG and scope.prefix + node.submit in scope.dag.descriptions:
-                node.inline, node.submit = True, scope.prefix + node.submit
+            if not node.inline and node.kind != SUBDAG and node.submit in scope.dag.named:
+                node.inline = True
     commands.second_pass(scope, rest)
 
 
@@ -182,7 +182,11 @@ def _add_description(scope: Scope, line: Line) -> None:
     words, where = line.words, line.where
     if line.body is None or len(words) != 2:
         raise DagError("expected SUBMIT-DESCRIPTION name { ... }", where.source, where.line)
-    scope.dag.descriptions[scope.prefix + words[1]] = line.body
+    # HTCondor's DAGMan keeps one table of descriptions for the DAG and its splices, and a
+    # name given again is warned of and ignored (the upstream tests of inline descriptions)
+    if words[1] not in scope.dag.named:
+        scope.dag.named.add(words[1])
+        scope.dag.descriptions[words[1]] = line.body
 
 
 def _node_options(options, allowed: frozenset, where: Where | Line) -> tuple[str, set]:

@@ -292,3 +292,15 @@ def test_vars_values_in_either_quote_or_none():
     assert dag.nodes["A"].vars == [("code", "1", False), ("who", "a b", False), ("what", 'x " y', False),
                                    ("+Attr", "7", False)]
     assert "name=\"value\"" in str(error_of("JOB A a.sub\nVARS A code=\n"))
+
+
+def test_submit_descriptions_are_one_namespace_for_splices_and_the_first_wins():
+    # as HTCondor's DAGMan: a splice's JOB names the DAG's description; a name defined
+    # again (here, in the splice) is ignored; a description may come after its nodes
+    dag = parse("JOB BEFORE sleep\nSUBMIT-DESCRIPTION sleep {\narguments = 0\n}\nJOB INC inc\n"
+                "SPLICE S s.dag\nINCLUDE i.inc\n",
+                s_dag="SUBMIT-DESCRIPTION sleep {\narguments = 99\n}\nJOB B sleep\n",
+                i_inc="SUBMIT-DESCRIPTION inc {\narguments = 1\n}\n")
+    assert dag.descriptions["sleep"] == "arguments = 0\n" and dag.descriptions["inc"] == "arguments = 1\n"
+    for name, submit in (("BEFORE", "sleep"), ("S+B", "sleep"), ("INC", "inc")):
+        assert dag.nodes[name].inline and dag.nodes[name].submit == submit
