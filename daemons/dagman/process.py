@@ -48,7 +48,8 @@ from jobledger.daemons.dagman.node_submit import node_cluster
 from jobledger.daemons.dagman.options import Options
 from jobledger.daemons.threadnames import name_process
 from jobledger.eventcore.dag import outlines, parse_dag
-from jobledger.eventcore.dag.report import (dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
+from jobledger.daemons.daemon import PLATFORM, VERSION
+from jobledger.eventcore.dag.report import (RESCUE_RE, dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
                                   status_table)
 from jobledger.eventcore.dag.run import (ABORTED, DONE, FAILED, FUTILE, POST, POST_SCRIPT_TERMINATED, PRE, QUEUED, READY,
                                TERMINATED, WAITING, DagRun, RemoveJobs, RunScript, SubmitJob)
@@ -147,7 +148,6 @@ class Dagman:
     def run(self) -> int:
         name_process("dagman")
         die_with_parent()
-        from jobledger.daemons.daemon import PLATFORM, VERSION
         for line in outlines.banner(self.dagman_id, os.getpid(), VERSION, PLATFORM, sys.argv[0]):
             self.out(line)
         signal.signal(signal.SIGTERM, self._removed)
@@ -482,7 +482,7 @@ class Dagman:
         when they changed, at most every PROGRESS_EVERY seconds (and at the end)."""
         counts = run.counts()
         values = {name: counts[state] for name, state in PROGRESS_COUNTS.items()}
-        values.update(DAG_NodesTotal=len(run.nodes), DAG_Status=int(run.status), DAG_InRecovery=0)
+        values.update(DAG_NodesTotal=len(run.reported()), DAG_Status=int(run.status), DAG_InRecovery=0)
         now = time.monotonic()
         if values == self.published or (not final and now - self.published_at < PROGRESS_EVERY):
             return
@@ -494,13 +494,18 @@ class Dagman:
             return
         self.published, self.published_at = values, now
 
+    def _rescue_number(self) -> int:
+        """The number of the rescue DAG this run started from, 0 if none (.metrics)."""
+        match = RESCUE_RE.search(self.rescue or "")
+        return int(match.group(1)) if match else 0
+
     def _exit(self, run: DagRun | None, code: int) -> int:
         if run is not None:
             self._progress(run, final=True)
             self._status(run)
             # HTCondor writes the rescue DAG as soon as the DAG has failed, before its FINAL
             # node runs (dagman_main.cpp): a FINAL node that succeeds leaves it there
-            if code != 0 or any(r.status == FAILED for r in run.nodes.values()):
+            if run.wants_rescue or code != 0:
                 numbers = rescue_numbers(self.dag_file)
                 number = (numbers[-1] + 1) if numbers else 1
                 path = rescue_name(self.dag_file, number)
@@ -508,7 +513,7 @@ class Dagman:
                 self.out(f"Writing Rescue DAG file {path}")
             write_metrics(f"{self.dag_file}.metrics", metrics(
                 run, dagman_id=self.dagman_id, start=self.start, end=time.time(),
-                rescue_number=len(rescue_numbers(self.dag_file)), version="jobledger"))
+                rescue_number=self._rescue_number(), version=VERSION.split()[1]))
         try:
             os.unlink(self.options.lockfile)
         except FileNotFoundError:

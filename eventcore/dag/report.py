@@ -37,24 +37,34 @@ def rescue_text(run: DagRun, dag_file: str, created: str) -> str:
 
 def metrics(run: DagRun, *, dagman_id: str, start: float, end: float, rescue_number: int,
             version: str) -> dict:
-    """The ``<dag>.metrics`` JSON object (HTCondor's field names)."""
-    normal = [n for n, node in run.dag.nodes.items() if node.kind not in (SERVICE, PROVISIONER)]
-    subdags = [n for n in normal if run.is_subdag(n)]
-    jobs = [n for n in normal if not run.is_subdag(n)]
+    """The ``<dag>.metrics`` JSON object in HTCondor 25's default layout (dagman_metrics.cpp
+    DagmanMetricsV2, DAGMAN_METRICS_FILE_VERSION 2), keys in its order.  ``dagman_id`` is the
+    DAGMan job's cluster; ``rescue_number`` the rescue DAG this run started from (0: none).
+    Node counts: "nodes" are all but SUBDAG and SERVICE nodes (FINAL and PROVISIONER included),
+    each counted succeeded or failed once it ended so; SERVICE nodes removed at the end count as
+    succeeded; "total_nodes" sums the three kinds.  "jobs_*" count node job procs: submitted,
+    left the queue ("jobs_succeeded", whatever their exit), and the difference."""
+    kinds = {name: SERVICE if node.kind == SERVICE else "SUBDAG" if run.is_subdag(name) else "NODE"
+             for name, node in run.dag.nodes.items()}
 
-    def count(names, status):
-        return sum(1 for n in names if run.nodes[n].status == status)
+    def count(kind: str, status: str | None = None) -> int:
+        return sum(1 for n, k in kinds.items() if k == kind and (status is None or run.nodes[n].status == status))
 
+    totals = {kind: (count(kind), count(kind, FAILED), count(kind, DONE)) for kind in ("NODE", "SUBDAG", SERVICE)}
     return {
-        "client": "condor_dagman", "version": version, "planner": "", "planner_version": "",
-        "type": "metrics", "wf_uuid": "", "root_wf_uuid": "",
+        "client": "condor_dagman", "version": version, "type": "metrics", "metrics_version": 2,
         "start_time": round(start, 3), "end_time": round(end, 3), "duration": round(end - start, 3),
-        "exitcode": run.exit_code, "dagman_id": dagman_id, "parent_dagman_id": "",
-        "rescue_dag_number": rescue_number,
-        "jobs": len(jobs), "jobs_failed": count(jobs, FAILED), "jobs_succeeded": count(jobs, DONE),
-        "dag_jobs": len(subdags), "dag_jobs_failed": count(subdags, FAILED),
-        "dag_jobs_succeeded": count(subdags, DONE),
-        "total_jobs": len(normal), "total_jobs_run": sum(1 for n in normal if run.nodes[n].cluster is not None),
+        "exitcode": run.exit_code, "dagman_id": dagman_id.split(".")[0], "parent_dagman_id": "",
+        "rescue_dag_number": rescue_number, "has_final_node": run.dag.final is not None,
+        "nodes": totals["NODE"][0], "nodes_failed": totals["NODE"][1], "nodes_succeeded": totals["NODE"][2],
+        "dag_nodes": totals["SUBDAG"][0], "dag_nodes_failed": totals["SUBDAG"][1],
+        "dag_nodes_succeeded": totals["SUBDAG"][2], "provisioner_nodes": len(run.dag.of_kind(PROVISIONER)),
+        "service_nodes": totals[SERVICE][0], "service_nodes_failed": totals[SERVICE][1],
+        "service_nodes_succeeded": totals[SERVICE][2],
+        "total_nodes": sum(t[0] for t in totals.values()),
+        "total_nodes_run": sum(t[1] + t[2] for t in totals.values()),
+        "jobs_submitted": run.jobs_submitted, "jobs_succeeded": run.jobs_completed,
+        "jobs_failed": run.jobs_submitted - run.jobs_completed,
         "DagStatus": run.status,
     }
 
@@ -65,7 +75,7 @@ def status_table(run: DagRun) -> list[str]:
     head = " Done     Pre   Queued    Post   Ready   Un-Ready   Failed   Futile"
     row = (f"{counts[DONE]:>5} {counts[PRE]:>7} {counts[QUEUED]:>8} {counts[POST]:>7} {counts[READY]:>7} "
            f"{counts[WAITING]:>10} {counts[FAILED]:>8} {counts[FUTILE]:>8}")
-    return [f"Of {len(run.nodes)} nodes total:", head, " ===     ===      ===     ===     ===        ===      ===      ===",
+    return [f"Of {len(run.reported())} nodes total:", head, " ===     ===      ===     ===     ===        ===      ===      ===",
             row]
 
 
@@ -90,12 +100,14 @@ def _when(seconds: int) -> str:
 
 
 def _dag_state(run: DagRun, held: bool, removed: bool) -> tuple[NodeStatus, str, bool]:
-    """The DAG's own line of the status file: (status, note, are unfinished nodes errors now?).
-    As HTCondor's DAGMan judges it by its nodes: done when every node is, failed when it is
-    over otherwise (whatever a FINAL node made of the exit code)."""
+    """The DAG's own line of the status file: (status, note, are unfinished nodes errors now?),
+    as dag.cpp DumpNodeStatus judges it: done ("success") when the DAG succeeded -- every node
+    done, or a FINAL node that succeeded whatever failed before it (HTCondor's
+    job_dagman_final-L and job_dagman_abort-final-B expect DagStatus 5 then) -- failed when it is
+    over otherwise."""
     has_final = bool(run.dag.of_kind(FINAL))
     over = run.exit_code is not None
-    if over and run.counts()[DONE] == len(run.nodes):
+    if run.succeeded():       # a FINAL node that succeeded after a failure included (dag.cpp DoneSuccess)
         return NodeStatus.DONE, "success", True
     if over and run.status != DAG_RM:
         return NodeStatus.ERROR, "aborted" if run.status == DAG_ABORT else "failed", True
@@ -130,7 +142,8 @@ def node_status_text(run: DagRun, now: int, dag_files: tuple = (), min_update: i
     over, nodes still in PRE, queued or in POST are counted, and shown, as errors."""
     counts = run.counts()
     dag_status, note, mark_errors = _dag_state(run, held, removed)
-    procs = [state for node_run in run.nodes.values() for state in node_run.procs.values()]
+    shown = run.reported()
+    procs = [state for name in shown for state in run.nodes[name].procs.values()]
     procs_held = sum(1 for state in procs if state == "held")
     procs_idle = sum(1 for state in procs if state in ("idle", "held"))
     pre, queued, post, failed = counts[PRE], counts[QUEUED], counts[POST], counts[FAILED]
@@ -140,12 +153,13 @@ def node_status_text(run: DagRun, now: int, dag_files: tuple = (), min_update: i
            "  };",
            f"  Timestamp = {now}; /* {_when(now)} */",
            f"  DagStatus = {int(dag_status)}; /* {_quoted(f'{STATUS_NAMES[dag_status]} ({note})')} */",
-           f"  NodesTotal = {len(run.nodes)};", f"  NodesDone = {counts[DONE]};", f"  NodesPre = {pre};",
+           f"  NodesTotal = {len(shown)};", f"  NodesDone = {counts[DONE]};", f"  NodesPre = {pre};",
            f"  NodesQueued = {queued};", f"  NodesPost = {post};", f"  NodesReady = {counts[READY]};",
            f"  NodesUnready = {counts[WAITING]};", f"  NodesFutile = {counts[FUTILE]};",
            f"  NodesFailed = {failed};", f"  JobProcsHeld = {procs_held};",
            f"  JobProcsIdle = {procs_idle}; /* includes held */", "]"]
-    for name, node_run in run.nodes.items():
+    for name in shown:
+        node_run = run.nodes[name]
         status = NODE_STATUS[node_run.status]
         queued_procs = sum(1 for state in node_run.procs.values() if state != "done")
         held_procs = sum(1 for state in node_run.procs.values() if state == "held")

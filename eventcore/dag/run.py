@@ -120,6 +120,10 @@ class DagRun:
         self.aborted_with: int | None = None
         self.exit_code: int | None = None
         self.final_started = False
+        self._reported: list[str] | None = None
+        self.jobs_submitted = 0                    # node job procs submitted, and left the queue (.metrics)
+        self.jobs_completed = 0
+        self.exit_before_final: int | None = None  # the exit code the DAG had when FINAL started
         self.provisioned = not dag.of_kind(PROVISIONER)
         runs = self.nodes
         for node in dag.nodes.values():
@@ -153,6 +157,7 @@ class DagRun:
         for proc in range(procs):
             self._set_proc(run, proc, "idle")
         self.by_cluster[cluster] = name
+        self.jobs_submitted += procs
 
     def submit_failed(self, name: str, now: float) -> None:
         self._finish_job(name, -1, now)
@@ -166,8 +171,9 @@ class DagRun:
         if run.procs.get(proc) == "done":
             return
         if number == SUBMIT:
-            if proc not in run.procs:
+            if proc not in run.procs:          # a job adopted on recovery
                 self._set_proc(run, proc, "idle")
+                self.jobs_submitted += 1
         elif number == EXECUTE:
             self._set_proc(run, proc, "running")
             if self.dag.nodes[name].kind == PROVISIONER:
@@ -179,6 +185,7 @@ class DagRun:
             self._script(name, "HOLD", now)
         elif number in (TERMINATED, ABORTED):
             self._set_proc(run, proc, "done")
+            self.jobs_completed += 1
             failed = code if number == TERMINATED else -1
             if failed != 0 and run.code == 0:
                 run.code = failed
@@ -373,10 +380,11 @@ class DagRun:
             return
         if node.abort_on is not None and node.abort_on[0] == result and self.aborted_with is None:
             run.status = FAILED
-            self.failed_count += 1
+            self.failed_count += node.kind != SERVICE
             returned = node.abort_on[1]
             self.aborted_with = returned if returned is not None else result
-            self.status = DAG_ABORT
+            # dag.cpp CheckForDagAbort: RETURN 0 leaves the DAG's status OK (it then succeeds)
+            self.status = DAG_OK if returned == 0 else DAG_ABORT
             self._stop_everything(f"ABORT-DAG-ON node {name} exited with {result}")
             return
         if run.retry < node.retry and node.retry_unless_exit != result and node.kind != FINAL \
@@ -386,9 +394,14 @@ class DagRun:
             self._make_ready(name)
             return
         run.status = FAILED
-        self.failed_count += 1
-        if node.kind not in (SERVICE, PROVISIONER, FINAL):
+        # As dag.cpp ProcessJobProcEnd: every failed node but a SERVICE node counts ($FAILED_COUNT,
+        # and the DAG fails), and any failed node, FINAL and SERVICE included, sets DAG_STATUS 2
+        # if it was still OK (Dag::SetStatus).  Not the jobs ABORT-DAG-ON removed in a DAG without
+        # FINAL: HTCondor's DAGMan exits at once then and never reads their ends.
+        if not (self.aborted_with is not None and self.dag.final is None):
             self.status = DAG_NODE_FAILED if self.status == DAG_OK else self.status
+        if node.kind != SERVICE:
+            self.failed_count += 1
             self._mark_futile(name)
 
     def _mark_futile(self, name: str) -> None:
@@ -422,9 +435,14 @@ class DagRun:
         # PRE and POST nodes have a script running or deferred; READY ones are in the heap.
         running = self.deferred or any(self.running_scripts.values()) or self.queued > self.queued_special
         if self.halted and not self.stopping:
-            if not running and not self.paused:
-                self.status, self.exit_code = DAG_HALTED, EXIT_ERROR
-            return
+            if running or self.paused:
+                return
+            # dagman_main.cpp: halted with nothing running, DAGMan shuts down with DAG_STATUS 6
+            # (a rescue DAG) and runs the FINAL node first; the ready nodes go back to waiting
+            self.status, self.stopping = DAG_HALTED, True
+            for item in self.ready:
+                self.nodes[item[2]].status = WAITING
+            self.ready = []
         if running or self.ready:
             return
         for name in self.dag.nodes:
@@ -436,6 +454,7 @@ class DagRun:
         final = self.dag.final
         if final is not None and not self.final_started and self.nodes[final.name].status != DONE:
             self.final_started = True
+            self.exit_before_final = self._exit_code(None)
             self._make_ready(final.name)
             self._start_ready(now)
             return
@@ -444,22 +463,56 @@ class DagRun:
         self.exit_code = self._exit_code(final)
 
     def _exit_code(self, final) -> int:
+        """condor_dagman's exit code.  A FINAL node that ran decides it alone (dag.cpp DoneSuccess and
+        DoneFailed: its success overrides any failure, ABORT-DAG-ON's RETURN value and a halt
+        included; its failure exits 1), as HTCondor's tests job_dagman_final-D/-I/-L and
+        job_dagman_abort-final-A/-B expect.  Without one: ABORT-DAG-ON's value, else 1 on a failed
+        node or a halt."""
         if final is not None and self.final_started:
-            if self.nodes[final.name].status != DONE:
-                return EXIT_ERROR if self.aborted_with in (None, 0) else self.aborted_with
-            return EXIT_OK if self.aborted_with is None else self.aborted_with
+            return EXIT_OK if self.nodes[final.name].status == DONE else EXIT_ERROR
         if self.aborted_with is not None:
             return self.aborted_with
+        if self.status == DAG_HALTED:
+            return EXIT_ERROR
         failed = any(run.status in (FAILED, FUTILE) for name, run in self.nodes.items()
                      if self.dag.nodes[name].kind not in (SERVICE, PROVISIONER))
         return EXIT_ERROR if failed else EXIT_OK
 
+    @property
+    def wants_rescue(self) -> bool:
+        """A rescue DAG is written when the DAG fails (dagman_main.cpp main_shutdown_rescue with a
+        non-zero exit): before a FINAL node runs, so one that then succeeds leaves it; after a
+        FINAL node that fails; never on success (ABORT-DAG-ON ... RETURN 0 included)."""
+        if self.exit_code is None:
+            return False
+        return self.exit_code != EXIT_OK or self.exit_before_final not in (None, EXIT_OK)
+
+    def succeeded(self) -> bool:
+        """The DAG is over and counts as a success (dag.cpp DoneSuccess(true)): every node done, or
+        the FINAL node done, or ABORT-DAG-ON with RETURN 0 (its status left OK)."""
+        if self.exit_code is None or self.status == DAG_RM:
+            return False
+        final = self.dag.final
+        if final is not None and self.final_started and self.nodes[final.name].status == DONE:
+            return True
+        if self.aborted_with is not None:
+            return self.status == DAG_OK
+        return all(run.status == DONE for name, run in self.nodes.items() if self.dag.nodes[name].kind != SERVICE)
+
     # -- what the DAGMan process reports ---------------------------------------------------
     def counts(self) -> dict:
+        """Nodes in each state; SERVICE nodes are not counted (HTCondor keeps them out of its node
+        list, dag.cpp Dag::Add: nor in NodesTotal, DAG_NodesTotal, the status table)."""
         out = dict.fromkeys((WAITING, READY, PRE, QUEUED, POST, DONE, FAILED, FUTILE), 0)
-        for run in self.nodes.values():
-            out[run.status] += 1
+        for name in self.reported():
+            out[self.nodes[name].status] += 1
         return out
+
+    def reported(self) -> list[str]:
+        """The nodes DAGMan's reports show, in DAG order: all but SERVICE nodes."""
+        if self._reported is None:
+            self._reported = [name for name, node in self.dag.nodes.items() if node.kind != SERVICE]
+        return self._reported
 
     def is_subdag(self, name: str) -> bool:
         return self.dag.nodes[name].kind == SUBDAG

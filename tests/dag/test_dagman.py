@@ -87,7 +87,8 @@ def test_diamond_with_vars_scripts_and_htcondor_files(pool, tmp_path):
     out = (tmp_path / "d.dag.dagman.out").read_text()
     assert "EXITING WITH STATUS 0" in out
     metrics = json.loads((tmp_path / "d.dag.metrics").read_text())
-    assert (metrics["jobs"], metrics["jobs_succeeded"], metrics["exitcode"]) == (4, 4, 0)
+    assert (metrics["nodes"], metrics["nodes_succeeded"], metrics["jobs_succeeded"], metrics["exitcode"],
+            metrics["DagStatus"], metrics["dagman_id"], metrics["version"]) == (4, 4, 4, 0, 0, str(cluster), "25.14.1")
     assert (tmp_path / "d.dag.dagman.log").exists() and (tmp_path / "d.dag.condor.sub").exists()
     assert not list(tmp_path.glob("d.dag.rescue*"))
     assert '"A" -> "B";' in (tmp_path / "d.dot").read_text()
@@ -134,7 +135,12 @@ def test_abort_dag_on_final_node_pre_skip_noop(pool, tmp_path):
            "JOB A exit3.sub\nJOB B echo.sub\nPARENT S N CHILD A\nPARENT A CHILD B\n"
            "ABORT-DAG-ON A 3 RETURN 2\nFINAL F echo.sub\nSCRIPT PRE F record.sh $DAG_STATUS $FAILED_COUNT\n")
     cluster, ad = run_dag(pool, tmp_path, dag)
-    assert ad["ExitCode"] == 2
+    # HTCondor wins over RETURN 2: the FINAL node succeeded, so condor_dagman exits 0 (dag.cpp
+    # DoneSuccess; HTCondor's job_dagman_abort-final-B test: RETURN 1, FINAL succeeds, DAG succeeds)
+    assert ad["ExitCode"] == 0
+    status = pool.schedd.history(f"ClusterId == {cluster}", ["DAG_Status"])[0]
+    assert status["DAG_Status"] == 3                  # DAG_STATUS_ABORT stays in the ad
+    assert (tmp_path / "d.dag.rescue001").exists()   # written when the DAG aborted, before F ran
     names = [j["DAGNodeName"] for j in node_jobs(pool, cluster)]
     assert names == ["A", "F"]                        # S skipped by PRE_SKIP, N is NOOP, B never ran
     assert (tmp_path / "final.txt").read_text() == "3 1\n"

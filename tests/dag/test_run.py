@@ -109,7 +109,10 @@ def test_defer_reruns_the_script_later():
     assert d.submitted_nodes(d.step(10)) == ["A"]
 
 
-def test_abort_dag_on_removes_jobs_runs_final_and_returns_its_value():
+def test_abort_dag_on_removes_jobs_runs_final_whose_success_is_the_dags():
+    """HTCondor wins over the RETURN value here: a FINAL node that succeeds after ABORT-DAG-ON makes
+    condor_dagman exit 0 (dag.cpp DoneSuccess; HTCondor's job_dagman_abort-final-B: RETURN 1, FINAL
+    succeeds, "DAG is not expected to fail", DagStatus 5 in the node status file)."""
     d = Driver(make("JOB A a\nJOB B b\nJOB C c\nPARENT A CHILD C\nABORT-DAG-ON A 9 RETURN 5\nFINAL F f\n"
                     "SCRIPT POST F post $DAG_STATUS $FAILED_COUNT\n"))
     d.step()
@@ -124,17 +127,118 @@ def test_abort_dag_on_removes_jobs_runs_final_and_returns_its_value():
     assert post[0].argv == ("post", "3", "2")     # A, and B (removed)
     d.run.script_done("F", "POST", 0, 0)
     d.step()
-    assert d.run.exit_code == 5
+    assert (d.run.exit_code, d.run.status, d.run.wants_rescue) == (0, 3, True)   # DAG_Status stays 3 (ABORT)
+    assert 'DagStatus = 5; /* "STATUS_DONE (success)" */' in node_status_text(d.run, 5)
+
+
+def test_abort_dag_on_without_final_returns_its_value_and_return_0_succeeds():
+    d = Driver(make("JOB A a\nJOB B b\nABORT-DAG-ON A 9 RETURN 5\n"))
+    d.step()
+    d.finish("A", 9)
+    d.step()
+    d.run.job_event(d.cluster_of["B"], 0, ABORTED, 0)
+    d.step()
+    assert (d.run.exit_code, d.run.status, d.run.wants_rescue) == (5, 3, True)
+    assert 'DagStatus = 6; /* "STATUS_ERROR (aborted)" */' in node_status_text(d.run, 5)
+    # RETURN 0: dag.cpp CheckForDagAbort leaves DAG_STATUS OK; DoneSuccess -> success, no rescue DAG
+    d = Driver(make("JOB A a\nJOB B b\nABORT-DAG-ON A 9 RETURN 0\n"))
+    d.step()
+    d.finish("A", 9)
+    d.step()
+    d.run.job_event(d.cluster_of["B"], 0, ABORTED, 0)
+    d.step()
+    assert (d.run.exit_code, d.run.status, d.run.wants_rescue) == (0, 0, False)
+    assert 'DagStatus = 5; /* "STATUS_DONE (success)" */' in node_status_text(d.run, 5)
+
+
+def test_abort_dag_on_then_a_failing_final_exits_1():
+    """job_dagman_abort-final-A: RETURN 0, then the FINAL node fails: exit 1, DagStatus 6 (failed)."""
+    d = Driver(make("JOB A a\nABORT-DAG-ON A 5 RETURN 0\nFINAL E e\n"))
+    d.step()
+    d.finish("A", 5)
+    assert d.submitted_nodes(d.step()) == ["E"]
+    d.finish("E", 1)
+    d.step()
+    assert (d.run.exit_code, d.run.status, d.run.wants_rescue) == (1, 2, True)
+    assert 'DagStatus = 6; /* "STATUS_ERROR (failed)" */' in node_status_text(d.run, 5)
 
 
 def test_final_result_is_the_dags():
-    d = Driver(make("JOB A a\nFINAL F f\n"))
+    """What HTCondor's DAGMan publishes when a node failed and the FINAL node then succeeded
+    (dag.cpp, dagman_main.cpp at 7491a14; HTCondor's job_dagman_final-D and -L): exit 0
+    (DoneSuccess(true) -> ExitSuccess), but DAG_STATUS stays 2 (NODE_FAILED: main_shutdown_rescue
+    forced it and nothing resets it), so the DAG_Status attribute and the .metrics "DagStatus" say
+    2 beside "exitcode" 0; the rescue DAG written before FINAL ran stays; the node status file
+    says DagStatus 5 STATUS_DONE (success).  (LSST BPS therefore reads such a run FAILED by its
+    id, from DAG_Status, and SUCCEEDED by its path, from the exit code: on HTCondor too.)"""
+    d = Driver(make("JOB A a\nJOB B b\nFINAL F f\nSCRIPT PRE F pre $DAG_STATUS $FAILED_COUNT\n"))
     d.step()
     d.finish("A", 1)
+    d.finish("B", 0)
+    pre = [a for a in d.step() if isinstance(a, RunScript)]
+    assert pre[0].argv == ("pre", "2", "1")
+    d.run.script_done("F", "PRE", 0, 0)
     assert d.submitted_nodes(d.step()) == ["F"]
     d.finish("F", 0)
     d.step()
-    assert d.run.exit_code == 0
+    assert (d.run.exit_code, d.run.status, d.run.wants_rescue, d.run.succeeded()) == (0, 2, True, True)
+    text = node_status_text(d.run, 5)
+    assert 'DagStatus = 5; /* "STATUS_DONE (success)" */' in text
+    assert "NodesDone = 2;" in text and "NodesFailed = 1;" in text
+    data = metrics(d.run, dagman_id="7.0", start=1.0, end=2.0, rescue_number=0, version="25.14.1")
+    assert (data["exitcode"], data["DagStatus"], data["nodes"], data["nodes_failed"], data["nodes_succeeded"],
+            data["dagman_id"], data["has_final_node"]) == (0, 2, 3, 1, 2, "7", True)
+
+
+def test_a_failing_final_node_fails_a_dag_that_had_succeeded():
+    """job_dagman_final-K/ProcessJobProcEnd: the FINAL node's failure counts (DAG_STATUS 2, exit 1)."""
+    d = Driver(make("JOB A a\nFINAL F f\n"))
+    d.step()
+    d.finish("A")
+    assert d.submitted_nodes(d.step()) == ["F"]
+    d.finish("F", 4)
+    d.step()
+    assert (d.run.exit_code, d.run.status, d.run.failed_count, d.run.wants_rescue) == (1, 2, 1, True)
+
+
+def test_a_halted_dag_runs_its_final_node_whose_success_is_the_dags():
+    """job_dagman_final-I: halted with nothing running, DAGMan runs FINAL with DAG_STATUS 6; FINAL
+    succeeds: exit 0, DagStatus 5 (success).  Without FINAL a halted DAG exits 1 with a rescue DAG."""
+    d = Driver(make("JOB A a\nJOB B b\nPARENT A CHILD B\nFINAL F f\nSCRIPT PRE F pre $DAG_STATUS\n"))
+    d.step()
+    d.run.halt()
+    d.finish("A")
+    pre = [a for a in d.step() if isinstance(a, RunScript)]
+    assert pre[0].argv == ("pre", "6") and d.run.nodes["B"].status != QUEUED
+    d.run.script_done("F", "PRE", 0, 0)
+    assert d.submitted_nodes(d.step()) == ["F"]
+    d.finish("F")
+    d.step()
+    assert (d.run.exit_code, d.run.status, d.run.wants_rescue) == (0, 6, True)
+    assert 'DagStatus = 5; /* "STATUS_DONE (success)" */' in node_status_text(d.run, 5)
+    d = Driver(make("JOB A a\nJOB B b\nPARENT A CHILD B\n"))
+    d.step()
+    d.run.halt()
+    d.finish("A")
+    d.step()
+    assert (d.run.exit_code, d.run.status, d.run.wants_rescue) == (1, 6, True)
+
+
+def test_service_nodes_are_outside_the_counts_and_their_failure_fails_nothing():
+    """dag.cpp Dag::Add keeps SERVICE nodes out of the node list (NodesTotal, the status file's
+    node ads, DAG_NodesTotal); a failed SERVICE node is not counted (FAILED_COUNT, the exit) but
+    sets DAG_STATUS 2 (Dag::SetStatus is called for it too)."""
+    d = Driver(make("JOB A a\nSERVICE S s\n"))
+    d.step()
+    d.finish("S", 3)
+    d.finish("A")
+    d.step()
+    assert (d.run.exit_code, d.run.status, d.run.failed_count) == (0, 2, 0)
+    text = node_status_text(d.run, 5)
+    assert 'Node = "S"' not in text and "NodesTotal = 1;" in text and d.run.counts()[DONE] == 1
+    data = metrics(d.run, dagman_id="7.0", start=1.0, end=2.0, rescue_number=0, version="25.14.1")
+    assert (data["nodes"], data["service_nodes"], data["service_nodes_failed"], data["total_nodes"],
+            data["total_nodes_run"]) == (1, 1, 1, 2, 2)
 
 
 def test_maxjobs_and_category_throttles_and_priority_order():
@@ -206,7 +310,15 @@ def test_reports_metrics_and_node_status():
     d.finish("D")
     d.step()
     data = metrics(d.run, dagman_id="3.0", start=1.0, end=3.5, rescue_number=0, version="x")
-    assert (data["jobs"], data["jobs_succeeded"], data["exitcode"], data["duration"]) == (4, 4, 0, 2.5)
+    assert list(data) == [      # dagman_metrics.cpp DagmanMetricsV2::Report's keys, in its order
+        "client", "version", "type", "metrics_version", "start_time", "end_time", "duration", "exitcode",
+        "dagman_id", "parent_dagman_id", "rescue_dag_number", "has_final_node", "nodes", "nodes_failed",
+        "nodes_succeeded", "dag_nodes", "dag_nodes_failed", "dag_nodes_succeeded", "provisioner_nodes",
+        "service_nodes", "service_nodes_failed", "service_nodes_succeeded", "total_nodes", "total_nodes_run",
+        "jobs_submitted", "jobs_succeeded", "jobs_failed", "DagStatus"]
+    assert (data["nodes"], data["nodes_succeeded"], data["exitcode"], data["duration"], data["DagStatus"]) == (
+        4, 4, 0, 2.5, 0)
+    assert (data["jobs_submitted"], data["jobs_succeeded"], data["jobs_failed"], data["dagman_id"]) == (4, 4, 0, "3")
     assert 'Node = "D";' in node_status_text(d.run, 5) and "NodesDone = 4;" in node_status_text(d.run, 5)
 
 
