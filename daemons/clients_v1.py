@@ -11,7 +11,9 @@ from jobledger.daemons.clients import Collector as _Collector
 from jobledger.daemons.clients import Schedd as _Schedd
 from jobledger.eventcore.enums import DaemonType
 from jobledger.eventcore.enums_v1 import as_v2
-from jobledger.eventcore.errors import HTCondorEnumError, HTCondorInternalError, SubmitError, SubmitInternalError
+from jobledger.eventcore.classad import ClassAd
+from jobledger.eventcore.errors import (HTCondorEnumError, HTCondorInternalError, HTCondorValueError, SubmitError,
+                                        SubmitInternalError)
 from jobledger.daemons.query_streams import HistoryIterator
 
 __all__ = ["Schedd", "Collector"]
@@ -29,10 +31,23 @@ def v1_submit_error(exc: SubmitError) -> SubmitError:
 class Schedd(_Schedd):
     """A schedd of the pool, as the v1 bindings' ``htcondor.Schedd``."""
 
-    def submit(self, description, count: int = 0, spool: bool = False, itemdata=None,  # type: ignore[override]
-               queue: str | None = None, ad_results=None):
+    def submit(self, description, count: int = 0, spool: bool = False, ad_results=None,  # type: ignore[override]
+               itemdata=None, queue: str | None = None):
+        """v1's ``submit(description, count=1, spool=False, ad_results=None, itemdata=None)``, in
+        v1's order.  A raw job ClassAd (v1's deprecated form, schedd.cpp Schedd::submit before
+        the v1 code was removed) makes one cluster of ``count`` procs (0 taken as 1) and returns
+        its id, filling a list ``ad_results`` with the procs' ads; itemdata is refused with it.
+        A ``Submit`` goes as htcondor2's (count 0: its queue statement)."""
+        if isinstance(description, ClassAd):
+            if itemdata is not None:
+                raise HTCondorValueError("itemdata cannot be used when submitting raw ClassAds")
+            if isinstance(count, bool) or not isinstance(count, int):
+                raise TypeError("count must be an int")
+            if count < 0:
+                raise HTCondorValueError(f"count must not be negative (got {count})")
+            return self._submit_ad(description, count or 1, spool, ad_results)
         try:
-            return super().submit(description, count, spool, itemdata, queue, ad_results)
+            return super().submit(description, count, spool, itemdata, queue)
         except SubmitError as exc:
             raise v1_submit_error(exc) from None
 

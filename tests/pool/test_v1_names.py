@@ -33,6 +33,36 @@ def test_submit_many_makes_one_cluster_of_the_procs_given(pool, tmp_path):
         schedd.submitMany(ClassAd({"Cmd": "/bin/true"}), [(ClassAd(), 0)])
 
 
+def test_submit_of_a_classad_with_a_count_is_v1s(pool, tmp_path):
+    """v1's Schedd.submit(description, count=1, spool=False, ad_results=None, itemdata=None) with a
+    raw job ClassAd (its deprecated form; schedd.cpp Schedd::submit of the v1 bindings): one cluster
+    of ``count`` procs (0 taken as 1), the cluster id returned as an int, ``ad_results`` -- fourth
+    in v1's order -- filled with each proc's ad; itemdata with a ClassAd is an HTCondorValueError."""
+    schedd = v1.Schedd()
+    ad = ClassAd({"Cmd": "/bin/true", "Iwd": str(tmp_path), "JobStatus": 5, "Color": "blue"})
+    results: list = []
+    cluster = schedd.submit(ad, 3, False, results)             # positionally, as v1 programs call it
+    one = schedd.submit(ad, count=0)
+    try:
+        assert isinstance(cluster, int) and isinstance(one, int) and one > cluster
+        ads = schedd.query(f"ClusterId == {cluster}", ["ProcId", "Color", "JobStatus", "Cmd"])
+        assert [(a["ProcId"], a["Color"], a["JobStatus"], a["Cmd"]) for a in ads] == \
+            [(p, "blue", 5, "/bin/true") for p in range(3)]
+        assert [(a["ClusterId"], a["ProcId"], a["Color"]) for a in results] == [(cluster, p, "blue") for p in range(3)]
+        assert [a["ProcId"] for a in schedd.query(f"ClusterId == {one}", ["ProcId"])] == [0]
+        spooled = schedd.submit(ClassAd({"Cmd": "/bin/true", "Iwd": str(tmp_path)}), 2, True)
+        assert [(a["JobStatus"], a["HoldReasonCode"]) for a in
+                schedd.query(f"ClusterId == {spooled}", ["JobStatus", "HoldReasonCode"])] == [(5, 16)] * 2
+    finally:
+        schedd.act(htcondor.JobAction.Remove, f"ClusterId >= {cluster}")
+    with pytest.raises(htcondor.HTCondorValueError, match="itemdata cannot be used when submitting raw ClassAds"):
+        schedd.submit(ad, 1, itemdata=iter([{"x": "1"}]))
+    with pytest.raises(htcondor.HTCondorValueError, match="count"):
+        schedd.submit(ad, -2)
+    with pytest.raises(TypeError):
+        schedd.submit(ad, "2")
+
+
 def test_transaction_and_queue_items(pool, tmp_path):
     schedd = v1.Schedd()
     sub = v1.Submit({"executable": "/bin/true", "hold": "true", "initialdir": str(tmp_path)})
