@@ -33,7 +33,7 @@ class OsSubmitEnvironment:
 
     def __init__(self, cwd: str | None = None, rng: random.Random | None = None):
         self.cwd = os.path.abspath(cwd or os.getcwd())
-        self._rng = rng or random.Random()
+        self._rng = rng          # made when first asked ($RANDOM_INTEGER): seeding reads urandom
         self.domain = filesystem_domain()
 
     def _path(self, path: str) -> str:
@@ -75,6 +75,8 @@ class OsSubmitEnvironment:
         return int(time.time())
 
     def randint(self, low: int, high: int) -> int:
+        if self._rng is None:
+            self._rng = random.Random()
         return self._rng.randint(low, high)
 
 

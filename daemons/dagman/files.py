@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import threading
 import time
 
 from jobledger.daemons import input_files
@@ -54,17 +55,31 @@ def write_metrics(path: str, data: dict) -> None:
 
 
 class DagmanOut:
-    """``<dag>.dagman.out``: condor_dagman's debug log (timestamped lines, appended)."""
+    """``<dag>.dagman.out``: condor_dagman's debug log (timestamped lines, appended).  Lines
+    gather in a buffer and go out in one write when DAGMan is about to wait (``flush``, each
+    round of its loop) or exit: a busy round writes once, not a system call per line."""
 
     def __init__(self, path: str):
-        self.handle = open(path, "a", encoding="utf-8", buffering=1)
+        self.handle = open(path, "a", encoding="utf-8", buffering=1 << 16)
+        self._lock = threading.Lock()       # the control server's thread writes lines too
+        self._stamp_at = -1
+        self._stamp = ""
 
     def __call__(self, message: str) -> None:
-        stamp = time.strftime("%m/%d/%y %H:%M:%S")
-        for line in message.splitlines() or [""]:
-            self.handle.write(f"{stamp} {line}\n")
+        now = int(time.time())
+        with self._lock:
+            if now != self._stamp_at:
+                self._stamp_at, self._stamp = now, time.strftime("%m/%d/%y %H:%M:%S", time.localtime(now))
+            stamp = self._stamp
+            for line in message.splitlines() or [""]:
+                self.handle.write(f"{stamp} {line}\n")
+
+    def flush(self) -> None:
+        with self._lock:
+            self.handle.flush()
 
     def close(self) -> None:
-        self.handle.close()
+        with self._lock:
+            self.handle.close()
 
 

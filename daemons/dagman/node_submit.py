@@ -21,8 +21,11 @@ from jobledger.eventcore.dag.model import FINAL, SUBDAG
 from jobledger.eventcore.projections.userlog import DAGMAN_EVENTS
 
 
-def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log: str) -> tuple[Submit, str]:
-    """(the Submit of node ``name``'s job, the directory it is submitted from)."""
+def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log: str,
+                     texts: dict | None = None) -> tuple[Submit, str]:
+    """(the Submit of node ``name``'s job, the directory it is submitted from).  ``texts``: the
+    submit files already read for the nodes submitted at this same moment (one chunk of a
+    round), by path: a file many nodes share is read once for them, not once each."""
     node = dag.nodes[name]
     cwd = os.path.abspath(node.directory or ".")
     if node.kind == SUBDAG:
@@ -30,7 +33,13 @@ def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log:
     elif node.inline:
         text = dag.descriptions[node.submit]
     else:
-        text = read_submit_file(os.path.join(cwd, node.submit), node.submit)
+        path = os.path.join(cwd, node.submit)
+        known = texts.get(path) if texts is not None else None
+        if known is None:
+            known = read_submit_file(path, node.submit)
+            if texts is not None:
+                texts[path] = known
+        text = known
     sub = Submit(text)
     for key, value, prepend in node.vars:
         if not (prepend and key in sub):
@@ -59,9 +68,9 @@ def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log:
 
 
 def node_cluster(dag, run, name: str, cluster: int, dagman_id: str, batch: str, nodes_log: str,
-                 owner: str) -> dict:
+                 owner: str, texts: dict | None = None) -> dict:
     """The cluster a node's job becomes (``submit_many``'s item)."""
-    sub, cwd = node_description(dag, run, name, dagman_id, batch, nodes_log)
+    sub, cwd = node_description(dag, run, name, dagman_id, batch, nodes_log, texts)
     cluster_ad, proc_ads, _ = build_cluster(sub, cluster, cwd=cwd, owner=owner)
     return {"cluster": cluster, "cluster_ad": cluster_ad, "proc_ads": proc_ads}
 

@@ -254,10 +254,11 @@ class Dagman:
     def _build(self, run: DagRun, submits: list) -> tuple[list, list]:
         items, names = [], []
         ids = self._cluster_ids(len(submits))
+        texts: dict = {}                      # the chunk's submit files, each read once
         for cluster, action in zip(ids, submits):
             try:
                 item = node_cluster(run.dag, run, action.node, cluster, self.dagman_id, self.batch,
-                                    self.nodes_log, self.owner)
+                                    self.nodes_log, self.owner, texts)
             except (JobledgerError, OSError, ValueError) as exc:
                 self.out(f"ERROR: submit of node {action.node} failed: {exc}")
                 run.submit_failed(action.node, time.time())
@@ -324,6 +325,8 @@ class Dagman:
             self._follow(run, 0)
 
     def _follow(self, run: DagRun, wait: float) -> None:
+        if wait:
+            self.out.flush()                   # what this round said, out before we wait
         if self.watcher.watching:
             if wait:
                 self.log_changed.wait(wait)    # a write to the nodes log wakes us at once
