@@ -33,6 +33,7 @@ from jobledger.daemons.config_files import collector_address, config_value, netw
 from jobledger.daemons.selfmonitor import DEFAULT_WINDOW, SelfMonitor
 from jobledger.daemons.runtime_config import RuntimeConfig
 from jobledger.daemons.threadnames import name_process
+from jobledger.eventcore.config import param_boolean
 from jobledger.eventcore.errors import HTCondorException
 
 LIFELINE_ENV = "JOBLEDGER_LIFELINE_FD"
@@ -129,6 +130,11 @@ class Daemon:
             return int(self.config(name, str(default)))
         except ValueError:
             return default
+
+    def config_bool(self, name: str, default: bool) -> bool:
+        """A boolean setting as HTCondor's param_boolean reads it (``eventcore.config``):
+        a value that is no boolean is a ``ConfigError`` naming where it was set."""
+        return param_boolean(name, self.config(name, ""), default, self.table.settings.get(name.upper()))
 
     def config_float(self, name: str, default: float) -> float:
         try:

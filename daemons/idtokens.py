@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from jobledger.eventcore.config import param_boolean
 from jobledger.eventcore.errors import TokenError
 
 _BEEF = bytes((0xDE, 0xAD, 0xBE, 0xEF))
@@ -93,7 +94,8 @@ def read_signing_key(kid: str, get: Lookup) -> bytes:
         raise TokenError(f"signing key file is larger than {MAX_KEY_BYTES} bytes", str(path))
     if not data:
         raise TokenError("signing key file is empty", str(path))
-    is_password = (get("SEC_TOKEN_POOL_SIGNING_KEY_IS_PASSWORD") or "").strip().lower() in ("true", "1", "yes")
+    is_password = param_boolean("SEC_TOKEN_POOL_SIGNING_KEY_IS_PASSWORD",
+                                get("SEC_TOKEN_POOL_SIGNING_KEY_IS_PASSWORD"), False)
     return key_bytes(data, pool, is_password)
 
 

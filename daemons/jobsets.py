@@ -16,10 +16,6 @@ from jobledger.eventcore.status import STATUS_NAMES
 SCHEDULER_UNIVERSE = 7
 
 
-def enabled(config_value: str) -> bool:
-    return config_value.strip().lower() in ("true", "yes", "1", "t", "y")
-
-
 def jobset_id(store, owner: str, name: str, cluster: int) -> int:
     """The id of ``owner``'s set ``name``: that of its queued jobs, else ``cluster``."""
     found = store.query(f"JobSetName == {adwire.quote(name)} && Owner == {adwire.quote(owner)} "

@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 from jobledger.daemons.config_files import config_value
-from jobledger.eventcore.config import ConfigTable, parse_config
+from jobledger.eventcore.config import ConfigTable, param_boolean, parse_config
 from jobledger.eventcore.errors import ConfigError, HTCondorException
 
 __all__ = ["RuntimeConfig", "LEVELS"]
@@ -36,11 +36,8 @@ __all__ = ["RuntimeConfig", "LEVELS"]
 LEVELS = ("READ", "WRITE", "NEGOTIATOR", "ADMINISTRATOR", "OWNER", "CONFIG", "DAEMON",
           "ADVERTISE_STARTD", "ADVERTISE_SCHEDD", "ADVERTISE_MASTER")
 _NAME = re.compile(r"^[A-Za-z0-9_.]+$")
-_TRUE = {"true", "yes", "t", "y", "1"}
-
-
 def _on(table: ConfigTable, name: str) -> bool:
-    return config_value(table, name, "false").strip().lower() in _TRUE
+    return param_boolean(name, config_value(table, name, ""), False, table.settings.get(name.upper()))
 
 
 class RuntimeConfig:

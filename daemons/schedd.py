@@ -145,6 +145,8 @@ class Schedd(Daemon):
         self.reuse_claims = self.config("CLAIM_WORKLIFE", "1200").strip() != "0"
         self.max_jobs_per_submission = self.config_int("MAX_JOBS_PER_SUBMISSION", MAX_JOBS_PER_SUBMISSION)
         self.query_budget = self.config_float("SCHEDD_QUERY_TIMEOUT", 20.0)
+        self.use_jobsets = self.config_bool("USE_JOBSETS", False)
+        self.start_local = start_expression(self.config("START_LOCAL_UNIVERSE", ""), START_LOCAL_UNIVERSE)
 
     # -- life ------------------------------------------------------------------------
     def setup(self) -> None:
@@ -169,8 +171,7 @@ class Schedd(Daemon):
                                                wake=self.store.wake_waiters, log=self.log)
             self.queue_log.catch_up()
         self.queries = Queries(self.store, self.query_budget)
-        self.userrecs = UserRecs(self.store, self.host, self.config(
-            "ALLOW_SUBMIT_FROM_KNOWN_USERS_ONLY", "false").strip().lower() in ("true", "1", "yes", "t"))
+        self.userrecs = UserRecs(self.store, self.host, self.config_bool("ALLOW_SUBMIT_FROM_KNOWN_USERS_ONLY", False))
         self.daemon_history = DaemonHistory(
             self.config("SCHEDD_DAEMON_HISTORY", str(self.spool_dir / "schedd_daemon_history")), "SCHEDD",
             self.config_float("SCHEDD_HISTORY_RECORD_INTERVAL", 900.0),
@@ -243,8 +244,7 @@ class Schedd(Daemon):
         ad["MaxJobsRunning"] = self.config_int("MAX_JOBS_RUNNING", 10000)
         # the START_*_UNIVERSE policies (condor_q -analyze reads them); the local universe's
         # jobs run on slots here, so only its expression is published, not a count
-        ad["StartLocalUniverse"] = {"expr": start_expression(self.config("START_LOCAL_UNIVERSE", ""),
-                                                             START_LOCAL_UNIVERSE)}
+        ad["StartLocalUniverse"] = {"expr": self.start_local}
         local = getattr(self, "local", None)     # (set up with the store)
         if local is not None:
             ad["StartSchedulerUniverse"] = {"expr": local.start_expr}
@@ -533,7 +533,7 @@ class Schedd(Daemon):
         in its store when USE_JOBSETS is on)."""
         who = Submitter(owner, identity, self.host, self.schedd_name, self.address_of("schedd"))
         numbered = None
-        if jobsets.enabled(self.config("USE_JOBSETS", "false")):
+        if self.use_jobsets:
             def numbered(set_name: str) -> int:
                 return jobsets.jobset_id(self.store, owner, set_name, cluster)
         return cluster_records(who, cluster, cluster_ad, num_procs, now, numbered)

@@ -79,7 +79,7 @@ class SharedPort(Daemon):
         key = Path(self.config("AUTH_SSL_SERVER_KEYFILE", "") or local / "host.key")
         if "," in str(cert) or "," in str(key):      # HTCondor's default lists: the pool's own
             cert, key = local / "host.crt", local / "host.key"
-        if self.config("COLLECTOR_BOOTSTRAP_SSL_CERTIFICATE", "true").lower() not in ("false", "0", "no"):
+        if self.config_bool("COLLECTOR_BOOTSTRAP_SSL_CERTIFICATE", True):
             ca = Path(self.config("TRUST_DOMAIN_CAFILE", "") or local / "trust_domain_ca.pem")
             ca_key = Path(self.config("TRUST_DOMAIN_CAKEY", "") or local / "trust_domain_ca_privkey.pem")
             if not str(ca).startswith(str(self.local_dir)) and not ca.parent.exists():

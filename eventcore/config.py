@@ -360,3 +360,32 @@ def _evaluated_number(text: str):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return value
+
+
+_BOOL_WORD = re.compile(r"^(true|1|false|0)\s*$", re.IGNORECASE)
+
+
+def param_boolean(name: str, text: str | None, default: bool, setting: Setting | None = None) -> bool:
+    """A boolean setting as HTCondor's ``param_boolean`` reads it: ``default`` when unset;
+    ``true``/``1`` and ``false``/``0`` (any case, trailing blanks); else the value as a
+    ClassAd expression, true when it evaluates to true or a non-zero number.  Anything
+    else -- ``yes`` is an attribute reference, undefined -- is a ``ConfigError`` in
+    HTCondor's words (its daemons stop on it), naming where the setting was made."""
+    if text is None or not text.strip():
+        return default
+    word = _BOOL_WORD.match(text.lstrip())
+    if word:
+        return word.group(1).lower() in ("true", "1")
+    from jobledger.eventcore.classad import ExprTree
+    from jobledger.eventcore.errors import ClassAdError
+    try:
+        value = ExprTree(text.strip()).eval()
+    except (ClassAdError, RecursionError, ValueError, TypeError):
+        value = None
+    if type(value) is bool:
+        return value
+    if type(value) in (int, float):       # (not Undefined or Error: enum members are ints)
+        return value != 0
+    raise ConfigError(f'{name} in the condor configuration  is not a valid boolean ("{text.strip()}").  '
+                      f"Please set it to True or False (default is {default})",
+                      setting.source if setting else None, setting.line if setting else None)
