@@ -3,7 +3,7 @@
     htcondor job submit FILE [--resource R --runtime S]   one job from a submit file
     htcondor job status ID | resources ID
     htcondor jobset submit FILE | list [--allusers] | status NAME | remove NAME
-    htcondor dag submit FILE                               a DAG (as condor_submit_dag)
+    htcondor dag submit FILE | status ID | resources ID | halt ID | resume ID
     htcondor eventlog read LOG                              one summary line per job
 
 As HTCondor's tool (src/condor_tools/htcondor_cli): what it says goes to stderr
@@ -24,6 +24,7 @@ import os
 import sys
 from pathlib import Path
 
+from jobledger.condor_cli import htcondor_dags as dags
 from jobledger.condor_cli import htcondor_jobsets as jobsets
 from jobledger.condor_cli import htcondor_reports as reports
 from jobledger.eventcore.enums import SubmitMethod
@@ -114,6 +115,17 @@ VERBS: dict[str, dict[str, tuple]] = {
     "dag": {
         "submit": (dag_submit, [(("dag_filename",), {"help": "DAG file"})],
                    "Submits a DAG when given a DAG file"),
+        "status": (dags.status, [(("dag_id",), {"type": int, "help": "DAG ID"})],
+                   "Shows current status of a DAG when given a DAG id"),
+        "resources": (dags.resources, [(("dag_id",), {"type": int, "help": "DAG ID"})],
+                      "Shows the node jobs of a DAG and the resources they use"),
+        "halt": (dags.halt, [(("dag_id",), {"type": int, "help": "DAG ID"}),
+                             (("-r", "--reason"), {"default": None, "metavar": "MESSAGE",
+                                                   "help": "Reason for halting specified DAG"}),
+                             (("-p", "--pause"), {"action": "store_true", "help": argparse.SUPPRESS})],
+                 "Halt the progress of a DAG specified by a DAG id."),
+        "resume": (dags.resume, [(("dag_id",), {"type": int, "help": "DAG ID"})],
+                   "Resume progress of a halted DAG specified by a DAG id."),
     },
     "eventlog": {
         "read": (reports.eventlog_read, [(("log_file",), {"help": "Log file"})], "Reads an eventlog"),

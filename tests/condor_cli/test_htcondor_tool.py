@@ -107,3 +107,35 @@ def test_a_bad_job_set_file_names_its_line_and_submits_nothing(pool, tmp_path, m
     ran = run(main, "jobset", "submit", str(bad))
     assert ran.status == 1 and 'Unrecognized command "flavor"' in ran.err and "line 2" in ran.err
     assert not _queued(pool, 'JobSetName == "Bad"')
+
+
+def test_dag_submit_status_resources_halt_and_resume(pool, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONDOR_CONFIG", str(pool.config_file))
+    monkeypatch.chdir(tmp_path)
+    gate = tmp_path / "gate"
+    gate.touch()
+    (tmp_path / "wait.sub").write_text(f"executable = /bin/sh\narguments = \"-c 'while [ -e {gate} ]; do sleep 0.1;"
+                                       " done'\"\nrequest_memory = 37\nqueue\n")
+    (tmp_path / "d.dag").write_text("JOB NodeA wait.sub\nJOB NodeB wait.sub\nPARENT NodeA CHILD NodeB\n")
+    ran = run(main, "dag", "submit", "d.dag")
+    assert ran.status == 0 and ran.err.startswith("DAG ") and ran.err.strip().endswith(" was submitted.")
+    dag_id = int(ran.err.split()[1])
+    wait_until(lambda: pool.schedd.query(f"DAGManJobId == {dag_id} && JobStatus == 2", ["ClusterId"]), 60,
+               what="NodeA to run")
+    ran = run(main, "dag", "resources", str(dag_id))
+    lines = ran.err.strip().splitlines()
+    assert ran.status == 0 and lines[0].split() == ["NODE_NAME", "JOB_ID", "STATUS", "MEM_USAGE", "REQ_MEM",
+                                                    "STARTS", "REMOTE_HOST"]
+    node = [line for line in lines if line.startswith("NodeA")]
+    assert len(node) == 1 and "Running" in node[0] and " 37 " in node[0] and node[0].split()[-1] != "-"
+    history = list(pool.schedd.query(f"ClusterId == {dag_id}", ["JobSubmitMethod"]))
+    assert history[0]["JobSubmitMethod"] == 4
+    wait_until(lambda: "DAG contains 2 node(s) total" in run(main, "dag", "status", str(dag_id)).err, 60,
+               what="DAGMan's counts in its ad")
+    ran = run(main, "dag", "halt", str(dag_id), "-r", "enough")
+    assert (ran.status, ran.err.strip()) == (0, f"Halted DAG {dag_id}")
+    assert run(main, "dag", "resume", str(dag_id)).err.strip() == f"Resumed DAG {dag_id}"
+    gate.unlink()
+    wait_until(lambda: not pool.schedd.query(f"ClusterId == {dag_id}", ["JobStatus"]), 90, what="the DAG's end")
+    ran = run(main, "dag", "status", "999999")
+    assert ran.status == 1 and "No DAG found for ID 999999." in ran.err
