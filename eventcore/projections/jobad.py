@@ -8,8 +8,10 @@ shape: ``type``, ``timestamp``, ``attrs``).  Pure; the caller applies it.
 
 from __future__ import annotations
 
+import re
 from typing import Mapping
 
+from jobledger.eventcore.hold_codes import hold_code_name
 from jobledger.eventcore.records import quote_string
 from jobledger.eventcore.status import (
     EXECUTE, JOB_ABORTED, JOB_EVICTED, JOB_HELD, JOB_RELEASED, JOB_SUSPENDED,
@@ -80,11 +82,24 @@ def _held(ad, attrs, now, before, out, delete):
     out["HoldReasonCode"] = str(int(attrs.get("HoldReasonCode") or 0))
     out["HoldReasonSubCode"] = str(int(attrs.get("HoldReasonSubCode") or 0))
     _bump(ad, out, "NumHolds")
+    out["NumHoldsByReason"] = holds_by_reason(ad.get("NumHoldsByReason"), int(attrs.get("HoldReasonCode") or 0))
     if before == JobStatus.REMOVED:
         out["JobStatusOnRelease"] = "3"
     if "ReleaseReason" in ad:
         out["LastReleaseReason"] = ad["ReleaseReason"]
         delete.append("ReleaseReason")
+
+
+_COUNT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\d+)")
+
+
+def holds_by_reason(text: str | None, code: int) -> str:
+    """``NumHoldsByReason`` (a nested ad of counts by hold code name, as HTCondor's schedd
+    keeps it) after one more hold of ``code``."""
+    counts = {name: int(number) for name, number in _COUNT.findall(text or "")}
+    name = hold_code_name(code)
+    counts[name] = counts.get(name, 0) + 1
+    return "[ " + "; ".join(f"{key} = {value}" for key, value in counts.items()) + " ]"
 
 
 def _released(ad, attrs, now, before, out, delete):

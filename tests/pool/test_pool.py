@@ -248,8 +248,9 @@ def test_periodic_hold_then_periodic_release(pool, tmp_path):
     wait_until(lambda: (pool.schedd.query(f"ClusterId == {cluster}", ["NumHolds"]) or [{}])[0]
                .get("NumHolds") == 2 and statuses(pool.schedd, cluster) == [5], 30,
                what="two policy holds")
-    ad = pool.schedd.query(f"ClusterId == {cluster}", ["HoldReasonCode", "HoldReason"])[0]
+    ad = pool.schedd.query(f"ClusterId == {cluster}", ["HoldReasonCode", "HoldReason", "NumHoldsByReason"])[0]
     assert (ad["HoldReasonCode"], ad["HoldReason"]) == (3, "held by policy")
+    assert dict(ad["NumHoldsByReason"]) == {"JobPolicy": 2}     # by hold code name, as HTCondor's schedd
     pool.schedd.act(htcondor.JobAction.Remove, cluster)
 
 
