@@ -162,6 +162,8 @@ class Collector(Daemon):
         kind = AdType(ad_type)
         mytype = None if kind is AdType.Any else kind.my_type
         ads = self.store.select(mytype, constraint or None, time.time(), generic=kind is AdType.Generic)
+        if mytype is None:       # as HTCondor's collector: private ads answer only their own ad type
+            ads = [ad for ad in ads if text_of(ad, "MyType") != "MachinePrivate"]
         if projection:
             keep = {name.lower() for name in projection} | {"mytype", "targettype"}
             ads = [{k: v for k, v in ad.items() if k.lower() in keep} for ad in ads]

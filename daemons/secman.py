@@ -124,8 +124,9 @@ def ping_ad(location, command="DC_NOP") -> ClassAd:
                    "CryptoMethods": str(info.get("encryption", "")), "MyRemoteUserName": info["user"],
                    "User": info["user"], "Sid": str(info.get("session", "")),
                    "SessionLease": int(info.get("lease", lease))})
-    if level:
-        ad["AuthorizationSucceeded"] = True
+    # the daemon answered the command (DC_NOP itself, or the level's DC_NOP_*): authorized, as
+    # HTCondor's ping ad says for each, DC_NOP included (HTCondor's own ping test reads it for 60011)
+    ad["AuthorizationSucceeded"] = True
     return ClassAd(ad)
 
 

@@ -550,7 +550,16 @@ class Startd(Daemon):
         return ads
 
     def ads(self) -> list[dict]:
-        return self.slot_ads()
+        """The slots' ads, and a private ad (MachinePrivate) per slot that is not a dynamic one,
+        as HTCondor's startd sends with each slot's update (the collector answers
+        AdType.StartdPrivate queries from them).  HTCondor's carries the slot's claim id
+        (Capability); jobledger's claims need none, so none goes to the collector."""
+        slots = self.slot_ads()
+        private = [{"MyType": "MachinePrivate", "Name": ad["Name"], "Machine": ad.get("Machine", self.host),
+                    "MyAddress": ad.get("MyAddress", self.address_of(self.name)),
+                    "StartdIpAddr": ad.get("MyAddress", self.address_of(self.name))}
+                   for ad in slots if ad.get("DynamicSlot") is not True]
+        return slots + private
 
     def advertise(self, ads: list[dict] | None = None) -> None:
         """Send the slots' ads, then take the dynamic slots that are gone out of the
@@ -598,7 +607,8 @@ class Startd(Daemon):
     def withdraw_ads(self) -> None:
         """Take our slots out of the collector (the pool is stopping)."""
         try:
-            ipc.call(self.collector_address, "invalidate", timeout=2, mytype="Machine")
+            for mytype in ("Machine", "MachinePrivate"):
+                ipc.call(self.collector_address, "invalidate", timeout=2, mytype=mytype)
         except HTCondorException:
             pass
 

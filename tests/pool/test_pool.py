@@ -195,6 +195,11 @@ def test_collector_query_locate_advertise(pool):
     assert {"Collector", "Scheduler", "Negotiator", "Machine", "DaemonMaster"} <= types
     slots = collector.query(htcondor.AdType.Startd, "true", ["Name", "Cpus", "Memory"])
     assert slots and all({"Name", "Cpus", "Memory"} <= set(ad.keys()) for ad in slots)
+    # a private ad per slot that is not dynamic, answered to its own ad type only (as HTCondor's)
+    private = collector.query(htcondor.AdType.StartdPrivate)
+    assert private and {ad["MyType"] for ad in private} == {"MachinePrivate"} and "MachinePrivate" not in types
+    located = {ad["Name"] for ad in collector.locateAll(htcondor.DaemonType.Startd)}
+    assert {ad["Name"] for ad in private} <= located
     assert slots[0]["Cpus"] >= 0
     located = collector.locate(htcondor.DaemonType.Schedd)
     assert located["MyAddress"].startswith("<") and "CondorVersion" in located

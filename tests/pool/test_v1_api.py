@@ -113,6 +113,7 @@ def test_secman_ping(pool):
     with v1.SecMan() as secman:
         answer = secman.ping(ad)
         assert answer["AuthCommand"] == 60011 and answer["Authentication"] == "YES"
+        assert answer["AuthorizationSucceeded"] is True      # for DC_NOP too, as HTCondor's ping ad
         assert answer["MyRemoteUserName"].split("@")[0]
         assert answer["RemoteVersion"].startswith("$CondorVersion:")
         assert secman.ping(ad["MyAddress"], "WRITE")["Command"] == 60021
