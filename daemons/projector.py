@@ -61,7 +61,7 @@ from jobledger.eventcore.errors import UnsafePathError
 from jobledger.eventcore.journal import Entry, entry_from_row, job_id, row_entries
 from jobledger.eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, Target, planned_writes, render
 from jobledger.daemons.storage.cursors import FileState, LogCursors
-from jobledger.daemons.storage.store import Store
+from jobledger.daemons.storage.interfaces import JournalFeed
 from jobledger.tracking.localzone import LOCAL_TZINFO
 from jobledger.daemons.userlog_files import EventLogWriter, UserLogWriter
 
@@ -87,7 +87,7 @@ def local_zone() -> datetime.tzinfo:
 class Projector:
     """Follows the journal and writes log files (see the module docstring)."""
 
-    def __init__(self, store: Store, event_log: str | None = None,
+    def __init__(self, store: JournalFeed, event_log: str | None = None,
                  max_event_log: int = 1_000_000, event_log_rotations: int = 1,
                  user_log_format: TextFormat = TextFormat(),
                  event_log_format: TextFormat = EVENT_LOG_FORMAT,

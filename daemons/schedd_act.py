@@ -30,8 +30,9 @@ from jobledger.eventcore.errors import (HTCondorException, HTCondorValueError, P
                                         TransferError)
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
-from jobledger.eventcore.records import ActionRecord, Assumed, SetAttributes
+from jobledger.eventcore.records import ActionRecord, Assumed, Record, SetAttributes
 from jobledger.eventcore.status import JobStatus
+from jobledger.daemons.storage.interfaces import ActionLedger
 
 DECIDE_AGAIN = 16   # decisions made afresh when jobs moved under them (only a run's start can)
 IMMUTABLE = {"owner", "clusterid", "jobuniverse", "procid", "mytype", "targettype", "user", "osuser",
@@ -58,7 +59,7 @@ class Actions:
     every change of a run; ``tell`` reaches starters), the spool, and ``poke``, which
     asks for a negotiation cycle when jobs became idle."""
 
-    def __init__(self, store, runs, spool_dir, poke):
+    def __init__(self, store: ActionLedger, runs, spool_dir, poke):
         self.store = store
         self.runs = runs
         self.spool_dir = spool_dir
@@ -208,7 +209,8 @@ class Actions:
                 incoming.check(str(job), plans[job])
             with self.runs.lock:
                 jobs = self._waiting_for_input([str(job) for job, _ in jobs], only)  # as they are now
-                now, records, installed = time.time(), [], []
+                now, installed = time.time(), []
+                records: list[Record] = []
                 try:
                     for job, ad in jobs:
                         where = incoming.install(job)
@@ -249,10 +251,11 @@ class Actions:
         spooled jobs chosen, streamed to the client (daemons/spool_net.py), which
         writes them where the job was submitted.  A network user's own jobs only."""
         if ids is not None:
-            chosen = [(job, self.store.job_ad(job)) for job in parse_ids(ids)]
-            missing = [job for job, ad in chosen if ad is None]
+            found = [(job, self.store.job_ad(job)) for job in parse_ids(ids)]
+            missing = [job for job, ad in found if ad is None]
             if missing:
                 raise HTCondorValueError(f"retrieve: no job {missing[0]} in the queue")
+            chosen = [(job, ad) for job, ad in found if ad is not None]
         else:
             chosen = [(JobId(int(ad["ClusterId"]), int(ad["ProcId"])), ad)
                       for ad in self.store.query(constraint or None)]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 
+from jobledger.daemons.storage.interfaces import ClusterLedger
 from jobledger.eventcore.adwire import quote
 from jobledger.eventcore.records import SetAttributes
 from jobledger.eventcore.decide.runs import event
@@ -28,7 +29,7 @@ from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
 
 
-def post_script_terminated(store, cluster: int, node: str, code: int | None = None,
+def post_script_terminated(store: ClusterLedger, cluster: int, node: str, code: int | None = None,
                            signal: int | None = None) -> int:
     """Append node ``node``'s POST script end (exit ``code``, or killed by ``signal``) for its job
     ``cluster``.0; the journal position.  A job still in the queue must be that node's; one that
@@ -57,7 +58,7 @@ PROGRESS_ATTRS = frozenset({
 SCHEDULER_UNIVERSE = "7"
 
 
-def dagman_progress(store, user: str, job: str, values: dict) -> int:
+def dagman_progress(store: ClusterLedger, user: str, job: str, values: dict) -> int:
     """Set the DAG_* counts ``values`` (name -> int) on DAGMan job ``job`` (a scheduler
     universe job of ``user``, in the queue) in one record; the journal position."""
     try:

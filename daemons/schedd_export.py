@@ -34,6 +34,7 @@ from jobledger.eventcore.projections.queuelog_live import ad_lines, cluster_key,
 from jobledger.eventcore.projections.queuelog_read import QueueLogError, read_queue_log
 from jobledger.eventcore.records import SetAttributes
 from jobledger.eventcore.status import JobStatus
+from jobledger.daemons.storage.interfaces import ClusterLedger
 
 MANAGED, MANAGER, LUMBERJACK, EXTERNAL = "Managed", "ManagedManager", "Lumberjack", "External"
 QUEUE_LOG = "job_queue.log"
@@ -78,7 +79,7 @@ class Exports:
     """Export, import and unexport over one schedd's ``store`` (under ``lock``, the lock
     that orders every change of a run)."""
 
-    def __init__(self, store, lock, log=None):
+    def __init__(self, store: ClusterLedger, lock, log=None):
         self.store, self.lock, self.log = store, lock, log
 
     def _clusters(self, ids: list | None, constraint: str | None) -> list[int]:
@@ -105,8 +106,11 @@ class Exports:
         if not isinstance(new_spool_dir, str) or "\n" in new_spool_dir or "\x00" in new_spool_dir:
             raise _refuse("Invalid arguments: NewSpoolDir must be a path")
         with self.lock:
-            clusters = [(c, self.store.cluster_ad(c), self._jobs_of(c)) for c in self._clusters(ids, constraint)]
-            clusters = [(c, ad, jobs) for c, ad, jobs in clusters if ad is not None and jobs]
+            clusters = []
+            for cluster in self._clusters(ids, constraint):
+                cluster_ad, jobs = self.store.cluster_ad(cluster), self._jobs_of(cluster)
+                if cluster_ad is not None and jobs:
+                    clusters.append((cluster, cluster_ad, jobs))
             if not clusters:
                 raise _refuse("No clusters to export")
             owners = {jobs[0].get("Owner") for _, _, jobs in clusters}

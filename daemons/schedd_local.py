@@ -35,7 +35,8 @@ from jobledger.eventcore.decide.runs import event, first_start_attrs, starter_jo
 from jobledger.eventcore.errors import InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
-from jobledger.eventcore.records import Assumed, SetAttributes
+from jobledger.eventcore.records import Assumed, Record, SetAttributes
+from jobledger.daemons.storage.interfaces import JobLedger
 
 SCHEDULER = 7      # JobUniverse of the scheduler universe
 LOCAL_SLOT = "local"
@@ -59,7 +60,7 @@ def start_expression(text: str | None, default: str) -> str:
 class SchedulerUniverse:
     """Starts idle scheduler-universe jobs; signals and reaps their starters."""
 
-    def __init__(self, store, runs, log, spool_dir, schedd_address: str, config_file: str,
+    def __init__(self, store: JobLedger, runs, log, spool_dir, schedd_address: str, config_file: str,
                  reconnect_timeout: float, start_expr: str = START_SCHEDULER_UNIVERSE):
         self.store = store
         self.start_expr = start_expr      # START_SCHEDULER_UNIVERSE: may a job start now
@@ -144,7 +145,7 @@ class SchedulerUniverse:
                                  pass_fds=(int(lifeline),) if lifeline else ())
         self.children[child.pid] = child
         start = process_start_time(child.pid)
-        records = [Assumed.of(job, current), SetAttributes(job, set={
+        records: list[Record | Assumed] = [Assumed.of(job, current), SetAttributes(job, set={
             "ClaimId": adwire.quote(claim), "StarterPid": str(child.pid), "StarterStart": str(start),
             "ScratchDir": adwire.quote(str(self.execute_dir / f"dir_{child.pid}")),
             "RemoteSlot": adwire.quote(LOCAL_SLOT), **first_start_attrs(current, time.time()),

@@ -27,9 +27,10 @@ from jobledger.eventcore.decide.runs import (event, first_start_attrs, startd_ad
 from jobledger.eventcore.errors import InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
-from jobledger.eventcore.records import Assumed, SetAttributes
+from jobledger.eventcore.records import Assumed, Record, SetAttributes
 from jobledger.eventcore.status import JobStatus
 from jobledger.eventcore.transfer import output_on_evict
+from jobledger.daemons.storage.interfaces import JobLedger
 
 MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "JobPrio",
                "Owner", "JobUniverse", "ClusterId", "ProcId", "QDate", "DiskUsage", "ImageSize",
@@ -56,7 +57,7 @@ def externally_managed(ad: dict) -> bool:
 class Matches:
     """Starts runs of matched jobs (``store``, ``runs``, ``log``, the spool for evicted files)."""
 
-    def __init__(self, store, runs, log, spool_dir, reuse_claims: bool = True):
+    def __init__(self, store: JobLedger, runs, log, spool_dir, reuse_claims: bool = True):
         self.store = store
         self.runs = runs
         self.log = log
@@ -201,7 +202,7 @@ class Matches:
                 "activate", address=address, claim=claim, job=values, request=match["request"],
                 reuse=match.get("reuse"), slot=match.get("slot"))
         now = time.time()
-        records = [Assumed.of(job, ad), SetAttributes(job, set={
+        records: list[Record | Assumed] = [Assumed.of(job, ad), SetAttributes(job, set={
             "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),
             "StarterStart": str(started["start"]), "ScratchDir": adwire.quote(started["scratch"]),
             "RemoteSlot": adwire.quote(started["slot"]), "StartdIpAddr": adwire.quote(address),

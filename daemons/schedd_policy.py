@@ -20,6 +20,7 @@ from jobledger.eventcore.decide.policy import (  # noqa: F401 - SYSTEM_EXPRS: th
 from jobledger.eventcore.errors import InvalidTransition, StaleDecision
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import Assumed
+from jobledger.daemons.storage.interfaces import PolicyLedger
 
 
 class Policy:
@@ -31,7 +32,7 @@ class Policy:
     SYSTEM_PERIODIC_* expressions by name (text).
     """
 
-    def __init__(self, store, runs, log, poke, *, max_releases: int = -1, interval: float = 60,
+    def __init__(self, store: PolicyLedger, runs, log, poke, *, max_releases: int = -1, interval: float = 60,
                  ceiling: float = 1200, system: dict | None = None):
         self.store = store
         self.runs = runs

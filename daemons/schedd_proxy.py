@@ -15,13 +15,14 @@ import posixpath
 from pathlib import Path
 
 from jobledger.daemons.x509_proxy import MAX_PROXY_BYTES, proxy_facts, replace_file
+from jobledger.daemons.storage.interfaces import JobLedger
 from jobledger.eventcore import adwire
 from jobledger.eventcore.errors import HTCondorException, PermissionDenied
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import SetAttributes
 
 
-def refresh_proxy(store, lock, startd_call, log, only, cluster, proc, proxy) -> int:
+def refresh_proxy(store: JobLedger, lock, startd_call, log, only, cluster, proc, proxy) -> int:
     """The refreshed proxy's expiration (Unix time); ``only``: (Owner, identity) the
     requester is limited to, or None."""
     for value, what in ((cluster, "cluster"), (proc, "proc")):

@@ -16,6 +16,7 @@ from jobledger.daemons import ipc, jobsets
 from jobledger.daemons.schedd_match import MATCH_ATTRS
 from jobledger.eventcore.enums import QueryOpt
 from jobledger.eventcore.errors import HTCondorException
+from jobledger.daemons.storage.interfaces import QueueReads
 
 SUMMARY_KEYS = {1: "Idle", 2: "Running", 3: "Removed", 4: "Completed", 5: "Held", 6: "Running",
                 7: "Suspended"}
@@ -34,7 +35,7 @@ def check_constraint(constraint) -> None:
 class Queries:
     """Queries over ``store`` for one schedd; ``budget`` is SCHEDD_QUERY_TIMEOUT (seconds)."""
 
-    def __init__(self, store, budget: float):
+    def __init__(self, store: QueueReads, budget: float):
         self.store = store
         self.budget = budget
 

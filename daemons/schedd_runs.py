@@ -43,6 +43,7 @@ from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import Assumed, SetAttributes
 from jobledger.eventcore.status import JobStatus
 from jobledger.eventcore.transfer import size_mb
+from jobledger.daemons.storage.interfaces import JobLedger
 
 MAX_START_FAILURES = 3          # starters gone without an outcome before the job is held
 STARTED_WAIT = 10.0             # seconds a report waits for its run's start to be recorded
@@ -64,7 +65,7 @@ class Runs:
     says whether the job was one.
     """
 
-    def __init__(self, store, log, startd_call, spool_dir=None, signal_local=None):
+    def __init__(self, store: JobLedger, log, startd_call, spool_dir=None, signal_local=None):
         self.spool_dir = spool_dir
         self.store = store
         self.log = log

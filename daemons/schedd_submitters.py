@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from jobledger.daemons.storage.interfaces import SubmitterReads
 from jobledger.eventcore import adwire
 from jobledger.eventcore.accounting import submitter_of
 from jobledger.eventcore.ids import JobId
@@ -26,7 +27,7 @@ def _text(ad: dict, name: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def submitter_counts(store, domain: str) -> dict[str, dict]:
+def submitter_counts(store: SubmitterReads, domain: str) -> dict[str, dict]:
     """submitter -> {"Owner", "Idle", "Running", "Held"} over the queue."""
     out: dict[str, dict] = {}
     for _, owner, status, number, cluster_ad in store.cluster_status_counts():
@@ -39,7 +40,7 @@ def submitter_counts(store, domain: str) -> dict[str, dict]:
     return out
 
 
-def idle_by_submitter(store, busy: set, limit: int, domain: str, attrs: tuple,
+def idle_by_submitter(store: SubmitterReads, busy: set, limit: int, domain: str, attrs: tuple,
                       skip_universe: str, admit: Callable[[dict], bool] | None = None
                       ) -> dict[str, list[dict]]:
     """submitter -> up to ``limit`` of its idle jobs (``attrs`` of each), queue order;

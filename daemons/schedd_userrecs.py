@@ -21,6 +21,7 @@ from jobledger.eventcore.projections.userrecs import (OPS, Command, UserRecFold,
                                                       user_key)
 from jobledger.eventcore.records import UserRecord
 from jobledger.eventcore.status import JobStatus
+from jobledger.daemons.storage.interfaces import UserRecLedger
 
 __all__ = ["UserRecs"]
 
@@ -33,7 +34,7 @@ MAX_TARGETS = 1_000_000     # HTCondor's schedd refuses a command naming more
 class UserRecs:
     """The records, their commands, and the submit check."""
 
-    def __init__(self, store, domain: str, known_only: bool = False):
+    def __init__(self, store: UserRecLedger, domain: str, known_only: bool = False):
         self.store = store
         self.domain = domain
         self.known_only = known_only

@@ -27,6 +27,7 @@ from jobledger.daemons import ipc
 from jobledger.daemons.schedd_query import check_constraint
 from jobledger.eventcore.errors import HTCondorValueError
 from jobledger.eventcore.ids import JobId
+from jobledger.daemons.storage.interfaces import WatchReads
 
 __all__ = ["watch_stream", "MARK_EVERY"]
 
@@ -67,7 +68,7 @@ def _batches(store, constraint, after: int, stop: threading.Event, mark_every: f
 class _Picker:
     """Does ``constraint`` pick a job (cached per job for the stream's life)?"""
 
-    def __init__(self, store, constraint: str | None):
+    def __init__(self, store: WatchReads, constraint: str | None):
         self.store = store
         self.constraint = constraint
         self.verdicts: dict[tuple[int, int], bool] = {}

@@ -244,7 +244,7 @@ class Store(QueueViews):
         self.close()
 
     # ------------------------------------------------------------ append --
-    def append(self, records: Iterable[Record], expected_head: int | None = None,
+    def append(self, records: Iterable[Record | Assumed], expected_head: int | None = None,
                time: float | None = None) -> int:
         """Append atomically; return the last position (see module docstring).
 

@@ -18,7 +18,7 @@ matched: ``history(match=N)`` reads the newest rows only until N matched
 from __future__ import annotations
 
 import time as _time
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Generator, Iterable, Iterator
 
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.projections.queue import merged_ad
@@ -144,7 +144,7 @@ class QueueViews:
 
     def query_pages(self, constraint: str | None = None, projection: Iterable[str] | None = None,
                     limit: int = -1, budget: float | None = None,
-                    rows: int = PAGE) -> Iterator[list[dict]]:
+                    rows: int = PAGE) -> Generator[list[dict], None, None]:
         """``query``'s answer in pages, each read on its own: at most ``rows`` queue
         rows, then the next page from the job after the last one read (by
         (cluster, proc)).  Between pages nothing of the store is held (no lock,
@@ -236,7 +236,7 @@ class QueueViews:
 
     def history_pages(self, constraint: str | None = None, projection: Iterable[str] | None = None,
                       match: int = -1, since: str | int | None = None,
-                      rows: int = PAGE) -> Iterator[list[dict]]:
+                      rows: int = PAGE) -> Generator[list[dict], None, None]:
         """``history``'s answer in pages of at most ``rows`` history rows read, each read
         on its own (the next from the row before the last one read): nothing of the
         store is held between pages, and no more than a page in memory."""
