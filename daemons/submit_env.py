@@ -94,13 +94,14 @@ class Submit(_description.Submit):
 
     @staticmethod
     def from_dag(filename: str, options: dict | None = None) -> "Submit":
-        """condor_submit_dag -no_submit: check the DAG, write ``<dag>.condor.sub``, and
-        return the DAGMan job's description (``Schedd.submit`` queues it).  Files of
+        """condor_submit_dag -no_submit: write ``<dag>.condor.sub`` and return the DAGMan
+        job's description (``Schedd.submit`` queues it).  As htcondor2's, a DAG that does
+        not parse is submitted all the same: its DAGMan job reports the error and exits 1.  Files of
         an earlier run in the way: as htcondor2, the reasons on stderr and
         ``HTCondorException("Unable to write condor_dagman output files")``."""
         from jobledger.daemons.dagman.submit_dag import PYTHON_HINT, DagOutputExists, write_submit_file
         try:
-            return Submit(write_submit_file(filename, options))
+            return Submit(write_submit_file(filename, options, strict=False))
         except DagOutputExists as exc:
             print(exc.explained(PYTHON_HINT), file=sys.stderr)
             raise

@@ -53,7 +53,7 @@ from jobledger.eventcore.dag.report import (RESCUE_RE, dot_text, jobstate_line, 
                                   status_table)
 from jobledger.eventcore.dag.run import (ABORTED, DONE, FAILED, FUTILE, POST, POST_SCRIPT_TERMINATED, PRE, QUEUED, READY,
                                TERMINATED, WAITING, DagRun, RemoveJobs, RunScript, SubmitJob)
-from jobledger.eventcore.errors import HTCondorException, HTCondorIOError, JobledgerError, UserLogFileChanged
+from jobledger.eventcore.errors import DagError, HTCondorException, HTCondorIOError, JobledgerError, UserLogFileChanged
 from jobledger.tracking.jobeventlog import JobEventLog
 from jobledger.tracking.watch import DirectoryWatcher
 
@@ -155,6 +155,9 @@ class Dagman:
         write_atomic(self.options.lockfile, f"{os.getpid()}\n")
         try:
             run = self.load()
+        except DagError as exc:           # HTCondor's DAGMan: the parse error, exit status 1
+            self.out(f"ERROR: Failed to parse {self.dag_file}: {exc}")
+            return self._exit(None, 1)
         except JobledgerError as exc:
             self.out(f"ERROR: {exc}")
             return self._exit(None, 1)

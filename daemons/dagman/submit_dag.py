@@ -152,11 +152,21 @@ def check_dag(dag_file: str, options: dict, cwd: str):
     return dag
 
 
-def submit_text(dag_file: str, options: dict | None = None, cwd: str | None = None) -> str:
-    """The ``<dag>.condor.sub`` text for ``dag_file`` (relative to ``cwd``), checked first."""
+def submit_text(dag_file: str, options: dict | None = None, cwd: str | None = None, strict: bool = True) -> str:
+    """The ``<dag>.condor.sub`` text for ``dag_file`` (relative to ``cwd``), checked first.
+
+    ``strict``: a DAG that does not parse is an error here (``DagError``), nothing written.
+    Not strict, as HTCondor's condor_submit_dag and ``Submit.from_dag``: only a missing DAG
+    file is; a DAG that does not parse is submitted all the same (without its SET_JOB_ATTR
+    lines), and the DAGMan job says "Failed to parse" in its dagman.out and exits 1."""
     options = _checked(options)
     cwd = os.path.abspath(cwd or os.getcwd())
-    parsed = check_dag(dag_file, options, cwd)
+    try:
+        parsed = check_dag(dag_file, options, cwd)
+    except DagError:
+        if strict or not os.path.isfile(os.path.join(cwd, dag_file)):
+            raise
+        parsed = None
     dag = dag_file
     batch = options.get("batch_name")
     lines = [
@@ -173,7 +183,8 @@ def submit_text(dag_file: str, options: dict | None = None, cwd: str | None = No
     # SET_JOB_ATTR: attributes of the DAGMan job itself, which condor_submit_dag writes into
     # this file as My.<name> = <value> lines (HTCondor's dagman_utils.cpp, writeSubmitFile)
     lines += append_file_lines(options, cwd)
-    lines += [f"My.{name} = {value}" for name, value in parsed.set_job_attrs.items()]
+    if parsed is not None:
+        lines += [f"My.{name} = {value}" for name, value in parsed.set_job_attrs.items()]
     lines.append("queue")
     return "\n".join(line for line in lines if line) + "\n"
 
@@ -219,10 +230,11 @@ def _quote_v2(word: str) -> str:
     return word
 
 
-def write_submit_file(dag_file: str, options: dict | None = None, cwd: str | None = None) -> str:
-    """condor_submit_dag -no_submit: check the DAG and an earlier run's files
-    (``DagOutputExists``), write ``<dag>.condor.sub``; returns its text."""
-    text = submit_text(dag_file, options, cwd)
+def write_submit_file(dag_file: str, options: dict | None = None, cwd: str | None = None,
+                      strict: bool = True) -> str:
+    """condor_submit_dag -no_submit: check the DAG (``strict``: see ``submit_text``) and an
+    earlier run's files (``DagOutputExists``), write ``<dag>.condor.sub``; returns its text."""
+    text = submit_text(dag_file, options, cwd, strict)
     make_room(dag_file, _checked(options), os.path.abspath(cwd or os.getcwd()))
     path = os.path.join(os.path.abspath(cwd or os.getcwd()), f"{dag_file}.condor.sub")
     with open(path, "w", encoding="utf-8") as handle:

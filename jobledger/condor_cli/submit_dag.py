@@ -2,9 +2,11 @@
 
     condor_submit_dag [options] DAGFILE
 
-Parses the DAG (an error names file:line and nothing is submitted), writes
-``DAGFILE.condor.sub`` and submits it to the pool's schedd, printing the
-files DAGMan will write, as HTCondor's condor_submit_dag does.
+Writes ``DAGFILE.condor.sub`` and submits it to the pool's schedd, printing
+the files DAGMan will write, as HTCondor's condor_submit_dag does; as HTCondor's,
+a DAG that does not parse is submitted all the same, and its DAGMan job says
+why in DAGFILE.dagman.out and exits 1 (``jobledger dag submit`` refuses it
+before submitting, naming file:line).
 """
 
 from __future__ import annotations
@@ -86,8 +88,8 @@ def run(argv: list[str]) -> int:
     from jobledger.daemons.dagman.submit_dag import CONDOR_SUBMIT_DAG_HINT, DagOutputExists, write_submit_file
     from jobledger.daemons.submit_env import Submit
     dag_file, options, no_submit, name = parse(argv)
-    try:                      # DagError: one line, exit 1, nothing submitted
-        sub = Submit(write_submit_file(dag_file, options))
+    try:                      # a missing DAG file: one line, exit 1, nothing submitted
+        sub = Submit(write_submit_file(dag_file, options, strict=False))
     except DagOutputExists as exc:   # an earlier run's files: HTCondor's message, exit 1
         raise Failed(exc.explained(CONDOR_SUBMIT_DAG_HINT)) from None
     print("-" * 71)

@@ -176,11 +176,18 @@ def test_removing_the_dagman_job_removes_its_node_jobs(pool, tmp_path):
     assert {j["JobStatus"] for j in node_jobs(pool, cluster)} == {3}
 
 
-def test_bad_dag_is_an_error_naming_the_line_and_nothing_is_submitted(pool, tmp_path, monkeypatch):
+def test_bad_dag_is_an_error_naming_the_line(pool, tmp_path, monkeypatch):
+    # as htcondor2's from_dag (and condor_submit_dag): the DAG goes in all the same and its
+    # DAGMan job fails with the parse error in dagman.out (HTCondor's upstream DAGMan tests)
     write(tmp_path / "bad.dag", "JOB A a.sub\nPARENT A CHILD Nope\n")
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(DagError, match=r"bad.dag:2: unknown node 'Nope'"):
-        htcondor.Submit.from_dag("bad.dag")
+    cluster = pool.schedd.submit(htcondor.Submit.from_dag("bad.dag")).cluster()
+    assert wait_dagman(pool, cluster)["ExitCode"] == 1
+    out = (tmp_path / "bad.dag.dagman.out").read_text()
+    assert "ERROR: Failed to parse bad.dag: bad.dag:2: unknown node 'Nope'" in out
+    with pytest.raises(DagError, match="cannot read 'gone.dag'"):
+        htcondor.Submit.from_dag("gone.dag")
+    # jobledger's own command refuses it before submitting anything
     before = len(pool.schedd.query("true", ["ClusterId"]))
     result = CliRunner().invoke(cli, ["dag", "submit", "bad.dag", "--local-dir", str(pool.local_dir)])
     assert result.exit_code == 1 and "bad.dag:2: unknown node 'Nope'" in result.output
@@ -219,8 +226,13 @@ def test_condor_submit_dag(pool, tmp_path, monkeypatch):
     assert wait_dagman(pool, cluster)["ExitCode"] == 0
     assert "-MaxJobs 2" in (tmp_path / "s.dag.condor.sub").read_text()
     write(tmp_path / "bad.dag", "JOB A echo.sub\nRETRY A lots\n")
-    bad = run(submit_dag.main, "bad.dag")
-    assert bad.status == 1 and "bad.dag:2:" in bad.err and "Traceback" not in bad.err
+    bad = run(submit_dag.main, "bad.dag")     # submitted, as HTCondor's: its DAGMan says why it fails
+    assert bad.status == 0, bad.err
+    cluster = int(bad.out.split("submitted to cluster ")[1].split(".")[0])
+    assert wait_dagman(pool, cluster)["ExitCode"] == 1
+    assert "Failed to parse bad.dag: bad.dag:2:" in (tmp_path / "bad.dag.dagman.out").read_text()
+    missing = run(submit_dag.main, "missing.dag")
+    assert missing.status == 1 and "missing.dag" in missing.err and "Traceback" not in missing.err
     assert run(submit_dag.main, "-maxjobs").status == 1
 
 
