@@ -80,7 +80,9 @@ def make_room(dag_file: str, options: dict, cwd: str) -> None:
             os.replace(rescue_name(dag, number), rescue_name(dag, number) + ".old")
         return
     rescuing = (options.get("autorescue", 1) and rescue_numbers(dag)) or options.get("dorescuefrom", 0) > 0
-    if rescuing or options.get("update_submit"):
+    # a run from a save point file (load_save) is a run again of the DAG, as a rescue one is:
+    # HTCondor's upstream save-file test submits it again beside the first run's files
+    if rescuing or options.get("update_submit") or options.get("load_save"):
         return
     problems = [f'ERROR: "{dag_file}{suffix}" already exists.' for suffix in OUTPUT_FILES
                 if os.path.exists(dag + suffix)]
