@@ -486,11 +486,14 @@ class Dagman:
     def _progress(self, run: DagRun, final: bool = False) -> None:
         """The DAG's counts into our job ad (HTCondor's DAG_NodesTotal, DAG_NodesDone, ...),
         when they changed, at most every PROGRESS_EVERY seconds (and at the end)."""
+        now = time.monotonic()
+        if not final and now - self.published_at < PROGRESS_EVERY:
+            return             # (the counts walk every node: not on every round of a big DAG)
         counts = run.counts()
         values = {name: counts[state] for name, state in PROGRESS_COUNTS.items()}
         values.update(DAG_NodesTotal=len(run.reported()), DAG_Status=int(run.status), DAG_InRecovery=0)
-        now = time.monotonic()
-        if values == self.published or (not final and now - self.published_at < PROGRESS_EVERY):
+        if values == self.published:
+            self.published_at = now
             return
         try:
             ipc.call(self.schedd, "dagman_progress", timeout=10, job=self.dagman_id,

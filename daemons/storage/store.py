@@ -663,8 +663,14 @@ class Store(QueueViews):
 
     def next_cluster_id(self) -> int:
         """1 + the largest cluster id ever committed or reserved (by the high-water mark too:
-        never reused)."""
-        with self._read_lock:
-            cluster = Reader.over(self._reader, self.path).max_cluster()
+        never reused).  The writer knows it without reading the journal: the largest cluster
+        at open, raised by every append since (``_max_cluster``; a rolled-back append may
+        leave it higher, which only skips ids) -- ``max(cluster)`` over the journal has no
+        index to use and read the whole journal at every submit."""
         mark = self.evidence.mark if self.evidence is not None else None
+        if self.readonly:
+            with self._read_lock:
+                cluster = Reader.over(self._reader, self.path).max_cluster()
+        else:
+            cluster = self._max_cluster
         return max(cluster, mark.cluster if mark else 0) + 1

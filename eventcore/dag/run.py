@@ -121,6 +121,7 @@ class DagRun:
         self.exit_code: int | None = None
         self.final_started = False
         self._reported: list[str] | None = None
+        self._reported_runs: list[NodeRun] | None = None
         self.jobs_submitted = 0                    # node job procs submitted, and left the queue (.metrics)
         self.jobs_completed = 0
         self.exit_before_final: int | None = None  # the exit code the DAG had when FINAL started
@@ -504,8 +505,10 @@ class DagRun:
         """Nodes in each state; SERVICE nodes are not counted (HTCondor keeps them out of its node
         list, dag.cpp Dag::Add: nor in NodesTotal, DAG_NodesTotal, the status table)."""
         out = dict.fromkeys((WAITING, READY, PRE, QUEUED, POST, DONE, FAILED, FUTILE), 0)
-        for name in self.reported():
-            out[self.nodes[name].status] += 1
+        if self._reported_runs is None:
+            self._reported_runs = [self.nodes[name] for name in self.reported()]
+        for run in self._reported_runs:
+            out[run.status] += 1
         return out
 
     def reported(self) -> list[str]:
