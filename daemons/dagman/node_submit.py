@@ -1,8 +1,8 @@
 """A node's job, as condor_dagman submits it.
 
 The node's submit file (or inline SUBMIT-DESCRIPTION), read from the node's
-DIR, with its VARS as macros (PREPEND ones yield to the file, the others
-override it), the DAG macros $(JOB), $(RETRY), $(DAG_STATUS) and
+DIR, with its VARS as macros (PREPEND ones set before the file is read, so its
+if/else sees them and its lines override them; the others override it), the DAG macros $(JOB), $(RETRY), $(DAG_STATUS) and
 $(FAILED_COUNT), and the attributes DAGMan adds: DAGManJobId, DAGNodeName,
 DAGParentNodeNames, JobBatchName, SubmitEventNotes "DAG Node: NAME" (the
 SUBMIT event's note), and the shared nodes log as DAGManNodesLog: as in
@@ -40,9 +40,12 @@ def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log:
             if texts is not None:
                 texts[path] = known
         text = known
-    sub = Submit(text)
+    # PREPEND VARS are set before the description is read (its if/else sees them, its own
+    # lines override them), the others after it, as HTCondor's DAGMan submits a node
+    first = "".join(f"{key} = {value}\n" for key, value, prepend in node.vars if prepend)
+    sub = Submit(first + text if first else text)
     for key, value, prepend in node.vars:
-        if not (prepend and key in sub):
+        if not prepend:
             sub[key] = value
     node_run = run.nodes[name]
     sub["JOB"] = name

@@ -292,3 +292,19 @@ def test_subdag_external_runs_as_its_own_dagman_job(pool, tmp_path):
     assert sorted(j["DAGNodeName"] for j in node_jobs(pool, inner[0]["ClusterId"])) == ["X", "Y"]
     assert (tmp_path / "inner" / "Y.out").read_text() == "Y retry 0\n"
     assert "EXITING WITH STATUS 0" in (tmp_path / "inner" / "inner.dag.dagman.out").read_text()
+
+
+def test_prepend_vars_are_seen_by_the_descriptions_conditionals(pool, tmp_path):
+    # HTCondor's DAGMan sets PREPEND VARS before reading the description (so its if/else
+    # sees them and its own lines win), the others after it
+    dag = ("JOB C @=desc\nexecutable = /bin/true\nif defined CUSTOM_VAR\n  My.HasCustomVar = True\nelse\n"
+           "  My.HasCustomVar = False\nendif\nMy.Kept = \"$(KEEP)\"\nKEEP = file\n@desc\n"
+           "JOB N @=desc\nexecutable = /bin/true\nif defined CUSTOM_VAR\n  My.HasCustomVar = True\nelse\n"
+           "  My.HasCustomVar = False\nendif\n@desc\n"
+           "VARS C PREPEND CUSTOM_VAR=\"True\" KEEP=\"dag\"\n")
+    cluster, ad = run_dag(pool, tmp_path, dag)
+    assert ad["ExitCode"] == 0
+    jobs = {j["DAGNodeName"]: j for j in pool.schedd.history(f"DAGManJobId == {cluster}",
+                                                             ["DAGNodeName", "HasCustomVar", "Kept"])}
+    assert (jobs["C"]["HasCustomVar"], jobs["C"]["Kept"]) == (True, "file")
+    assert jobs["N"]["HasCustomVar"] is False
