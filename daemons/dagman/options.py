@@ -11,9 +11,10 @@ FLAGS = {"-dag": ("dag", True), "-lockfile": ("lockfile", True), "-maxjobs": ("m
          "-maxidle": ("max_idle", True), "-maxpre": ("max_pre", True), "-maxpost": ("max_post", True),
          "-maxhold": ("max_hold", True), "-autorescue": ("auto_rescue", True),
          "-dorescuefrom": ("rescue_from", True), "-force": ("force", False), "-dorecov": ("recovery", False),
-         "-dorecovery": ("recovery", False), "-batch_name": ("batch_name", True)}
+         "-dorecovery": ("recovery", False), "-batch_name": ("batch_name", True),
+         "-load_save": ("load_save", True)}
 IGNORED_WITH_VALUE = {"-p", "-l", "-csdversion", "-debug", "-outfile_dir", "-priority", "-dagman",
-                      "-load_save", "-notification"}
+                      "-notification"}
 
 
 @attrs.define
@@ -30,6 +31,7 @@ class Options:
     force: bool = False
     recovery: bool = False
     batch_name: str = ""
+    load_save: str = ""          # a save point file to start from (its DONE nodes are done)
 
     @property
     def throttles(self) -> Throttles:

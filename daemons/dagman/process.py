@@ -112,8 +112,13 @@ class Dagman:
     # -- start ---------------------------------------------------------------------------
     def load(self) -> DagRun:
         self.rescue = None if self.options.force else newest_rescue(self.dag_file, self.options.rescue_from)
+        if self.options.load_save:        # -load_save: start from a save point file, as from a rescue DAG
+            self.rescue = self.save_file_path(self.options.load_save)
+            self.out(f"Loading saved progress from {self.rescue}")
         dag = parse_dag(self.dag_file, read_bytes, rescue=self.rescue)
-        if self.rescue:
+        if self.options.load_save:
+            self.out(f"Number of pre-completed nodes: {sum(node.done for node in dag.nodes.values())}")
+        elif self.rescue:
             self.out(f"Running rescue DAG file {self.rescue} in combination with normal DAG file")
         self.out(f"Parsing {self.dag_file} ...")
         self.out(f"Dag contains {len(dag.nodes)} total jobs")
@@ -456,15 +461,23 @@ class Dagman:
                 self.out(f"WARNING: DOT include file {spec['include']}: {exc}")
         write_atomic(spec["file"], dot_text(run, include))
 
+    def save_file_path(self, name: str) -> str:
+        """Where a save point file of this name is: as given when it names a directory (or
+        is absolute), else in save_files beside the DAG file (HTCondor's ResolveSaveFile)."""
+        if os.path.isabs(name) or "/" in name:
+            return name
+        return os.path.join(os.path.dirname(self.dag_file) or ".", "save_files", name)
+
     def _save_point(self, run: DagRun, name: str) -> None:
         """SAVE_POINT_FILE: the first time the node starts, a rescue-format file of the DAG so far."""
         target = run.dag.nodes[name].save_point
         if not target or name in self.saved:
             return
         self.saved.add(name)
-        directory = os.path.join(os.path.dirname(self.dag_file) or ".", "save_files")
-        path = target if os.path.isabs(target) or "/" in target else os.path.join(directory, target)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        path = self.save_file_path(target)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        if os.path.exists(path):           # an earlier run's: kept as .old, as HTCondor's DAGMan rotates it
+            os.replace(path, path + ".old")
         write_atomic(path, rescue_text(run, self.dag_file, time.strftime("%m/%d/%y %H:%M:%S")))
         self.out(f"Wrote save point file {path} for node {name}")
 

@@ -308,3 +308,22 @@ def test_prepend_vars_are_seen_by_the_descriptions_conditionals(pool, tmp_path):
                                                              ["DAGNodeName", "HasCustomVar", "Kept"])}
     assert (jobs["C"]["HasCustomVar"], jobs["C"]["Kept"]) == (True, "file")
     assert jobs["N"]["HasCustomVar"] is False
+
+
+def test_a_dag_runs_again_from_a_save_point_file(pool, tmp_path):
+    # SAVE_POINT_FILE B: written in save_files/ when B starts; -load_save (from_dag's
+    # load_save) starts a new run with the nodes done then (A) done; the file B rewrites
+    # on the new run keeps the old one as .old
+    write(tmp_path / "echo.sub", ECHO)
+    dag = "JOB A echo.sub\nJOB B echo.sub\nPARENT A CHILD B\nSAVE_POINT_FILE B\n"
+    first, ad = run_dag(pool, tmp_path, dag)
+    assert ad["ExitCode"] == 0
+    saved = tmp_path / "save_files" / "B-d.dag.save"
+    assert [line for line in saved.read_text().splitlines() if line.startswith("DONE")] == ["DONE A"]
+    second, ad = run_dag(pool, tmp_path, dag, {"load_save": "B-d.dag.save"})
+    assert ad["ExitCode"] == 0
+    assert [j["DAGNodeName"] for j in node_jobs(pool, second)] == ["B"]
+    out = (tmp_path / "d.dag.dagman.out").read_text()
+    assert f"Loading saved progress from {os.path.join('.', 'save_files', 'B-d.dag.save')}" in out
+    assert "Number of pre-completed nodes: 1" in out
+    assert (tmp_path / "save_files" / "B-d.dag.save.old").exists() and saved.exists()
