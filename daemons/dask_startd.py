@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import os
 import queue
+import signal
 import socket
 import tarfile
 import threading
@@ -47,6 +48,7 @@ from jobledger.eventcore.enums import AdType
 from jobledger.eventcore.errors import HTCondorException
 
 RESOURCES = ("Cpus", "Memory", "Disk")
+QUEUE_DEPTH = 8         # DASK_QUEUE_DEPTH's default
 RESULT_TIMEOUT = 20.0   # seconds to fetch a finished task's outcome and sandbox from its worker
 
 
@@ -117,6 +119,8 @@ class DaskStartd(Startd):
             if problem:
                 self.refuse(HTCondorException(problem))
         self.security = security_settings(self.config)
+        # Jobs a starter queues on its worker behind the one running (daemons.dask_starter).
+        self.queue_depth = max(0, self.config_int("DASK_QUEUE_DEPTH", QUEUE_DEPTH))
         self.workers: dict[str, dict] = {}   # worker address -> {"slot", "total", "facts"}
         self.client = None
         self.tasks: dict[str, Task] = {}     # claim -> its job's task
@@ -234,7 +238,7 @@ class DaskStartd(Startd):
                          "Disk": int(declared.get("Disk") or found["Disk"]),
                          "GPUs": len(gpu_ids)}
                 self.workers[address] = {"slot": worker_slot_name(info, found), "total": total,
-                                         "name": info.get("name"),
+                                         "name": info.get("name"), "threads": int(info.get("nthreads") or 1),
                                          "facts": found, "gpus": gpu_ids}
                 self.log.info("Dask worker %s joined as %s", address, self.workers[address]["slot"])
                 joined = True
@@ -263,7 +267,7 @@ class DaskStartd(Startd):
     def handlers(self) -> dict:
         handlers = super().handlers()
         handlers.update({"dask_run": self._dask_run, "dask_result": self._dask_result,
-                         "dask_signal": self._dask_signal})
+                         "dask_signal": self._dask_signal, "dask_cancel": self._dask_cancel})
         return handlers
 
     def _worker_of(self, claim: str) -> str | None:
@@ -284,6 +288,9 @@ class DaskStartd(Startd):
                 return {"state": "lost"}
             held = bool(self.workers[address]["gpus"])
             assigned = list(entry.get("gpus", ()))
+            behind = entry.get("behind")
+        if behind is not None:      # run only after the job of that claim exited (run_job)
+            spec = dict(spec, behind=behind)
         spec = dict(spec, topic=self.topic, env={**spec.get("env", {}), **gpus.job_environment(
             assigned, held, self.config("ENVIRONMENT_FOR_AssignedGPUs", gpus.DEFAULT_ENVIRONMENT),
             self.config("ENVIRONMENT_VALUE_FOR_UnAssignedGPUs", gpus.DEFAULT_UNASSIGNED))})
@@ -292,7 +299,8 @@ class DaskStartd(Startd):
         try:
             task.future = self.client.submit(
                 run_job, spec, pack(scratch), claim, key=f"jobledger-{claim}",
-                workers=[address], allow_other_workers=False, pure=False, retries=0)
+                workers=[address], allow_other_workers=False, pure=False, retries=0,
+                fifo_timeout=0)     # strictly in order: a job queued behind another runs after it
         except BaseException:
             self.tasks.pop(claim, None)
             raise
@@ -395,7 +403,8 @@ class DaskStartd(Startd):
     def slot_ads(self) -> list[dict]:
         with self._lock:
             shown = [(w["slot"], w["total"], self.free_on(address), w["facts"],
-                      [c for c in self.claims.values() if c.get("worker") == address], w["gpus"])
+                      [c for c in self.claims.values() if c.get("worker") == address and not c.get("behind")],
+                      w["gpus"])
                      for address, w in self.workers.items()]
         ads = []
         for slot_name, total, free, facts, claims, gpu_ids in shown:
@@ -409,17 +418,23 @@ class DaskStartd(Startd):
         return ads
 
     def _activate(self, peer, claim: str, job: dict, request: dict, reuse: str | None = None,
-                  slot: str | None = None, continuing: bool = False) -> dict:
+                  slot: str | None = None, continuing: bool = False, queued: bool = False) -> dict:
         """Start ``job`` on the worker of the matched ``slot`` (or of the reused claim).
         With ``continuing`` the reused claim's starter, which offered to, runs ``job``
-        next on the same worker: the claim moves to it, no starter is forked."""
+        next on the same worker: the claim moves to it, no starter is forked.  With
+        ``queued`` that starter queues ``job`` on the worker behind the one it runs
+        (``_queue_behind``); ``continuing`` then moves the claim to it (``_promote``)."""
         asked = job.get("RequestGPUs")
         wanted = {"Cpus": int(request.get("Cpus", 1)), "Memory": int(request.get("Memory", 0)),
                   "Disk": int(request.get("Disk", 0)),
                   "GPUs": int(asked) if isinstance(asked, (int, float)) and not isinstance(asked, bool) else 0}
+        if queued:
+            return self._queue_behind(claim, job, wanted, reuse)
         with self._lock:
             if self.stopping.is_set():
                 raise HTCondorException("the Dask startd is shutting down")
+            if continuing and self.claims.get(claim, {}).get("behind") == reuse and reuse is not None:
+                return self._promote(claim, reuse)
             if claim in self.claims:
                 raise HTCondorException(f"claim {claim} is already active")
             old = self.claims.get(reuse) if reuse else None
@@ -464,9 +479,86 @@ class DaskStartd(Startd):
             self._changed.set()
             return {"slot": entry["name"], "pid": entry["pid"], "start": entry["start"],
                     "scratch": entry["scratch"], "continued": True, **self._started_on(address, assigned)}
-        started = self._launch(claim, entry, dict(job, _DaskStartd=self.address_of(self.name)))
+        started = self._launch(claim, entry, dict(job, _DaskStartd=self.address_of(self.name),
+                                                  _DaskQueueDepth=self.queue_depth))
         started.update(self._started_on(address, assigned))
         return started
+
+    def _queue_behind(self, claim: str, job: dict, wanted: dict, running: str | None) -> dict:
+        """A claim for ``job``, queued behind the claim ``running`` (itself running or
+        queued) on the same worker and dynamic slot: it holds no resources of its own (it
+        takes those of the claim before it when promoted) and shows in no slot ad; its
+        starter submits it to the worker's queue."""
+        with self._lock:
+            if self.stopping.is_set():
+                raise HTCondorException("the Dask startd is shutting down")
+            old = self.claims.get(running) if running else None
+            if claim in self.claims:
+                raise HTCondorException(f"claim {claim} is already active")
+            if old is None or not old["pid"] or old.get("orphan") \
+                    or old.get("owner") != job.get("Owner") or old.get("worker") not in self.workers:
+                raise HTCondorException(f"claim {running} has no job of this owner to queue behind")
+            if any(c.get("behind") == running for c in self.claims.values()):
+                raise HTCondorException(f"claim {running} has a job queued behind it already")
+            held = old.get("wanted") or old["resources"]
+            if held.get("Cpus", 0) < self.workers[old["worker"]]["threads"]:
+                # (a worker with threads to spare would start it at once, beside the running one)
+                raise HTCondorException(f"claim {running} leaves threads of its worker free: no queue")
+            if wanted["GPUs"] or any(amount > held.get(key, 0) for key, amount in wanted.items()):
+                raise HTCondorException(f"claim {claim} does not fit in the slot of claim {running}")
+            number = next(self._numbers)
+            entry = {"name": old["name"], "resources": {key: 0 for key in wanted}, "wanted": wanted,
+                     "worker": old["worker"], "job": f"{job.get('ClusterId')}.{job.get('ProcId')}",
+                     "owner": job.get("Owner"), "pid": old["pid"], "start": old["start"],
+                     "since": int(time.time()), "gpus": [], "behind": running,
+                     "scratch": os.path.join(self.execute_dir, f"dir_{old['pid']}_{number}")}
+            self.claims[claim] = entry
+        return {"slot": entry["name"], "pid": entry["pid"], "start": entry["start"], "scratch": entry["scratch"]}
+
+    def _promote(self, claim: str, running: str) -> dict:
+        """(Under the lock.)  The job queued behind ``running`` is next: the claim moves to it."""
+        entry = self.claims[claim]
+        address = entry["worker"]
+        if running not in self.claims or address not in self.workers:
+            raise HTCondorException(f"claim {running} is gone: claim {claim} has no slot to run in")
+        del self.claims[running]
+        entry.pop("behind")
+        entry["resources"] = entry.pop("wanted")
+        entry["since"] = int(time.time())
+        self.job_starts.add(time.time())
+        self._changed.set()
+        return {"slot": entry["name"], "pid": entry["pid"], "start": entry["start"],
+                "scratch": entry["scratch"], "continued": True, **self._started_on(address, [])}
+
+    def _signal(self, peer, claim: str, what: str) -> bool:
+        """A claim queued behind another is cancelled (its task never starts, or is
+        killed); the others' starters are signalled as on the local startd."""
+        with self._lock:
+            queued = self.claims.get(claim, {}).get("behind") is not None
+        if not queued:
+            return super()._signal(peer, claim, what)
+        self._dask_cancel(peer, claim)
+        return True
+
+    def _dask_cancel(self, peer, claim: str) -> bool:
+        """The task of ``claim`` is not to run (or to run no more): released, and its job
+        killed on the worker if it started; a claim still queued behind another goes."""
+        with self._lock:
+            entry = self.claims.get(claim)
+            if entry is not None and entry.get("behind") is not None:
+                del self.claims[claim]
+            address = entry.get("worker") if entry is not None else None
+        task = self.tasks.pop(claim, None)
+        if task is None or task.future is None:
+            return False
+        try:
+            task.future.cancel()
+            if address is not None:
+                self.client.run(signal_job, claim, int(signal.SIGKILL), workers=[address],
+                                on_error="return", wait=False)
+        except Exception as exc:  # noqa: BLE001 - a worker that is gone runs nothing
+            self.log.info("claim %s: could not cancel its task: %s", claim, exc)
+        return True
 
     def _started_on(self, address: str, assigned: list) -> dict:
         """What ``activate`` adds for a job on the worker at ``address``: the EXECUTE event

@@ -19,6 +19,15 @@ report meanwhile and the job ends within ``POLL``), after which the outputs
 are sent as for a local run.  No file system is shared
 with the worker, and no starter opens a Dask connection of its own.
 
+Queued behind: once its job is submitted, the starter asks the schedd for the
+claim's next job (``starter_lookahead``), stages it and submits it too, queued on
+the same worker behind the running one (``run_job``'s ``behind``: it runs once that
+job exited on its own, never after a stop), so that the worker never waits for the
+round trips between two jobs.  Nothing of it is recorded until the handover at the
+current job's end names it as the next job (its EXECUTE and then its input
+transfer's events); a handover that names another, or none, or a stop, cancels it
+(``dask_cancel``).
+
 Instructions (SIGTERM vacate, SIGQUIT kill, SIGUSR1/SIGUSR2 suspend and
 continue) are handled as by a local starter, except that the signals go to
 the job's process group on the worker (``dask_signal``).  A worker that
@@ -30,6 +39,8 @@ task is released and the worker kills the job.
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
 import time
 import traceback
@@ -39,6 +50,9 @@ from jobledger.daemons.starter import HOLD_SPAWN, STOPPING, Starter, job_argumen
 from jobledger.eventcore.errors import HTCondorException
 
 POLL = 0.5   # seconds the Dask startd holds a dask_result call while the task runs
+# What makes one job's run here (``_take``): saved and restored around the queued one.
+PER_JOB = ("job", "claim", "scratch", "sandboxed", "inputs", "before", "child", "reported_size",
+           "suspended_at", "suspended_total", "submitted", "reply", "deferred")
 
 
 class DaskStarter(Starter):
@@ -49,14 +63,98 @@ class DaskStarter(Starter):
     def __init__(self, job: dict, *args, **kwargs):
         job = dict(job)
         self.startd = job.pop("_DaskStartd")
+        self.depth = int(job.pop("_DaskQueueDepth", 0))   # jobs queued behind the running one at most
+        self.queued: list[dict] = []      # the next jobs, queued behind this one: their claims, their runs
+        self.promoted = False             # this run was queued behind the last one
         super().__init__(job, *args, **kwargs)
 
     def _take(self, job: dict, claim: str, scratch: str) -> None:
+        if self.queued and self.queued[0]["claim"] == claim:
+            self._restore(self.queued.pop(0)["run"])    # submitted already, behind the last job
+            self.promoted = True
+            return
         super()._take(job, claim, scratch)
         self.sandboxed = True    # nothing is shared with the worker
         self.submitted = False
         self.reply: dict = {"state": "lost"}
-        self.deferred: list = []   # reports to the schedd held until the job is on its way
+        self.deferred: list = []   # reports to the schedd held until the job is on its way (or current)
+
+    def _restore(self, run: dict) -> None:
+        for name, value in run.items():
+            setattr(self, name, value)
+
+    def _run_one(self) -> dict:
+        if not self.promoted:
+            return super()._run_one()
+        # Queued behind the last job, it runs already (or ran): its input transfer is
+        # reported now that it is the claim's job; a stop that came meanwhile is for it.
+        self.promoted = False
+        for cmd, args in self.deferred:
+            super()._tell(cmd, **args)
+        self.deferred = []
+        self._look_ahead()
+        outcome = self._wait(time.time())
+        self._send_output(outcome)
+        return outcome
+
+    def _finish(self, outcome: dict) -> dict | None:
+        if self.queued and (outcome.get("kind") != "exit" or not self.startd_alive()
+                            or any(what in STOPPING for what in self.pending)):
+            self._cancel_queued()     # no next job will be asked for: they never run here
+        following = super()._finish(outcome)
+        if self.queued and (following is None or following["claim"] != self.queued[0]["claim"]):
+            self._cancel_queued()
+        return following
+
+    def _look_ahead(self) -> None:
+        """Ask for the claim's next jobs and queue them on the worker behind this one,
+        up to ``depth`` of them."""
+        if not self.continues or self.reply.get("state") != "running":
+            return
+        while len(self.queued) < self.depth and self._queue_next():
+            pass
+
+    def _queue_next(self) -> bool:
+        """One more job queued behind the last one; False when there is none (or a stop)."""
+        if any(what in STOPPING for what in self.pending) or not self.startd_alive():
+            return False
+        last = self.queued[-1]["run"] if self.queued else {"claim": self.claim, "job": self.job}
+        try:
+            given = ipc.call(self.schedd_address, "starter_lookahead", timeout=30, claim=last["claim"],
+                             job=f"{last['job'].get('ClusterId')}.{last['job'].get('ProcId')}")
+        except HTCondorException:
+            return False
+        if not given:
+            return False
+        current = {name: getattr(self, name) for name in PER_JOB}
+        try:
+            super()._take(given["job"], given["claim"], given["scratch"])
+            self.sandboxed, self.submitted, self.reply, self.deferred = True, False, {"state": "lost"}, []
+            os.makedirs(self.scratch, mode=0o700, exist_ok=True)
+            if self._stage_input(time.time()) is None:
+                self.reply = self._ask("dask_run", timeout=30, spec=self._spec(), scratch=self.scratch, wait=0)
+                self.submitted = self.reply.get("state") == "running"
+        except Exception:  # noqa: BLE001 - not queued: the handover gives it as a next job then
+            traceback.print_exc()
+        finally:
+            queued = {"claim": self.claim, "run": {name: getattr(self, name) for name in PER_JOB}}
+            self._restore(current)
+        self.queued.append(queued)
+        if not queued["run"]["submitted"]:
+            self._cancel_queued(len(self.queued) - 1)
+            return False
+        return True
+
+    def _cancel_queued(self, first: int = 0) -> None:
+        """The jobs queued behind this one (from the ``first``) are not to run here: their
+        tasks go (killed if one started), and their sandboxes."""
+        cancelled, self.queued = self.queued[first:], self.queued[:first]
+        for queued in cancelled:
+            try:
+                ipc.call(self.startd, "dask_cancel", timeout=10, claim=queued["claim"])
+            except HTCondorException:
+                pass   # a startd we cannot reach has lost the task
+            shutil.rmtree(queued["run"]["scratch"], ignore_errors=True)
 
     def _tell(self, cmd: str, **args) -> None:
         """The input transfer's report (its events carry their own times) goes to the
@@ -71,27 +169,35 @@ class DaskStarter(Starter):
         return ipc.call(self.startd, cmd, timeout=timeout, claim=self.claim, **args)
 
     def _spawn(self):
-        """Hand the job to the Dask startd, which submits it with the sandbox staged here;
-        a job that ends within ``POLL`` comes back in the same answer."""
-        spec = {"argv": [self.inputs.command, *job_arguments(self.job)],
-                "env": job_environment(self.job, ".")}
-        spec["stdin"], spec["stdout"], spec["stderr"] = self._sandbox_streams()
+        """Hand the job to the Dask startd, which submits it with the sandbox staged here
+        (and queue the next ones behind it); without input transfer events to report or
+        jobs to queue, a job that ends within ``POLL`` comes back in the same answer."""
         try:
-            self.reply = self._ask("dask_run", timeout=POLL + 30, spec=spec, scratch=self.scratch,
-                                   wait=0 if self.deferred else POLL)
+            self.reply = self._ask("dask_run", timeout=POLL + 30, spec=self._spec(), scratch=self.scratch,
+                                   wait=0 if self.deferred or self.depth else POLL)
             self.submitted = True
         except Exception:  # noqa: BLE001 - the startd, not the job, failed: the job runs again later
             traceback.print_exc()
         for cmd, args in self.deferred:
             super()._tell(cmd, **args)
         self.deferred = []
+        self._look_ahead()
         return None
+
+    def _spec(self) -> dict:
+        """How the worker runs the current job (``daemons.dask_task.run_job``)."""
+        spec = {"argv": [self.inputs.command, *job_arguments(self.job)],
+                "env": job_environment(self.job, ".")}
+        spec["stdin"], spec["stdout"], spec["stderr"] = self._sandbox_streams()
+        return spec
 
     def _wait(self, start: float) -> dict:
         killed_by = None
         deadline = None
         reply = self.reply
         while self.submitted and reply.get("state") == "running":
+            if self.queued and any(what in STOPPING for what in self.pending):
+                self._cancel_queued()    # before the stop reaches the job, so it never starts
             self._handle_instructions()
             if self.pending and self.pending[-1] in STOPPING and killed_by is None:
                 killed_by = self.pending[-1]

@@ -37,9 +37,14 @@ CHECK = 1.0   # seconds between looks at whether the task is still wanted
 PUSH_LIMIT = 16 * 1024   # bytes of sandbox an outcome pushed to the pool may carry (see run_job)
 TEXT_BUSY_RETRIES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)   # seconds before each new try (see _popen)
 
-# This worker's running jobs: claim -> {"pid": process group or None, "signals": not yet sent}.
+ENDED_KEPT = 64   # claims whose ends this worker remembers (for the jobs queued behind them)
+STOPS = (signal.SIGTERM, signal.SIGKILL, signal.SIGQUIT)
+
+# This worker's running jobs: claim -> {"pid": process group or None, "signals": not yet sent,
+# "stopped": a stop signal was sent}.  ENDED: claim -> whether its job exited on its own.
 RUNNING: dict[str, dict] = {}
-_RUNNING_LOCK = threading.Lock()
+ENDED: dict[str, bool] = {}
+_RUNNING_LOCK = threading.Condition()
 
 
 def stamps(directory: str) -> dict:
@@ -96,7 +101,11 @@ def signal_job(claim: str, signum: int) -> bool:
     False when it has not started yet (it gets the signal when it does)."""
     with _RUNNING_LOCK:
         entry = RUNNING.setdefault(claim, {"pid": None, "signals": []})
+        entry["stopped"] = entry.get("stopped") or signum in STOPS
         if entry["pid"] is None:
+            if signum in STOPS and claim not in ENDED:
+                ENDED[claim] = False     # a job queued behind this one's need not wait for it
+                _RUNNING_LOCK.notify_all()
             entry["signals"].append(signum)
             return False
         pid = entry["pid"]
@@ -108,20 +117,33 @@ def run_job(spec: dict, sandbox: bytes, claim: str) -> dict:
     """Run one job in a fresh sandbox on this worker; its outcome and sandbox back.
 
     ``spec``: ``argv`` (relative to the sandbox when not absolute), ``env``,
-    ``stdin``/``stdout``/``stderr`` (sandbox file names or None), ``topic``.
+    ``stdin``/``stdout``/``stderr`` (sandbox file names or None), ``topic``, ``behind``.
     With a ``topic``, an outcome whose sandbox is small (PUSH_LIMIT) is also sent
     to the pool as an event under it (``Worker.log_event``): it reaches the Dask
     startd with the news that the task is done, without a fetch from this worker.
+    With ``behind`` (the claim of the job this one was queued behind, on this
+    worker) the job runs only once that job exited on its own: one that was
+    stopped, lost or never ran here leaves this one not started.
     """
     from distributed import get_worker
     worker = get_worker()
     key = worker.get_current_task()
+    released = lambda: _released(worker, key)   # noqa: E731
     scratch = tempfile.mkdtemp(prefix="jobledger_", dir=worker.local_directory)
+    ended_well = False
+    result: dict
     try:
-        unpack(sandbox, scratch)
-        arrived = stamps(scratch)
-        result = _run(spec, scratch, claim, lambda: _released(worker, key))
-        result["sandbox"] = pack(scratch, arrived)   # what the job made or changed, not its inputs
+        if spec.get("behind") and not _after(spec["behind"], released):
+            now = time.time()
+            result = {"kind": "evicted", "reason": "not_started", "start": now, "end": now, "usage": {},
+                      "sandbox": b""}
+        else:
+            unpack(sandbox, scratch)
+            arrived = stamps(scratch)
+            result = _run(spec, scratch, claim, released)
+            with _RUNNING_LOCK:
+                ended_well = result["kind"] == "exit" and not RUNNING.get(claim, {}).get("stopped")
+            result["sandbox"] = pack(scratch, arrived)   # what the job made or changed, not its inputs
         result["host"] = platform.node()
         topic = spec.get("topic")
         if topic and len(result["sandbox"]) <= PUSH_LIMIT:
@@ -130,7 +152,32 @@ def run_job(spec: dict, sandbox: bytes, claim: str) -> dict:
     finally:
         with _RUNNING_LOCK:
             RUNNING.pop(claim, None)
+            ENDED[claim] = ended_well
+            while len(ENDED) > ENDED_KEPT:
+                del ENDED[next(iter(ENDED))]
+            _RUNNING_LOCK.notify_all()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _after(claim: str, released) -> bool:
+    """Wait until the job of ``claim`` on this worker is over; whether it exited on its
+    own (False at once when this task is released meanwhile).  The tasks are submitted
+    in order (FIFO), so this one starts after that job's, but should it start first,
+    it gives its thread back while it waits (``secede``): that job may need it."""
+    from distributed import rejoin, secede
+    with _RUNNING_LOCK:
+        if claim in ENDED:
+            return ENDED[claim]
+    secede()
+    try:
+        with _RUNNING_LOCK:
+            while claim not in ENDED:
+                if released():
+                    return False
+                _RUNNING_LOCK.wait(CHECK)
+            return ENDED[claim]
+    finally:
+        rejoin()
 
 
 def _released(worker, key) -> bool:

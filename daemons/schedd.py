@@ -180,6 +180,7 @@ class Schedd(Daemon):
         self.matches = Matches(self.store, self.runs, self.log, self.spool_dir, self.reuse_claims)
         self.matches.may_start = lambda ad: self.userrecs.may_start(ad, self.runs.busy)
         self.actions = Actions(self.store, self.runs, self.spool_dir, self.want_cycle)
+        self.actions.left_queue = self.matches.unqueue
         self.exports = Exports(self.store, self.runs.lock, self.log)
         self.policy = Policy(self.store, self.runs, self.log, self.want_cycle,
                              max_releases=self.config_int("SYSTEM_MAX_RELEASES", -1),
@@ -327,6 +328,7 @@ class Schedd(Daemon):
             "matches": lambda peer, matches: self.matches.matched(matches),
             "starting": lambda peer, jobs: self.matches.starting(jobs),
             "starter_outcome": self._starter_outcome,
+            "starter_lookahead": lambda peer, claim, job: self.matches.lookahead(JobId.parse(job), claim),
             "post_script_terminated": lambda peer, **a: post_script_terminated(self.store, **a),
             "dagman_progress": lambda peer, **a: dagman_progress(self.store, peer_owner(peer), **a),
             "starter_update": lambda peer, claim, job, image_size_kb, rss_kb:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 from jobledger.daemons import ipc, spool, spool_net
 from jobledger.eventcore import transfer as plan
@@ -64,6 +65,7 @@ class Actions:
         self.runs = runs
         self.spool_dir = spool_dir
         self.poke = poke
+        self.left_queue: Callable[[list], None] = lambda jobs: None   # removed or held: not to start
 
     # -- act -------------------------------------------------------------------------
     def act(self, user: str, action: int, ids: list | None = None, constraint: str | None = None,
@@ -105,6 +107,8 @@ class Actions:
                                         "it was decided; nothing was done")
         for claim, what, ad in effects:
             self.runs.tell(claim, what, ad)
+        if action in (JobAction.Remove, JobAction.Hold) and counts["TotalSuccess"]:
+            self.left_queue([job for job, _ in chosen])
         if action is JobAction.Remove and counts["TotalSuccess"]:
             self._remove_others(user, chosen)
         if action is JobAction.Release and counts["TotalSuccess"]:

@@ -8,6 +8,15 @@ of the same kind (same Requirements, requests, owner) takes over its claim at
 once, as HTCondor's schedd reuses claims, instead of waiting for a
 negotiation cycle; a starter that offered to (``more``) runs that next job
 itself, handed to it in the answer to its outcome (``daemons.starter``).
+
+Queued behind (``lookahead``): a starter whose job runs somewhere with a queue of
+its own (a Dask worker) may ask for its claim's next job while the current one
+runs, and queue it there behind it.  That job is reserved (being started: no
+other match takes it) and its claim made on the startd, but nothing is recorded:
+its EXECUTE goes into the same commit as the current job's end, when the handover
+names it, exactly as for a next job found then.  An end that hands nothing over,
+or a current run that ended any other way, lets the reservation go (the starter
+cancels the queued task: ``daemons.dask_starter``).
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ from jobledger.eventcore import adwire, interleave
 from jobledger.eventcore.claims import ClaimEvent
 from jobledger.eventcore.decide.runs import (event, first_start_attrs, startd_address, starter_job,
                                               with_transfer_limits)
-from jobledger.eventcore.errors import InvalidTransition
+from jobledger.eventcore.errors import HTCondorException, InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import Assumed, Record, SetAttributes
@@ -45,6 +54,7 @@ REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "O
 REUSE_SCAN = 20     # idle jobs of other clusters looked at for one that may take a freed claim
 ACTIVATE_WORKERS = 8
 CONTINUED_KEPT = 256    # next jobs remembered for a starter's retried report
+QUEUED_GRACE = 30.0     # seconds a queued-behind job stays reserved after its claim's run ended
 SLOT_ATTRS = ("Owner", "ClusterId", "ProcId", "AccountingGroup", "User", "MaxJobRetirementTime")   # what a startd keeps of a job it runs
 
 
@@ -65,6 +75,7 @@ class Matches:
         self.reuse_claims = reuse_claims
         self._workers = ThreadPoolExecutor(max_workers=ACTIVATE_WORKERS, thread_name_prefix="activate")
         self._continued: dict[str, dict] = {}   # finished claim -> the next job its starter runs
+        self._queued: dict[str, dict] = {}      # running claim -> the job queued behind it (lookahead)
         self.transfer_limits: dict = {}          # MAX_TRANSFER_*_MB (the schedd sets them)
         self.may_start: Callable[[dict], bool] = lambda ad: True   # the owner under their MaxJobsRunning?
 
@@ -73,6 +84,7 @@ class Matches:
 
     def idle_jobs(self, limit: int = 1000) -> list:
         """Idle jobs for the negotiator: not being started, not the scheduler universe's."""
+        self._sweep_queued()
         busy = self.runs.busy()
         out = []
         for ad in self.store.query("JobStatus == 1", MATCH_ATTRS, limit + len(busy)):
@@ -116,6 +128,7 @@ class Matches:
 
     def _hand_over(self, job: JobId, claim: str, outcome: dict, more: bool, joint) -> Future | None:
         if not (self.reuse_claims and outcome.get("kind") == "exit"):
+            self._drop_queued(claim)
             return None
         self.runs.wait_started(claim)   # a short job can end before its run is recorded
         handed: Future = Future()
@@ -129,6 +142,8 @@ class Matches:
         ad = self.store.job_ad(job)     # (and then its ad would name no startd)
         if ad is None or not self.runs.is_current(ad, claim):
             return None                 # already recorded: its claim went on then
+        if not more:
+            self._drop_queued(claim)    # its starter leaves: the queued job is not run
         work = self._workers.submit(self._reuse_claim, claim, ad, handed if more else None, joint)
         work.add_done_callback(lambda _: _settle(handed, None))   # none found (or cancelled)
         return handed
@@ -148,6 +163,21 @@ class Matches:
         startd = startd_address(finished)
         if startd is None:
             return
+        with self.runs.lock:
+            queued = self._queued.pop(old_claim, None)
+        if queued is not None:      # already on its way behind the finished job
+            self._activate(queued["job"], queued["claim"], {
+                "startd": startd, "request": queued["request"], "reuse": old_claim,
+                "handed": handed, "joint": joint})
+            return
+        found = self._reserve_next(finished)
+        if found is not None:
+            job, claim, ad = found
+            self._activate(job, claim, {"startd": startd, "request": request_of(ad),
+                                        "reuse": old_claim, "handed": handed, "joint": joint})
+
+    def _reserve_next(self, finished: dict) -> tuple | None:
+        """The next idle job of ``finished``'s kind, reserved: (job, its claim, its ad)."""
         kind = tuple(finished.get(a) for a in REUSE_ATTRS)
         # Jobs being started are idle too: fetch just enough to get past them.  The same
         # cluster first; then any cluster, as HTCondor reuses a claim across its autocluster
@@ -162,10 +192,94 @@ class Matches:
                 job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
                 claim = self.runs.reserve(job)
                 if claim is not None:
-                    self._activate(job, claim, {"startd": startd, "request": request_of(ad),
-                                                "reuse": old_claim, "handed": handed,
-                                                "joint": joint})
-                    return
+                    return job, claim, ad
+        return None
+
+    # -- queued behind a running job (lookahead) -------------------------------------------
+    def lookahead(self, job: JobId, claim: str) -> dict | None:
+        """The next job of ``claim``'s kind, to be queued behind ``job`` by its starter:
+        ``{"claim", "job", "scratch"}``, or None.  ``job`` runs under ``claim``, or is
+        queued itself (a queue of several).  Reserved and its claim made on the startd
+        (``activate`` with ``queued``), nothing recorded: the handover at the end of the
+        job before it records its start (``_next_on_claim``)."""
+        if not self.reuse_claims:
+            return None
+        with self.runs.lock:
+            queued = self._queued.get(claim)
+            ahead = next((q for q in self._queued.values() if q["claim"] == claim), None)
+        if queued is not None:          # a retried call: the same job
+            return queued["given"]
+        if ahead is not None:
+            ad, startd = self.store.job_ad(job), ahead["startd"]
+        else:
+            self.runs.wait_started(claim)   # (a handed-over job asks as soon as it has its answer)
+            ad = self.store.job_ad(job)
+            if ad is None or not self.runs.is_current(ad, claim):
+                return None
+            startd = startd_address(ad)
+        found = self._reserve_next(ad) if ad is not None and startd is not None else None
+        if found is None:
+            return None
+        nxt, nxt_claim, _ = found
+        try:
+            nxt_ad = self.store.job_ad(nxt)     # (whole: the search fetched what matching needs)
+            if nxt_ad is None or adwire.evaluate(nxt_ad, "JobStatus") != JobStatus.IDLE:
+                raise HTCondorException(f"job {nxt} is no longer idle")
+            values = self._starter_job(nxt, nxt_ad)
+            request = request_of(nxt_ad)
+            made = self.runs.startd_call("activate", address=startd, claim=nxt_claim, request=request,
+                                         job={a: values[a] for a in SLOT_ATTRS if a in values},
+                                         reuse=claim, queued=True)
+        except Exception as exc:  # noqa: BLE001 - nothing queued: the handover finds a job then
+            self.log.info("job %s: not queued behind %s: %s", nxt, job, exc)
+            self.runs.started(nxt, nxt_claim, ClaimEvent.FAILED)
+            return None
+        given = {"claim": nxt_claim, "job": values, "scratch": made["scratch"]}
+        with self.runs.lock:
+            self._queued[claim] = {"job": nxt, "claim": nxt_claim, "request": request, "given": given,
+                                   "startd": startd, "behind": job, "ended": None}
+        return given
+
+    def _drop_queued(self, claim: str) -> None:
+        """The jobs queued behind ``claim`` will not run there: their reservations go."""
+        while True:
+            with self.runs.lock:
+                queued = self._queued.pop(claim, None)
+            if queued is None:
+                return
+            self.runs.started(queued["job"], queued["claim"], ClaimEvent.FAILED)
+            claim = queued["claim"]
+
+    def unqueue(self, jobs: list) -> None:
+        """``jobs`` were removed or held: any of them queued behind a run is cancelled on its
+        startd before it could start (and the jobs queued behind it with it)."""
+        wanted = set(jobs)
+        with self.runs.lock:
+            hit = [(claim, q) for claim, q in self._queued.items() if q["job"] in wanted]
+        for claim, queued in hit:
+            self._drop_queued(claim)
+            try:
+                self.runs.startd_call("signal", address=queued["startd"], claim=queued["claim"], what="kill")
+            except HTCondorException as exc:
+                self.log.info("job %s: could not cancel it on its startd: %s", queued["job"], exc)
+
+    def _sweep_queued(self) -> None:
+        """Reservations queued behind runs that ended without a word from their starter
+        (it died; the run was requeued) go after QUEUED_GRACE seconds."""
+        now = time.monotonic()
+        with self.runs.lock:
+            entries = list(self._queued.items())
+            queued_claims = {q["claim"] for q in self._queued.values()}
+        for claim, queued in entries:
+            if claim in queued_claims:
+                continue                # behind another queued job: goes with it
+            ad = self.store.job_ad(queued["behind"])
+            if ad is not None and self.runs.is_current(ad, claim):
+                queued["ended"] = None
+            elif queued["ended"] is None:
+                queued["ended"] = now
+            elif now - queued["ended"] >= QUEUED_GRACE:
+                self._drop_queued(claim)
 
     def _activate(self, job: JobId, claim: str, match: dict) -> None:
         how = ClaimEvent.FAILED

@@ -1,0 +1,143 @@
+"""Jobs queued on a Dask worker behind the one its claim runs (``DASK_QUEUE_DEPTH``).
+
+A real ``dask scheduler`` and one single-thread ``dask worker``: one slot, whose
+starter queues the claim's next jobs on the worker behind the running one.  What
+HTCondor users see must not change: a job's EXECUTE only once the one before it
+ended, a queued job removed or held never starts, a stopped job's queue never runs
+after it, and every job ends once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import jobledger as htcondor
+from jobledger.daemons.audit import audit
+from jobledger.daemons.personal import PersonalPool
+from tests.pool.conftest import stop_and_check, wait_until
+from tests.pool.test_dask import events, start_scheduler, start_worker, stop_all, worker_names
+
+pytest.importorskip("distributed")   # the [dask] extra; part of [test]
+
+EXECUTE, TERMINATED, ABORTED, EVICTED, HELD = 1, 5, 9, 4, 12
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    base = tmp_path_factory.mktemp("dask")
+    scheduler, address = start_scheduler(base)
+    processes = [scheduler]
+    try:
+        processes.append(start_worker(address, base / "w0", "w0", nthreads=1))
+        yield {"address": address, "base": base}
+    finally:
+        stop_all(processes)
+
+
+@pytest.fixture(scope="module")
+def pool(cluster, tmp_path_factory):
+    running = PersonalPool(local_dir=tmp_path_factory.mktemp("pool"),
+                           config={"DASK_SCHEDULER_ADDRESS": cluster["address"], "DASK_QUEUE_DEPTH": "4",
+                                   "DAEMON_LIST": "MASTER COLLECTOR NEGOTIATOR SCHEDD"})
+    running.start()
+    wait_until(lambda: len(worker_names(running)) >= 1, 60, what="the Dask worker's slot")
+    yield running
+    stop_and_check(running)
+
+
+def tasks_on_worker(cluster) -> int:
+    """How many of the pool's tasks the Dask scheduler has on the worker (running or queued)."""
+    from distributed import Client
+    with Client(cluster["address"], set_as_default=False, timeout=30) as client:
+        return sum(len([key for key in keys if str(key).startswith("jobledger-")])
+                   for keys in client.processing().values())
+
+
+def gated_jobs(pool, tmp_path: Path, count: int) -> tuple[Path, int, Path, Path]:
+    """``count`` jobs that leave ``ran/<proc>.<pid>`` as they start (outside their sandbox:
+    the worker is on this machine), wait while ``gate`` exists, then write their proc to
+    ``out``."""
+    iwd, gate, ran = tmp_path / "submit", tmp_path / "gate", tmp_path / "ran"
+    iwd.mkdir()
+    ran.mkdir()
+    gate.touch()
+    (iwd / "job.sh").write_text(f'#!/bin/sh\ntouch "{ran}/$1.$$"\nwhile [ -e "{gate}" ]; do sleep 0.05; done\n'
+                                f'echo "$1" > out\n')
+    log = iwd / "job.log"
+    cluster_id = pool.schedd.submit(htcondor.Submit({
+        "executable": "job.sh", "arguments": "$(Process)", "initialdir": str(iwd),
+        "should_transfer_files": "YES", "transfer_output_remaps": '"out = out.$(Process)"',
+        "log": str(log)}), count=count).cluster()
+    return log, cluster_id, gate, ran
+
+
+def runs(ran: Path) -> dict:
+    """proc -> how many times it started (its markers)."""
+    out: dict = {}
+    for marker in ran.iterdir():
+        proc = int(marker.name.split(".")[0])
+        out[proc] = out.get(proc, 0) + 1
+    return out
+
+
+def by_job(log: Path) -> dict:
+    seen: dict = {}
+    for event in events(log):
+        seen.setdefault(event.proc, []).append(int(event.type))
+    return seen
+
+
+def test_queued_jobs_start_in_turn_and_a_removed_or_held_one_never_does(pool, cluster, tmp_path):
+    log, cluster_id, gate, ran = gated_jobs(pool, tmp_path, 6)
+    wait_until(lambda: tasks_on_worker(cluster) == 5, 60, what="the running job and four queued behind it")
+    started = [proc for proc, kinds in by_job(log).items() if EXECUTE in kinds]
+    assert len(started) == 1, by_job(log)        # the queued ones are not EXECUTE'd
+    wait_until(lambda: runs(ran), 30, what="the running job's marker")
+    assert runs(ran) == {started[0]: 1}          # nor started
+    queued = [proc for proc in range(6) if proc not in started]
+    removed, held = queued[1], queued[2]
+    pool.schedd.act(htcondor.JobAction.Remove, f"{cluster_id}.{removed}")
+    pool.schedd.act(htcondor.JobAction.Hold, f"{cluster_id}.{held}")
+    wait_until(lambda: {ABORTED, HELD} <= {k for kinds in by_job(log).values() for k in kinds}, 30,
+               what="the aborted and held events")
+    gate.unlink()
+    done = [proc for proc in range(6) if proc not in (removed, held)]
+    wait_until(lambda: all(TERMINATED in by_job(log).get(proc, []) for proc in done), 120,
+               what="the other jobs to end")
+    seen = by_job(log)
+    for proc in done:
+        kinds = [k for k in seen[proc] if k in (EXECUTE, TERMINATED)]
+        assert kinds == [EXECUTE, TERMINATED], (proc, seen[proc])
+        assert (tmp_path / "submit" / f"out.{proc}").read_text() == f"{proc}\n"
+    for proc in (removed, held):
+        assert EXECUTE not in seen[proc] and TERMINATED not in seen[proc], (proc, seen[proc])
+    assert runs(ran) == {proc: 1 for proc in done}     # the two never started
+    pool.schedd.act(htcondor.JobAction.Remove, f"{cluster_id}.{held}")
+    wait_until(lambda: not pool.schedd.query(f"ClusterId == {cluster_id}", ["ProcId"]), 30,
+               what="the cluster to leave the queue")
+    wait_until(lambda: audit(pool.local_dir).ok, 30, what="a clean audit")
+
+
+def test_a_vacated_job_takes_its_queue_with_it(pool, cluster, tmp_path):
+    """The running job vacated: the jobs queued behind it never run after it there; each
+    job runs again later, and ends once."""
+    log, cluster_id, gate, ran = gated_jobs(pool, tmp_path, 4)
+    wait_until(lambda: tasks_on_worker(cluster) == 4, 60, what="the running job and three queued")
+    running = next(proc for proc, kinds in by_job(log).items() if EXECUTE in kinds)
+    pool.schedd.act(htcondor.JobAction.Vacate, f"{cluster_id}.{running}")
+    wait_until(lambda: EVICTED in by_job(log).get(running, []), 30, what="the eviction")
+    assert runs(ran) == {running: 1}            # none of the queued ones started
+    gate.unlink()
+    wait_until(lambda: all(TERMINATED in by_job(log).get(proc, []) for proc in range(4)), 120,
+               what="every job to end")
+    seen = by_job(log)
+    for proc in range(4):
+        assert seen[proc].count(TERMINATED) == 1, (proc, seen[proc])
+        assert seen[proc].count(EXECUTE) == (2 if proc == running else 1), (proc, seen[proc])
+        assert (tmp_path / "submit" / f"out.{proc}").read_text() == f"{proc}\n"
+    assert runs(ran) == {proc: seen[proc].count(EXECUTE) for proc in range(4)}
+    wait_until(lambda: not pool.schedd.query(f"ClusterId == {cluster_id}", ["ProcId"]), 30,
+               what="the cluster to leave the queue")
+    wait_until(lambda: audit(pool.local_dir).ok, 30, what="a clean audit")
