@@ -19,6 +19,11 @@ process (submit, reading the log).
 ``python -m bench.bench_jobcost 1000 10000 50000``: the pool alone (no Dask)
 at each size, one cluster each in a fresh pool, with the load average at the
 start and end of each (issue 17: how the end-to-end rate grows).
+
+``python -m bench.bench_jobcost --dask [--slots=2,4] 1000 10000``: the run
+beside Dask at each size, and the pool once per slot count at each (``NUM_CPUS``
+beyond the 2 cores, HTCondor's way to give a machine more slots than cores
+where jobs mostly wait); Dask keeps 2 single-threaded workers (the 2 cores).
 """
 
 from __future__ import annotations
@@ -110,20 +115,20 @@ def _live_children(pid: int) -> int:
     return ticks
 
 
-def run_dask(client) -> tuple[float, float]:
-    """(tasks/s, CPU seconds of this process tree) for JOBS /bin/true subprocesses."""
+def run_dask(client, jobs: int = JOBS) -> tuple[float, float]:
+    """(tasks/s, CPU seconds of this process tree) for ``jobs`` /bin/true subprocesses."""
     client.gather([client.submit(subprocess.run, ["/bin/true"], pure=False) for _ in range(20)])
     began, cpu = time.perf_counter(), _tree_cpu()
-    futures = [client.submit(subprocess.run, ["/bin/true"], pure=False) for _ in range(JOBS)]
+    futures = [client.submit(subprocess.run, ["/bin/true"], pure=False) for _ in range(jobs)]
     client.gather(futures)
-    return JOBS / (time.perf_counter() - began), _tree_cpu() - cpu
+    return jobs / (time.perf_counter() - began), _tree_cpu() - cpu
 
 
-def dask_round() -> tuple[float, float]:
+def dask_round(jobs: int = JOBS) -> tuple[float, float]:
     from distributed import Client, LocalCluster
     with LocalCluster(n_workers=SLOTS, threads_per_worker=1, dashboard_address=None,
                       processes=True, host="127.0.0.1") as cluster, Client(cluster) as client:
-        return run_dask(client)
+        return run_dask(client, jobs)
 
 
 def check_log(path: Path, cluster: int) -> tuple[int, dict]:
@@ -139,10 +144,10 @@ def check_log(path: Path, cluster: int) -> tuple[int, dict]:
     return len(seen) - len(others), others
 
 
-def run_pool(where: Path, jobs: int = JOBS) -> tuple[float, dict[str, float], float]:
-    """(jobs/s, CPU seconds by role, this process's CPU seconds) for ``jobs`` jobs on SLOTS slots."""
+def run_pool(where: Path, jobs: int = JOBS, slots: int = SLOTS) -> tuple[float, dict[str, float], float]:
+    """(jobs/s, CPU seconds by role, this process's CPU seconds) for ``jobs`` jobs on ``slots`` slots."""
     log = where / "jobs.log"
-    config = {"NUM_CPUS": str(SLOTS), "MAX_JOBS_PER_SUBMISSION": str(max(jobs, 20_000))}
+    config = {"NUM_CPUS": str(slots), "MAX_JOBS_PER_SUBMISSION": str(max(jobs, 20_000))}
     with PersonalPool(local_dir=where / "pool", config=config) as pool:
         schedd = pool.schedd
         warm = schedd.submit(htcondor.Submit({"executable": "/bin/true"}), count=10).cluster()
@@ -195,10 +200,41 @@ def scaling(sizes: list[int]) -> None:
         print(f"load average (1 / 5 / 15 min): {load} at start, {_load()} at end", flush=True)
 
 
+def beside_dask(sizes: list[int], slot_counts: list[int]) -> None:
+    """At each size: Dask, the pool with each slot count, Dask again; the ratios of
+    each pool run to the mean of the two Dask runs (one run: the same load)."""
+    print(f"| jobs | Dask before / after, tasks/s | pool slots | pool jobs/s | pool / Dask "
+          f"| CPU ms/job: pool (schedd / starters + jobs / startd) | Dask CPU ms/task | load start / end |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---|")
+    for jobs in sizes:
+        load = f"{os.getloadavg()[0]:.1f}"
+        first, first_cpu = dask_round(jobs)
+        runs = []
+        for slots in slot_counts:
+            with tempfile.TemporaryDirectory(prefix="bench-jobcost-") as where:
+                rate, cpu, client = run_pool(Path(where), jobs, slots)
+            runs.append((slots, rate, cpu, client))
+        second, second_cpu = dask_round(jobs)
+        dask = (first + second) / 2
+        for slots, rate, cpu, client in runs:
+            parts = " / ".join(f"{1000 * cpu.get(r, 0.0) / jobs:.1f}"
+                               for r in ("schedd", "starters + jobs", "startd"))
+            print(f"| {jobs:,} | {first:.1f} / {second:.1f} | {slots} | {rate:.1f} | "
+                  f"**{rate / dask:.2f}x** | {1000 * (sum(cpu.values()) + client) / jobs:.1f} ({parts}) | "
+                  f"{1000 * (first_cpu + second_cpu) / 2 / jobs:.1f} | {load} / {os.getloadavg()[0]:.1f} |",
+                  flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """``python -m bench.bench_jobcost [N ...]``: with sizes, the pool alone at each
-    (``scaling``); without, the run beside Dask at JOBS jobs."""
-    sizes = [int(a) for a in (sys.argv[1:] if argv is None else argv) if a.isdigit()]
+    """``python -m bench.bench_jobcost [--dask] [--slots=A,B] [N ...]``: with sizes, the
+    pool alone at each (``scaling``), or beside Dask with ``--dask`` (``beside_dask``);
+    without, the run beside Dask at JOBS jobs."""
+    args = sys.argv[1:] if argv is None else argv
+    sizes = [int(a) for a in args if a.isdigit()]
+    slot_counts = [int(n) for a in args if a.startswith("--slots=") for n in a[8:].split(",")]
+    if sizes and "--dask" in args:
+        beside_dask(sizes, slot_counts or [SLOTS])
+        return
     if sizes:
         scaling(sizes)
         return
