@@ -57,6 +57,7 @@ import threading
 import time as _time
 
 from jobledger.eventcore.codecs.userlog_text_write import TextFormat
+from jobledger.eventcore.codecs.journal import decode_payload
 from jobledger.eventcore.errors import UnsafePathError
 from jobledger.eventcore.journal import Entry, entry_from_row, job_id, row_entries
 from jobledger.eventcore.projections.userlog import EVENT_LOG_FORMAT, LogTargets, Target, planned_writes, render
@@ -211,8 +212,18 @@ class Projector:
                             payload, row.key)
 
     def _block_entries(self, row, payload, targets: LogTargets, after: int):
-        """A block's entries; its SUBMIT events only where a file will hold them."""
+        """A block's entries; its SUBMIT events only where a file will hold them.  Without
+        an event log, a block no proc of which has a log (``LogTargets.silent_block``: most
+        of a big submit's) is passed over unexpanded: its entries would change nothing."""
         event_log = self.event_log
+        if not event_log:
+            if payload is None:
+                payload = decode_payload(row.type, row.payload, row.position)
+            try:
+                if targets.silent_block(row.cluster, payload):
+                    return
+            except (KeyError, TypeError, AttributeError):
+                pass        # an unreadable block: row_entries says so
         for entry in row_entries(row, payload, after):
             if entry.type == "proc" or event_log or targets.of(entry.job.cluster, entry.job.proc):
                 yield entry

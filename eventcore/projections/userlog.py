@@ -73,6 +73,10 @@ class Target(NamedTuple):
         return self.format != DAGMAN_FORMAT or int(number) in DAGMAN_EVENTS
 
 
+# The ad attributes that give a job a log to write to (``LogTargets.apply``).
+TARGET_ATTRS = ("UserLog", "UserLogUseXML", "DAGManNodesLog")
+
+
 def _nodes_key(cluster: int, proc: int) -> tuple[int, int]:
     """Where the DAGMan nodes-log target of job (cluster, proc) is kept (proc -1: cluster ad)."""
     return cluster, -3 - proc if proc >= 0 else -2
@@ -189,6 +193,18 @@ class LogTargets:
                 return []  # already in the log it came from
             return self.for_event(job.cluster, job.proc, int(payload["event"]["type"]))
         return []
+
+    def silent_block(self, cluster: int, payload: Mapping) -> bool:
+        """True when no entry of a ``procs`` block of ``cluster`` (``payload`` as journaled)
+        changes a target or has a log to go to: the cluster has no log of its own nor a
+        nodes log, and no proc ad of the block names one.  Its entries are then no-ops
+        here (a proc's target is its cluster's, None; its SUBMIT event goes nowhere), so
+        a follower without an event log may pass over the block unexpanded."""
+        if self.paths.get((cluster, -1)) is not None or self.paths.get((cluster, -2)) is not None:
+            return False
+        if any(name in payload["common"] for name in TARGET_ATTRS):
+            return False
+        return not any(name in ad for ad in payload["ads"] for name in TARGET_ATTRS)
 
     def for_event(self, cluster: int, proc: int, number: int, gone: bool = False) -> list[Target]:
         """The logs an event of job (cluster, proc) with ULog ``number`` goes to.  DAGMan's

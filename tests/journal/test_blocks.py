@@ -23,7 +23,7 @@ from jobledger.eventcore.errors import InvalidTransition, JournalCorrupt
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.journal import MemoryJournal, row_entries
 from jobledger.eventcore.projections.queue import fold_entries
-from jobledger.eventcore.records import ProcAd, ProcBlock
+from jobledger.eventcore.records import ProcAd, ProcBlock, SetAttributes
 from tests.journal.helpers import all_ads, as_blocks, event, life, submit
 from tests.journal.schema_check import check_payload, check_row
 from jobledger.tracking.journal import JournalTracker
@@ -205,3 +205,60 @@ def test_the_journal_tracker_reads_blocks(tmp_path):
                 tracker.step()
             states.append({job: (s.status, s.submitted) for job, s in tracker.snapshot().items()})
     assert states[0] == states[1] and len(states[0]) == 13
+
+
+def logless_scenario(tmp_path):
+    """Submissions whose logs come from the cluster ad, from some procs' own ads, from
+    an edit after the submit, or from nowhere; then the jobs' lives."""
+    cluster_log, proc_log, edited = (str(tmp_path / name) for name in ("c.log", "p.log", "e.log"))
+    procs_with_log = with_proc_ids(submit(2, 6))
+    for i, record in enumerate(procs_with_log):
+        if isinstance(record, ProcAd) and record.job.proc % 3 == 1:
+            procs_with_log[i] = ProcAd(record.job, dict(record.ad, UserLog=json.dumps(proc_log)))
+    return [
+        with_proc_ids(submit(1, 7)),                     # no log anywhere
+        procs_with_log,
+        with_proc_ids(submit(3, 4, log=cluster_log)),
+        [SetAttributes(JobId(1, 2), set={"UserLog": json.dumps(edited)})],
+        life(JobId(1, 0)) + life(JobId(1, 2)) + life(JobId(2, 1)) + life(JobId(2, 2)) + life(JobId(3, 3)),
+    ], (cluster_log, proc_log, edited)
+
+
+@pytest.mark.parametrize("blocks", [False, True])
+def test_a_block_without_logs_is_passed_over_and_the_logs_are_the_same(tmp_path, blocks):
+    """A projector without an event log skips blocks whose procs have no log unexpanded
+    (LogTargets.silent_block); what it writes is what it writes from the two-row form."""
+    outputs = {}
+    for form in ("rows", "blocks" if blocks else "rows-again"):
+        where = tmp_path / form
+        where.mkdir()
+        batches, logs = logless_scenario(where)
+        store = Store(where / "pool", constraint_filter=all_ads)
+        projector = Projector(store, tz=UTC, chunk=5)
+        try:
+            for batch in batches:
+                store.append(as_blocks(batch, size=3) if form == "blocks" else batch, time=5.0)
+                projector.catch_up()
+            assert projector.position == store.head()
+        finally:
+            projector.close()
+            store.close()
+        outputs[form] = [open(log, "rb").read().replace(str(where).encode(), b"") for log in logs]
+    first, second = outputs.values()
+    assert first == second
+    cluster_log, proc_log, edited = first
+    assert cluster_log.count(b"\n...\n") == 4 + 2     # 4 SUBMIT, job 3.3's execute and terminate
+    assert proc_log.count(b"\n...\n") == 2 + 2        # procs 2.1 and 2.4 submitted, 2.1 ran
+    assert edited.count(b"\n...\n") == 2              # 1.2's life after the edit
+
+
+def test_silent_block_names_blocks_nothing_of_which_is_logged():
+    from jobledger.eventcore.projections.userlog import LogTargets, Target
+    targets = LogTargets({(5, -1): Target("/l", "text")})
+    quiet = {"common": {"Cmd": '"/bin/true"'}, "ads": [{"Args": '"1"'}, {}]}
+    assert targets.silent_block(1, quiet)
+    assert not targets.silent_block(5, quiet)                      # its cluster has a log
+    for attr in ("UserLog", "UserLogUseXML", "DAGManNodesLog"):
+        assert not targets.silent_block(1, dict(quiet, common={attr: '"x"'}))
+        assert not targets.silent_block(1, dict(quiet, ads=[{}, {attr: '"x"'}]))
+    assert not LogTargets({(1, -2): Target("/n", "dagman")}).silent_block(1, quiet)   # a nodes log
