@@ -58,8 +58,9 @@ from jobledger.tracking.jobeventlog import JobEventLog
 from jobledger.tracking.watch import DirectoryWatcher
 
 SCHEDD_RETRY = 0.2
-SUBMIT_CHUNK = 100      # node jobs per submit_many (one journal append)
+SUBMIT_CHUNK = 100      # node jobs per submit_many (one journal append), at most
 FIRST_CHUNK = 10
+CHUNK_SECONDS = 0.05    # a chunk's build aims at this: the nodes log is read between chunks
 PROGRESS_EVERY = 1.0    # seconds between updates of the DAG_* counts in the DAGMan job's ad
 PROGRESS_COUNTS = {"DAG_NodesDone": DONE, "DAG_NodesPrerun": PRE, "DAG_NodesQueued": QUEUED,
                    "DAG_NodesPostrun": POST, "DAG_NodesReady": READY, "DAG_NodesFailed": FAILED,
@@ -108,6 +109,7 @@ class Dagman:
         self.saved: set[str] = set()                    # SAVE_POINT_FILE nodes already written
         self.published: dict = {}                       # the DAG_* counts last put in our ad
         self.published_at = 0.0
+        self.build_seconds = 0.0                        # building a node's job took, in the last chunk
 
     # -- start ---------------------------------------------------------------------------
     def load(self) -> DagRun:
@@ -215,7 +217,11 @@ class Dagman:
         size = FIRST_CHUNK                    # a few first, so the first children go out early
         while submits:
             self._submit(run, submits[:size])
-            submits, size = submits[size:], SUBMIT_CHUNK
+            # The next chunk as big as is built in about CHUNK_SECONDS at the pace of this one: a
+            # child made ready meanwhile waits for one chunk's build, whatever the machine's load
+            submits = submits[size:]
+            each = self.build_seconds
+            size = max(1, min(SUBMIT_CHUNK, int(CHUNK_SECONDS / each) if each > 0 else SUBMIT_CHUNK))
             if submits:
                 # A long round: read what the log got meanwhile, and send the nodes it made
                 # ready in a chunk of their own before the rest of the round (a fan-in's
@@ -223,7 +229,7 @@ class Dagman:
                 self._follow(run, 0)
                 more = run.actions(time.time())
                 ready = [a for a in more if isinstance(a, SubmitJob)]
-                submits, size = ready + submits, min(len(ready), SUBMIT_CHUNK) or SUBMIT_CHUNK
+                submits, size = ready + submits, min(len(ready), size) or size
                 others += [a for a in more if not isinstance(a, SubmitJob)]
         for action in others:
             if isinstance(action, RunScript):
@@ -262,6 +268,7 @@ class Dagman:
     def _build(self, run: DagRun, submits: list) -> tuple[list, list]:
         items, names = [], []
         ids = self._cluster_ids(len(submits))
+        began = time.monotonic()
         texts: dict = {}                      # the chunk's submit files, each read once
         for cluster, action in zip(ids, submits):
             try:
@@ -273,6 +280,8 @@ class Dagman:
                 continue
             items.append(item)
             names.append(action.node)
+        if submits:
+            self.build_seconds = (time.monotonic() - began) / len(submits)    # a node's, lately
         return items, names
 
     def _cluster_ids(self, count: int) -> list[int]:
