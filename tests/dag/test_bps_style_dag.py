@@ -111,3 +111,52 @@ def test_bps_style_dag_leaves_the_files_bps_reads(pool, tmp_path):
     data = json.loads((tmp_path / "u_run1.dag.metrics").read_text())
     assert (data["nodes"], data["nodes_failed"], data["nodes_succeeded"], data["dagman_id"]) == (4, 1, 3, str(cluster))
     assert (data["exitcode"], data["DagStatus"], data["jobs_submitted"], data["jobs_succeeded"]) == (0, 2, 5, 5)
+
+
+def test_bps_style_service_and_subdag_nodes_leave_htcondors_files(pool, tmp_path):
+    """BPS's other node kinds (ctrl_bps_htcondor's HTCDag.write): a SERVICE node (its provisioning
+    job), a SUBDAG EXTERNAL node under subdags/<name>/ with its own NODE_STATUS_FILE (where BPS's
+    read_node_status and read_dag_status look: subdags/*/*.node_status), and FINAL.  As HTCondor's
+    DAGMan (dag.cpp Dag::Add, RemoveServiceNodes; dagman_metrics.cpp V2): the SERVICE node is in no
+    node count nor the node status file -- BPS finds it in the nodes log -- it is removed once the
+    rest is done and counts as a succeeded service node in the metrics; the SUBDAG counts as a
+    dag node; the run succeeds with DAG_Status 0."""
+    run = script(tmp_path / "run.sh", "exit 0\n")
+    (tmp_path / "jobs" / "x").mkdir(parents=True)
+    write(tmp_path / "jobs" / "x" / "job.sub", f"executable = {run}\nqueue\n")
+    write(tmp_path / "jobs" / "x" / "service.sub", "executable = /bin/sleep\narguments = 300\nqueue\n")
+    inner = tmp_path / "subdags" / "wms_group_calibrate"
+    inner.mkdir(parents=True)
+    write(inner / "job.sub", f"executable = {run}\nqueue\n")
+    write(inner / "group1.dag", "JOB a job.sub\nJOB b job.sub\nPARENT a CHILD b\n"
+                                "NODE_STATUS_FILE group1.node_status\n")
+    cluster, ad = run_dag(pool, tmp_path, (
+        'JOB pipetaskInit "jobs/x/job.sub"\n'
+        'SERVICE provisioningJob "jobs/x/service.sub"\n'
+        'SUBDAG EXTERNAL wms_group_calibrate group1.dag DIR subdags/wms_group_calibrate\n'
+        'PARENT pipetaskInit CHILD wms_group_calibrate\n'
+        'NODE_STATUS_FILE u_run2.node_status\n'
+        'FINAL finalJob "jobs/x/job.sub"\n'), name="u_run2.dag")
+    assert ad["ExitCode"] == 0
+
+    with open(tmp_path / "u_run2.node_status") as fh:
+        ads = list(classad.parseAds(fh))
+    nodes = {a["Node"]: a["NodeStatus"] for a in ads if a["Type"] == "NodeStatus"}
+    assert nodes == {"pipetaskInit": 5, "wms_group_calibrate": 5, "finalJob": 5}      # no SERVICE node
+    assert (ads[0]["DagStatus"], ads[0]["NodesTotal"], ads[0]["NodesDone"]) == (5, 3, 3)
+    with open(inner / "group1.node_status") as fh:
+        sub = list(classad.parseAds(fh))
+    assert (sub[0]["DagStatus"], sub[0]["NodesTotal"], sub[0]["NodesDone"]) == (5, 2, 2)
+
+    dagman = pool.schedd.history(f"ClusterId == {cluster}", ["DAG_Status", "DAG_NodesTotal", "DAG_NodesDone"])[0]
+    assert (dagman["DAG_Status"], dagman["DAG_NodesTotal"], dagman["DAG_NodesDone"]) == (0, 3, 3)
+    service = pool.schedd.history(f'DAGManJobId == {cluster} && DAGNodeName == "provisioningJob"', ["JobStatus"])
+    assert [j["JobStatus"] for j in service] == [3]                          # removed at the end
+    log = (tmp_path / "u_run2.dag.nodes.log").read_text()
+    assert 'DAGNodeName = "provisioningJob"' in log                          # where BPS finds it
+
+    data = json.loads((tmp_path / "u_run2.dag.metrics").read_text())
+    assert (data["nodes"], data["nodes_succeeded"], data["dag_nodes"], data["dag_nodes_succeeded"],
+            data["service_nodes"], data["service_nodes_succeeded"], data["total_nodes"], data["DagStatus"]) == (
+        2, 2, 1, 1, 1, 1, 4, 0)
+    assert not list(tmp_path.glob("u_run2.dag.rescue*"))
