@@ -125,9 +125,13 @@ def run_dask(client, jobs: int = JOBS) -> tuple[float, float]:
 
 
 def dask_round(jobs: int = JOBS) -> tuple[float, float]:
+    import dask
     from distributed import Client, LocalCluster
-    with LocalCluster(n_workers=SLOTS, threads_per_worker=1, dashboard_address=None,
-                      processes=True, host="127.0.0.1") as cluster, Client(cluster) as client:
+    # Under a loaded machine Dask's default connect timeouts (30 s) end the run midway.
+    with dask.config.set({"distributed.comm.timeouts.connect": "120s",
+                          "distributed.comm.timeouts.tcp": "300s"}), \
+            LocalCluster(n_workers=SLOTS, threads_per_worker=1, dashboard_address=None,
+                         processes=True, host="127.0.0.1") as cluster, Client(cluster) as client:
         return run_dask(client, jobs)
 
 
