@@ -15,6 +15,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No hypothesis test is timed: an example's wall time says nothing but the machine's load
+# (a 200 ms deadline failed a codec round trip at load 20).  Tests that set their own
+# settings keep these unless they name them.
+settings.register_profile("jobledger", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("jobledger")
 
 TEST_TZ = os.environ.get("JOBLEDGER_TEST_TZ") or "UTC"
 os.environ["TZ"] = TEST_TZ
