@@ -4,7 +4,7 @@ Each DAG is layered like a workflow's: LAYER nodes per layer, every node a
 JOB line, a VARS line and a RETRY line, and one ``PARENT a CHILD b`` line
 joining it to the node under it in the next layer (plus one FINAL node).
 So N nodes are about 4N lines.  Every size is parsed in a fresh process
-(``eventcore.dag.parse_dag``, the code DAGMan runs at each start) and the
+(``eventcore.dagman.parse_dag``, the code DAGMan runs at each start) and the
 row shows wall and CPU seconds, nodes per CPU second, and the process's
 peak RSS before and after the parse; then the CPU seconds and peak RSS of
 building the DAG's run (``DagRun``, DAGMan's state machine).  Time per node should stay flat as N
@@ -24,8 +24,8 @@ SIZES = (10_000, 20_000, 40_000, 100_000)
 
 _CHILD = r"""
 import json, resource, sys, time
-from jobledger.eventcore.dag import parse_dag
-from jobledger.eventcore.dag.run import DagRun
+from jobledger.eventcore.dagman import parse_dag
+from jobledger.eventcore.dagman.run import DagRun
 n, layer = int(sys.argv[1]), int(sys.argv[2])
 lines = []
 for i in range(n):

@@ -1,1 +1,1 @@
-"""condor_dagman and condor_submit_dag: the processes and files around ``eventcore.dag``."""
+"""condor_dagman and condor_submit_dag: the processes and files around ``eventcore.dagman``."""

@@ -9,7 +9,7 @@ import threading
 import time
 
 from jobledger.daemons import input_files
-from jobledger.eventcore.dag.report import RESCUE_RE, rescue_name
+from jobledger.eventcore.dagman.report import RESCUE_RE, rescue_name
 from jobledger.eventcore.errors import DagError
 
 MAX_DAG_BYTES = 64 << 20

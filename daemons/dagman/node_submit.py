@@ -17,7 +17,7 @@ import os
 
 from jobledger.daemons.dagman import submit_dag
 from jobledger.daemons.submit_env import Submit, build_cluster, read_submit_file
-from jobledger.eventcore.dag.model import FINAL, SUBDAG
+from jobledger.eventcore.dagman.model import FINAL, SUBDAG
 from jobledger.eventcore.projections.userlog import DAGMAN_EVENTS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from jobledger.eventcore.dag.run import Throttles
+from jobledger.eventcore.dagman.run import Throttles
 
 # flag (lower case) -> (field, takes a value)
 FLAGS = {"-dag": ("dag", True), "-lockfile": ("lockfile", True), "-maxjobs": ("max_jobs", True),

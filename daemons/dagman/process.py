@@ -3,7 +3,7 @@
 Started by the schedd as a scheduler-universe job (``python -m
 daemons.dagman -Dag x.dag ...`` in the DAG's directory, CONDOR_ID and
 _CONDOR_SCHEDD_ADDRESS in its environment).  It feeds
-``eventcore.dag.run.DagRun`` with what happens and carries out what it
+``eventcore.dagman.run.DagRun`` with what happens and carries out what it
 decides:
 
 * node jobs go to the same schedd, the ready ones of a round in one
@@ -47,11 +47,11 @@ from jobledger.daemons.dagman.files import DagmanOut, newest_rescue, read_bytes,
 from jobledger.daemons.dagman.node_submit import node_cluster
 from jobledger.daemons.dagman.options import Options
 from jobledger.daemons.threadnames import name_process
-from jobledger.eventcore.dag import outlines, parse_dag
+from jobledger.eventcore.dagman import outlines, parse_dag
 from jobledger.daemons.daemon import PLATFORM, VERSION
-from jobledger.eventcore.dag.report import (RESCUE_RE, dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
+from jobledger.eventcore.dagman.report import (RESCUE_RE, dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
                                   status_table)
-from jobledger.eventcore.dag.run import (ABORTED, DONE, FAILED, FUTILE, POST, POST_SCRIPT_TERMINATED, PRE, QUEUED, READY,
+from jobledger.eventcore.dagman.run import (ABORTED, DONE, FAILED, FUTILE, POST, POST_SCRIPT_TERMINATED, PRE, QUEUED, READY,
                                TERMINATED, WAITING, DagRun, RemoveJobs, RunScript, SubmitJob)
 from jobledger.eventcore.errors import DagError, HTCondorException, HTCondorIOError, JobledgerError, UserLogFileChanged
 from jobledger.tracking.jobeventlog import JobEventLog

@@ -23,8 +23,8 @@ import re
 import sys
 
 from jobledger.daemons.dagman.files import newest_rescue, read_bytes, rescue_numbers
-from jobledger.eventcore.dag import parse_dag
-from jobledger.eventcore.dag.report import rescue_name
+from jobledger.eventcore.dagman import parse_dag
+from jobledger.eventcore.dagman.report import rescue_name
 from jobledger.eventcore.errors import DagError, HTCondorException
 
 ON_EXIT_REMOVE = "(ExitSignal =?= 11 || (ExitCode =!= UNDEFINED && ExitCode >=0 && ExitCode <= 2))"

@@ -167,7 +167,7 @@ def dag_nodes(me: dict) -> list[str]:
     """The node names of the DAG the DAGMan job ``me`` runs (its -Dag file in its Iwd),
     in the file's order; [] when the file cannot be read any more."""
     from jobledger.daemons.dagman.files import read_bytes
-    from jobledger.eventcore.dag import parse_dag
+    from jobledger.eventcore.dagman import parse_dag
     from jobledger.eventcore.submit.args import split_v2
     try:
         args = split_v2('"' + str(me.get("Arguments", "")).replace('"', '""') + '"', "arguments")
@@ -188,7 +188,7 @@ def dag_nodes(me: dict) -> list[str]:
 def rescue(dag_file: str) -> None:
     """The rescue DAG a new submit of DAG_FILE would use, and the nodes it marks DONE."""
     from jobledger.daemons.dagman.files import newest_rescue, read_bytes
-    from jobledger.eventcore.dag import parse_dag
+    from jobledger.eventcore.dagman import parse_dag
     try:
         path = newest_rescue(dag_file)
         if path is None:

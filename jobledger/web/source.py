@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 
 from jobledger.daemons.storage.reader import Reader
-from jobledger.eventcore.dag.parse import parse_dag
+from jobledger.eventcore.dagman.parse import parse_dag
 from jobledger.eventcore.errors import JobledgerError
 from jobledger.eventcore.journal import entries_of_rows
 from jobledger.eventcore.projections.picture import Picture, picture

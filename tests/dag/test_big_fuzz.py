@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jobledger.daemons.dagman.files import read_bytes
-from jobledger.eventcore.dag import parse_dag
+from jobledger.eventcore.dagman import parse_dag
 from jobledger.eventcore.errors import DagError
 
 N = 100_000

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from jobledger.eventcore.dag import outlines
+from jobledger.eventcore.dagman import outlines
 from tests.dag.test_dagman import run_dag, script, write
 
 MONITORD = {

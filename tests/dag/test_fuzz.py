@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobledger.eventcore.dag import parse_dag
+from jobledger.eventcore.dagman import parse_dag
 from jobledger.eventcore.errors import DagError
 
 KEYWORDS = ["JOB", "NODE", "PARENT", "CHILD", "RETRY", "UNLESS-EXIT", "SCRIPT", "PRE", "POST", "HOLD",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jobledger.eventcore.dag import parse_dag
-from jobledger.eventcore.dag.graph import check_acyclic
+from jobledger.eventcore.dagman import parse_dag
+from jobledger.eventcore.dagman.graph import check_acyclic
 from jobledger.eventcore.errors import DagError
 
 

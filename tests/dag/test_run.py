@@ -1,11 +1,11 @@
-"""DAGMan's decisions (eventcore.dag.run), driven by hand: each language feature at run time."""
+"""DAGMan's decisions (eventcore.dagman.run), driven by hand: each language feature at run time."""
 
 from __future__ import annotations
 
-from jobledger.eventcore.dag import parse_dag
-from jobledger.eventcore.dag.report import metrics, node_status_text, rescue_text
+from jobledger.eventcore.dagman import parse_dag
+from jobledger.eventcore.dagman.report import metrics, node_status_text, rescue_text
 from jobledger.eventcore.dags.nodestatus import NodeStatus, parse_node_status
-from jobledger.eventcore.dag.run import (ABORTED, DONE, EXECUTE, FAILED, FUTILE, HELD, QUEUED, TERMINATED, DagRun,
+from jobledger.eventcore.dagman.run import (ABORTED, DONE, EXECUTE, FAILED, FUTILE, HELD, QUEUED, TERMINATED, DagRun,
                                RemoveJobs, RunScript, SubmitJob, Throttles)
 
 

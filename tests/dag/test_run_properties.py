@@ -11,8 +11,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobledger.eventcore.dag import parse_dag
-from jobledger.eventcore.dag.run import DONE, FAILED, FUTILE, TERMINATED, DagRun, RunScript, SubmitJob, Throttles
+from jobledger.eventcore.dagman import parse_dag
+from jobledger.eventcore.dagman.run import DONE, FAILED, FUTILE, TERMINATED, DagRun, RunScript, SubmitJob, Throttles
 
 
 @st.composite

@@ -1,4 +1,4 @@
-"""What write_dag writes, DAGMan's parser (eventcore.dag) reads back as the
+"""What write_dag writes, DAGMan's parser (eventcore.dagman) reads back as the
 same workflow: nodes, settings, and every dependency (join nodes resolved)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jobledger
-from jobledger.eventcore.dag import parse_dag
+from jobledger.eventcore.dagman import parse_dag
 from jobledger import dags
 
 

@@ -1,6 +1,6 @@
 """What a DAG input file describes: nodes, their edges, scripts and settings.
 
-Built by ``eventcore.dag.parse``; read by the DAGMan process and by the
+Built by ``eventcore.dagman.parse``; read by the DAGMan process and by the
 rescue writer.  Node names are case-sensitive; a spliced node's name is
 ``splice+node`` as in HTCondor.
 """
