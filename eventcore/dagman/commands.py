@@ -290,18 +290,21 @@ def priority(scope, line) -> None:
         node.priority = value
 
 
+def _category(scope, name: str) -> str:
+    """A category's full name: a splice's own (prefixed) unless it begins with + (global)."""
+    return name if name.startswith("+") else scope.prefix + name
+
+
 def category(scope, line) -> None:
     _arity(line, 3, 3, "CATEGORY node category")
-    name = line.words[2]
-    full = name if name.startswith("+") else scope.prefix + name
+    full = _category(scope, line.words[2])
     for node in scope.targets(line.words[1], line):
         node.category = full
 
 
 def max_jobs(scope, line) -> None:
     _arity(line, 3, 3, "MAXJOBS category limit")
-    name = line.words[1]
-    full = name if name.startswith("+") else scope.prefix + name
+    full = _category(scope, line.words[1])
     scope.dag.max_jobs[full] = _int(line, line.words[2], "the MAXJOBS limit", low=0)
 
 
