@@ -64,7 +64,7 @@ def _rates(fn, n: int) -> tuple[float, float, float]:
 
 
 def main() -> None:
-    from jobledger.daemons.submit_env import OsSubmitEnvironment
+    from jobledger.daemons.client.submit import OsSubmitEnvironment
     from jobledger.eventcore.submit import Submit, plan_cluster
 
     with tempfile.TemporaryDirectory() as tmp:

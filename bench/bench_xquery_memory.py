@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import jobledger
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 
 _CHILD = r"""
 import sys, time

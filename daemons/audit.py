@@ -4,8 +4,8 @@
 a ``Finding`` (kind, message, position, job, file, byte offset):
 
 - ``checksum`` / ``continuity`` / ``page``: every row's chained CRC,
-  positions 1..N, and pages SQLite cannot read (daemons.journal_check);
-- ``evidence``: the journal reaches its high-water mark (daemons.evidence)
+  positions 1..N, and pages SQLite cannot read (daemons.storage.check);
+- ``evidence``: the journal reaches its high-water mark (daemons.storage.evidence)
   and no user log holds events the journal does not: otherwise the journal
   went back in time, and the report says how to recover;
 - ``payload``: every payload decodes (and upcasts) to today's version and
@@ -49,11 +49,10 @@ from jobledger.eventcore.projections.userlog import (
     EVENT_LOG_FORMAT, LogTargets, planned_writes, render_header,
 )
 from jobledger.eventcore.status import next_status
-from jobledger.daemons.adrow import decode_ad
-from jobledger.daemons.evidence import HighWater
-from jobledger.daemons.journal_check import (
-    RECOVERY, known_cluster, log_faults, open_readonly, read_rows, verify, written_logs,
-)
+from jobledger.daemons.storage.adrow import decode_ad
+from jobledger.daemons.storage.evidence import HighWater
+from jobledger.daemons.journal_check import known_cluster, log_faults, written_logs
+from jobledger.daemons.storage.check import RECOVERY, open_readonly, read_rows, verify
 from jobledger.daemons.storage.schema import DB_NAME
 from jobledger.tracking.localzone import LOCAL_TZINFO
 

@@ -52,11 +52,11 @@ COMMAND_LEVELS = {
     ("schedd", "watch"): "READ",
     ("schedd", "daemon_history"): "READ",
     ("schedd", "get_claims"): "READ",
-    # job export (daemons/schedd_export.py): HTCondor registers all three at WRITE
+    # job export (daemons/schedd/export.py): HTCondor registers all three at WRITE
     ("schedd", "export_jobs"): "WRITE",
     ("schedd", "import_exported_job_results"): "WRITE",
     ("schedd", "unexport_jobs"): "WRITE",
-    # the schedd's User and Project records (daemons/schedd_userrecs.py), as HTCondor registers them
+    # the schedd's User and Project records (daemons/schedd/userrecs.py), as HTCondor registers them
     ("schedd", "query_userrec_ads"): "READ",
     ("schedd", "enable_userrec"): "ADMINISTRATOR",
     ("schedd", "add_userrec"): "ADMINISTRATOR",

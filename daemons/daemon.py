@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 
 from jobledger.eventcore import adwire
-from jobledger.daemons import adtext, ipc
+from jobledger.daemons import ipc
+from jobledger.daemons.storage import adtext
 from jobledger.daemons.config_files import collector_address, config_value, network_endpoint, read_pool_config
 from jobledger.daemons.selfmonitor import DEFAULT_WINDOW, SelfMonitor
 from jobledger.daemons.runtime_config import RuntimeConfig

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from jobledger.eventcore import adwire
 from jobledger.daemons.input_files import read_text
-from jobledger.daemons.schedd_query import check_constraint
+from jobledger.daemons.schedd.query import check_constraint
 
 __all__ = ["DaemonHistory", "records"]
 

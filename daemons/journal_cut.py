@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from jobledger.daemons.journal_check import Fault, open_readonly, read_rows
+from jobledger.daemons.storage.check import Fault, open_readonly, read_rows
 from jobledger.daemons.storage.cut import write_cut_journal
 from jobledger.daemons.storage.schema import DB_NAME
 from jobledger.eventcore.codecs.journal import Row

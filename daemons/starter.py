@@ -218,7 +218,7 @@ class Starter:
 
     process_name = "starter"     # as top and ps show it
     continues = True             # offers to run its claim's next job (step 5)
-    marks_start = False          # writes starter.json as it starts the job (see daemons.schedd_local)
+    marks_start = False          # writes starter.json as it starts the job (see daemons.schedd.local)
 
     def __init__(self, job: dict, claim: str, execute_dir: str, schedd_address: str,
                  lifeline_fd: int | None, reconnect_timeout: float, kill_timeout: float = 5.0,

@@ -179,7 +179,7 @@ def _refs(text: str) -> frozenset:
 
 def _finder(exprs):
     """``lookup(lower_name) -> (name, text) | None`` over ``exprs``: its own
-    ``lookup`` (a queue row's ``daemons.adrow.JobAd``), or a lower-cased map of
+    ``lookup`` (a queue row's ``daemons.storage.adrow.JobAd``), or a lower-cased map of
     a plain dict."""
     lookup = getattr(exprs, "lookup", None)
     if lookup is not None:

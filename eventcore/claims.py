@@ -1,6 +1,6 @@
 """The lifecycle of a claim, the schedd's handle on one run of one job: one state table.
 
-A claim id is made for one start of one job (``daemons.schedd_runs.Runs.reserve``)
+A claim id is made for one start of one job (``daemons.schedd.runs.Runs.reserve``)
 and never reused; the startd's slot may go on to the next job (claim reuse),
 but under a new claim id.  From the schedd's side a claim is in one of:
 

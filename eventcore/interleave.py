@@ -22,13 +22,13 @@ __all__ = ["point", "install", "uninstall", "POINTS"]
 # Every point the code marks, and where (a hook may refuse names not listed here,
 # so a renamed point cannot make a race test pass by never being reached).
 POINTS = {
-    "act.chosen": "Actions.act read the jobs it acts on (daemons.schedd_act)",
+    "act.chosen": "Actions.act read the jobs it acts on (daemons.schedd.act)",
     "act.append": "Actions.act decided, before its records are committed",
     "act.committed": "Actions.act's records were committed",
-    "policy.chosen": "Policy.apply read the job its verdict is carried out on (daemons.schedd_policy)",
+    "policy.chosen": "Policy.apply read the job its verdict is carried out on (daemons.schedd.policy)",
     "policy.append": "Policy.apply decided on a job, before its records are committed",
     "start.before-execute": "a run's starter is up, before its EXECUTE is appended "
-                            "(daemons.schedd_match)",
+                            "(daemons.schedd.match)",
     "start.after-execute": "a run's EXECUTE was appended, or refused",
     "outcome.append": "Runs decided how a run ended, before its records are committed",
 }

@@ -8,7 +8,7 @@ in classad2.
 
 from jobledger.eventcore.classad import (ClassAd, ClassAdException, ExprTree, Parser, ParserType, Value,
                                lastError, parseAds, parseNext, parseOne, quote, unquote, version)
-from jobledger.daemons.adtext import real_environment as _configure
+from jobledger.daemons.storage.adtext import real_environment as _configure
 
 _configure()
 

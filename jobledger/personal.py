@@ -1,5 +1,5 @@
 """``from jobledger.personal import PersonalPool`` (htcondor2.personal's stand-in).  Re-exports only."""
 
-from jobledger.daemons.personal import PersonalPool, PersonalPoolState, SetCondorConfig
+from jobledger.daemons.client.personal import PersonalPool, PersonalPoolState, SetCondorConfig
 
 __all__ = ["PersonalPool", "PersonalPoolState", "SetCondorConfig"]

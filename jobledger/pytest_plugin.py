@@ -48,7 +48,7 @@ def pool_config(lines) -> dict:
 @pytest.fixture(scope="session")
 def personal_pool(tmp_path_factory, request):
     """A started personal pool of this session (see the module docstring)."""
-    from jobledger.daemons.personal import PersonalPool
+    from jobledger.daemons.client.personal import PersonalPool
     config = pool_config(request.config.getini("jobledger_pool_config"))
     saved_path = os.environ.get("PATH")
     scripts = sysconfig.get_path("scripts")
@@ -79,7 +79,7 @@ def collector(personal_pool):
 @pytest.fixture
 def submit_and_wait(personal_pool):
     """Submit, then wait (bounded) until every job of the cluster has left the queue."""
-    from jobledger.daemons.submit_env import Submit
+    from jobledger.daemons.client.submit import Submit
 
     def submit_and_wait(description, count: int = 1, timeout: float = 120.0, itemdata=None) -> list:
         schedd = personal_pool.schedd

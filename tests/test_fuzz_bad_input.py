@@ -163,7 +163,7 @@ def test_user_log_bytes_get_our_errors(tmp_path, pieces):
     import warnings
 
     import jobledger as htcondor
-    from jobledger.daemons.importer import read_log
+    from jobledger.daemons.client.importer import read_log
     path = tmp_path / "fuzz.log"
     path.write_bytes(b"".join(pieces))
 

@@ -178,7 +178,7 @@ def test_a_client_in_a_fresh_venv_with_only_a_token_uses_a_remote_pool(venv, tmp
     client in the wheel's own venv holding nothing but a token file (no configuration, no
     access to the pool's LOCAL_DIR, its own cwd and iwd) that locates the schedd, submits
     with spool, queries, removes, and retrieves the output."""
-    from jobledger.daemons.personal import PersonalPool
+    from jobledger.daemons.client.personal import PersonalPool
     from tests.pool.conftest import stop_and_check
     from tests.security.test_network_pool import free_port, make_token
     port = free_port()

@@ -1,9 +1,11 @@
-"""Imports point inward: façade -> daemons/tracking -> eventcore.
+"""Imports point inward: façade -> client -> daemons -> tracking -> storage -> eventcore.
 
-eventcore is pure (stdlib and attrs only); tracking never imports daemons,
-but for the storage package's read-only reader (daemons.storage.reader);
-nothing but the façade imports the façade.  Only daemons/storage/ holds SQL
-on the journal.
+The folders are the owner's (eventcore/, daemons/, tracking/, schemas/); inside daemons/ two
+packages are layers of their own: daemons/storage/ (the journal's SQLite: below the daemons and
+below tracking, which reads through it) and daemons/client/ (the client library: above the
+daemons, which never import it, but DAGMan, itself a client of the schedd).  eventcore is pure
+(stdlib and attrs only); nothing but the façade imports the façade.  Only daemons/storage/
+holds SQL on the journal.
 """
 
 from __future__ import annotations
@@ -21,19 +23,24 @@ LAYERS = ("eventcore", "daemons", "tracking", "schemas")
 
 ALLOWED = {
     "eventcore": {"eventcore", "attr", "attrs", "regex"},   # regex: bounded ClassAd regexp()
-    "tracking": {"eventcore", "tracking", "attr", "attrs", "watchdog", "schemas"},
+    "storage": {"eventcore", "storage", "schemas", "attr", "attrs", "sqlite_utils"},
+    "tracking": {"eventcore", "storage", "tracking", "attr", "attrs", "watchdog", "schemas"},
     # distributed: the optional [dask] extra (daemons/dask_*.py), imported only when configured
     # jwt, cryptography: IDTOKENS and the pool's TLS (daemons/idtokens.py, daemons/pool_ssl.py)
-    "daemons": {"eventcore", "daemons", "tracking", "schemas", "attr", "attrs", "sqlite_utils", "watchdog",
-                "distributed", "jwt", "cryptography"},
+    "daemons": {"eventcore", "storage", "daemons", "tracking", "schemas", "attr", "attrs", "sqlite_utils",
+                "watchdog", "distributed", "jwt", "cryptography"},
+    "client": {"eventcore", "storage", "daemons", "tracking", "client", "schemas", "attr", "attrs"},
     "schemas": {"schemas"},
 }
 # I/O and nondeterminism that the pure core must not touch.
 FORBIDDEN_IN_CORE = {"sqlite3", "sqlite_utils", "threading", "subprocess", "socket", "random", "multiprocessing"}
 
 
-# modules a layer may import from a layer it otherwise may not
-EXCEPTIONS = {"tracking": {"jobledger.daemons.storage.reader"}}
+# the layers that are packages inside daemons/: module prefix -> layer, and their folders
+SUBLAYERS = {"jobledger.daemons.storage": "storage", "jobledger.daemons.client": "client"}
+FOLDERS = {"storage": "daemons/storage", "client": "daemons/client"}
+# a part of a layer that may import a layer above it: DAGMan is a client of the schedd
+EXCEPTIONS = {"daemons/dagman": {"client"}}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -50,19 +57,27 @@ def imported_modules(path: Path) -> set[str]:
 def layer_of(module: str) -> str:
     """The layer a module name belongs to: jobledger.daemons.x -> daemons, jobledger.cli -> jobledger
     (the façade), attr -> attr."""
+    for prefix, layer in SUBLAYERS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            return layer
     parts = module.split(".")
     if parts[0] == "jobledger" and len(parts) > 1 and parts[1] in LAYERS:
         return parts[1]
     return parts[0]
 
 
-def imported_roots(path: Path, package: str = "") -> set[str]:
-    allowed = EXCEPTIONS.get(package, set())
-    return {layer_of(name) for name in imported_modules(path) if name not in allowed}
+def imported_roots(path: Path) -> set[str]:
+    rel = path.relative_to(ROOT).as_posix()
+    allowed = set().union(*(extra for folder, extra in EXCEPTIONS.items() if rel.startswith(folder + "/")))
+    return {layer_of(name) for name in imported_modules(path)} - allowed
 
 
 def modules(package: str):
-    return sorted((ROOT / package).rglob("*.py"))
+    """The Python files of a layer (daemons/ without its sub-layers' folders)."""
+    folder = ROOT / FOLDERS.get(package, package)
+    inner = [ROOT / sub for layer, sub in FOLDERS.items() if layer != package]
+    return sorted(path for path in folder.rglob("*.py")
+                  if not any(path.is_relative_to(sub) for sub in inner))
 
 
 @pytest.mark.parametrize("package", sorted(ALLOWED))
@@ -70,7 +85,7 @@ def test_imports_point_inward(package):
     stdlib = set(sys.stdlib_module_names)
     bad = {}
     for path in modules(package):
-        roots = imported_roots(path, package) - stdlib - {"__future__"}
+        roots = imported_roots(path) - stdlib - {"__future__"}
         wrong = roots - ALLOWED[package]
         if wrong:
             bad[str(path.relative_to(ROOT))] = sorted(wrong)
@@ -86,17 +101,15 @@ def test_eventcore_is_pure():
     assert not bad, f"eventcore must not do I/O or draw randomness: {bad}"
 
 
-def test_the_reader_tracking_imports_needs_no_daemon():
-    """daemons.storage.reader (imported by tracking) stays below the daemons."""
-    stdlib = set(sys.stdlib_module_names)
-    allowed = {"eventcore", "schemas", "sqlite_utils", "jobledger.daemons.storage.errors",
-               "jobledger.daemons.storage.schema"}
-    for name in ("reader", "errors", "schema"):
-        path = ROOT / "daemons" / "storage" / f"{name}.py"
-        wrong = {m for m in imported_modules(path) if layer_of(m) not in stdlib | {"__future__"}
-                 and layer_of(m) not in allowed and m not in allowed}
-        assert not wrong, f"daemons/storage/{name}.py imports {sorted(wrong)}"
-    assert not imported_modules(ROOT / "daemons" / "storage" / "__init__.py")
+def test_the_sub_layers_are_found():
+    """The folder split above sees every module once: a sub-layer's file is not a daemon's."""
+    everything = {p for layer in ("daemons", "storage", "client") for p in modules(layer)}
+    assert everything == set((ROOT / "daemons").rglob("*.py"))
+    assert sum(len(modules(layer)) for layer in ("daemons", "storage", "client")) == len(everything)
+    assert modules("storage") and modules("client")
+    assert layer_of("jobledger.daemons.storage.reader") == "storage"
+    assert layer_of("jobledger.daemons.client") == "client"
+    assert layer_of("jobledger.daemons.schedd.daemon") == "daemons"
 
 
 # SQL on the journal's tables, in a string literal

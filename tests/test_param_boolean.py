@@ -37,7 +37,7 @@ def test_what_htcondor_refuses(text):
 def test_a_schedd_with_a_setting_that_is_no_boolean_does_not_start(tmp_path):
     """HTCondor's daemons stop on such a value (param_boolean's EXCEPT): so does the pool's
     start, saying which setting and where."""
-    from jobledger.daemons.personal import PersonalPool
+    from jobledger.daemons.client.personal import PersonalPool
     from jobledger.eventcore.errors import HTCondorException
     pool = PersonalPool(local_dir=tmp_path / "pool", config={
         "DAEMON_LIST": "MASTER COLLECTOR SCHEDD", "ALLOW_SUBMIT_FROM_KNOWN_USERS_ONLY": "yes"})

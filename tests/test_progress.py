@@ -90,7 +90,7 @@ def test_audit_draws_its_stages_on_a_terminal_only(logs, tmp_path):
 
 def test_a_big_submit_draws_the_procs_sent_on_a_terminal_only(tmp_path):
     """2,001 held jobs go in two chunks: the bar counts them; --quiet and pipes stay plain."""
-    from jobledger.daemons.personal import PersonalPool
+    from jobledger.daemons.client.personal import PersonalPool
     from tests.pool.conftest import stop_and_check
     (tmp_path / "big.sub").write_text("executable = /bin/true\nhold = true\nqueue 2001\n")
     pool = PersonalPool(local_dir=tmp_path / "pool")

@@ -49,7 +49,7 @@ def test_the_unchecked_list_only_shrinks():
         path = base.joinpath(*parts[1:])
         assert path.with_suffix(".py").exists() or (path / "__init__.py").exists(), module
     kept = {"jobledger.eventcore.claims", "jobledger.eventcore.interleave",
-            "jobledger.daemons.schedd_act", "jobledger.daemons.schedd_policy",
-            "jobledger.daemons.schedd_match", "jobledger.daemons.schedd_runs",
+            "jobledger.daemons.schedd.act", "jobledger.daemons.schedd.policy",
+            "jobledger.daemons.schedd.match", "jobledger.daemons.schedd.runs",
             "jobledger.eventcore.decide.actions", "jobledger.eventcore.decide.policy"}
     assert not kept & set(excused)

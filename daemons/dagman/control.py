@@ -127,7 +127,7 @@ class DAGMan:
         return True, result
 
     def _locate(self) -> str:
-        from jobledger.daemons.clients import Schedd
+        from jobledger.daemons.client.api import Schedd
         ads = Schedd().query(f"ClusterId == {self.dag_id}", ["DAGManContact"])
         if not ads or not isinstance(ads[0].get("DAGManContact"), str):
             raise HTCondorException(f"no running DAGMan job {self.dag_id} (no DAGManContact)")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from jobledger.daemons.dagman import submit_dag
-from jobledger.daemons.submit_env import Submit, build_cluster, read_submit_file
+from jobledger.daemons.client.submit import Submit, build_cluster, read_submit_file
 from jobledger.eventcore.dagman.model import FINAL, SUBDAG
 from jobledger.eventcore.projections.userlog import DAGMAN_EVENTS
 

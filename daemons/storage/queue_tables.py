@@ -23,7 +23,7 @@ import zlib
 from jobledger.eventcore.codecs.journal import decode_payload
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.projections.queue import Proc, QueueFold, owner_of
-from jobledger.daemons.adrow import decode_ad, encode_ad
+from jobledger.daemons.storage.adrow import decode_ad, encode_ad
 from jobledger.daemons.storage.schema import create_tables
 
 __all__ = ["TableLoader", "write_changes", "fold_range", "rebuild", "snapshot_position",

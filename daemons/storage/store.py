@@ -73,7 +73,7 @@ Durability (explicit, chosen at open):
   the last commits on power loss (SQLite WAL semantics).
 
 Evidence: a writing store keeps the journal's high-water mark outside the
-database (``daemons.evidence``: last committed position, its checksum, the
+database (``daemons.storage.evidence``: last committed position, its checksum, the
 largest cluster id), advanced after each commit and before the appends of
 that commit return (a ``pwrite``; fsynced at most once a second).  Opening for writing a journal that does not reach its
 mark (lost WAL frames, a deleted or replaced ``journal.sqlite``) raises
@@ -107,7 +107,7 @@ from jobledger.eventcore.errors import (
 from jobledger.eventcore.journal import Entry, entries_of_rows
 from jobledger.eventcore.projections.queue import QueueFold
 from jobledger.eventcore.records import Assumed, Record, split_assumed
-from jobledger.daemons.evidence import HighWater, Mark
+from jobledger.daemons.storage.evidence import HighWater, Mark
 from jobledger.daemons.storage import queue_tables
 from jobledger.daemons.storage.errors import guard, translate
 from jobledger.daemons.storage.reader import Reader
@@ -201,7 +201,7 @@ class Store(QueueViews):
 
     def _check_evidence(self) -> int:
         """Refuse a journal behind its high-water mark; return the largest cluster id used."""
-        from jobledger.daemons.journal_check import RECOVERY, evidence_faults
+        from jobledger.daemons.storage.check import RECOVERY, evidence_faults
         mark = self.evidence.mark
         faults = evidence_faults(Reader.over(self._conn, self.path), mark, self._head,
                                  self.local_dir)
@@ -652,7 +652,7 @@ class Store(QueueViews):
 
     def reserve_clusters(self, last: int) -> None:
         """Cluster ids up to ``last`` are handed out: ``next_cluster_id`` stays past them,
-        across a restart too (the high-water mark keeps them; ``daemons.evidence``)."""
+        across a restart too (the high-water mark keeps them; ``daemons.storage.evidence``)."""
         if self.evidence is not None:
             self.evidence.reserve_clusters(last)
 

@@ -24,8 +24,8 @@ from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.projections.queue import merged_ad
 from jobledger.eventcore.records import quote_string
 from jobledger.eventcore.status import JobStatus
-from jobledger.daemons.adrow import JobAd, decode_ad, lowered
-from jobledger.daemons.adtext import compile_filter
+from jobledger.daemons.storage.adrow import JobAd, decode_ad, lowered
+from jobledger.daemons.storage.adtext import compile_filter
 from jobledger.daemons.storage.errors import guard
 from jobledger.daemons.storage.queryplan import plan
 

@@ -1,7 +1,7 @@
 """What a run writes to the journal: its event records, the exit policy, the usage attributes.
 
 Pure functions of a job ad and a starter's outcome (schedd.md 5.2): the
-schedd's run handling (``daemons.schedd_runs``) appends what they return.
+schedd's run handling (``daemons.schedd.runs``) appends what they return.
 """
 
 from __future__ import annotations

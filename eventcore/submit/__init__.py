@@ -2,7 +2,7 @@
 
 Pure: the caller supplies a ``SubmitEnvironment`` (``env.py``) that reads
 files, globs, the process environment, the clock and random numbers.
-``daemons/submit_env.py`` holds the real one and the façade's
+``daemons/client/submit.py`` holds the real one and the façade's
 ``jobledger.Submit``; ``StaticEnvironment`` is the in-memory one.
 
 Modules
@@ -54,7 +54,7 @@ For the schedd (the fast path)
     or a failing macro function raises ``SubmitError`` (a ``ValueError``)
     naming the line and its text; nothing is returned half-built.  The
     schedd adds ``User``, ``GlobalJobId``, ``TotalSubmitProcs`` itself.
-    ``daemons.submit_env.build_cluster(...)`` wraps this with the real
+    ``daemons.client.submit.build_cluster(...)`` wraps this with the real
     environment and returns ``(cluster_attrs, proc_attrs, warnings)``.
 """
 

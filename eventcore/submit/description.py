@@ -9,7 +9,7 @@ and ``cluster()`` build the job ads a schedd stores (``jobs.py``).
 Pure: every file, variable, clock reading and random number comes from
 ``self.environment`` (a ``SubmitEnvironment``, made by the class's
 ``environment_factory`` or given to ``Submit.using(env, ...)``); the
-façade's ``Submit`` (``daemons/submit_env.py``) gives it the real ones,
+façade's ``Submit`` (``daemons/client/submit.py``) gives it the real ones,
 with relative paths read against the current directory at construction.
 """
 

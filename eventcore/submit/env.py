@@ -6,7 +6,7 @@ from FILE``, ``queue ... matching GLOB``, ``$ENV()``, ``$RANDOM_*()``,
 ``SubmitEnvironment``.  ``StaticEnvironment`` is the pure one (files and
 variables given as dicts, a fixed clock, a seeded generator) used by tests
 and by callers that already hold the file contents; the real one lives in
-``daemons/submit_env.py``.
+``daemons/client/submit.py``.
 """
 
 from __future__ import annotations

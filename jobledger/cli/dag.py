@@ -50,7 +50,7 @@ def submit_dag(dag_file: str, options: dict, pool: Pool, no_submit: bool = False
 def _checked_submit_file(dag_file: str, options: dict):
     """The DAG parsed and checked, its DAG_FILE.condor.sub written; the Submit of it."""
     from jobledger.daemons.dagman.submit_dag import DagOutputExists, write_submit_file
-    from jobledger.daemons.submit_env import Submit
+    from jobledger.daemons.client.submit import Submit
     try:
         return Submit(write_submit_file(dag_file, options))
     except DagOutputExists as exc:

@@ -1,7 +1,7 @@
 """``jobledger journal import|export|queue-log|sql|status-diagram``, ``jobledger replay``,
 ``jobledger audit``.
 
-A thin layer: the work is in daemons.importer, eventcore.projections.replay,
+A thin layer: the work is in daemons.client.importer, eventcore.projections.replay,
 daemons.storage.sql and daemons.audit.  Expected failures are ``ClickException``s (exit 1 for
 findings and bad input, 2 for usage errors as click does).
 """
@@ -58,7 +58,7 @@ def import_(logs, pool, year, batch, quiet):
     (also after an interrupted import).  A progress bar on a terminal.
     """
     local_dir = str(pool.local_dir)
-    from jobledger.daemons.importer import import_log, reader_state
+    from jobledger.daemons.client.importer import import_log, reader_state
     store = _open_store(local_dir, must_exist=False)
     failed = []
     progress = bar(len(logs), "importing", "log", quiet)
@@ -141,7 +141,7 @@ def accept_loss(pool):
     after the highest ever used.
     """
     local_dir = str(pool.local_dir)
-    from jobledger.daemons.journal_check import accept_loss as accept
+    from jobledger.daemons.journal_loss import accept_loss as accept
     said: list[str] = []
     try:
         old, new = accept(local_dir, said)

@@ -75,7 +75,7 @@ def start(pool, dask_scheduler):
 
     A pool already running there is left alone: the command says so and exits 1."""
     from jobledger.daemons.master import pool_running_in
-    from jobledger.daemons.personal import PersonalPool
+    from jobledger.daemons.client.personal import PersonalPool
     busy = pool_running_in(pool.local_dir)
     if busy:
         raise click.ClickException(busy)
@@ -104,7 +104,7 @@ def start(pool, dask_scheduler):
 @local_dir_option
 def stop(pool):
     """Stop the personal pool in LOCAL_DIR (waits until every daemon is gone)."""
-    from jobledger.daemons.personal import PersonalPool
+    from jobledger.daemons.client.personal import PersonalPool
     try:
         running = PersonalPool.attach(pool.local_dir)
     except Exception:

@@ -20,7 +20,7 @@ __all__ = ["schedd_of", "reader_of", "JournalReader"]
 
 def schedd_of(pool: Pool):
     """The running schedd of ``pool`` (a ``ClickException`` when it is stopped)."""
-    from jobledger.daemons.clients import Schedd
+    from jobledger.daemons.client.api import Schedd
     try:
         pool.use()
     except JobledgerError as exc:
@@ -57,7 +57,7 @@ class JournalReader:
         return Store(self.pool.local_dir, readonly=True)
 
     def _read(self, how) -> list:
-        from jobledger.daemons.clients import to_ad
+        from jobledger.daemons.client.api import to_ad
         store = self._store()
         try:
             return [to_ad(ad) for ad in how(store)]
@@ -72,7 +72,7 @@ class JournalReader:
 
     def epochs(self, constraint=None, projection=(), match: int = -1, since=None) -> list:
         """A record per run attempt (``condor_history -epochs``), folded from the journal."""
-        from jobledger.daemons.schedd_epochs import epoch_records
+        from jobledger.daemons.schedd.epochs import epoch_records
         return self._read(lambda s: epoch_records(s, _text(constraint), list(projection or []), match,
                                                   None if since is None else str(since)))
 

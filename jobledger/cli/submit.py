@@ -33,7 +33,7 @@ def load_description(path: str, appends: tuple[str, ...]):
     """The ``Submit`` for FILE (``-`` = stdin) with ``-a`` commands added
     before its queue statement."""
     from jobledger.daemons.input_files import read_stream_text
-    from jobledger.daemons.submit_env import read_submit_file
+    from jobledger.daemons.client.submit import read_submit_file
     from jobledger import Submit
     if path == "-":
         text = read_stream_text(sys.stdin, "<stdin>")

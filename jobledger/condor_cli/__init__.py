@@ -3,7 +3,7 @@
 Each command is a console script of the package (pyproject ``[project.scripts]``)
 that takes HTCondor's single-dash flags, finds the pool through ``CONDOR_CONFIG``
 (``daemons.config_files.param``), calls the same client code the ``jobledger``
-CLI and the Python API use (``daemons.clients``), and prints what HTCondor's
+CLI and the Python API use (``daemons.client.api``), and prints what HTCondor's
 tool prints where scripts parse it.  Modules, one per command family:
 
     args.py      the argument scanner every command shares, usage errors, ``entry``

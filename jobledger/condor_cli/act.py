@@ -355,7 +355,7 @@ def reschedule(argv: list[str]) -> int:
         else:
             raise Usage()
     ad = pool.schedd_ad(name)
-    from jobledger.daemons.clients import Schedd
+    from jobledger.daemons.client.api import Schedd
     Schedd(ad).reschedule()
     print(f"Sent \"Reschedule\" command to local schedd" if name is None else
           f"Sent \"Reschedule\" command to schedd {ad.get('Name')}")

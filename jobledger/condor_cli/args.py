@@ -190,6 +190,6 @@ def _one_line(exc: BaseException) -> str:
 def show_version() -> None:
     """``-version``: the version and platform lines, as every HTCondor tool prints them;
     the tool then exits 0 (``Failed(status=0)``)."""
-    from jobledger.daemons.clients import platform, version
+    from jobledger.daemons.client.api import platform, version
     print(f"{version()}\n{platform()}")
     raise Failed(status=0)

@@ -154,7 +154,7 @@ VERSION_USAGE = "Usage: condor_version [-syscall] [-arch] [-opsys]\n"
 
 
 def version(argv: list[str]) -> int:
-    from jobledger.daemons.clients import platform, version as version_text
+    from jobledger.daemons.client.api import platform, version as version_text
     args = Args(argv, "condor_version")
     for arg in args:
         if args.flag("arch", 1):

@@ -27,7 +27,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_.]+$")
 
 def _locate(kind: str, name: str | None, address: str | None):
     from jobledger.classad import ClassAd
-    from jobledger.daemons.clients import local_location
+    from jobledger.daemons.client.api import local_location
     from jobledger.eventcore.enums import DaemonType
     if address is not None:
         return ClassAd({"MyAddress": address, "Name": name or ""})

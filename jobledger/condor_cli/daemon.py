@@ -4,7 +4,7 @@ Without a daemon flag they act on the whole pool ("Sent "Kill-All-Daemons"
 command to local master"); with ``-schedd``, ``-startd``, ``-collector``,
 ``-negotiator`` (or ``-daemon NAME``) on that daemon only ("Sent
 "Kill-Daemon" command for "schedd" to local master").  The master carries
-them out (``daemons.clients.send_command``).
+them out (``daemons.client.api.send_command``).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def _parse(argv: list[str], prog: str) -> str | None:
 
 
 def _send(command: DaemonCommand, target: str | None = None) -> None:
-    from jobledger.daemons.clients import send_command
+    from jobledger.daemons.client.api import send_command
     try:
         master = pool.collector().locate(DaemonType.Master)
         send_command(master, command, target)

@@ -96,8 +96,8 @@ def parse(argv: list[str]) -> dict:
 
 def run(argv: list[str]) -> int:
     opts = parse(argv)
-    from jobledger.daemons.clients import Collector
-    from jobledger.daemons.startd_client import Startd
+    from jobledger.daemons.client.api import Collector
+    from jobledger.daemons.client.startd import Startd
     collector = Collector(opts["pool"]) if "pool" in opts else pool.collector()
     try:
         location = collector.locate(DaemonType.Startd, opts["target"])

@@ -67,7 +67,7 @@ def wait(argv: list[str]) -> int:
         elif args.flag("echo", 1):
             echo = True
         elif args.flag("version", 1):
-            from jobledger.daemons.clients import platform, version
+            from jobledger.daemons.client.api import platform, version
             print(f"{version()}\n{platform()}")
             return 0
         elif args.flag("help", 1):

@@ -49,7 +49,7 @@ def stopped_pool():
 
 def collector(pool_name: str | None = None):
     """The pool's collector, or the one at ``pool_name`` (``-pool host:port``)."""
-    from jobledger.daemons.clients import Collector
+    from jobledger.daemons.client.api import Collector
     load_config()
     return Collector(pool_name) if pool_name else Collector()
 
@@ -60,7 +60,7 @@ def schedd_ad(name: str | None = None, pool_name: str | None = None):
     try:
         ad = collector(pool_name).locate(DaemonType.Schedd, name)
     except HTCondorException as exc:
-        from jobledger.daemons.clients import local_location
+        from jobledger.daemons.client.api import local_location
         found = local_location("SCHEDD") if name is None and not pool_name else None
         if found is not None:
             return found
@@ -72,7 +72,7 @@ def schedd_ad(name: str | None = None, pool_name: str | None = None):
 
 
 def schedd(name: str | None = None, pool_name: str | None = None):
-    from jobledger.daemons.clients import Schedd
+    from jobledger.daemons.client.api import Schedd
     return Schedd(schedd_ad(name, pool_name))
 
 
@@ -117,5 +117,5 @@ def join_all(clauses: list[str | None]) -> str | None:
 
 
 def user_name() -> str:
-    from jobledger.daemons.clients import _user
+    from jobledger.daemons.client.api import _user
     return _user()

@@ -191,14 +191,14 @@ def run(argv: list[str]) -> int:
     me = pool.user_name()
     location = pool.schedd_ad(opts.name, opts.pool)
     me = _network_owner(location["MyAddress"]) or me
-    from jobledger.daemons.clients import Schedd
+    from jobledger.daemons.client.api import Schedd
     schedd = Schedd(location)
     constraint = constraint_of(opts, me)
     out = sys.stdout
     if opts.analyze:
         return run_analyze(opts, schedd, location, constraint, out)
     if opts.output.wants_exprs():
-        from jobledger.daemons.clients import query_exprs
+        from jobledger.daemons.client.api import query_exprs
         opts.output.write_exprs(out, query_exprs(schedd, constraint, opts.output.projection([]), opts.limit))
         return 0
     if opts.totals and not opts.output.listing:   # counted by the schedd, no ads fetched

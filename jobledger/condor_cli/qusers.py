@@ -10,7 +10,7 @@ with -projects, Project) records.
 The options, the default table (USER, OS_USER, ENABLED, MAX_RUN and the job counts),
 the result lines (``<op> succeeded: ``, ``<op> did nothing: ``, ``<op> failed: <why>``,
 the exit status the schedd's Result) are HTCondor's tool's; the schedd keeps the
-records (``jobledger.daemons.schedd_userrecs``).
+records (``jobledger.daemons.schedd.userrecs``).
 """
 
 from __future__ import annotations

@@ -170,7 +170,7 @@ def run(argv: list[str]) -> int:
             raise Help()
         else:
             raise Usage(f"Error: unknown argument {arg}")
-    from jobledger.daemons.clients import Collector
+    from jobledger.daemons.client.api import Collector
     collector = Collector(pool_name) if pool_name else pool.collector()
     compact = compact and kind is AdType.Startd and not output.listing and output.show is None
     constraint = pool.join_all(constraints + ([status_compact.COMPACT_CONSTRAINT] if compact else []))

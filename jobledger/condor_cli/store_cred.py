@@ -110,7 +110,7 @@ def run(argv: list[str]) -> int:
         raise Failed(f"ERROR: {PROG}: {opts['action']} needs -s service")
     pool.load_config()
     from jobledger.daemons.config_files import param
-    from jobledger.daemons.credd_client import Credd, CredType
+    from jobledger.daemons.client.credd import Credd, CredType
     domain = param.get("UID_DOMAIN") or socket.gethostname()
     user = opts.get("user") or f"{getpass.getuser()}@{domain}"
     print(f"Account: {user}\n")

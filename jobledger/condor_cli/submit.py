@@ -130,7 +130,7 @@ def _one_queue(opts: Options, line: str) -> None:
 def description(opts: Options):
     """The ``Submit`` the options describe (file or stdin, macros, appends, batch name)."""
     from jobledger.daemons.input_files import read_stream_text
-    from jobledger.daemons.submit_env import Submit, read_submit_file
+    from jobledger.daemons.client.submit import Submit, read_submit_file
     where = "(stdin)" if opts.file in (None, "-") else opts.file
     try:
         text = read_stream_text(sys.stdin, where) if where == "(stdin)" else read_submit_file(where)
@@ -226,7 +226,7 @@ NOT_TRANSFERRED_GRIDS = ("ec2", "gce", "azure")   # their "executable" only name
 def check_executables(sub, opts: Options) -> None:
     """condor_submit's checks of each job's executable (see the module docstring):
     ``Failed`` with HTCondor's message, or its warnings on stderr."""
-    from jobledger.daemons.submit_env import jobs_stream
+    from jobledger.daemons.client.submit import jobs_stream
     try:
         stream = jobs_stream(sub, opts.queue, opts.spool, pool.user_name())
         common = stream.cluster_attrs

@@ -86,7 +86,7 @@ def parse(argv: list[str]) -> tuple[str, dict, bool, str | None]:
 
 def run(argv: list[str]) -> int:
     from jobledger.daemons.dagman.submit_dag import CONDOR_SUBMIT_DAG_HINT, DagOutputExists, write_submit_file
-    from jobledger.daemons.submit_env import Submit
+    from jobledger.daemons.client.submit import Submit
     dag_file, options, no_submit, name = parse(argv)
     try:                      # a missing DAG file: one line, exit 1, nothing submitted
         sub = Submit(write_submit_file(dag_file, options, strict=False))

@@ -102,7 +102,7 @@ def run(argv: list[str]) -> int:
 
 
 def _schedd(addr: str | None, name: str | None, where: str | None):
-    from jobledger.daemons.clients import Schedd
+    from jobledger.daemons.client.api import Schedd
     from jobledger.daemons.daemon import VERSION
     from jobledger.eventcore.classad import ClassAd
     if addr is not None:

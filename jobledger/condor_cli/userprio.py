@@ -312,7 +312,7 @@ def reslist(ad: dict, now: float | None = None) -> str:
 
 # -- the command ------------------------------------------------------------------------------
 def _negotiator(name: str | None, pool_name: str | None):
-    from jobledger.daemons.clients import Collector
+    from jobledger.daemons.client.api import Collector
     from jobledger.eventcore.errors import HTCondorException
     collector = Collector(pool_name) if pool_name else pool.collector()
     try:

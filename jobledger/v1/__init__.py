@@ -8,22 +8,22 @@ a termination's ToE tag is its ``ToE`` sub-ad, and ``SecMan`` exists.  ``python 
 PYTHONPATH, makes ``import htcondor`` and ``import classad`` resolve here unchanged.
 """
 
-from jobledger.daemons.clients import SubmitResult, platform, send_command, version
-from jobledger.daemons.clients_v1 import Collector, Schedd
-from jobledger.daemons.clients import Transaction
+from jobledger.daemons.client.api import SubmitResult, platform, send_command, version
+from jobledger.daemons.client.api_v1 import Collector, Schedd
+from jobledger.daemons.client.api import Transaction
 from jobledger.daemons.config_files import param_v1 as param
 from jobledger.daemons.config_files import ParamV1 as _Param
 from jobledger.daemons.remote_param import RemoteParam
 from jobledger.eventcore.submit.description import QueueItemsIterator
 from jobledger.daemons.config_files import reload_config
 from jobledger.daemons.query_streams import BlockingMode, BulkQueryIterator, HistoryIterator, QueryIterator, poll
-from jobledger.daemons.negotiator_client import Negotiator
-from jobledger.daemons.master_client import send_alive, set_ready_state
-from jobledger.daemons.startd_client import Startd
-from jobledger.daemons.credd_client import CredCheck, Credd, CredStatus, CredTypes
-from jobledger.daemons.debuglog import enable_debug, enable_log, log, set_subsystem
+from jobledger.daemons.client.negotiator import Negotiator
+from jobledger.daemons.client.master import send_alive, set_ready_state
+from jobledger.daemons.client.startd import Startd
+from jobledger.daemons.client.credd import CredCheck, Credd, CredStatus, CredTypes
+from jobledger.daemons.client.debuglog import enable_debug, enable_log, log, set_subsystem
 from jobledger.daemons.secman import SecMan, Token, TokenRequest
-from jobledger.daemons.submit_env import Submit
+from jobledger.daemons.client.submit import Submit
 from jobledger.eventcore.enums_v1 import (AdTypes, DaemonCommands, DaemonTypes, DrainTypes, FileTransferEventType,
                                 JobAction, LogLevel, QueryOpts, SubsystemType, TransactionFlags, VacateTypes)
 from jobledger.eventcore.errors import (HTCondorEnumError, HTCondorException, HTCondorInternalError, HTCondorIOError,

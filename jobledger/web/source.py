@@ -164,7 +164,7 @@ def dag_graph(iwd: str, name: str) -> dict:
 def imported(logs: list[str], directory: str | os.PathLike, progress=None) -> tuple[Path, list[str]]:
     """A journal in ``directory`` holding the events of ``logs`` (HTCondor user logs or
     event logs, text, JSON or XML); (its path, warnings)."""
-    from jobledger.daemons.importer import import_log, reader_state
+    from jobledger.daemons.client.importer import import_log, reader_state
     from jobledger.daemons.storage.store import DB_NAME, Store
 
     store = Store(str(directory))

@@ -9,7 +9,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import attrs
 import pytest
 
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from tests.pool.conftest import stop_and_check, wait_until  # noqa: F401  (re-exported)
 
 

@@ -12,7 +12,7 @@ import re
 
 from jobledger.condor_cli import act, queue, status, status_compact, submit
 from jobledger.eventcore.classad import ClassAd
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from tests.condor_cli.conftest import run, stop_and_check, wait_until
 
 HEAD = "Slots Cpus Gpus  TotalGb FreCpu  FreeGb  CpuLoad ST Jobs/Min MaxSlotGb"

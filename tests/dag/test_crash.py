@@ -18,7 +18,7 @@ import pytest
 
 import jobledger as htcondor
 from jobledger.daemons.audit import audit
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from tests.pool.conftest import pool_processes, stop_and_check, wait_until
 from tests.pool.test_crash import daemon_pid, terminated_count
 from jobledger.tracking.jobeventlog import JobEventLog

@@ -20,7 +20,7 @@ import pytest
 
 import jobledger as htcondor
 from jobledger.daemons.audit import audit
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from tests.dag.test_crash import check_nodes, dagman_pid, is_dagman, write_dag
 from tests.pool.conftest import pool_processes, stop_and_check, wait_until
 from tests.pool.test_crash import terminated_count

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from jobledger.daemons.adrow import JobAd, decode_ad, encode_ad
+from jobledger.daemons.storage.adrow import JobAd, decode_ad, encode_ad
 from jobledger.eventcore.projections.queue import merged_ad
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True)

@@ -228,7 +228,7 @@ def test_audit_compares_queue_and_history_tables(pool):
     store.append(submit(1, 3))
     store.append(life(JobId(1, 0)) + [event(JobId(1, 1), 1)])
     assert audit(store.local_dir, tz=UTC).ok
-    from jobledger.daemons.adrow import decode_ad, encode_ad
+    from jobledger.daemons.storage.adrow import decode_ad, encode_ad
     (position, text), = store._read("SELECT position, ad FROM history")
     ad = decode_ad(text)
     ad["ExitCode"] = "9"

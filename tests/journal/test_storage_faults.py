@@ -18,8 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from jobledger.daemons.audit import audit
-from jobledger.daemons.evidence import HighWater, evidence_path
-from jobledger.daemons.journal_check import accept_loss, check_before_start
+from jobledger.daemons.storage.evidence import HighWater, evidence_path
+from jobledger.daemons.journal_check import check_before_start
+from jobledger.daemons.journal_loss import accept_loss
 from jobledger.daemons.storage.store import DB_NAME, Store
 from jobledger.eventcore.errors import JournalBehind, JournalCorrupt
 from jobledger.eventcore.ids import JobId

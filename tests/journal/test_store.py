@@ -219,7 +219,7 @@ def test_pushed_down_and_shared_answers_are_the_classad_engines(tmp_path):
     cluster's answer (the daemons' filter: adwire.ConstraintTest), the answer is
     the ClassAd engine's on every job's merged ad."""
     from jobledger.eventcore import adwire
-    from jobledger.daemons.adtext import ensure_environment, to_classad
+    from jobledger.daemons.storage.adtext import ensure_environment, to_classad
     from jobledger.eventcore.classad import compile_constraint
     ensure_environment()
     with Store(tmp_path, constraint_filter=adwire.ConstraintTest) as s:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 
 UNNAMED = re.compile(r"^(python.*|Thread-\d+.*)$")   # what a thread nobody named is called
 

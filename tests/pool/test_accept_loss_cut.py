@@ -19,7 +19,7 @@ import pytest
 
 from jobledger.classad import ClassAd
 from jobledger.daemons.audit import audit
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from jobledger.daemons.storage.store import DB_NAME
 from jobledger.eventcore.errors import HTCondorException
 from tests.pool.conftest import pool_processes, stop_and_check, wait_until

@@ -7,8 +7,8 @@ from __future__ import annotations
 import itertools
 
 from jobledger.eventcore import adwire
-from jobledger.daemons.adrow import JobAd
-from jobledger.daemons.adtext import ensure_environment, to_classad
+from jobledger.daemons.storage.adrow import JobAd
+from jobledger.daemons.storage.adtext import ensure_environment, to_classad
 from jobledger.eventcore.classad import compile_constraint
 from jobledger.eventcore.classad.env import ENV
 

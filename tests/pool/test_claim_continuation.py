@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from jobledger.daemons.startd import Startd
 from jobledger.daemons.starter import Starter
 from jobledger.eventcore.errors import HTCondorException

@@ -23,10 +23,10 @@ from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from jobledger.eventcore import adwire
-from jobledger.daemons.schedd_act import Actions
-from jobledger.daemons.schedd_match import Matches
-from jobledger.daemons.schedd_policy import Policy
-from jobledger.daemons.schedd_runs import Runs
+from jobledger.daemons.schedd.act import Actions
+from jobledger.daemons.schedd.match import Matches
+from jobledger.daemons.schedd.policy import Policy
+from jobledger.daemons.schedd.runs import Runs
 from jobledger.daemons.storage.store import Store
 from jobledger.eventcore import interleave
 from jobledger.eventcore.claims import TABLE, ClaimState

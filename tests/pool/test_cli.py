@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import jobledger as htcondor
 from jobledger.daemons import ipc
 from jobledger.daemons.config_files import reload_config
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from jobledger.cli import main
 from tests.pool.conftest import pool_processes, wait_until
 

@@ -23,7 +23,7 @@ import pytest
 import jobledger as htcondor
 from jobledger.daemons.audit import audit
 from jobledger.daemons.dask_startd import scheduler_problem
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from tests.pool.conftest import (pool_processes, python_processes, stop_and_check, thread_ticks, unnamed_threads,
                                  wait_until)
 from tests.pool.test_crash import daemon_pid

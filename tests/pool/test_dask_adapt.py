@@ -18,7 +18,7 @@ import pytest
 import jobledger as htcondor
 from jobledger.daemons.audit import audit
 from jobledger.daemons.dask_adapt import adapt_bounds, cluster_factory, workers_wanted
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from jobledger.eventcore.errors import HTCondorException
 from tests.pool.conftest import stop_and_check, wait_until
 from tests.pool.test_dask import events, job_sandboxes, worker_names

@@ -20,7 +20,7 @@ import pytest
 
 import jobledger as htcondor
 from jobledger.daemons.audit import audit
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from tests.pool.conftest import stop_and_check, wait_until
 from tests.pool.netns import Namespace
 from tests.pool.test_dask import events, job_sandboxes, start_scheduler, start_worker, stop_all, worker_names

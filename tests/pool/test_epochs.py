@@ -79,7 +79,7 @@ def test_condor_history_epochs(pool, twice):
 
 def test_a_read_only_store_gives_the_same_records(pool, twice):
     """What condor_history -epochs reads from a stopped pool's journal."""
-    from jobledger.daemons.schedd_epochs import epoch_records
+    from jobledger.daemons.schedd.epochs import epoch_records
     from jobledger.daemons.storage.store import Store
     store = Store(pool.local_dir, readonly=True)
     try:

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 import jobledger as htcondor
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from tests.pool.conftest import stop_and_check, wait_until
 
 NOBODY = 65534

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from tests.pool.conftest import stop_and_check
 
 SHIM = {

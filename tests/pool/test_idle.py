@@ -20,7 +20,7 @@ import pytest
 
 import jobledger as htcondor
 from jobledger.daemons import ipc
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from jobledger.classad import ClassAd
 from tests.pool.conftest import (pool_processes, python_processes, stat_ticks, stop_and_check, thread_ticks,
                                  unnamed_threads, wait_until)

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from jobledger.daemons.audit import audit
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from jobledger.daemons.storage.store import Store
 from jobledger.classad import ClassAd
 from tests.conftest import local_time_zone

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import jobledger as htcondor
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from tests.pool.conftest import pool_processes, running_pool, stop_and_check, wait_until
 from tests.pool.test_crash import daemon_pid
 from tests.pool.test_transfer import finished

@@ -512,7 +512,7 @@ def test_pool_start_names_a_daemon_that_dies_right_after_advertising(tmp_path, m
     """Its ad is in the collector and it was alive then: still not READY, as it did not
     stay up; the start fails in one line naming it, and leaves nothing running."""
     from jobledger.daemons.daemon import process_start_time
-    from jobledger.daemons.personal import _stop_master
+    from jobledger.daemons.client.personal import _stop_master
     from tests.pool.conftest import pool_processes
     local = tmp_path / "pool"
     try:

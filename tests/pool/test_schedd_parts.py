@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
-from jobledger.daemons.schedd_act import Actions
-from jobledger.daemons.schedd_policy import Policy
-from jobledger.daemons.schedd_runs import Runs
+from jobledger.daemons.schedd.act import Actions
+from jobledger.daemons.schedd.policy import Policy
+from jobledger.daemons.schedd.runs import Runs
 from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.enums import JobAction
 from jobledger.eventcore.ids import JobId

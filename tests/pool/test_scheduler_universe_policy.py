@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import jobledger as htcondor
-from jobledger.daemons.schedd_local import START_SCHEDULER_UNIVERSE, start_expression
+from jobledger.daemons.schedd.local import START_SCHEDULER_UNIVERSE, start_expression
 from jobledger.tracking.jobeventlog import JobEventLog
 from tests.pool.conftest import running_pool, wait_until
 

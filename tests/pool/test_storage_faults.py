@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from jobledger.daemons.audit import audit
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from jobledger.daemons.storage.store import DB_NAME
 from jobledger.eventcore.errors import HTCondorException
 from jobledger.classad import ClassAd

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from jobledger.daemons import clients, ipc
+from jobledger.daemons import ipc
+from jobledger.daemons.client import api as clients
 import jobledger as htcondor
 from jobledger.eventcore.errors import SubmitError
 from tests.pool.test_idempotent_submit import _clusters

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 import jobledger as htcondor
-from jobledger.daemons.clients import _user
+from jobledger.daemons.client.api import _user
 from jobledger.eventcore.classad import ClassAd, ExprTree
 from jobledger.eventcore.errors import HTCondorException
 from tests.pool.conftest import running_pool, wait_until

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from jobledger.daemons import idtokens
-from jobledger.daemons.personal import PersonalPool
+from jobledger.daemons.client.personal import PersonalPool
 from tests.pool.conftest import stop_and_check
 
 REVOKED_JTI = "0badc0de" * 4

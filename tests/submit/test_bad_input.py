@@ -10,7 +10,7 @@ import resource
 import pytest
 from click.testing import CliRunner
 
-from jobledger.daemons.submit_env import Submit
+from jobledger.daemons.client.submit import Submit
 from jobledger.eventcore.errors import SubmitError
 from jobledger.eventcore.submit.text import MAX_LINE_CHARS, decode_bytes
 from jobledger.cli import main

@@ -1,10 +1,10 @@
-"""The environments: pure (StaticEnvironment) and real (daemons.submit_env)."""
+"""The environments: pure (StaticEnvironment) and real (daemons.client.submit)."""
 
 from __future__ import annotations
 
 import pytest
 
-from jobledger.daemons.submit_env import OsSubmitEnvironment, build_cluster
+from jobledger.daemons.client.submit import OsSubmitEnvironment, build_cluster
 from jobledger.eventcore.errors import SubmitError
 from jobledger.eventcore.submit import StaticEnvironment, Submit
 

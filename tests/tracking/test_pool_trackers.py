@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def pool(tmp_path_factory):
-    from jobledger.daemons.personal import PersonalPool
+    from jobledger.daemons.client.personal import PersonalPool
     running = PersonalPool(local_dir=tmp_path_factory.mktemp("pool"))
     running.start()
     yield running

@@ -182,7 +182,7 @@ def test_the_size_counted_before_a_copy_is_what_the_copy_reads(tmp_path, sandbox
     """One measure of an input tree, links followed as the copy follows them: the
     request_disk check before the copy, submit's TransferInputSizeMB and the bytes
     the copy writes agree (a link counts its target's bytes, not the link's own)."""
-    from jobledger.daemons.submit_env import OsSubmitEnvironment
+    from jobledger.daemons.client.submit import OsSubmitEnvironment
     from jobledger.daemons.transfer import tree_size
     outside = tmp_path / "outside"
     (outside / "deep").mkdir(parents=True)

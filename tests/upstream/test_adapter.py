@@ -20,7 +20,7 @@ def test_the_aliases_import_jobledger_modules_under_htcondors_names():
             "print(s.job_spec_hack.__module__)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "jobledger.daemons.clients"
+    assert done.stdout.strip() == "jobledger.daemons.client.api"
 
 
 def test_a_name_jobledger_lacks_still_fails_to_import():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from jobledger.daemons.importer import import_log
+from jobledger.daemons.client.importer import import_log
 from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.codecs.userlog import read_events
 from jobledger.cli import main

@@ -14,7 +14,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("selenium.webdriver")
 
 import jobledger as htcondor  # noqa: E402
-from jobledger.daemons.personal import PersonalPool  # noqa: E402
+from jobledger.daemons.client.personal import PersonalPool  # noqa: E402
 from jobledger.web.app import Running, make_app  # noqa: E402
 from jobledger.web.source import Source  # noqa: E402
 from tests.pool.conftest import stop_and_check, wait_until  # noqa: E402

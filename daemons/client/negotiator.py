@@ -11,7 +11,7 @@ htcondor2's: a user that is not a string is a ``TypeError``, one without ``@`` a
 from __future__ import annotations
 
 from jobledger.daemons import ipc
-from jobledger.daemons.located import Located
+from jobledger.daemons.client.located import Located
 from jobledger.eventcore.classad import ClassAd
 from jobledger.eventcore.enums import DaemonType
 from jobledger.eventcore.errors import HTCondorValueError

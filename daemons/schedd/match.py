@@ -28,7 +28,7 @@ from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from jobledger.daemons import spool
 from jobledger.daemons.joint_commit import JointCommit
 from jobledger.daemons.negotiator import request_of
-from jobledger.daemons.schedd_local import SCHEDULER
+from jobledger.daemons.schedd.local import SCHEDULER
 from jobledger.eventcore import adwire, interleave
 from jobledger.eventcore.claims import ClaimEvent
 from jobledger.eventcore.decide.runs import (event, first_start_attrs, startd_address, starter_job,
@@ -59,7 +59,7 @@ SLOT_ATTRS = ("Owner", "ClusterId", "ProcId", "AccountingGroup", "User", "MaxJob
 
 
 def externally_managed(ad: dict) -> bool:
-    """An exported job (``Managed = "External"``, daemons.schedd_export): another manager
+    """An exported job (``Managed = "External"``, daemons.schedd.export): another manager
     runs it; the schedd neither matches nor starts it."""
     return ad.get("Managed") == '"External"'
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from jobledger.eventcore import adwire
 from jobledger.daemons import ipc
-from jobledger.daemons.schedd_query import BATCH, check_constraint
+from jobledger.daemons.schedd.query import BATCH, check_constraint
 from jobledger.daemons.storage.epochs import rows_of_runs
 from jobledger.eventcore.journal import entries_of_rows
 from jobledger.eventcore.projections.epochs import epoch_ads

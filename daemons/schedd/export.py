@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from jobledger.daemons.schedd_act import IMMUTABLE
+from jobledger.daemons.schedd.act import IMMUTABLE
 from jobledger.daemons.whole_file import write_whole
 from jobledger.eventcore import adwire
 from jobledger.eventcore.errors import HTCondorException

@@ -5,7 +5,7 @@ of the schedd, never matched to a slot.  Here the schedd starts a starter
 (``daemons.starter``, the same one the startd forks) as its own process:
 a schedd killed with SIGKILL leaves the job running, and
 the restarted schedd reconnects to it through the journal's StarterPid /
-StarterStart exactly as for a startd's job (``daemons.schedd_runs``).  The
+StarterStart exactly as for a startd's job (``daemons.schedd.runs``).  The
 outcome comes back through ``starter_outcome``, so OnExitRemove (HTCondor's
 way of restarting DAGMan) and the events are the ordinary ones.
 
@@ -140,7 +140,7 @@ class SchedulerUniverse:
                               "schedd": self.schedd_address,
                               "lifeline": int(lifeline) if lifeline else None,
                               "reconnect": self.reconnect_timeout})
-        child = subprocess.Popen([sys.executable, "-m", "jobledger.daemons.schedd_local", request],
+        child = subprocess.Popen([sys.executable, "-m", "jobledger.daemons.schedd.local", request],
                                  stdin=subprocess.DEVNULL, close_fds=True,   # the starter leaves our session
                                  pass_fds=(int(lifeline),) if lifeline else ())
         self.children[child.pid] = child
@@ -183,7 +183,7 @@ def signal_local(ad: dict, what: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    """A scheduler-universe starter: ``python -m jobledger.daemons.schedd_local REQUEST-JSON``."""
+    """A scheduler-universe starter: ``python -m jobledger.daemons.schedd.local REQUEST-JSON``."""
     request = json.loads(argv[1])
     starter = Starter(request["job"], request["claim"], request["execute_dir"], request["schedd"],
                       request.get("lifeline"), request["reconnect"])

@@ -24,7 +24,7 @@ from typing import Iterator
 
 from jobledger.eventcore import adwire
 from jobledger.daemons import ipc
-from jobledger.daemons.schedd_query import check_constraint
+from jobledger.daemons.schedd.query import check_constraint
 from jobledger.eventcore.errors import HTCondorValueError
 from jobledger.eventcore.ids import JobId
 from jobledger.daemons.storage.interfaces import WatchReads

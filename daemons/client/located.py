@@ -19,7 +19,7 @@ class Located:
 
     def __init__(self, location: ClassAd | None = None):
         if location is None:
-            from jobledger.daemons.clients import Collector
+            from jobledger.daemons.client.api import Collector
             location = Collector().locate(self.daemon_type)
         if not isinstance(location, ClassAd):
             raise TypeError("location must be a ClassAd")

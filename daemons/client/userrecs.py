@@ -3,7 +3,7 @@
 shape them: a user_spec is a name, a list of names, a list of ClassAds (add, enable,
 update) or an ExprTree constraint; each change answers the schedd's result ClassAd
 (``NumAds``, ``Result``, ``ErrorString`` ...), not found included, as HTCondor's.
-The commands are ``daemons.schedd_userrecs``'s."""
+The commands are ``daemons.schedd.userrecs``'s."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _result(answer: dict) -> ClassAd:
 
 
 class UserRecMethods:
-    """Mixed into ``daemons.clients.Schedd`` (``self._address``)."""
+    """Mixed into ``daemons.client.api.Schedd`` (``self._address``)."""
 
     _address: str
 

@@ -6,21 +6,21 @@ journal through ``daemons.projector.Projector``.  The schedd is made of parts
 that get what they need (the store, ``Runs``, a callback asking for a
 negotiation cycle), never the schedd itself:
 
-- ``daemons.schedd_runs.Runs``: all claim and run state, under one lock (claims
+- ``daemons.schedd.runs.Runs``: all claim and run state, under one lock (claims
   being started, outcomes, reconnect after a restart, telling starters);
-- ``daemons.schedd_match.Matches``: the negotiator's matches and claim reuse
+- ``daemons.schedd.match.Matches``: the negotiator's matches and claim reuse
   become runs;
-- ``daemons.schedd_act.Actions``: act, edit, spool, retrieve;
-- ``daemons.schedd_query.Queries``: query (ads, summary, groups) and history;
-- ``daemons.schedd_policy.Policy``: the periodic policy walk;
-- ``daemons.schedd_local.SchedulerUniverse``: jobs the schedd starts itself.
+- ``daemons.schedd.act.Actions``: act, edit, spool, retrieve;
+- ``daemons.schedd.query.Queries``: query (ads, summary, groups) and history;
+- ``daemons.schedd.policy.Policy``: the periodic policy walk;
+- ``daemons.schedd.local.SchedulerUniverse``: jobs the schedd starts itself.
 
 Commands (IPC): ``new_cluster``, ``submit`` / ``submit_many`` (one append
 for a v1 transaction), ``query``, ``history`` and ``epoch_history`` (streamed), ``watch`` (a stream of the
-journal's job events, daemons.schedd_watch), ``act``,
+journal's job events, daemons.schedd.watch), ``act``,
 ``edit``, ``spooled``, ``reschedule``; for the negotiator ``idle_jobs`` and
 ``matches``; for starters ``starter_outcome`` and ``starter_update``; for
-DAGMan ``post_script_terminated`` and ``dagman_progress`` (``daemons.schedd_dagman``).
+DAGMan ``post_script_terminated`` and ``dagman_progress`` (``daemons.schedd.dagman``).
 
 Cluster ids: ``new_cluster`` reserves ids for one submitter (DAGMan a chunk of
 node jobs' at once); the high-water mark keeps the largest id handed out before the reply,
@@ -39,29 +39,29 @@ from concurrent.futures import ThreadPoolExecutor
 
 from jobledger.eventcore import adwire
 from jobledger.daemons import heap, ipc, jobsets, spool
-from jobledger.daemons.daemon import Daemon, main_for
+from jobledger.daemons.daemon import Daemon
 from jobledger.daemons.joint_commit import JointCommit
 from jobledger.daemons.projector import Projector
 from jobledger.daemons.queuelog_writer import JobQueueLogWriter
-from jobledger.daemons.schedd_act import Actions
+from jobledger.daemons.schedd.act import Actions
 from jobledger.daemons.daemon_history import MAX_LOG as MAX_DAEMON_LOG
 from jobledger.daemons.daemon_history import DaemonHistory
 from jobledger.daemons.daemon_history import records as daemon_records
-from jobledger.daemons.schedd_epochs import epoch_history
-from jobledger.daemons.schedd_watch import watch_stream
-from jobledger.daemons.schedd_dagman import dagman_progress, post_script_terminated
-from jobledger.daemons.schedd_local import (SCHEDULER, START_LOCAL_UNIVERSE, START_SCHEDULER_UNIVERSE,
+from jobledger.daemons.schedd.epochs import epoch_history
+from jobledger.daemons.schedd.watch import watch_stream
+from jobledger.daemons.schedd.dagman import dagman_progress, post_script_terminated
+from jobledger.daemons.schedd.local import (SCHEDULER, START_LOCAL_UNIVERSE, START_SCHEDULER_UNIVERSE,
                                             SchedulerUniverse, signal_local, start_expression)
-from jobledger.daemons.schedd_claims import claimed_slot_ads
-from jobledger.daemons.schedd_export import Exports
-from jobledger.daemons.schedd_proxy import refresh_proxy
-from jobledger.daemons.schedd_match import MATCH_ATTRS, Matches
-from jobledger.daemons.schedd_policy import SYSTEM_EXPRS, Policy
-from jobledger.daemons.schedd_query import Queries
+from jobledger.daemons.schedd.claims import claimed_slot_ads
+from jobledger.daemons.schedd.export import Exports
+from jobledger.daemons.schedd.proxy import refresh_proxy
+from jobledger.daemons.schedd.match import MATCH_ATTRS, Matches
+from jobledger.daemons.schedd.policy import SYSTEM_EXPRS, Policy
+from jobledger.daemons.schedd.query import Queries
 from jobledger.eventcore.decide.runs import TRANSFER_LIMITS, input_size_hold
-from jobledger.daemons.schedd_runs import Runs
-from jobledger.daemons.schedd_userrecs import UserRecs
-from jobledger.daemons.schedd_submitters import idle_by_submitter, submitter_counts
+from jobledger.daemons.schedd.runs import Runs
+from jobledger.daemons.schedd.userrecs import UserRecs
+from jobledger.daemons.schedd.submitters import idle_by_submitter, submitter_counts
 from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.codecs.journal import decode_payload
 from jobledger.eventcore.decide.submit import Submitter, cluster_records
@@ -152,7 +152,7 @@ class Schedd(Daemon):
     def setup(self) -> None:
         heap.limit_arenas()    # before the threads: see daemons.heap
         durability = self.config("JOURNAL_DURABILITY", "group")
-        try:   # refuses a journal behind its high-water mark (daemons.evidence)
+        try:   # refuses a journal behind its high-water mark (daemons.storage.evidence)
             self.store = Store(self.local_dir, durability=durability, constraint_filter=_filter)
         except JournalError as exc:
             self.refuse(exc)
@@ -257,7 +257,7 @@ class Schedd(Daemon):
     def submitter_ads(self, schedd_ad: dict) -> list[dict]:
         """One Submitter ad per submitter with jobs in the queue (what the negotiator and
         condor_status -submitters read): their idle, running and held jobs.  A submitter
-        is a job's AccountingGroup, else its Owner (``daemons.schedd_submitters``)."""
+        is a job's AccountingGroup, else its Owner (``daemons.schedd.submitters``)."""
         if self.store is None:
             return []
         ads = []
@@ -629,6 +629,3 @@ def _filter(text: str):
     """Constraint predicate over ads of expression text (the store's hook)."""
     return adwire.ConstraintTest(text)
 
-
-if __name__ == "__main__":
-    main_for(Schedd)

@@ -18,7 +18,7 @@ schedd comes back); a starter gone without an outcome sends the job back to
 idle (SHADOW_EXCEPTION, or JOB_RECONNECT_FAILED at startup).
 
 What the records of a run's end are (the exit policy) is
-``eventcore.decide.runs``; how matches become runs, ``daemons.schedd_match``.
+``eventcore.decide.runs``; how matches become runs, ``daemons.schedd.match``.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import re
 import subprocess
 
 from jobledger.daemons import ipc
-from jobledger.daemons.located import Located
+from jobledger.daemons.client.located import Located
 from jobledger.eventcore.classad import ClassAd
 from jobledger.eventcore.enums import DaemonType
 from jobledger.eventcore.errors import HTCondorException, HTCondorValueError

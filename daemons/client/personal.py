@@ -315,14 +315,14 @@ class PersonalPool:
     # -- the pool's daemons ----------------------------------------------------------------
     @property
     def collector(self):
-        from jobledger.daemons.clients import Collector
+        from jobledger.daemons.client.api import Collector
         if self._collector is None:
             self._collector = Collector(self.get_config_val("COLLECTOR_HOST"))
         return self._collector
 
     @property
     def schedd(self):
-        from jobledger.daemons.clients import Schedd
+        from jobledger.daemons.client.api import Schedd
         if self._schedd is None:
             self._schedd = Schedd(self.collector.locate(DaemonType.Schedd))
         return self._schedd

@@ -1,7 +1,7 @@
 """The client side of ``Schedd.watch``: an iterator of job events that resumes by itself.
 
 ``EventStream`` holds one connection to the schedd's ``watch`` command
-(``daemons.schedd_watch``) and yields each event as a ``WatchedEvent``: the
+(``daemons.schedd.watch``) and yields each event as a ``WatchedEvent``: the
 ``JobEvent`` a user log would give for it (the event rendered as the user log
 holds it, in local time, and read back), plus ``.position``, its journal
 position.  ``.position`` is the resume token: the last position the schedd

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from jobledger.daemons.schedd_act import DECIDE_AGAIN
+from jobledger.daemons.schedd.act import DECIDE_AGAIN
 from jobledger.eventcore import adwire, interleave
 from jobledger.eventcore.decide.policy import (  # noqa: F401 - SYSTEM_EXPRS: the schedd's config
     POLICY_ATTRS, QUIET, SYSTEM_EXPRS, periodic_verdict, verdict_records)

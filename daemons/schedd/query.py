@@ -13,7 +13,7 @@ import time
 
 from jobledger.eventcore import adwire
 from jobledger.daemons import ipc, jobsets
-from jobledger.daemons.schedd_match import MATCH_ATTRS
+from jobledger.daemons.schedd.match import MATCH_ATTRS
 from jobledger.eventcore.enums import QueryOpt
 from jobledger.eventcore.errors import HTCondorException
 from jobledger.daemons.storage.interfaces import QueueReads

@@ -7,7 +7,7 @@ store also records, in ``<local_dir>/spool/journal.hwm``, the last position
 it committed, the chained checksum there and the largest cluster id ever
 used -- committed, or only reserved (``new_cluster``: DAGMan's ids reserved
 ahead, a submit whose reply a crash lost).  At start the journal must reach
-that position with that checksum (``daemons.journal_check``), and new cluster
+that position with that checksum (``daemons.storage.check``), and new cluster
 ids continue after it: an id handed out before a crash is never handed out again.
 
 The file has two fixed-size slots written in turn (a ``pwrite`` of one

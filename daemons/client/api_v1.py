@@ -7,8 +7,8 @@ with what v1 did differently -- a submit description that makes no job ad is an
 
 from __future__ import annotations
 
-from jobledger.daemons.clients import Collector as _Collector
-from jobledger.daemons.clients import Schedd as _Schedd
+from jobledger.daemons.client.api import Collector as _Collector
+from jobledger.daemons.client.api import Schedd as _Schedd
 from jobledger.eventcore.enums import DaemonType
 from jobledger.eventcore.enums_v1 import as_v2
 from jobledger.eventcore.classad import ClassAd

@@ -31,7 +31,7 @@ from jobledger.eventcore.errors import (ClassAdError, HTCondorEnumError, HTCondo
                               SubmitError)
 from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
 from jobledger.eventcore.submit.translate import SPOOLED_LEAVE_IN_QUEUE
-from jobledger.daemons.userrec_client import UserRecMethods
+from jobledger.daemons.client.userrecs import UserRecMethods
 
 RETRY_SECONDS = 60.0   # how long a submit keeps trying to reach a restarting schedd
 UPLOAD_CHUNK = 2000    # procs per message when a submission is sent in chunks (more than this many)
@@ -168,7 +168,7 @@ def local_location(subsystem: str) -> ClassAd | None:
 
 class Schedd(UserRecMethods):
     """A schedd of the pool (htcondor2.Schedd); its User and Project record methods are
-    ``daemons.userrec_client``'s."""
+    ``daemons.client.userrecs``'s."""
 
     def __init__(self, location: ClassAd | None = None):
         if location is None:
@@ -258,7 +258,7 @@ class Schedd(UserRecMethods):
 
     def _prepare(self, description, count, itemdata, queue, spool, stacklevel: int = 3) -> tuple:
         """Reserve a cluster id; its ads, made as they are read (``ClusterStream``)."""
-        from jobledger.daemons.submit_env import Submit, build_stream  # the submit language
+        from jobledger.daemons.client.submit import Submit, build_stream  # the submit language
         if not isinstance(description, Submit):
             raise TypeError("description must be a Submit")
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
@@ -441,8 +441,8 @@ class Schedd(UserRecMethods):
         """Job events from journal position ``since`` on, of the jobs ``constraint``
         picks, as the schedd commits them: an ``EventStream`` of ``WatchedEvent``s whose
         ``position`` resumes it (``Schedd.watch(c, since=event.position)``), across a
-        dropped connection or a schedd restart too (daemons/schedd_watch.py)."""
-        from jobledger.daemons.watch_client import EventStream
+        dropped connection or a schedd restart too (daemons/schedd/watch.py)."""
+        from jobledger.daemons.client.watch import EventStream
         if isinstance(since, bool) or not isinstance(since, int):
             raise TypeError("since must be a journal position (an int)")
         if since < 0:
@@ -567,7 +567,7 @@ class Transaction:
         self.pending: list[dict] = []
 
     def submit(self, description, count: int = 1, itemdata=None, spool: bool = False) -> SubmitResult:
-        from jobledger.daemons.clients_v1 import v1_submit_error   # a transaction is v1's
+        from jobledger.daemons.client.api_v1 import v1_submit_error   # a transaction is v1's
         try:
             cluster, stream = self.schedd._prepare(description, count, itemdata, None, spool)
             cluster_ad, proc_ads = stream.cluster_attrs, list(stream.procs())

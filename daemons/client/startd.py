@@ -9,7 +9,7 @@ completion (True: resume): a bool is read so.
 from __future__ import annotations
 
 from jobledger.daemons import ipc
-from jobledger.daemons.located import Located
+from jobledger.daemons.client.located import Located
 from jobledger.eventcore.classad import ClassAd, ExprTree
 from jobledger.eventcore.enums import CompletionType, DaemonType, DrainType, VacateType
 from jobledger.eventcore.enums_v1 import as_v2 as _as_enum
