@@ -11,15 +11,14 @@ from typing import Iterator
 
 from jobledger.eventcore.codecs.journal import Row
 from jobledger.eventcore.status import EXECUTE
-from jobledger.daemons.storage.reader import Reader
 
 __all__ = ["rows_of_runs"]
 
 
 def rows_of_runs(store) -> Iterator[Row]:
     """The journal rows of every cluster with a job that started, in position order."""
-    with store._read_lock:
-        columns = Reader.over(store._reader, store.path).columns
+    with store.reads.point() as reader:
+        columns = reader.columns
     sql = (f"SELECT {columns} FROM journal WHERE cluster IN "
            "(SELECT DISTINCT cluster FROM journal WHERE event = ?) ORDER BY position")
     for rows in store._chunks(sql, (EXECUTE,), "reading the job epochs"):

@@ -51,10 +51,14 @@ default the ClassAd engine's).
 
 Committed entries in memory: once ``keep_recent()`` was called (by the
 projector), ``recent(after, limit)`` gives the rows this store committed
-after ``after`` with their payloads as appended (no JSON decode) and drops
-those up to ``after``; at most ``RECENT`` records wait there (a follower
-further behind reads the journal: ``recent`` says None).  The projector
-follows the journal this way (daemons.projector).
+after ``after`` with their payloads as appended (daemons.storage.recent).
+The projector follows the journal this way (daemons.projector).
+
+The store is the writer; its other concerns are modules of their own:
+``reads`` (daemons.storage.connections) the connections every read takes,
+``QueueViews`` (daemons.storage.views) what condor_q and condor_history
+read, daemons.storage.recovery what an open checks and catches up, and
+daemons.storage.recent the committed records kept for the projector.
 
 Schema: opening for writing creates or upgrades it (daemons.storage.schema);
 a journal of an unknown version is refused, never misread.
@@ -81,19 +85,13 @@ mark (lost WAL frames, a deleted or replaced ``journal.sqlite``) raises
 The database file is created 0600 (its -wal and -shm follow), and ``close``
 checkpoints the WAL into it (``wal_checkpoint(TRUNCATE)``).
 
-Restart: the queue tables are the projection's snapshot; the ``projection``
-row says which journal position (and checksum there) they reflect.  On open
-the records after it are folded; if the snapshot does not belong to this
-journal (position past the head, checksum differs) or cannot be read (bad
-rows, a damaged table) the queue is rebuilt from the whole journal instead,
-never a stall.  Rows that were edited behind the store's back but still
-read fine are not detected here: ``jobledger audit`` compares the tables
-with a fold of the journal.
+Restart: the queue tables are the projection's snapshot, brought to the
+journal's head at open, or rebuilt from the whole journal when the snapshot
+does not belong to it or cannot be read (daemons.storage.recovery).
 """
 
 from __future__ import annotations
 
-import bisect
 import sqlite3
 import threading
 import time as _time
@@ -101,16 +99,17 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from jobledger.eventcore.codecs.journal import Row, make_rows, record_to_payload
-from jobledger.eventcore.errors import (
-    InvalidTransition, JournalBehind, JournalError, PositionConflict, StaleDecision,
-)
+from jobledger.eventcore.errors import JournalBehind, JournalError, PositionConflict, StaleDecision
 from jobledger.eventcore.journal import Entry, entries_of_rows
 from jobledger.eventcore.projections.queue import QueueFold
 from jobledger.eventcore.records import Assumed, Record, split_assumed
-from jobledger.daemons.storage.evidence import HighWater, Mark
 from jobledger.daemons.storage import queue_tables
+from jobledger.daemons.storage.connections import ReadConnections
 from jobledger.daemons.storage.errors import guard, translate
+from jobledger.daemons.storage.evidence import HighWater
 from jobledger.daemons.storage.reader import Reader
+from jobledger.daemons.storage.recent import RECENT, RecentCommits
+from jobledger.daemons.storage.recovery import catch_up_queue, check_evidence
 from jobledger.daemons.storage.schema import (
     DB_NAME, check_readable, connect, create_private, journal_columns, migrate,
 )
@@ -119,12 +118,7 @@ from jobledger.daemons.storage.views import QueueViews, default_constraint_filte
 __all__ = ["Store", "DURABILITY", "DB_NAME", "default_constraint_filter", "RECENT"]
 
 DURABILITY = ("fsync", "group", "normal")
-RECENT = 20_000        # committed records kept in memory for the projector
 STREAM_CACHE = 20_000  # jobs append_stream's fold keeps in memory before starting afresh
-
-
-def _row_end(pair: tuple) -> int:
-    return pair[0].position
 
 
 class _Request:
@@ -155,8 +149,6 @@ class Store(QueueViews):
         self.clock = clock
         self.cache_limit = 500_000   # jobs the writer keeps in memory before starting afresh
         self._write_lock = threading.Lock()   # one writer connection
-        self._read_lock = threading.Lock()
-        self._recent_lock = threading.Lock()
         self._cond = threading.Condition()
         self._pending: list[_Request] = []
         self._leader = False
@@ -168,20 +160,26 @@ class Store(QueueViews):
         elif not self.path.exists():
             raise JournalError(f"no journal at {self.path}")
         self._conn = self._connect(migrate_schema=not readonly)
-        self._reader = self._connect()
-        self._scanners: list[sqlite3.Connection] = []   # idle connections of chunked reads
+        self.reads = ReadConnections(self.path, self._connect)
         if not readonly:
             self.evidence = HighWater(self.local_dir, sync=durability != "normal")
         self._columns = journal_columns(self._conn)
         self._head, self._last_checksum = self._read_head()
         self._committed = self._head   # _head runs ahead of it while a transaction is open
-        self._keeping = False                 # keep_recent() was called
-        self._recent: list[tuple[Row, dict]] = []
-        self._recent_base = self._head + 1    # position of _recent[0]
+        self._recent = RecentCommits(self._head + 1)   # for the projector (storage.recent)
         self._fold = QueueFold(queue_tables.TableLoader(self._conn))
-        if not readonly:
-            self._max_cluster = self._check_evidence()
-        self.recovered = "read-only" if readonly else self._catch_up_queue()
+        if readonly:
+            self.recovered = "read-only"
+            return
+        try:
+            self._max_cluster = check_evidence(self._conn, self.path, self.local_dir, self.evidence,
+                                               self._head, self._last_checksum)
+        except JournalBehind:
+            self.close()
+            raise
+        with self._write_lock:
+            self.recovered, self._fold = catch_up_queue(self._conn, self.path, self._head,
+                                                        self._columns, self._fold)
 
     # ------------------------------------------------------------ set-up --
     def _connect(self, migrate_schema: bool = False) -> sqlite3.Connection:
@@ -199,43 +197,22 @@ class Store(QueueViews):
             raise
         return conn
 
-    def _check_evidence(self) -> int:
-        """Refuse a journal behind its high-water mark; return the largest cluster id used."""
-        from jobledger.daemons.storage.check import RECOVERY, evidence_faults
-        mark = self.evidence.mark
-        faults = evidence_faults(Reader.over(self._conn, self.path), mark, self._head,
-                                 self.local_dir)
-        if faults:
-            self.close()
-            raise JournalBehind(f"{faults[0].message}. "
-                                + RECOVERY.format(local_dir=self.local_dir), path=str(self.path))
-        if mark is not None and mark.position == self._head:
-            return mark.cluster
-        cluster = max(Reader.over(self._conn, self.path).max_cluster(),
-                      mark.cluster if mark else 0)
-        if self._head:
-            self.evidence.reset(Mark(self._head, self._last_checksum, cluster))
-        return cluster
-
     def _read_head(self, conn=None) -> tuple[int, int]:
         return Reader.over(conn or self._conn, self.path).head()
 
 
     def close(self) -> None:
         """Close; a writer checkpoints the WAL into the database file first."""
-        with self._write_lock, self._read_lock:
+        with self._write_lock:
             if not self.readonly and getattr(self, "recovered", None) is not None:
                 try:
                     self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 except sqlite3.Error:
                     pass      # a reader holds the WAL: the next writer checkpoints it
             self._conn.close()
-            self._reader.close()
-            for conn in self._scanners:
-                conn.close()
-            self._scanners.clear()
-            if self.evidence is not None:
-                self.evidence.close()
+        self.reads.close()
+        if self.evidence is not None:
+            self.evidence.close()
 
     def __enter__(self):
         return self
@@ -334,7 +311,7 @@ class Store(QueueViews):
             self._write(rows)
             mark = self._finish()
             if rows:
-                self._remember(rows, payloads)
+                self._recent.add(rows, payloads)
         except BaseException as exc:
             error = self._abort(exc)
             for request in batch:
@@ -373,7 +350,7 @@ class Store(QueueViews):
                         self._fold = QueueFold(queue_tables.TableLoader(self._conn))
                 mark = self._finish()
                 position = self._head
-                self._forget_recent(position)
+                self._recent.forget(position)
             except BaseException as exc:
                 error = self._abort(exc)
                 if error is exc:
@@ -391,7 +368,7 @@ class Store(QueueViews):
         head, checksum = self._read_head()
         if head != self._head or checksum != self._last_checksum:
             self._fold = QueueFold(queue_tables.TableLoader(self._conn))   # another process wrote
-            self._forget_recent(head)
+            self._recent.forget(head)
         self._head, self._last_checksum = head, checksum
 
     def _write(self, rows: list[Row]) -> None:
@@ -487,99 +464,26 @@ class Store(QueueViews):
     def keep_recent(self) -> None:
         """Keep committed entries in memory for ``recent`` from now on (the projector
         asks; without a follower nothing is kept, so appends pay nothing for it)."""
-        with self._write_lock, self._recent_lock:
-            if not self._keeping:
-                self._keeping = True
-                self._recent, self._recent_base = [], self._committed + 1
-
-    def _remember(self, rows: list[Row], payloads: list[dict]) -> None:
-        if not self._keeping:
-            return
-        with self._recent_lock:
-            recent = self._recent
-            recent.extend(zip(rows, payloads))
-            if recent[-1][0].position - self._recent_base >= RECENT:
-                # the follower fell behind: it reads the journal
-                self._drop_recent(recent[-1][0].position - RECENT)
-
-    def _drop_recent(self, upto: int) -> None:
-        """Forget the rows that end at or before ``upto`` (a block ends at its row)."""
-        recent = self._recent
-        cut = bisect.bisect_right(recent, upto, key=_row_end)
-        if cut:
-            self._recent_base = recent[cut - 1][0].position + 1
-            del recent[:cut]
-
-    def _forget_recent(self, head: int) -> None:
-        with self._recent_lock:
-            self._recent = []
-            self._recent_base = head + 1
+        with self._write_lock:
+            self._recent.start(self._committed + 1)
 
     def recent(self, after: int, limit: int) -> list[tuple[Row, dict]] | None:
-        """Up to ``limit`` (row, payload) this store committed after ``after``, in
-        order (a block of procs is one row: the first may begin at or before
-        ``after``); None when they are not in memory (not kept, or no longer, or not
-        yet: read the journal).  Entries up to ``after`` are dropped: the follower
-        has them, and short-lived entries cost the appends (and the GC) least."""
-        with self._recent_lock:
-            if not self._keeping or after + 1 < self._recent_base:
-                return None
-            self._drop_recent(after)
-            recent = self._recent
-            if after >= (recent[-1][0].position if recent else self._recent_base):
-                return None
-            return recent[:limit]
-
-    # ----------------------------------------------------------- restart --
-    def _catch_up_queue(self) -> str:
-        """Bring the queue tables to the journal head; say how ("current", ...)."""
-        with self._write_lock:
-            try:
-                row = queue_tables.snapshot_position(self._conn)
-                if row is None and self._head == 0:
-                    return "empty"
-                if row is not None and self._snapshot_matches(*row) \
-                        and queue_tables.history_intact(self._conn):
-                    if row[0] == self._head:
-                        return "current"
-                    self._fold_range(row[0])
-                    return "caught-up"
-            except (InvalidTransition, JournalError, KeyError, TypeError, ValueError,
-                    sqlite3.DatabaseError):
-                pass   # the snapshot does not hold what it claims: replay everything
-            with guard("rebuilding the queue", self.path):
-                self._rebuild()
-            return "rebuilt"
-
-    def _snapshot_matches(self, position: int, checksum: int) -> bool:
-        if position > self._head or position < 0:
-            return False
-        if position == 0:
-            return checksum == 0
-        return Reader.over(self._conn, self.path).checksum_at(position) == checksum
-
-    def _fold_range(self, after: int) -> None:
-        try:
-            self._fold = queue_tables.fold_range(self._conn, self._fold, after, self._columns)
-        except BaseException:
-            self._fold = QueueFold(queue_tables.TableLoader(self._conn))
-            raise
-
-    def _rebuild(self) -> None:
-        try:
-            queue_tables.rebuild(self._conn, self._columns)
-        finally:
-            self._fold = QueueFold(queue_tables.TableLoader(self._conn))
+        """Up to ``limit`` (row, payload) this store committed after ``after``; None when
+        they are not in memory: read the journal (``storage.recent.RecentCommits.after``)."""
+        return self._recent.after(after, limit)
 
     def rebuild_queue(self) -> None:
         """Drop the queue projection and fold the whole journal again."""
         with self._write_lock, guard("rebuilding the queue", self.path):
-            self._rebuild()
+            try:
+                queue_tables.rebuild(self._conn, self._columns)
+            finally:
+                self._fold = QueueFold(queue_tables.TableLoader(self._conn))
 
     # ------------------------------------------------------------- reads --
     def head(self) -> int:
-        with self._read_lock:
-            return self._read_head(self._reader)[0]
+        with self.reads.point() as reader:
+            return reader.head()[0]
 
     def wake_waiters(self) -> None:
         """Wake every ``wait_for_position`` now (those given a ``stop`` look at it)."""
@@ -609,11 +513,10 @@ class Store(QueueViews):
     def rows(self, after: int = 0, limit: int | None = None,
              positions: int | None = None) -> Iterator[Row]:
         """Raw rows with checksums (audit, the projector's catch-up), on a connection
-        of the chunked reads (``_scanner``) so a long read holds no lock of the store
-        (a new connection per catch-up cost the schedd ~12% of its CPU).
+        of the chunked reads (``reads.take``) so a long read holds no lock of the store.
         ``positions``: those standing for about that many entries
         (``Reader.rows_spanning``; ``limit`` is then not looked at)."""
-        conn = self._scanner()
+        conn = self.reads.take()
         try:
             reader = Reader.over(conn, self.path)
             if positions is not None:
@@ -623,32 +526,16 @@ class Store(QueueViews):
             else:
                 yield from reader.iter_rows(after)
         finally:
-            self._scanner(done=conn)
+            self.reads.give_back(conn)
 
     def entries(self, after: int = 0, limit: int | None = None) -> Iterator[Entry]:
         """Entries after ``after`` (at most ``limit``), blocks of procs expanded."""
         return entries_of_rows(self.rows(after, limit), after, limit)
 
-    def _scanner(self, done: sqlite3.Connection | None = None) -> sqlite3.Connection | None:
-        """A reader connection for one chunked read; ``done=conn`` gives it back (a few
-        are kept).  Its own: a statement left open between chunks holds its connection's
-        read snapshot, and point reads (job_ad) must see every commit."""
-        with self._read_lock:
-            if done is None:
-                if self._scanners:
-                    return self._scanners.pop()
-            elif len(self._scanners) < 4 and not done.in_transaction:
-                self._scanners.append(done)
-                return None
-        if done is None:
-            return Reader(self.path, check=False).conn
-        done.close()
-        return None
-
     def keyed(self, key: str) -> Row | None:
         """The journal row holding ``key`` (idempotent submits and imports), or None."""
-        with self._read_lock:
-            return Reader.over(self._reader, self.path).keyed(key)
+        with self.reads.point() as reader:
+            return reader.keyed(key)
 
     def reserve_clusters(self, last: int) -> None:
         """Cluster ids up to ``last`` are handed out: ``next_cluster_id`` stays past them,
@@ -658,8 +545,8 @@ class Store(QueueViews):
 
     def committed_cluster_max(self) -> int:
         """The largest cluster id in the journal (0: none), reservations left out."""
-        with self._read_lock:
-            return Reader.over(self._reader, self.path).max_cluster()
+        with self.reads.point() as reader:
+            return reader.max_cluster()
 
     def next_cluster_id(self) -> int:
         """1 + the largest cluster id ever committed or reserved (by the high-water mark too:
@@ -669,8 +556,8 @@ class Store(QueueViews):
         index to use and read the whole journal at every submit."""
         mark = self.evidence.mark if self.evidence is not None else None
         if self.readonly:
-            with self._read_lock:
-                cluster = Reader.over(self._reader, self.path).max_cluster()
+            with self.reads.point() as reader:
+                cluster = reader.max_cluster()
         else:
             cluster = self._max_cluster
         return max(cluster, mark.cluster if mark else 0) + 1

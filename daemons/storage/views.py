@@ -1,9 +1,9 @@
 """Queue and history views: what ``condor_q`` and ``condor_history`` read.
 
-``QueueViews`` is mixed into ``daemons.storage.store.Store``: point reads go
-through the store's reader connection under its read lock (``self._reader``,
-``self._read_lock``), chunked reads through a connection of their own
-(``self._scanner()``); constraints are evaluated with ``self.constraint_filter``.
+``QueueViews`` is mixed into ``daemons.storage.store.Store`` and reads through
+its ``reads`` (``daemons.storage.connections.ReadConnections``: point reads on
+one locked connection, chunked reads on connections of their own);
+constraints are evaluated with its ``constraint_filter``.
 Constraints are ClassAd expression text: ``==`` conjuncts on ClusterId,
 ProcId, JobStatus or Owner use indexes (daemons.storage.queryplan); the rest
 is evaluated on each candidate ad, read as a ``JobAd`` (not merged).  A
@@ -18,6 +18,7 @@ matched: ``history(match=N)`` reads the newest rows only until N matched
 from __future__ import annotations
 
 import time as _time
+from pathlib import Path
 from typing import Callable, Generator, Iterable, Iterator
 
 from jobledger.eventcore.ids import JobId
@@ -26,6 +27,7 @@ from jobledger.eventcore.records import quote_string
 from jobledger.eventcore.status import JobStatus
 from jobledger.daemons.storage.adrow import JobAd, decode_ad, lowered
 from jobledger.daemons.storage.adtext import compile_filter
+from jobledger.daemons.storage.connections import ReadConnections
 from jobledger.daemons.storage.errors import guard
 from jobledger.daemons.storage.queryplan import plan
 
@@ -46,15 +48,18 @@ def default_constraint_filter(text: str) -> Callable[[dict], bool]:
 class QueueViews:
     """Reads of the queue and history tables (see the module docstring)."""
 
+    path: Path
+    reads: ReadConnections
+    constraint_filter: Callable[[str], Callable[[dict], bool]]
+
     def _read(self, sql: str, args: tuple = ()) -> list:
-        with self._read_lock, guard("reading the queue", self.path):
-            return self._reader.execute(sql, args).fetchall()
+        return self.reads.read(sql, args)
 
     def _chunks(self, sql: str, args: tuple, what: str = "reading the queue") -> Iterator[list]:
         """The rows of ``sql`` CHUNK at a time, on a connection of the store's own for
-        chunked reads (``_scanner``), so no lock is held between chunks; an SQLite
+        chunked reads (``reads.take``), so no lock is held between chunks; an SQLite
         error is translated saying ``what`` was being read."""
-        conn, cursor = self._scanner(), None
+        conn, cursor = self.reads.take(), None
         try:
             with guard(what, self.path):
                 cursor = conn.execute(sql, args)
@@ -66,7 +71,7 @@ class QueueViews:
         finally:
             if cursor is not None:
                 cursor.close()
-            self._scanner(done=conn)
+            self.reads.give_back(conn)
 
     def job_ad(self, job: JobId) -> dict | None:
         rows = self._read("SELECT j.ad, c.ad FROM queue_jobs j LEFT JOIN queue_clusters c "

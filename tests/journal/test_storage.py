@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from jobledger.daemons.projector import Projector
-from jobledger.daemons.storage import store as store_module
+from jobledger.daemons.storage import recent as recent_module
 from jobledger.daemons.storage.errors import translate
 from jobledger.daemons.storage.reader import Reader
 from jobledger.daemons.storage.schema import SCHEMA_VERSION
@@ -161,9 +161,9 @@ def test_history_stops_reading_once_match_ads_matched(tmp_path):
     store.append(submit(1, 2000))
     store.append([r for p in range(2000) for r in finish(1, p)])
     statements = []
-    scanner = store._scanner()          # the connection chunked reads take next
+    scanner = store.reads.take()        # the connection chunked reads take next
     scanner.set_trace_callback(statements.append)
-    store._scanner(done=scanner)
+    store.reads.give_back(scanner)
     assert len(store.history(match=3)) == 3
     assert any("LIMIT 3" in s for s in statements)
     found = store.history("ClusterId == 1", match=5)
@@ -201,7 +201,7 @@ def test_entries_in_memory_equal_the_entries_read_back(tmp_path):
 
 
 def test_a_follower_too_far_behind_reads_the_journal(tmp_path, monkeypatch):
-    monkeypatch.setattr(store_module, "RECENT", 10)
+    monkeypatch.setattr(recent_module, "RECENT", 10)
     store = Store(tmp_path / "pool")
     store.keep_recent()
     store.append(submit(1, 20))                  # 41 records: only the last 10 are kept
@@ -215,7 +215,7 @@ def test_the_projector_writes_the_same_from_memory_and_from_the_journal(tmp_path
     for mode in ("memory", "journal"):
         base = tmp_path / mode
         if mode == "journal":
-            monkeypatch.setattr(store_module, "RECENT", 2)     # the window is always too short
+            monkeypatch.setattr(recent_module, "RECENT", 2)     # the window is always too short
         store = Store(base / "pool")
         projector = Projector(store, event_log=str(base / "events.log"), fsync=False)
         loads = []

@@ -1,0 +1,77 @@
+"""Committed records kept in memory for the projector, so that it need not read them back.
+
+Once ``start(base)`` was called (the projector asks, through ``Store.keep_recent``),
+``add(rows, payloads)`` keeps what the writer commits, with its payloads as appended (no
+JSON decode), and ``after(position, limit)`` hands them out in order and drops those up to
+``position``: the follower has them, and short-lived entries cost the appends (and the GC)
+least.  At most ``RECENT`` records wait; a follower further behind reads the journal
+(``after`` says None).  Without a follower nothing is kept: appends pay nothing for it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+
+from jobledger.eventcore.codecs.journal import Row
+
+__all__ = ["RecentCommits", "RECENT"]
+
+RECENT = 20_000        # committed records kept in memory for the projector
+
+
+def _row_end(pair: tuple) -> int:
+    return pair[0].position
+
+
+class RecentCommits:
+    """(row, payload) pairs committed after a follower's position (see the module docstring)."""
+
+    def __init__(self, base: int):
+        self._lock = threading.Lock()
+        self.keeping = False
+        self._pairs: list[tuple[Row, dict]] = []
+        self._base = base                 # position of _pairs[0]
+
+    def start(self, base: int) -> None:
+        """Keep what is committed from ``base`` on (once: later calls change nothing)."""
+        with self._lock:
+            if not self.keeping:
+                self.keeping = True
+                self._pairs, self._base = [], base
+
+    def add(self, rows: list[Row], payloads: list[dict]) -> None:
+        if not self.keeping:
+            return
+        with self._lock:
+            pairs = self._pairs
+            pairs.extend(zip(rows, payloads))
+            if pairs[-1][0].position - self._base >= RECENT:
+                self._drop(pairs[-1][0].position - RECENT)     # the follower fell behind
+
+    def forget(self, head: int) -> None:
+        """Everything up to ``head`` is gone (another process wrote, or a stream was not kept)."""
+        with self._lock:
+            self._pairs = []
+            self._base = head + 1
+
+    def after(self, after: int, limit: int) -> list[tuple[Row, dict]] | None:
+        """Up to ``limit`` pairs committed after ``after``, in order (a block of procs is one
+        row: the first may begin at or before ``after``); None when they are not in memory
+        (not kept, or no longer, or not yet: read the journal)."""
+        with self._lock:
+            if not self.keeping or after + 1 < self._base:
+                return None
+            self._drop(after)
+            pairs = self._pairs
+            if after >= (pairs[-1][0].position if pairs else self._base):
+                return None
+            return pairs[:limit]
+
+    def _drop(self, upto: int) -> None:
+        """Forget the rows that end at or before ``upto`` (a block ends at its row)."""
+        pairs = self._pairs
+        cut = bisect.bisect_right(pairs, upto, key=_row_end)
+        if cut:
+            self._base = pairs[cut - 1][0].position + 1
+            del pairs[:cut]
