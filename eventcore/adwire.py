@@ -112,6 +112,11 @@ def to_classad(exprs: Mapping[str, str]):
     return ad
 
 
+_ANSWERS: dict[tuple, bool] = {}      # (constraint, needed attributes) -> its answer
+_ANSWERS_LIMIT = 65536
+_VALUES: dict[tuple, object] = {}    # (name, needed attributes) -> its scalar value
+
+
 def evaluate(exprs: Mapping[str, str], name: str):
     """``name`` evaluated in the ad ``exprs``: a Python value, None for undefined/error."""
     text = exprs.get(name)
@@ -125,8 +130,22 @@ def evaluate(exprs: Mapping[str, str], name: str):
     except NotLiteral:
         pass
     classad = _engine()
-    value = minimal_classad(exprs, {name.lower()}).eval(name)
-    return _plain(value, classad)
+    needed = _needed(exprs, {name.lower()})
+    if not all(_pure(t) for _, t in needed):
+        return _plain(_classad_of(needed).eval(name), classad)
+    # job ads share their expressions (RequestMemory, RequestDisk, ...): the value is a
+    # function of the texts it reads, worked out once for each (a scalar: never shared
+    # mutable)
+    key = (name.lower(), *needed)
+    value = _VALUES.get(key, _VALUES)
+    if value is not _VALUES:
+        return value
+    value = _plain(_classad_of(needed).eval(name), classad)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        if len(_VALUES) >= _ANSWERS_LIMIT:
+            _VALUES.clear()
+        _VALUES[key] = value
+    return value
 
 
 def evaluate_expr(exprs: Mapping[str, str], text: str):
@@ -237,8 +256,6 @@ def _pure(text: str) -> bool:
     return not (_engine().calls(_expr(text)) & _IMPURE) and "currenttime" not in _refs(text)
 
 
-_ANSWERS: dict[tuple, bool] = {}      # (constraint, needed attributes) -> its answer
-_ANSWERS_LIMIT = 65536
 
 
 def matches(constraint: str | None, exprs: dict) -> bool:

@@ -53,3 +53,34 @@ def test_a_shared_answer_names_what_it_read_and_never_the_clock():
     assert adwire.ConstraintTest("Missing =?= undefined").shared_answer(None) == (("missing",), True)
     for constraint in ("Stamp > 100", "time() > 100", "random(10) < 5 && JobPrio == 0"):
         assert adwire.ConstraintTest(constraint).shared_answer(CLUSTER) is None, constraint
+
+
+VALUED = ["RequestDisk", "requestdisk", "RequestMemory", "Owner", "Args", "Nope", "Stamp"]
+
+
+def test_values_are_the_engines_on_the_whole_ad():
+    """``evaluate`` keeps a value per set of texts it read: each ad still gets its own."""
+    ensure_environment()
+    procs = [PROCS[0], {"ProcId": "1", "RequestMemory": "2048", "Stamp": "RequestDisk"},
+             {"ProcId": "2", "Owner": '"Bob"', "RequestDisk": "RequestMemory * 2 + 1.5"}]
+    for proc, name in itertools.product(procs, VALUED):
+        whole = dict(CLUSTER, **proc)
+        ad = to_classad(whole)
+        found = ad.eval(name) if name in ad else None
+        expected = found if isinstance(found, (bool, int, float, str)) else None   # undefined, error
+        for _ in range(2):          # the second time from what the first one noted
+            value = adwire.evaluate(whole, name)
+            assert value == expected and type(value) is type(expected), (name, proc)
+            value = adwire.evaluate(JobAd(dict(proc), CLUSTER), name)
+            assert value == expected and type(value) is type(expected), (name, proc)
+
+
+def test_values_that_depend_on_the_clock_are_not_kept():
+    ensure_environment()
+    clock = ENV.clock
+    try:
+        for now in (50.0, 500.0, 50.0):
+            ENV.clock = lambda: now
+            assert adwire.evaluate({"Stamp": "time() + 1"}, "Stamp") == int(now) + 1
+    finally:
+        ENV.clock = clock
