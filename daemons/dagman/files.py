@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import threading
 import time
 
@@ -57,22 +58,46 @@ def write_metrics(path: str, data: dict) -> None:
 class DagmanOut:
     """``<dag>.dagman.out``: condor_dagman's debug log (timestamped lines, appended).  Lines
     gather in a buffer and go out in one write when DAGMan is about to wait (``flush``, each
-    round of its loop) or exit: a busy round writes once, not a system call per line."""
+    round of its loop) or exit: a busy round writes once, not a system call per line.
 
-    def __init__(self, path: str):
+    ``flags`` is DAGMAN_DEBUG: its header flags shape each line's head as HTCondor's dprintf
+    does (empty by default, so the head is the time alone): D_TIMESTAMP the Unix time instead
+    of the date, D_SUB_SECOND milliseconds after it, D_PID ``(pid:N)`` after the time, D_CAT
+    the line's category (``(D_ALWAYS)``).  ``test`` lines are written only when it names
+    D_TEST (or D_ALL), as HTCondor's DAGMan writes its D_TEST checks."""
+
+    def __init__(self, path: str, flags: str = ""):
         self.handle = open(path, "a", encoding="utf-8", buffering=1 << 16)
         self._lock = threading.Lock()       # the control server's thread writes lines too
-        self._stamp_at = -1
+        names = {name.upper() for name in re.split(r"[\s,|]+", flags or "") if name}
+        self._unix = "D_TIMESTAMP" in names
+        self._sub_second = "D_SUB_SECOND" in names
+        self._pid = f" (pid:{os.getpid()})" if "D_PID" in names or "D_ALL" in names else ""
+        self._cat = "D_CAT" in names or "D_CATEGORY" in names or "D_ALL" in names
+        self.testing = "D_TEST" in names or "D_ALL" in names
+        self._stamp_at: float = -1
         self._stamp = ""
 
-    def __call__(self, message: str) -> None:
-        now = int(time.time())
+    def __call__(self, message: str, category: str = "D_ALWAYS") -> None:
+        now = time.time()
+        key = now if self._sub_second else int(now)
         with self._lock:
-            if now != self._stamp_at:
-                self._stamp_at, self._stamp = now, time.strftime("%m/%d/%y %H:%M:%S", time.localtime(now))
-            stamp = self._stamp
+            if key != self._stamp_at:
+                self._stamp_at, self._stamp = key, self._head(now)
+            stamp = f"{self._stamp} ({category})" if self._cat else self._stamp
             for line in message.splitlines() or [""]:
                 self.handle.write(f"{stamp} {line}\n")
+
+    def test(self, message: str) -> None:
+        """A D_TEST line (a check a test reads), when DAGMAN_DEBUG asks for them."""
+        if self.testing:
+            self(message, "D_TEST")
+
+    def _head(self, now: float) -> str:
+        head = str(int(now)) if self._unix else time.strftime("%m/%d/%y %H:%M:%S", time.localtime(now))
+        if self._sub_second:
+            head += f".{int(now * 1000) % 1000:03d}"
+        return head + self._pid
 
     def flush(self) -> None:
         with self._lock:

@@ -18,14 +18,42 @@ import os
 from jobledger.daemons.dagman import submit_dag
 from jobledger.daemons.client.submit import Submit, build_cluster, read_submit_file
 from jobledger.eventcore.dagman.model import FINAL, SUBDAG
+from jobledger.eventcore.enums import SubmitMethod
 from jobledger.eventcore.projections.userlog import DAGMAN_EVENTS
 
 
+def node_settings(dag, run, name: str, dagman_id: str, batch: str, nodes_log: str,
+                  inherit: dict | None = None) -> tuple[list, list, list]:
+    """What DAGMan sets in node ``name``'s description, as three lists of (key, value):
+    before it is read (the attributes it passes on, ``inherit``: name -> expression, as
+    DAGMAN_INHERIT_ATTRS names them, and its PREPEND VARS), over it (the other VARS and
+    DAGMan's own macros and attributes), and defaults it may set itself (batch name,
+    priority, notification)."""
+    node = dag.nodes[name]
+    node_run = run.nodes[name]
+    before = [(f"My.{key}", value) for key, value in (inherit or {}).items()]
+    before += [(key, value) for key, value, prepend in node.vars if prepend]
+    over = [(key, value) for key, value, prepend in node.vars if not prepend]
+    over += [("JOB", name), ("RETRY", str(node_run.retry)), ("DAG_STATUS", str(run.status)),
+             ("FAILED_COUNT", str(run.failed_count)), ("+DAGManJobId", dagman_id.split(".")[0]),
+             ("+DAGNodeName", _quote(name)), ("+DAGParentNodeNames", _quote(",".join(node.parents)[:2048])),
+             ("+DAGManNodeRetry", str(node_run.retry))]
+    if node.kind == FINAL:
+        over.append(("+DAG_Status", str(run.status)))
+    over += [("submit_event_notes", f"DAG Node: {name}"),
+             ("+DAGManNodesLog", _quote(nodes_log)),      # the job's own log, if any, is kept
+             ("+DAGManWorkflowMask", _quote(",".join(map(str, sorted(DAGMAN_EVENTS)))))]
+    defaults = [("batch_name", batch)] + ([("priority", str(node.priority))] if node.priority else [])
+    defaults.append(("notification", "never"))
+    return before, over, defaults
+
+
 def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log: str,
-                     texts: dict | None = None) -> tuple[Submit, str]:
+                     texts: dict | None = None, inherit: dict | None = None) -> tuple[Submit, str]:
     """(the Submit of node ``name``'s job, the directory it is submitted from).  ``texts``: the
     submit files already read for the nodes submitted at this same moment (one chunk of a
-    round), by path: a file many nodes share is read once for them, not once each."""
+    round), by path: a file many nodes share is read once for them, not once each.  Its
+    JobSubmitMethod is DAGMan's (1), as HTCondor's DAGMan records a direct submit."""
     node = dag.nodes[name]
     cwd = os.path.abspath(node.directory or ".")
     if node.kind == SUBDAG:
@@ -42,38 +70,47 @@ def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log:
         text = known
     # PREPEND VARS are set before the description is read (its if/else sees them, its own
     # lines override them), the others after it, as HTCondor's DAGMan submits a node
-    first = "".join(f"{key} = {value}\n" for key, value, prepend in node.vars if prepend)
+    before, over, defaults = node_settings(dag, run, name, dagman_id, batch, nodes_log, inherit)
+    first = "".join(f"{key} = {value}\n" for key, value in before)
     sub = Submit(first + text if first else text)
-    for key, value, prepend in node.vars:
-        if not prepend:
+    for key, value in over:
+        sub[key] = value
+    for key, value in defaults:
+        if key not in sub:
             sub[key] = value
-    node_run = run.nodes[name]
-    sub["JOB"] = name
-    sub["RETRY"] = str(node_run.retry)
-    sub["DAG_STATUS"] = str(run.status)
-    sub["FAILED_COUNT"] = str(run.failed_count)
-    sub["+DAGManJobId"] = dagman_id.split(".")[0]
-    sub["+DAGNodeName"] = _quote(name)
-    sub["+DAGParentNodeNames"] = _quote(",".join(node.parents)[:2048])
-    sub["+DAGManNodeRetry"] = str(node_run.retry)
-    if node.kind == FINAL:
-        sub["+DAG_Status"] = str(run.status)
-    sub["submit_event_notes"] = f"DAG Node: {name}"
-    if "batch_name" not in sub:
-        sub["batch_name"] = batch
-    if node.priority and "priority" not in sub:
-        sub["priority"] = str(node.priority)
-    sub["+DAGManNodesLog"] = _quote(nodes_log)      # the job's own log, if any, is kept
-    sub["+DAGManWorkflowMask"] = _quote(",".join(map(str, sorted(DAGMAN_EVENTS))))
-    if "notification" not in sub:
-        sub["notification"] = "never"
+    sub.setSubmitMethod(int(SubmitMethod.DAGMan), True)
     return sub, cwd
 
 
+def condor_submit_command(dag, run, name: str, dagman_id: str, batch: str, nodes_log: str,
+                          program: str, inherit: dict | None = None) -> tuple[list[str], str, str | None]:
+    """(argv, directory, temporary file) to submit node ``name``'s job through condor_submit
+    (DAGMAN_USE_DIRECT_SUBMIT = False, or condor_submit_dag -SubmitMethod 0), as HTCondor's
+    DAGMan runs it: DAGMan's defaults and PREPEND VARS as ``name=value`` macros before the
+    file, its other settings with ``-a``.  An inline description is written to
+    ``<node>-inline.<pid>.temp`` in the node's directory first (the third item: the caller
+    removes it)."""
+    node = dag.nodes[name]
+    cwd = os.path.abspath(node.directory or ".")
+    temp = None
+    if node.inline:
+        temp = os.path.join(cwd, f"{name}-inline.{os.getpid()}.temp")
+        with open(temp, "w", encoding="utf-8") as handle:
+            handle.write(dag.descriptions[node.submit])
+        path = temp
+    else:
+        path = node.submit
+    before, over, defaults = node_settings(dag, run, name, dagman_id, batch, nodes_log, inherit)
+    argv = [program] + [f"{key}={value}" for key, value in defaults + before]
+    for key, value in over:
+        argv += ["-a", f"{key} = {value}"]
+    return argv + [path], cwd, temp
+
+
 def node_cluster(dag, run, name: str, cluster: int, dagman_id: str, batch: str, nodes_log: str,
-                 owner: str, texts: dict | None = None) -> dict:
+                 owner: str, texts: dict | None = None, inherit: dict | None = None) -> dict:
     """The cluster a node's job becomes (``submit_many``'s item)."""
-    sub, cwd = node_description(dag, run, name, dagman_id, batch, nodes_log, texts)
+    sub, cwd = node_description(dag, run, name, dagman_id, batch, nodes_log, texts, inherit)
     cluster_ad, proc_ads, _ = build_cluster(sub, cluster, cwd=cwd, owner=owner)
     return {"cluster": cluster, "cluster_ad": cluster_ad, "proc_ads": proc_ads}
 

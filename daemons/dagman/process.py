@@ -33,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -41,13 +42,16 @@ import time
 import uuid
 
 from jobledger.daemons import ipc
+from jobledger.daemons.config_files import param
 from jobledger.daemons.dagman.control import ControlServer, control_path
 from jobledger.daemons.dagman.files import DagmanOut, newest_rescue, read_bytes, rescue_numbers, write_atomic, \
     write_metrics
-from jobledger.daemons.dagman.node_submit import node_cluster
+from jobledger.daemons.dagman.node_submit import condor_submit_command, node_cluster
 from jobledger.daemons.dagman.options import Options
 from jobledger.daemons.threadnames import name_process
+from jobledger.eventcore import adwire
 from jobledger.eventcore.dagman import outlines, parse_dag
+from jobledger.eventcore.dagman.model import SUBDAG
 from jobledger.daemons.daemon import PLATFORM, VERSION
 from jobledger.eventcore.dagman.report import (RESCUE_RE, dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
                                   status_table)
@@ -65,6 +69,34 @@ PROGRESS_EVERY = 1.0    # seconds between updates of the DAG_* counts in the DAG
 PROGRESS_COUNTS = {"DAG_NodesDone": DONE, "DAG_NodesPrerun": PRE, "DAG_NodesQueued": QUEUED,
                    "DAG_NodesPostrun": POST, "DAG_NodesReady": READY, "DAG_NodesFailed": FAILED,
                    "DAG_NodesUnready": WAITING, "DAG_NodesFutile": FUTILE}
+
+
+SUBMITTED_TO = re.compile(r"(\d+) job\(s\) submitted to cluster (\d+)\.")
+
+
+def _true(value) -> bool:
+    return value if isinstance(value, bool) else str(value).strip().lower() in ("true", "t", "yes", "y", "1")
+
+
+def inherited(ad: dict, names: list, prefix: str) -> dict[str, str]:
+    """What DAGMAN_INHERIT_ATTRS passes on to the node jobs, as HTCondor's DAGMan does: each
+    named attribute of the DAGMan job's ad, under DAGMAN_INHERIT_ATTRS_PREFIX's name; a
+    sub-DAG's DAGMan (a node of another DAG) reads the prefixed name its parent gave it.
+    Attributes the ad lacks are not passed on."""
+    lower = {key.lower(): value for key, value in ad.items()}
+    nested = "dagmanjobid" in lower
+    out = {}
+    for name in names:
+        found = lower.get((prefix + name if nested else name).lower())
+        if found is not None:
+            out[prefix + name] = found
+    return out
+
+
+def submit_program() -> str:
+    """condor_submit beside this interpreter (the one the pool's commands are), else on PATH."""
+    beside = os.path.join(os.path.dirname(sys.executable), "condor_submit")
+    return beside if os.access(beside, os.X_OK) else "condor_submit"
 
 
 def _code(event) -> int:
@@ -93,7 +125,8 @@ class Dagman:
         self.dagman_id = os.environ.get("CONDOR_ID", "0.0")
         self.cluster = int(self.dagman_id.split(".")[0])
         self.schedd = os.environ.get("_CONDOR_SCHEDD_ADDRESS", "")
-        self.out = DagmanOut(os.environ.get("_CONDOR_DAGMAN_LOG", f"{self.dag_file}.dagman.out"))
+        self.out = DagmanOut(os.environ.get("_CONDOR_DAGMAN_LOG", f"{self.dag_file}.dagman.out"),
+                             str(param.get("DAGMAN_DEBUG", "") or ""))
         self.nodes_log = os.path.abspath(f"{self.dag_file}.nodes.log")
         self.reader: JobEventLog | None = None
         self.log_changed = threading.Event()
@@ -110,6 +143,9 @@ class Dagman:
         self.published: dict = {}                       # the DAG_* counts last put in our ad
         self.published_at = 0.0
         self.build_seconds = 0.0                        # building a node's job took, in the last chunk
+        self.inherit: dict[str, str] = {}              # DAGMAN_INHERIT_ATTRS: name -> expression
+        method = options.submit_method
+        self.direct = method != 0 if method >= 0 else _true(param.get("DAGMAN_USE_DIRECT_SUBMIT", True))
 
     # -- start ---------------------------------------------------------------------------
     def load(self) -> DagRun:
@@ -124,9 +160,27 @@ class Dagman:
             self.out(f"Running rescue DAG file {self.rescue} in combination with normal DAG file")
         self.out(f"Parsing {self.dag_file} ...")
         self.out(f"Dag contains {len(dag.nodes)} total jobs")
+        self.check_categories(dag)
         run = DagRun(dag, self.options.throttles)
         gc.freeze()       # the DAG lives as long as this process: out of the collector's walks
         return run
+
+    def check_categories(self, dag) -> None:
+        """Each category's node count and MAXJOBS limit (-1: none), as HTCondor's DAGMan checks
+        its category throttles after the parse: a D_TEST line for each, and warnings for a
+        category with no nodes or no limit."""
+        counts: dict[str, int] = {}
+        for node in dag.nodes.values():
+            if node.category is not None:
+                counts[node.category] = counts.get(node.category, 0) + 1
+        for name in sorted(set(counts) | set(dag.max_jobs)):
+            limit = dag.max_jobs.get(name, -1)
+            self.out.test(f"CHECK CATEGORY {name} {counts.get(name, 0)} {limit}")
+            if not counts.get(name):
+                self.out(f"Warning: category {name} has no assigned nodes, so the throttle setting "
+                         f"({limit}) will have no effect")
+            if limit == -1:
+                self.out(f"Warning: category {name} has no throttle value set")
 
     def recover(self, run: DagRun) -> None:
         """Adopt every node job this DAGMan job submitted before (a restart)."""
@@ -145,11 +199,19 @@ class Dagman:
             self.out(f"Running in RECOVERY mode: {len(by_node)} nodes have jobs from before")
 
     def _job_info(self) -> None:
-        ad = self._call("query", constraint=f"ClusterId == {self.cluster}", projection=["Owner", "JobBatchName"])
+        """Our own job's owner, batch name and the attributes DAGMAN_INHERIT_ATTRS passes on."""
+        prefix = str(param.get("DAGMAN_INHERIT_ATTRS_PREFIX", "") or "").strip()
+        names = [n for n in re.split(r"[,\s]+", str(param.get("DAGMAN_INHERIT_ATTRS", "") or "")) if n]
+        ad = self._call("query", constraint=f"ClusterId == {self.cluster}",
+                        projection=["Owner", "JobBatchName", "DAGManJobId"] + names + [prefix + n for n in names])
         if ad:
             self.owner = ad[0].get("Owner", '""').strip('"')
             self.batch = ad[0].get("JobBatchName", '""').strip('"')
-        self.batch = self.batch or f"{self.dag_file}+{self.cluster}"
+            self.inherit = inherited(ad[0], names, prefix)
+        if not self.batch:      # none given at submit: HTCondor's DAGMan names it, in its own ad too
+            self.batch = f"{os.path.basename(self.dag_file)}+{self.cluster}"
+            if ad:
+                self._call("edit", attr="JobBatchName", value=adwire.quote(self.batch), ids=[self.dagman_id])
 
     # -- the loop -----------------------------------------------------------------------------
     def run(self) -> int:
@@ -241,6 +303,12 @@ class Dagman:
     def _submit(self, run: DagRun, submits: list) -> None:
         """Build the ready nodes' jobs and send them in one append (built again if the
         reserved cluster ids were lost with a schedd restart and taken meanwhile)."""
+        if not self.direct:
+            for action in submits:
+                self._submit_by_condor_submit(run, action)
+            self._open_log(run)
+            self._dot(run)
+            return
         while True:
             items, names = self._build(run, submits)
             if not items:
@@ -256,14 +324,53 @@ class Dagman:
                 return
             submits = [a for a in submits if a.node in names]
         for name, item in zip(names, items):
-            for line in outlines.submit_lines(name, item["cluster"]):
-                self.out(line)
-            run.submitted(name, item["cluster"], len(item["proc_ads"]))
-            self.sequence += 1
-            self.sequences[name] = self.sequence
-            self._save_point(run, name)
+            self._submitted(run, name, item["cluster"], len(item["proc_ads"]))
         self._open_log(run)
         self._dot(run)
+
+    def _submitted(self, run: DagRun, name: str, cluster: int, procs: int) -> None:
+        for line in outlines.submit_lines(name, cluster):
+            self.out(line)
+        run.submitted(name, cluster, procs)
+        self.sequence += 1
+        self.sequences[name] = self.sequence
+        self._save_point(run, name)
+
+    def _submit_by_condor_submit(self, run: DagRun, action: SubmitJob) -> None:
+        """Submit node ``name``'s job by running condor_submit (DAGMAN_USE_DIRECT_SUBMIT =
+        False or -SubmitMethod 0), reading its cluster from condor_submit's last line, as
+        HTCondor's DAGMan does.  A SUBDAG EXTERNAL node's DAGMan job is still submitted
+        directly.  A failed run of condor_submit is a failed submit of the node (retried
+        as DAGMan retries submits)."""
+        name = action.node
+        if run.dag.nodes[name].kind == SUBDAG:
+            items, names = self._build(run, [action])
+            if items and self._submit_many(items):
+                self._submitted(run, name, items[0]["cluster"], len(items[0]["proc_ads"]))
+            return
+        temp = None
+        try:
+            argv, cwd, temp = condor_submit_command(run.dag, run, name, self.dagman_id, self.batch,
+                                                    self.nodes_log, submit_program(), self.inherit)
+            done = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                  timeout=180)
+            output = done.stdout + done.stderr
+        except (OSError, subprocess.SubprocessError, ValueError) as exc:
+            output = f"could not run condor_submit: {exc}"
+        finally:
+            if temp is not None:
+                try:
+                    os.unlink(temp)
+                except OSError:
+                    pass
+        found = SUBMITTED_TO.search(output)
+        if found is None:
+            self.out(f"ERROR: Failed to run condor_submit for node {name}:")
+            for line in output.strip().splitlines():
+                self.out(line)
+            run.submit_failed(name, time.time())
+            return
+        self._submitted(run, name, int(found.group(2)), int(found.group(1)))
 
     def _build(self, run: DagRun, submits: list) -> tuple[list, list]:
         items, names = [], []
@@ -273,7 +380,7 @@ class Dagman:
         for cluster, action in zip(ids, submits):
             try:
                 item = node_cluster(run.dag, run, action.node, cluster, self.dagman_id, self.batch,
-                                    self.nodes_log, self.owner, texts)
+                                    self.nodes_log, self.owner, texts, self.inherit)
             except (JobledgerError, OSError, ValueError) as exc:
                 self.out(f"ERROR: submit of node {action.node} failed: {exc}")
                 run.submit_failed(action.node, time.time())

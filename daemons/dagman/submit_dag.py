@@ -47,6 +47,10 @@ OPTIONS = {
 SAME_AS = {"batchname": "batch_name", "batch-name": "batch_name", "outfiledir": "outfile_dir",
            "dorecovery": "dorecov", "suppressnotification": "suppress_notification", "savefile": "load_save"}
 OUTPUT_FILES = (".condor.sub", ".lib.out", ".lib.err", ".dagman.log")
+# What condor_submit_dag's DAGMan job always takes from the submitter's environment
+# (HTCondor's dagman_utils.cpp, writeSubmitFile)
+DAGMAN_GETENV = ("CONDOR_CONFIG,_CONDOR_*,PATH,PYTHONPATH,PERL*,PEGASUS_*,TZ,HOME,USER,LANG,LC_ALL,"
+                 "ASAN_OPTIONS,LSAN_OPTIONS,BEARER_TOKEN,BEARER_TOKEN_FILE")
 
 
 class DagOutputExists(HTCondorException):
@@ -178,8 +182,11 @@ def submit_text(dag_file: str, options: dict | None = None, cwd: str | None = No
         "remove_kill_sig\t= SIGUSR1", '+OtherJobRemoveRequirements\t= "DAGManJobId =?= $(cluster)"',
         f"on_exit_remove\t= {ON_EXIT_REMOVE}", "copy_to_spool\t= False",
         f"arguments\t= \"{' '.join(_quote_v2(a) for a in dagman_command(dag, options))}\"",
-        f"environment\t= \"{environment(dag, options)}\"",
-        f"batch_name\t= {batch or dag + '+$(Cluster)'}",
+        f"environment\t= \"{environment(dag, options, parsed.env_set if parsed is not None else ())}\"",
+        f"getenv\t\t= {getenv_list(parsed.env_get if parsed is not None else ())}",
+        # no batch name unless one is given: DAGMan names its own job's batch when it starts
+        # (as HTCondor's; so the job's SUBMIT event carries no structured notes of it)
+        f"batch_name\t= {batch}" if batch else "",
         f"notification\t= {options.get('notification', 'never')}",
     ]
     # SET_JOB_ATTR: attributes of the DAGMan job itself, which condor_submit_dag writes into
@@ -191,11 +198,24 @@ def submit_text(dag_file: str, options: dict | None = None, cwd: str | None = No
     return "\n".join(line for line in lines if line) + "\n"
 
 
-def environment(dag: str, options: dict) -> str:
+def getenv_list(names=()) -> str:
+    """The DAGMan job's ``getenv``: what HTCondor's condor_submit_dag always takes from the
+    submitter's environment, the DAG's ENV GET names, then DAGMAN_MANAGER_JOB_APPEND_GETENV
+    (``true`` there: the whole environment)."""
+    from jobledger.daemons.config_files import param
+    extra = str(param.get("DAGMAN_MANAGER_JOB_APPEND_GETENV", "") or "").strip()
+    if extra.lower() == "true":
+        return "true"
+    return ",".join([DAGMAN_GETENV, *names] + ([extra] if extra else []))
+
+
+def environment(dag: str, options: dict, env_set=()) -> str:
     """The DAGMan job's environment (new syntax, without its quotes): DAGMan's log, then
-    the ``AddToEnv`` pairs (``-insert_env``: key=value, delimited by ``;`` or ``,``)."""
+    the ``AddToEnv`` pairs (``-insert_env``: key=value, delimited by ``;`` or ``,``), then
+    the DAG's ENV SET pairs."""
     pairs = [f"_CONDOR_DAGMAN_LOG={dag}.dagman.out", "_CONDOR_MAX_DAGMAN_LOG=0"]
-    for pair in re.split(r"[;,]", options.get("addtoenv") or ""):
+    listed = re.split(r"[;,]", options.get("addtoenv") or "") + [f"{key}={value}" for key, value in env_set]
+    for pair in listed:
         pair = pair.strip()
         if not pair:
             continue

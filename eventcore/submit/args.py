@@ -8,6 +8,9 @@ when they hold blanks or quotes).  V1 environment is ``A=1;B=2``.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
 from jobledger.eventcore.errors import SubmitError
 
 
@@ -91,6 +94,27 @@ def _environment_pairs(text: str) -> list[tuple[str, str]]:
     return pairs
 
 
+def getenv_matches(names: str, source: Mapping[str, str]) -> dict[str, str]:
+    """The variables of ``source`` a ``getenv`` list takes, as HTCondor's environment filter
+    reads it: names separated by commas, semicolons or blanks, each matched without regard
+    to case and with ``*`` standing for any text; a name after ``!`` is left out even when
+    another matches it.  A value holding a newline is never taken."""
+    take, leave = [], []
+    for word in re.split(r"[,;\s]+", names):
+        if word.startswith("!"):
+            if word[1:]:
+                leave.append(_wildcard(word[1:]))
+        elif word:
+            take.append(_wildcard(word))
+    return {name: value for name, value in source.items()
+            if "\n" not in value and any(p.fullmatch(name) for p in take)
+            and not any(p.fullmatch(name) for p in leave)}
+
+
+def _wildcard(word: str) -> re.Pattern:
+    return re.compile(".*".join(re.escape(part) for part in word.split("*")), re.IGNORECASE)
+
+
 def environment_v2(environment: str | None, getenv: str | None, env) -> str:
     """The job's Environment attribute text from ``environment`` and ``getenv``."""
     merged: dict[str, str] = {}
@@ -99,11 +123,7 @@ def environment_v2(environment: str | None, getenv: str | None, env) -> str:
         if low in ("true", "yes", "t", "y", "1"):
             merged.update(env.environ())
         elif low not in ("false", "no", "f", "n", "0"):
-            names = [n.strip() for n in getenv.replace(",", " ").split() if n.strip()]
-            source = env.environ()
-            for name in names:
-                if name in source:
-                    merged[name] = source[name]
+            merged.update(getenv_matches(getenv, env.environ()))
     if environment is not None:
         merged.update(_environment_pairs(environment))
     return join_v2([f"{name}={value}" for name, value in merged.items()])

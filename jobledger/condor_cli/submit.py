@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 
+from jobledger.eventcore.enums import SubmitMethod
 from jobledger.eventcore.errors import SubmitError
 
 from jobledger.condor_cli import pool
@@ -148,6 +149,7 @@ def description(opts: Options):
         raise Failed(f"\nERROR: {_submit_error(exc, where)}") from None
     if opts.queue is None and not _has_queue(text + "\n" + "\n".join(opts.appends)):
         raise Failed(f'\nERROR: "{where}" doesn\'t contain any "queue" commands -- no jobs queued')
+    sub.setSubmitMethod(int(SubmitMethod.CondorSubmit), True)     # JobSubmitMethod = 0, as HTCondor's
     return sub
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
+from jobledger.eventcore.enums import SubmitMethod
 
 PROG = "condor_submit_dag"
 
@@ -90,6 +91,8 @@ def run(argv: list[str]) -> int:
     dag_file, options, no_submit, name = parse(argv)
     try:                      # a missing DAG file: one line, exit 1, nothing submitted
         sub = Submit(write_submit_file(dag_file, options, strict=False))
+        # HTCondor's condor_submit_dag hands <dag>.condor.sub to condor_submit: JobSubmitMethod 0
+        sub.setSubmitMethod(int(SubmitMethod.CondorSubmit), True)
     except DagOutputExists as exc:   # an earlier run's files: HTCondor's message, exit 1
         raise Failed(exc.explained(CONDOR_SUBMIT_DAG_HINT)) from None
     print("-" * 71)
