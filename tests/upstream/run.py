@@ -60,13 +60,44 @@ def first_reason(case: ET.Element) -> str:
     return ""
 
 
+_TESTREQ_START = re.compile(r"""<<['"]?CONDOR_TESTREQ_CONFIG""")
+
+
+def testreq_config(text: str, tests_dir: Path) -> str | None:
+    """The configuration a test file asks of the pool it runs under (its CONDOR_TESTREQ_CONFIG
+    block), read as HTCondor's own test driver (src/condor_scripts/run_test.pl) reads it:
+    from the line opening the block to a line naming it again, ``#endtestreq`` or, when
+    it opened with triple quotes, a line of them alone; TEST_DIR names the tests' directory.
+    None when the file has no block."""
+    lines, recording, triple = [], False, False
+    for line in text.splitlines():
+        if not recording:
+            if _TESTREQ_START.search(line):
+                recording, triple = True, '"""' in line
+            continue
+        if line.startswith("#endtestreq") or "CONDOR_TESTREQ_CONFIG" in line or (triple and line == '"""'):
+            break
+        lines.append(line)
+    if not recording:
+        return None
+    return "\n".join(lines) + f"\n\nTEST_DIR = {tests_dir}\n"
+
+
 def run_file(tests_dir: Path, name: str, timeout: float, workdir: Path) -> dict:
-    """Counts and the first failing test's reason for one file."""
+    """Counts and the first failing test's reason for one file.  A file that asks for pool
+    configuration (``testreq_config``) runs with CONDOR_CONFIG naming a file of it, as
+    HTCondor's driver starts its tests: the pools its fixtures start copy it
+    (``condor_config_val -write:up``)."""
     xml = workdir / (name + ".xml")
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join([str(ALIAS), str(ROOT), str(tests_dir)])
     env.pop("CONDOR_CONFIG", None)
+    wanted = testreq_config((tests_dir / name).read_text(errors="replace"), tests_dir)
+    if wanted is not None:
+        config = workdir / (name + ".testreq.config")
+        config.write_text(wanted)
+        env["CONDOR_CONFIG"] = str(config)
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
            f"--junitxml={xml}", f"--base-test-dir={workdir / name[:-3]}", name]
     child = subprocess.Popen(cmd, cwd=tests_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -55,3 +55,11 @@ def test_a_pass_list_from_a_run_s_lines_names_files_it_did_not_reach(tmp_path):
     assert "| test_classads.py | pass | 7 | 0 | 0 |  |" in text
     assert 'failed on setup with "x \\| y"' in text
     assert "| test_run_sleep_job.py | FAIL | 0 | 0 | 0 | not run (the run ended before it) |" in text
+
+
+def test_a_files_testreq_block_is_read_as_htcondors_driver_reads_it(tmp_path):
+    triple = 'x = 1\n"""<<CONDOR_TESTREQ_CONFIG\n\tDAGMAN_DEBUG = D_TEST D_CAT\n    # a note\n"""\n#endtestreq\nA = 2\n'
+    assert run.testreq_config(triple, tmp_path) == f"\tDAGMAN_DEBUG = D_TEST D_CAT\n    # a note\n\nTEST_DIR = {tmp_path}\n"
+    heredoc = "#testreq: personal\nmy $c = <<'CONDOR_TESTREQ_CONFIG';\nNUM_CPUS = 8\nCONDOR_TESTREQ_CONFIG\nB = 3\n"
+    assert run.testreq_config(heredoc, tmp_path) == f"NUM_CPUS = 8\n\nTEST_DIR = {tmp_path}\n"
+    assert run.testreq_config("from ornithology import *\n", tmp_path) is None
