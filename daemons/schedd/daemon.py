@@ -18,7 +18,7 @@ negotiation cycle), never the schedd itself:
 Commands (IPC): ``new_cluster``, ``submit`` / ``submit_many`` (one append
 for a v1 transaction), ``query``, ``history`` and ``epoch_history`` (streamed), ``watch`` (a stream of the
 journal's job events, daemons.schedd.watch), ``act``,
-``edit``, ``spooled``, ``reschedule``; for the negotiator ``idle_jobs`` and
+``edit``, ``spooled``, ``reschedule``; for the negotiator ``idle_by_submitter`` and
 ``matches``; for starters ``starter_outcome`` and ``starter_update``; for
 DAGMan ``post_script_terminated`` and ``dagman_progress`` (``daemons.schedd.dagman``).
 
@@ -322,8 +322,6 @@ class Schedd(Daemon):
                 peer_owner(peer), ids, upload, restricted_to(peer), *self._spool_limits()),
             "retrieve_files": lambda peer, **spec: self.actions.retrieve_files(
                 peer_owner(peer), **spec, only=restricted_to(peer)),
-            "idle_jobs": lambda peer, limit=1000: self.userrecs.capped(self.matches.idle_jobs(limit),
-                                                                       self.runs.busy()),
             "idle_by_submitter": lambda peer, limit=1000: self._idle_by_submitter(limit),
             "matches": lambda peer, matches: self.matches.matched(matches),
             "starting": lambda peer, jobs: self.matches.starting(jobs),

@@ -1,6 +1,6 @@
 """How the schedd starts runs: the negotiator's matches, and claim reuse.
 
-The negotiator asks for ``idle_jobs`` and sends back ``matches`` (job, startd,
+The negotiator asks for ``idle_by_submitter`` (daemons.schedd.submitters) and sends back ``matches`` (job, startd,
 request); each match gets a claim from ``Runs.reserve`` and is activated on its
 startd in a worker thread; the run is recorded (run attributes + EXECUTE) when
 the starter is up.  Claim reuse: when a job exits normally, the next idle job
@@ -28,7 +28,6 @@ from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from jobledger.daemons import spool
 from jobledger.daemons.joint_commit import JointCommit
 from jobledger.daemons.negotiator import request_of
-from jobledger.daemons.schedd.local import SCHEDULER
 from jobledger.eventcore import adwire, interleave
 from jobledger.eventcore.claims import ClaimEvent
 from jobledger.eventcore.decide.runs import (event, first_start_attrs, startd_address, starter_job,
@@ -81,20 +80,6 @@ class Matches:
 
     def stop(self) -> None:
         self._workers.shutdown(wait=True, cancel_futures=True)
-
-    def idle_jobs(self, limit: int = 1000) -> list:
-        """Idle jobs for the negotiator: not being started, not the scheduler universe's."""
-        self._sweep_queued()
-        busy = self.runs.busy()
-        out = []
-        for ad in self.store.query("JobStatus == 1", MATCH_ATTRS, limit + len(busy)):
-            job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
-            if job in busy or ad.get("JobUniverse") == str(SCHEDULER) or externally_managed(ad):
-                continue  # scheduler-universe jobs are ours to start, not matched to a slot
-            out.append(ad)
-            if len(out) >= limit:
-                break
-        return out
 
     def matched(self, matches: list) -> int:
         """The negotiator's matches: each job is started on its startd in a worker."""

@@ -180,20 +180,15 @@ class UserRecs:
             return True
         return admit
 
-    def capped(self, ads: list[dict], starting: frozenset) -> list[dict]:
-        """``ads`` (idle jobs, in order) less those ``admitter`` turns away."""
-        admit = self.admitter(starting)
-        return ads if admit is None else [ad for ad in ads if admit(ad)]
-
     def running_counts(self, starting: frozenset,
-                       limits: dict[tuple[str, str], int] | None = None) -> dict[tuple[str, str], int]:
+                       limits: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
         """("user", Owner) and ("project", ProjectName) -> running and suspended jobs, and jobs
         being started (projects only when ``limits`` names one: counting them reads the queue)."""
         used: dict[tuple[str, str], int] = {}
         for (owner, status), number in self.store.owner_status_counts().items():
             if int(status) in _RUNNING:
                 used[("user", owner)] = used.get(("user", owner), 0) + number
-        if limits is None or any(kind == "project" for kind, _ in limits):
+        if any(kind == "project" for kind, _ in limits):
             running = " || ".join(f"JobStatus == {status}" for status in _RUNNING)
             for ad in self.store.query(f"({running}) && ProjectName isnt undefined", ("ProjectName",)):
                 name = adwire.string_literal(ad, "ProjectName")
