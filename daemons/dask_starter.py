@@ -86,18 +86,24 @@ class DaskStarter(Starter):
     def _run_one(self) -> dict:
         if not self.promoted:
             return super()._run_one()
-        # Queued behind the last job, it runs already (or ran): its input transfer is
-        # reported now that it is the claim's job; a stop that came meanwhile is for it.
+        # Queued behind the last job, it runs already (or ran); a stop that came meanwhile
+        # is for it.  Its input transfer is reported at the first answer saying it still
+        # runs (``_wait``); a job that ended before has it sent with its outcome (``_finish``).
         self.promoted = False
-        for cmd, args in self.deferred:
-            super()._tell(cmd, **args)
-        self.deferred = []
         self._look_ahead()
         outcome = self._wait(time.time())
         self._send_output(outcome)
         return outcome
 
     def _finish(self, outcome: dict) -> dict | None:
+        # A job that had ended by the time it became the claim's job has its input
+        # transfer reported with its outcome: one report and one commit, not two.
+        for cmd, args in self.deferred:
+            if cmd == "starter_transfer":
+                outcome["inputs"] = {"events": args["events"], "input_bytes": args["input_bytes"]}
+            else:
+                super()._tell(cmd, **args)
+        self.deferred = []
         if self.queued and (outcome.get("kind") != "exit" or not self.startd_alive()
                             or any(what in STOPPING for what in self.pending)):
             self._cancel_queued()     # no next job will be asked for: they never run here
@@ -178,11 +184,14 @@ class DaskStarter(Starter):
             self.submitted = True
         except Exception:  # noqa: BLE001 - the startd, not the job, failed: the job runs again later
             traceback.print_exc()
+        self._flush_deferred()
+        self._look_ahead()
+        return None
+
+    def _flush_deferred(self) -> None:
         for cmd, args in self.deferred:
             super()._tell(cmd, **args)
         self.deferred = []
-        self._look_ahead()
-        return None
 
     def _spec(self) -> dict:
         """How the worker runs the current job (``daemons.dask_task.run_job``)."""
@@ -212,6 +221,8 @@ class DaskStarter(Starter):
             except Exception:  # noqa: BLE001 - a startd that cannot answer has lost the task
                 traceback.print_exc()
                 reply = {"state": "lost"}
+            if reply.get("state") == "running":
+                self._flush_deferred()
         if reply.get("state") != "done":
             return self._lost(start, killed_by)
         result = reply["result"]

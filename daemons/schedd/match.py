@@ -153,7 +153,7 @@ class Matches:
         if queued is not None:      # already on its way behind the finished job
             self._activate(queued["job"], queued["claim"], {
                 "startd": startd, "request": queued["request"], "reuse": old_claim,
-                "handed": handed, "joint": joint})
+                "handed": handed, "joint": joint, "values": queued["given"]["job"]})
             return
         found = self._reserve_next(finished)
         if found is not None:
@@ -164,17 +164,27 @@ class Matches:
     def _reserve_next(self, finished: dict) -> tuple | None:
         """The next idle job of ``finished``'s kind, reserved: (job, its claim, its ad)."""
         kind = tuple(finished.get(a) for a in REUSE_ATTRS)
-        # Jobs being started are idle too: fetch just enough to get past them.  The same
-        # cluster first; then any cluster, as HTCondor reuses a claim across its autocluster
-        # (a DAG's node jobs are one cluster each).
-        busy = len(self.runs.busy())
-        for constraint, limit in ((f"ClusterId == {int(finished['ClusterId'])} && JobStatus == 1", 2 + busy),
-                                  ("JobStatus == 1", REUSE_SCAN + busy)):
-            for ad in self.store.query(constraint, MATCH_ATTRS, limit):
+        # Jobs being started are idle too: fetch just enough ids to get past them (the
+        # index alone: with jobs queued behind runs there are dozens), then the ads of
+        # the others only.  The same cluster first; then any cluster, as HTCondor reuses
+        # a claim across its autocluster (a DAG's node jobs are one cluster each).
+        busy = self.runs.busy()
+        seen: set[JobId] = set()
+        for constraint, limit in ((f"ClusterId == {int(finished['ClusterId'])} && JobStatus == 1",
+                                   2 + len(busy)), ("JobStatus == 1", REUSE_SCAN + len(busy))):
+            for row in self.store.query(constraint, ("ClusterId", "ProcId"), limit):
+                job = JobId(int(row["ClusterId"]), int(row["ProcId"]))
+                if job in busy or job in seen:
+                    continue
+                seen.add(job)
+                ads = self.store.query(f"ClusterId == {job.cluster} && ProcId == {job.proc} && JobStatus == 1",
+                                       MATCH_ATTRS, 1)
+                if not ads:
+                    continue
+                ad = ads[0]
                 if tuple(ad.get(a) for a in REUSE_ATTRS) != kind or externally_managed(ad) \
                         or not self.may_start(ad):
                     continue
-                job = JobId(int(ad["ClusterId"]), int(ad["ProcId"]))
                 claim = self.runs.reserve(job)
                 if claim is not None:
                     return job, claim, ad
@@ -284,7 +294,8 @@ class Matches:
         if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
             return ClaimEvent.FAILED
         address, handed = match["startd"], match.get("handed")
-        values = self._starter_job(job, ad)
+        # (A job queued behind the run runs as its starter was given it then.)
+        values = match.get("values") or self._starter_job(job, ad)
         if handed is not None:      # the startd needs only whose job it is
             started = self.runs.startd_call(
                 "activate", address=address, claim=claim, request=match["request"],

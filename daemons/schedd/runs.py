@@ -151,7 +151,8 @@ class Runs:
             if ad is None or not self.is_current(ad, claim):
                 return "stale"
             now = time.time()
-            records = [Assumed.of(job, ad), *exit_records(job, ad, outcome, now)]
+            records = [Assumed.of(job, ad), *self._input_records(job, ad, outcome.get("inputs")),
+                       *exit_records(job, ad, outcome, now)]
             interleave.point("outcome.append")
             try:
                 append(records)
@@ -169,10 +170,24 @@ class Runs:
             ad = self.store.job_ad(job)
             if ad is None or not self.is_current(ad, claim):
                 return "stale"
-            self._append(job, [
-                SetAttributes(job, set={"TransferInputSizeMB": str(size_mb(int(input_bytes)))}, by="schedd"),
-                *file_transfer_events(job, ad, events)])
+            self._append(job, self._input_records(job, ad, {"events": events, "input_bytes": int(input_bytes)}))
             return "recorded"
+
+    def _input_records(self, job: JobId, ad: dict, inputs) -> list:
+        """The input transfer's records: those of ``record_input``, or none for no
+        ``inputs``.  A starter whose job ended before it had reported its input transfer
+        sends that report in the outcome (``"inputs"``): one commit, the events in order.
+        A malformed one is left out (said in the log): the outcome is recorded all the same."""
+        if inputs is None:
+            return []
+        events, size = (inputs.get("events"), inputs.get("input_bytes")) if isinstance(inputs, dict) else (None, None)
+        if not isinstance(events, list) or isinstance(size, bool) or not isinstance(size, int) \
+                or not all(isinstance(e, list) and len(e) == 2 for e in events):
+            self.log.info("job %s: an outcome's inputs are not {events: [[type, time], ...], "
+                          "input_bytes: int}: %.200r left out", job, inputs)
+            return []
+        return [SetAttributes(job, set={"TransferInputSizeMB": str(size_mb(size))}, by="schedd"),
+                *file_transfer_events(job, ad, events)]
 
     def record_size(self, job: JobId, claim: str, image_size_kb: int, rss_kb: int) -> str:
         """A running job's memory changed: IMAGE_SIZE event and the usage attributes."""

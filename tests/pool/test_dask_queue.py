@@ -150,3 +150,33 @@ def test_a_vacated_job_takes_its_queue_with_it(pool, cluster, tmp_path):
     wait_until(lambda: not pool.schedd.query(f"ClusterId == {cluster_id}", ["ProcId"]), 30,
                what="the cluster to leave the queue")
     wait_until(lambda: audit(pool.local_dir).ok, 30, what="a clean audit")
+
+
+def test_short_queued_jobs_log_their_transfers_in_order(pool, tmp_path):
+    """Jobs that end before their starter reports their input transfer (it waits for a
+    first word that the job still runs) have it reported with the outcome: each job's log
+    still reads EXECUTE, input started and finished, output started and finished,
+    TERMINATED, each once, and the job ad has its TransferInputSizeMB."""
+    iwd = tmp_path / "short"
+    iwd.mkdir()
+    (iwd / "in.txt").write_text("x" * 3000)
+    (iwd / "job.sh").write_text('#!/bin/sh\nwc -c < in.txt > out\n')
+    log = iwd / "job.log"
+    cluster_id = pool.schedd.submit(htcondor.Submit({
+        "executable": "job.sh", "initialdir": str(iwd), "transfer_input_files": "in.txt",
+        "should_transfer_files": "YES", "transfer_output_remaps": '"out = out.$(Process)"',
+        "leave_in_queue": "JobStatus == 4", "log": str(log)}), count=8).cluster()
+    wait_until(lambda: sum(TERMINATED in kinds for kinds in by_job(log).values()) == 8, 120,
+               what="the eight jobs to end")
+    for proc, kinds in by_job(log).items():
+        transfers = [e["Type"] for e in events(log) if e.proc == proc and int(e.type) == 40]
+        assert [k for k in kinds if k not in (0, 40)] == [EXECUTE, TERMINATED], (proc, kinds)
+        assert kinds.index(EXECUTE) < kinds.index(40) and kinds[-1] == TERMINATED, (proc, kinds)
+        assert transfers == [2, 3, 5, 6], (proc, transfers)
+        assert (iwd / f"out.{proc}").read_text().strip() == "3000"
+    for ad in pool.schedd.query(f"ClusterId == {cluster_id}", ["TransferInputSizeMB", "JobStatus"]):
+        assert ad["JobStatus"] == 4 and ad["TransferInputSizeMB"] == 1, ad
+    pool.schedd.act(htcondor.JobAction.Remove, f"ClusterId == {cluster_id}")
+    wait_until(lambda: not pool.schedd.query(f"ClusterId == {cluster_id}", ["ProcId"]), 30,
+               what="the cluster to leave the queue")
+    wait_until(lambda: audit(pool.local_dir).ok, 30, what="a clean audit")
