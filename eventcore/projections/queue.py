@@ -184,6 +184,20 @@ class QueueFold:
         procs, clusters, history, self.position = self._mark
         self._changes = Changes(procs, clusters, self._changes.history[:history])
 
+    def before_proc(self, key: tuple[int, int]) -> Proc | None:
+        """Between ``begin()`` and ``commit()``: the proc ``key`` as it was at ``begin()``,
+        if the transaction changed it (rows are copied before they change); None when
+        it was not there."""
+        old = (self._undo or {}).get(("p", key))
+        return old if isinstance(old, Proc) else None
+
+    def before_cluster(self, cluster: int) -> dict | None:
+        """Between ``begin()`` and ``commit()``: the ad of ``cluster`` as it was at
+        ``begin()``, if the transaction changed it (cluster ads are replaced, never
+        changed in place); None when it was not there."""
+        old = (self._undo or {}).get(("c", cluster))
+        return old if isinstance(old, dict) else None
+
     def _save(self, table: str, key, store: dict) -> None:
         if self._undo is not None and (table, key) not in self._undo:
             self._undo[(table, key)] = store.get(key, _ABSENT)

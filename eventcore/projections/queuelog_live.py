@@ -80,11 +80,13 @@ def ad_lines(key: str, before: dict | None, after: dict | None, mytype: str = "J
 
 
 class QueueLogFold:
-    """The queue folded from journal entries, and its ads as last written."""
+    """The queue folded from journal entries; each entry is folded as a transaction of
+    its own, whose undo log holds the ads it changed as they were before it -- the ads
+    as last written -- so the fold is the only copy of the queue kept."""
 
     def __init__(self) -> None:
         self.fold = QueueFold()
-        self.written: dict[str, dict] = {}
+        self.written: dict[str, dict] = {}      # the User and Project records as last written
         self.next_cluster = 1
         self.position = 0
         self.userrecs = UserRecFold()
@@ -98,6 +100,7 @@ class QueueLogFold:
         for entry in entries:
             if entry.type == "userrec":
                 lines += self._userrec(entry.payload)
+            fold.begin()
             fold.apply(entry.position, entry.time, entry.job, entry.type, entry.payload)
             self.position = entry.position
             changes = fold.take_changes()
@@ -105,10 +108,13 @@ class QueueLogFold:
                 if cluster >= self.next_cluster:
                     self.next_cluster = cluster + 1
                     lines.append(f"103 {HEADER_KEY} NextClusterNum {self.next_cluster}")
-                lines += self._diff(cluster_key(cluster), fold.clusters.get(cluster))
+                lines += ad_lines(cluster_key(cluster), fold.before_cluster(cluster),
+                                  fold.clusters.get(cluster))
             for cluster, proc in sorted(changes.procs):
-                row = fold.procs.get((cluster, proc))
-                lines += self._diff(proc_key(cluster, proc), None if row is None else row.ad)
+                old, row = fold.before_proc((cluster, proc)), fold.procs.get((cluster, proc))
+                lines += ad_lines(proc_key(cluster, proc), None if old is None else old.ad,
+                                  None if row is None else row.ad)
+            fold.commit()
             gone_procs = [k for k in changes.procs if fold.procs.get(k) is None]
             gone_clusters = [c for c in changes.clusters if fold.clusters.get(c) is None]
             if gone_procs or gone_clusters:
