@@ -6,6 +6,8 @@ import glob
 import json
 import os
 import re
+import subprocess
+import tempfile
 import threading
 import time
 
@@ -14,6 +16,7 @@ from jobledger.eventcore.dagman.report import RESCUE_RE, rescue_name
 from jobledger.eventcore.errors import DagError
 
 MAX_DAG_BYTES = 64 << 20
+MAX_SCRIPT_DEBUG = 16 << 20      # of a script's output kept for its SCRIPT DEBUG file, per stream
 
 
 def read_bytes(path: str) -> bytes:
@@ -108,3 +111,36 @@ class DagmanOut:
             self.handle.close()
 
 
+
+
+class ScriptDebug:
+    """A script's SCRIPT DEBUG file: its standard output, its standard error or both (``what``:
+    STDOUT, STDERR, ALL) are kept while it runs and appended to ``path`` when it ends, in one
+    write after HTCondor's banner line (``*** Node=A Type=PRE ExitCode=0 Completion=<time>
+    Cmd='...'``), so the blocks of scripts sharing a file never interleave.  Each stream keeps
+    at most ``MAX_SCRIPT_DEBUG`` bytes (its first ones)."""
+
+    def __init__(self, path: str, what: str | None, node: str, kind: str, command: str):
+        self.path, self.node, self.kind, self.command = path, node, kind, command
+        self.kept = {name: tempfile.TemporaryFile() for name in ("STDOUT", "STDERR") if what in (name, "ALL")}
+        self.stdout = self.kept["STDOUT"] if "STDOUT" in self.kept else subprocess.DEVNULL
+        self.stderr = self.kept["STDERR"] if "STDERR" in self.kept else subprocess.DEVNULL
+
+    def write(self, returncode: int) -> None:
+        """Append the block for a script that ended with ``returncode`` (Popen's: negative for
+        a signal) and let the kept output go."""
+        kind, value = ("ExitCode", returncode) if returncode >= 0 else ("Signal", -returncode)
+        block = (f"*** Node={self.node} Type={self.kind} {kind}={value} Completion={int(time.time())} "
+                 f"Cmd='{self.command}'\n").encode()
+        try:
+            for stream in self.kept.values():      # stdout first, as HTCondor's
+                stream.seek(0)
+                block += stream.read(MAX_SCRIPT_DEBUG)
+            with open(self.path, "ab") as handle:
+                handle.write(block)
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        for stream in self.kept.values():
+            stream.close()

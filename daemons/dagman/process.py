@@ -44,7 +44,7 @@ import uuid
 from jobledger.daemons import ipc
 from jobledger.daemons.config_files import param
 from jobledger.daemons.dagman.control import ControlServer, control_path
-from jobledger.daemons.dagman.files import DagmanOut, newest_rescue, read_bytes, rescue_numbers, write_atomic, \
+from jobledger.daemons.dagman.files import DagmanOut, ScriptDebug, newest_rescue, read_bytes, rescue_numbers, write_atomic, \
     write_metrics
 from jobledger.daemons.dagman.node_submit import condor_submit_command, node_cluster
 from jobledger.daemons.dagman.options import Options
@@ -131,7 +131,7 @@ class Dagman:
         self.reader: JobEventLog | None = None
         self.log_changed = threading.Event()
         self.watcher = DirectoryWatcher(self.log_changed.set)
-        self.scripts: dict[int, tuple] = {}           # pid -> (Popen, node, kind)
+        self.scripts: dict[int, tuple] = {}           # pid -> (Popen, node, kind, ScriptDebug or None)
         self.removed = False
         self.node_status_at = 0.0
         self.start = time.time()
@@ -498,34 +498,37 @@ class Dagman:
         node = run.dag.nodes[action.node]
         script = node.scripts[action.kind]
         cwd = os.path.abspath(node.directory or ".")
-        out = None
-        if script.debug_file:
-            out = open(os.path.join(cwd, script.debug_file), "a")
         self.out(outlines.script_running(action.kind, action.node))
         self.jobstate(action.node, f"{action.kind}_SCRIPT_STARTED", run=run)
         argv = list(action.argv)
         local = os.path.join(cwd, argv[0])
         if not os.path.isabs(argv[0]) and os.path.exists(local):
             argv[0] = local          # a script beside the DAG (else found on PATH)
+        debug = ScriptDebug(os.path.join(cwd, script.debug_file), script.debug_type, action.node, action.kind,
+                            " ".join(action.argv)) if script.debug_file else None
         try:
             child = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
-                                     stdout=out if script.debug_type in ("STDOUT", "ALL") else subprocess.DEVNULL,
-                                     stderr=out if script.debug_type in ("STDERR", "ALL") else subprocess.DEVNULL)
+                                     stdout=debug.stdout if debug else subprocess.DEVNULL,
+                                     stderr=debug.stderr if debug else subprocess.DEVNULL)
         except OSError as exc:
+            if debug is not None:
+                debug.discard()
             self.out(f"ERROR: {action.kind} script of node {action.node} could not start: {exc}")
             run.script_done(action.node, action.kind, 1, time.time())
             return
-        finally:
-            if out is not None:
-                out.close()
-        self.scripts[child.pid] = (child, action.node, action.kind)
+        self.scripts[child.pid] = (child, action.node, action.kind, debug)
 
     def _reap_scripts(self, run: DagRun) -> None:
-        for pid, (child, name, kind) in list(self.scripts.items()):
+        for pid, (child, name, kind, debug) in list(self.scripts.items()):
             code = child.poll()
             if code is None:
                 continue
             del self.scripts[pid]
+            if debug is not None:
+                try:
+                    debug.write(code)
+                except OSError as exc:
+                    self.out(f"ERROR: Failed to write {kind} script output for {name} to {debug.path}: {exc}")
             raw, code = code, code if code >= 0 else -1000 + code
             if kind == "POST" and not run.defers(name, kind, code):
                 self._record_post(run, name, raw)
