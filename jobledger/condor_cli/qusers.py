@@ -19,6 +19,7 @@ import sys
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.adprint import Output
+from jobledger.condor_cli.qusers_daily import daily_lines
 from jobledger.condor_cli.args import Args, Failed, Help, Usage, constraint_problem, entry, show_version
 from jobledger.eventcore.adwire import quote as _quote
 from jobledger.eventcore.errors import HTCondorException
@@ -42,6 +43,8 @@ USAGE = f"""Usage: {PROG} [ADDRESS] [DISPLAY] [NAMES]
                          the attributes' values, one record a line
     -format <fmt> <attr> an attribute printed with a printf format
     -usage               completed and removed jobs and their times
+    -daily[:rescale]     hourly and daily stats: jobs launched, not started,
+                         requeued and held, slot hours and idle weight
 
   NAMES is zero or more of:
     <name>               the User (or Project) called <name>
@@ -110,6 +113,9 @@ def parse(argv: list[str]) -> dict:
             opts["projects"] = True
         elif args.flag("usage", 2):
             opts["usage"] = True
+        elif args.flag("daily", 2):       # -daily[:rescale]
+            qual = args.qualifier
+            opts["daily"] = 2 if qual and "rescale".startswith(qual.lower()) else 1
         elif args.flag("reason", 2):
             opts["reason"] = args.value("a reason")
         elif args.flag("user", 1):
@@ -158,6 +164,8 @@ def show(schedd, opts: dict) -> int:
         clauses.append(_names_clause(opts["names"], opts["projects"]))
     constraint = " && ".join(clauses)
     output: Output = opts["output"]
+    if opts.get("daily") and output.show is None and output.listing is None:
+        return show_daily(schedd, constraint, opts)
     wanted = output.projection([])
     key = "Name" if opts["projects"] else "User"
     if wanted and key not in wanted:
@@ -179,6 +187,18 @@ def show(schedd, opts: dict) -> int:
     print(_line([heading for heading, _, _, _ in table], widths, right))
     for row in rows:
         print(_line(row, widths, right))
+    return 0
+
+
+def show_daily(schedd, constraint: str, opts: dict) -> int:
+    """-daily: each record's usage by span (``condor_cli.qusers_daily``)."""
+    query = schedd.queryProjectAds if opts["projects"] else schedd.queryUserAds
+    try:
+        ads = query(constraint, [])
+    except HTCondorException as exc:
+        raise Failed(f"Error: query failed - {exc}") from None
+    for line in daily_lines(ads, rescale=opts["daily"] == 2):
+        print(line)
     return 0
 
 
