@@ -55,6 +55,7 @@ from jobledger.daemons.schedd.local import (SCHEDULER, START_LOCAL_UNIVERSE, STA
 from jobledger.daemons.schedd.claims import claimed_slot_ads
 from jobledger.daemons.schedd.export import Exports
 from jobledger.daemons.schedd.proxy import refresh_proxy
+from jobledger.daemons.schedd.usage import UsageStats, local_clock
 from jobledger.daemons.schedd.match import MATCH_ATTRS, Matches
 from jobledger.daemons.schedd.policy import SYSTEM_EXPRS, Policy
 from jobledger.daemons.schedd.query import Queries
@@ -172,6 +173,8 @@ class Schedd(Daemon):
             self.queue_log.catch_up()
         self.queries = Queries(self.store, self.query_budget)
         self.userrecs = UserRecs(self.store, self.host, self.config_bool("ALLOW_SUBMIT_FROM_KNOWN_USERS_ONLY", False))
+        self.userrecs.usage = UsageStats(self.store, local_clock(self.config_int("DAILY_STATS_TICK_MIDNIGHT", 0)),
+                                         self.start_time)
         self.daemon_history = DaemonHistory(
             self.config("SCHEDD_DAEMON_HISTORY", str(self.spool_dir / "schedd_daemon_history")), "SCHEDD",
             self.config_float("SCHEDD_HISTORY_RECORD_INTERVAL", 900.0),

@@ -22,6 +22,7 @@ from jobledger.eventcore.projections.userrecs import (OPS, Command, UserRecFold,
 from jobledger.eventcore.records import UserRecord
 from jobledger.eventcore.status import JobStatus
 from jobledger.daemons.storage.interfaces import UserRecLedger
+from jobledger.daemons.schedd.usage import UsageStats
 
 __all__ = ["UserRecs"]
 
@@ -40,6 +41,7 @@ class UserRecs:
         self.known_only = known_only
         self.lock = threading.Lock()
         self.fold = UserRecFold()
+        self.usage: UsageStats | None = None    # the hourly and daily counters (daemons.schedd.usage)
         for payload in userrec_payloads(store):
             self.fold.apply(payload)
 
@@ -79,18 +81,31 @@ class UserRecs:
         with self.lock:
             ads = self.fold.ads(kind, live)
         zero = dict.fromkeys((*_LIVE.values(), "NumJobs"), 0)
+        stats = self._usage(kind)
         wanted = [p for p in (projection or []) if p]
         out: list[dict] = []
         for name, ad in sorted(ads.items()):
             if 0 <= limit <= len(out):
                 break
             full = record_ad(ad, live.get(name, zero))
+            full.update(stats.get("", {}))     # before the constraint: it may test them (as HTCondor)
+            full.update(stats.get(name, {}))
             if text and not adwire.matches(text, full):
                 continue
             if wanted:
                 low = {p.lower() for p in wanted}
                 full = {k: v for k, v in full.items() if k.lower() in low}
             out.append(full)
+        return out
+
+    def _usage(self, kind: str) -> dict[str, dict[str, str]]:
+        """Record name -> its hourly and daily counters; "" -> what every record carries."""
+        if self.usage is None:
+            return {}
+        out: dict[str, dict[str, str]] = {}
+        for (of, name), attrs in self.usage.attributes().items():
+            if of == kind:
+                out[user_key(name, self.domain) if kind == "user" and name else name] = attrs
         return out
 
     # -- changing ------------------------------------------------------------------

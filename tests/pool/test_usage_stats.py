@@ -1,0 +1,137 @@
+"""The hourly and daily usage counters of User and Project records against a real pool:
+after jobs ran, were held while running, were vacated (requeued) and completed, the
+``queryUserAds`` / ``queryProjectAds`` answers carry HTCondor's ``HourlyJobs*`` and
+``DailyJobs*`` lists and ``HourlyStats*`` attributes, and ``condor_qusers -daily`` shows
+them in HTCondor's layout.  Holding an idle job is not counted (HTCondor counts holds
+that end a run)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import jobledger as htcondor
+from jobledger.daemons.client.api import _user
+from jobledger.eventcore.enums import JobAction
+from jobledger.eventcore.errors import HTCondorException
+from tests.pool.conftest import running_pool, wait_until
+from tests.pool.test_crash import daemon_pid
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory):
+    yield from running_pool(tmp_path_factory, NUM_CPUS="2")
+
+
+def qusers(pool, *args) -> subprocess.CompletedProcess:
+    env = dict(os.environ, CONDOR_CONFIG=str(pool.config_file))
+    script = os.path.join(os.path.dirname(sys.executable), "condor_qusers")
+    return subprocess.run([script, *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def submit(schedd, tmp_path, **extra) -> int:
+    desc = {"executable": "/bin/sleep", "arguments": "600", "initialdir": str(tmp_path)}
+    desc.update(extra)
+    return schedd.submit(htcondor.Submit(desc)).cluster()
+
+
+def job(schedd, cluster: int) -> dict:
+    return schedd.query(f"ClusterId == {cluster}", ["JobStatus", "NumJobStarts"])[0]
+
+
+def running(schedd, cluster: int, starts: int = 1) -> bool:
+    ad = job(schedd, cluster)
+    return ad["JobStatus"] == 2 and ad.get("NumJobStarts", 0) >= starts
+
+
+def test_counters_after_runs_holds_and_requeues(pool, tmp_path):
+    schedd = htcondor.Schedd()
+    began = int(time.time())
+    schedd.addProjectRec("physics")     # (a project's record is made by a command here, not by its first job)
+    held = submit(schedd, tmp_path, **{"+ProjectName": '"physics"'})
+    vacated = submit(schedd, tmp_path, **{"+ProjectName": '"physics"'})
+    wait_until(lambda: running(schedd, held) and running(schedd, vacated), 90, what="both jobs to run")
+    schedd.act(JobAction.Hold, f"ClusterId == {held}")                 # a run ended by a hold
+    schedd.act(JobAction.Vacate, f"ClusterId == {vacated}")            # requeued, then runs again
+    wait_until(lambda: running(schedd, vacated, 2), 90, what="the vacated job's second run")
+    idle_held = submit(schedd, tmp_path, hold="true")                  # held idle: not counted
+    done = submit(schedd, tmp_path, executable="/bin/true", arguments="")
+    wait_until(lambda: not schedd.query(f"ClusterId == {done}", ["JobStatus"]) or
+               job(schedd, done)["JobStatus"] == 4, 90, what="the short job to complete")
+    schedd.act(JobAction.Remove, f"ClusterId >= {held}")
+    wait_until(lambda: not schedd.query(f"ClusterId >= {held} && JobStatus != 3", ["JobStatus"]), 90,
+               what="the jobs to go")
+    assert idle_held
+
+    me = _user()
+    (user,) = schedd.queryUserAds(f'Owner == "{me}"')
+    (project,) = schedd.queryProjectAds('Name == "physics"')
+    for ad, launched in ((user, 4), (project, 3)):
+        assert sum(ad["HourlyJobsLaunched"]) + sum(ad["DailyJobsLaunched"]) == launched
+        assert sum(ad["HourlyJobsHeld"]) + sum(ad["DailyJobsHeld"]) == 1
+        assert sum(ad["HourlyJobsRequeued"]) + sum(ad["DailyJobsRequeued"]) == 1
+        assert "HourlyJobsFailedToStart" not in ad and "DailyJobsFailedToStart" not in ad
+        assert sum(ad["HourlyJobsSlotTime"]) + sum(ad["DailyJobsSlotTime"]) >= 0
+        assert all(isinstance(v, float) for v in ad["HourlyJobsWeightedIdle"])
+        assert 1 <= len(ad["HourlyJobsLaunched"]) <= 6 and len(ad["DailyJobsLaunched"]) <= 10
+        assert ad["HourlyStatsUnitSize"] == 4 * 3600
+        assert ad["HourlyStatsStartTime"] <= began
+    assert 0 <= user["HourlyStatsUnitPhase"] < 4 * 3600 and "HourlyStatsTickTime" not in user
+    assert project["HourlyStatsTickTime"] >= began and "HourlyStatsUnitPhase" not in project
+    # the stats are in the ad before the constraint is tested, as HTCondor injects them
+    assert schedd.queryUserAds(f'Owner == "{me}" && sum(HourlyJobsLaunched) + sum(DailyJobsLaunched) == 4')
+    assert set(schedd.queryUserAds(f'Owner == "{me}"', ["User", "HourlyJobsHeld"])[0].keys()) == {"User", "HourlyJobsHeld"}
+
+    # condor_qusers -daily: the record's row, then its spans; counts as the ad has them
+    def shown():
+        before = schedd.queryUserAds(f'Owner == "{me}"')[0]
+        out = qusers(pool, "-daily", me)
+        after = schedd.queryUserAds(f'Owner == "{me}"')[0]
+        same = before["HourlyStatsUnitPhase"] <= after["HourlyStatsUnitPhase"]   # no bucket edge between
+        return same and (out, after)
+    out, ad = wait_until(shown, 30, what="condor_qusers -daily within one bucket")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    heading = lines[0].split()
+    assert heading == ["Name", "Launched", "NoExec", "Requeued", "Held", "SlotHours", "IdleWeight"]
+    assert lines[1].rstrip() == ad["User"]
+    starts = [lines[0].index(word) for word in heading]      # columns are left-aligned
+    cells = [lines[2][a:b].strip() for a, b in zip(starts, [*starts[1:], None])]
+    label, launched, no_exec, requeued, held_n, slot_hours, idle = cells
+    assert lines[2].startswith("    last ") and label.endswith(" hrs") and no_exec == ""
+    assert (int(launched), int(requeued), int(held_n)) == (
+        ad["HourlyJobsLaunched"][0], ad["HourlyJobsRequeued"][0], ad["HourlyJobsHeld"][0])
+    assert slot_hours == f"{ad['HourlyJobsSlotTime'][0] / 3600.0:.2f}"
+    assert idle == f"{ad['HourlyJobsWeightedIdle'][0]:.2f}"
+    widths = {len(line) for line in lines}
+    assert len(widths) == 1          # every row padded to the columns' widths, as HTCondor's
+    # -projects: the project's record and its spans
+    out = qusers(pool, "-daily", "-projects")
+    assert out.returncode == 0 and out.stdout.splitlines()[1].rstrip() == "physics"
+
+
+def test_the_counters_outlive_a_schedd_kill(pool):
+    """They are the journal's: the schedd killed and started again answers the same counts
+    (HTCondor's schedd starts its counters again from zero)."""
+    me = _user()
+    before = htcondor.Schedd().queryUserAds(f'Owner == "{me}"')[0]
+    pid = daemon_pid(pool, "schedd")
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: daemon_pid(pool, "schedd") != pid, 30, what="a new schedd")
+    after = wait_until(lambda: _query(me), 60, what="the restarted schedd to answer")
+    for name in ("Launched", "Held", "Requeued"):
+        assert sum(after[f"HourlyJobs{name}"]) + sum(after[f"DailyJobs{name}"]) == \
+            sum(before[f"HourlyJobs{name}"]) + sum(before[f"DailyJobs{name}"])
+    assert after["HourlyStatsStartTime"] == before["HourlyStatsStartTime"]
+
+
+def _query(me):
+    try:
+        return htcondor.Schedd().queryUserAds(f'Owner == "{me}"')[0]
+    except HTCondorException:
+        return None
