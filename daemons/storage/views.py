@@ -38,11 +38,35 @@ PAGE = 2000      # rows a page of a streamed query reads (query_pages)
 # attributes kept in queue_jobs columns (a projection of only these reads no ad)
 _COLUMN_ATTRS = {"clusterid": "ClusterId", "procid": "ProcId", "jobstatus": "JobStatus",
                  "owner": "Owner"}
+_COLUMN_INDEX = {"clusterid": 0, "procid": 1, "jobstatus": 2, "owner": 3}   # in the rows read
 
 
 def default_constraint_filter(text: str) -> Callable[[dict], bool]:
     """A predicate over ads (attr -> expression text) from the ClassAd engine."""
     return compile_filter(text)
+
+
+def _column_ads(rows, wanted: list[str]) -> list[dict]:
+    """The ads of ``(cluster, proc, status, owner)`` rows with the ``wanted`` attributes
+    (all in ``_COLUMN_ATTRS``, in their order), spelled as the queue's ads spell them."""
+    columns = [(_COLUMN_ATTRS[w.lower()], _COLUMN_INDEX[w.lower()]) for w in wanted]
+    if all(at != 3 for _, at in columns):
+        return [{name: str(row[at]) for name, at in columns} for row in rows]
+    quoted: dict[str, str] = {}     # an owner's text, once per owner
+    out = []
+    for row in rows:
+        ad = {}
+        for name, at in columns:
+            value = row[at]
+            if at != 3:
+                ad[name] = str(value)
+            elif value is not None:
+                text = quoted.get(value)
+                if text is None:
+                    text = quoted[value] = quote_string(value)
+                ad[name] = text
+        out.append(ad)
+    return out
 
 
 class QueueViews:
@@ -163,12 +187,25 @@ class QueueViews:
         p = plan(constraint)
         predicate = self.constraint_filter(p.residual) if p.residual else None
         wanted = list(projection or [])
+        columns = bool(wanted) and predicate is None and all(w.lower() in _COLUMN_ATTRS for w in wanted)
         after: tuple | None = None
         spent, left = 0.0, limit
         while left != 0:
             started = _time.monotonic()
             deadline = None if budget is None else started + budget - spent
             last: list = []
+            if columns:     # as ``query``: a projection of indexed columns decodes no ad
+                page = self._column_page(p, wanted, rows if left < 0 else min(rows, left), after, last)
+                if deadline is not None and _time.monotonic() > deadline:
+                    raise TimeoutError("the query ran past its time budget")
+                spent += _time.monotonic() - started
+                if page:
+                    left -= len(page) if left > 0 else 0
+                    yield page
+                if not last or last[1] < rows or left == 0:
+                    return
+                after = last[0]
+                continue
             page = []
             for ad in self._matching(p, predicate, deadline, rows, after=after, last=last):
                 page.append(ad.project(wanted))
@@ -225,13 +262,19 @@ class QueueViews:
                "ORDER BY j.cluster, j.proc")
         if limit >= 0:
             sql += f" LIMIT {int(limit)}"
-        names = [(_COLUMN_ATTRS[w.lower()], w.lower()) for w in wanted]
-        out = []
-        for cluster, proc, status, owner in self._read(sql, p.params):
-            values = {"clusterid": str(cluster), "procid": str(proc), "jobstatus": str(status),
-                      "owner": None if owner is None else quote_string(owner)}
-            out.append({name: values[low] for name, low in names if values[low] is not None})
-        return out
+        return _column_ads(self._read(sql, p.params), wanted)
+
+    def _column_page(self, p, wanted: list[str], rows: int, after: tuple | None, last: list) -> list[dict]:
+        """``_query_columns`` for one page of ``query_pages``: at most ``rows`` jobs past
+        ``after``; ``last`` set as ``_matching`` sets it."""
+        where, params = p.where, p.params
+        if after is not None:
+            where, params = f"({where}) AND (j.cluster, j.proc) > (?, ?)", (*params, *after)
+        found = self._read(f"SELECT j.cluster, j.proc, j.status, j.owner FROM queue_jobs j "
+                           f"WHERE {where} ORDER BY j.cluster, j.proc LIMIT {int(rows)}", params)
+        if found:
+            last[:] = [(found[-1][0], found[-1][1]), len(found)]
+        return _column_ads(found, wanted)
 
     def history(self, constraint: str | None = None, projection: Iterable[str] | None = None,
                 match: int = -1, since: str | int | None = None) -> list[dict]:

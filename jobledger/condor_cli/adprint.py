@@ -139,6 +139,9 @@ class AutoFormat:
             if name is None:
                 return self.row(to_classad(exprs))
             text = exprs.get(name)
+            if text is not None and text.isdigit() and (text[0] != "0" or text == "0") and text.isascii():
+                cells.append(text)      # an integer literal prints as it is written
+                continue
             if text is None:
                 folded = {k.lower(): v for k, v in exprs.items()}
                 if name.lower() not in folded:
@@ -168,16 +171,7 @@ class AutoFormat:
         return self._join(cells)
 
     def _join(self, cells: list[str]) -> str:
-        out = [self.row_prefix]
-        last = len(cells) - 1
-        for i, cell in enumerate(cells):
-            if i:
-                out.append(self.col_prefix)
-            out.append(cell)
-            if i < last:
-                out.append(self.col_suffix)
-        out.append("\n")
-        return "".join(out)
+        return self.row_prefix + (self.col_suffix + self.col_prefix).join(cells) + "\n"
 
     def heading(self) -> str:
         if not self.headings or self.printed_heading:

@@ -435,6 +435,26 @@ def test_column_projection_equals_decoded_ads(store):
             assert fast == store_slow, (constraint, projection)
 
 
+def test_paged_column_projection_equals_decoded_ads(store):
+    """A streamed query of indexed columns only reads no ad: pages of the same answer."""
+    store.append(submit(1, 3) + submit(2, 2, owner='Bo"b') + submit(3, 4))
+    store.append([event(JobId(2, 1), 1), event(JobId(3, 2), 1)])
+    for constraint in (None, "JobStatus == 2", 'Owner == "alice"', "ClusterId == 3"):
+        for projection in (["ClusterId", "ProcId"], ["jobstatus", "OWNER", "procid"]):
+            for limit in (-1, 1, 3, 5):
+                for rows in (1, 2, 3, 100):
+                    pages = list(store.query_pages(constraint, projection, limit, rows=rows))
+                    slow = list(store.query_pages(constraint, projection + ["Cmd"], limit, rows=rows))
+                    assert [len(page) for page in pages] == [len(page) for page in slow]
+                    for ad in (ad for page in slow for ad in page):
+                        ad.pop("Cmd")
+                    assert pages == slow, (constraint, projection, limit, rows)
+                    assert [list(ad) for page in pages for ad in page] == [
+                        list(ad) for page in slow for ad in page]         # the same order
+                    assert [ad for page in pages for ad in page] == store.query(constraint, projection, limit)
+                    assert all(0 < len(page) <= rows for page in pages)
+
+
 def test_one_refused_request_in_a_group_leaves_the_others(tmp_path):
     from jobledger.daemons.storage.store import _Request
     s = Store(tmp_path, durability="group", constraint_filter=all_ads)
