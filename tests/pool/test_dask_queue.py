@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 import jobledger as htcondor
+from jobledger.daemons import ipc
 from jobledger.daemons.audit import audit
 from jobledger.daemons.client.personal import PersonalPool
+from jobledger.eventcore.ids import JobId
 from tests.pool.conftest import stop_and_check, wait_until
 from tests.pool.test_dask import events, start_scheduler, start_worker, stop_all, worker_names
 
@@ -96,6 +98,13 @@ def test_queued_jobs_start_in_turn_and_a_removed_or_held_one_never_does(pool, cl
     assert len(started) == 1, by_job(log)        # the queued ones are not EXECUTE'd
     wait_until(lambda: runs(ran), 30, what="the running job's marker")
     assert runs(ran) == {started[0]: 1}          # nor started
+    # Nor idle to the negotiator or to Dask's adapt() (which sizes the cluster by the
+    # idle jobs): of the six, only the one neither running nor queued is.
+    schedd = pool.collector.locate(htcondor.DaemonType.Schedd)["MyAddress"]
+    idle = [JobId(int(ad["ClusterId"]), int(ad["ProcId"])) for jobs in
+            ipc.call(schedd, "idle_by_submitter", limit=100).values() for ad in jobs]
+    assert len([job for job in idle if job.cluster == cluster_id]) == 1, idle
+    assert all(job.proc != started[0] for job in idle), idle
     queued = [proc for proc in range(6) if proc not in started]
     removed, held = queued[1], queued[2]
     pool.schedd.act(htcondor.JobAction.Remove, f"{cluster_id}.{removed}")
