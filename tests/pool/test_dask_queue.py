@@ -9,6 +9,9 @@ after it, and every job ends once.
 
 from __future__ import annotations
 
+import collections
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,7 @@ from jobledger.daemons.audit import audit
 from jobledger.daemons.client.personal import PersonalPool
 from jobledger.eventcore.ids import JobId
 from tests.pool.conftest import stop_and_check, wait_until
+from tests.pool.test_crash import daemon_pid
 from tests.pool.test_dask import events, start_scheduler, start_worker, stop_all, worker_names
 
 pytest.importorskip("distributed")   # the [dask] extra; part of [test]
@@ -186,6 +190,36 @@ def test_short_queued_jobs_log_their_transfers_in_order(pool, tmp_path):
     for ad in pool.schedd.query(f"ClusterId == {cluster_id}", ["TransferInputSizeMB", "JobStatus"]):
         assert ad["JobStatus"] == 4 and ad["TransferInputSizeMB"] == 1, ad
     pool.schedd.act(htcondor.JobAction.Remove, f"ClusterId == {cluster_id}")
+    wait_until(lambda: not pool.schedd.query(f"ClusterId == {cluster_id}", ["ProcId"]), 30,
+               what="the cluster to leave the queue")
+    wait_until(lambda: audit(pool.local_dir).ok, 30, what="a clean audit")
+
+
+@pytest.mark.xfail(reason="known gap: the reservations of the queued jobs die with the schedd; the worker "
+                          "runs the queue unrecorded while it is down, the new schedd cancels the claims it "
+                          "does not know, and the jobs run again (seen: each of the four queued jobs started "
+                          "twice). Fix: rebuild the reservations from the startd's queued claims at start-up",
+                   strict=False)
+def test_schedd_sigkill_while_jobs_are_queued_on_the_worker(pool, cluster, tmp_path):
+    """The schedd SIGKILLed while one job runs and four are queued behind it, and the
+    running one ends while it is down: its reservations are gone with it.  Every job
+    still ends once with its output, the audit is clean, and no job starts on the worker
+    without its EXECUTE in the log (each start is recorded as a run)."""
+    log, cluster_id, gate, ran = gated_jobs(pool, tmp_path, 6)
+    wait_until(lambda: tasks_on_worker(cluster) == 5, 60, what="the running job and four queued behind it")
+    before = daemon_pid(pool, "schedd")
+    os.kill(before, signal.SIGKILL)
+    gate.unlink()      # the running job ends while the schedd is down
+    wait_until(lambda: daemon_pid(pool, "schedd") != before, 30, what="the schedd to restart")
+    wait_until(lambda: sum(TERMINATED in kinds for kinds in by_job(log).values()) == 6, 120,
+               what="every job to terminate")
+    seen = by_job(log)
+    terminated = collections.Counter(proc for proc, kinds in seen.items() for k in kinds if k == TERMINATED)
+    assert terminated == {proc: 1 for proc in range(6)}, seen
+    for proc in range(6):
+        assert (tmp_path / "submit" / f"out.{proc}").read_text() == f"{proc}\n"
+    executed = {proc: kinds.count(EXECUTE) for proc, kinds in seen.items()}
+    assert runs(ran) == executed, (runs(ran), seen)
     wait_until(lambda: not pool.schedd.query(f"ClusterId == {cluster_id}", ["ProcId"]), 30,
                what="the cluster to leave the queue")
     wait_until(lambda: audit(pool.local_dir).ok, 30, what="a clean audit")
