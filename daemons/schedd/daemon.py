@@ -190,6 +190,7 @@ class Schedd(Daemon):
                              interval=self.config_float("PERIODIC_EXPR_INTERVAL", 60),
                              ceiling=self.config_float("MAX_PERIODIC_EXPR_INTERVAL", 1200),
                              system={name: self.config(name, "") for name in SYSTEM_EXPRS})
+        self.runs.at_exit = self.policy.at_exit
         self.local = SchedulerUniverse(self.store, self.runs, self.log, self.spool_dir,
                                        self.address_of("schedd"), self.config_file,
                                        self.config_float("SCHEDD_RECONNECT_TIMEOUT", 60),

@@ -44,6 +44,19 @@ class Policy:
         self.next_walk = 0.0
         self.system = {k: v for k, v in (system or {}).items() if v.strip()}
 
+    def at_exit(self, job: JobId, ad: dict, now: float) -> list | None:
+        """The records of a periodic hold or remove that fires for a job as it exits (``ad``
+        holds its exit), or None: HTCondor's shadow checks the periodic policy before the
+        exit policy (UserPolicy PERIODIC_THEN_EXIT), so a job whose PeriodicRemove became true
+        while it ran is removed, not completed, even when it ends before the next walk."""
+        if not self.system and all(ad.get(name) in QUIET for name in POLICY_ATTRS):
+            return None
+        verdict = periodic_verdict(ad, now, self.max_releases, self.system)
+        if verdict is None or verdict[0] not in ("hold", "remove"):
+            return None
+        self.log.info("job %s: %s at its exit: %s", job, verdict[0], verdict[1])
+        return verdict_records(job, ad, verdict, None, now)
+
     def run(self) -> None:
         now = time.time()
         if now < self.next_walk:

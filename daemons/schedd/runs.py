@@ -28,6 +28,7 @@ import shutil
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import contextmanager
 
 from jobledger.daemons.daemon import alive
@@ -74,6 +75,9 @@ class Runs:
         self.lock = threading.RLock()
         self._starting: dict[str, threading.Event] = {}   # claim -> set once its start is recorded
         self._starting_jobs: dict[JobId, str] = {}     # job -> the claim it is being started under
+        # the periodic policy's records for a job that just exited, checked before its exit
+        # policy (the schedd's Policy.at_exit); None: the exit policy alone
+        self.at_exit: Callable[[JobId, dict, float], list | None] | None = None
 
     # -- claims being started ---------------------------------------------------------
     def reserve(self, job: JobId) -> str | None:
@@ -152,7 +156,7 @@ class Runs:
                 return "stale"
             now = time.time()
             records = [Assumed.of(job, ad), *self._input_records(job, ad, outcome.get("inputs")),
-                       *exit_records(job, ad, outcome, now)]
+                       *exit_records(job, ad, outcome, now, self.at_exit)]
             interleave.point("outcome.append")
             try:
                 append(records)

@@ -6,6 +6,7 @@ schedd's run handling (``daemons.schedd.runs``) appends what they return.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ['HOLD_POLICY', 'HOLD_SPAWN', 'event', 'first_start_attrs', 'usage_text', 'startd_address', 'with_transfer_limits', 'starter_job', 'exit_records', 'hold_reason', 'transfer_events', 'file_transfer_events', 'usage_attrs', 'exit_verdict', 'resource_table', 'RUN_ATTRS', 'STARTER_JOB_ATTRS', 'TRANSFER_FAILURES', 'TRANSFER_LIMITS', 'input_size_hold']
@@ -122,12 +123,16 @@ def starter_job(ad: dict) -> dict:
     return out
 
 
-def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
+def exit_records(job: JobId, ad: dict, outcome: dict, now: float,
+                 periodic: Callable[[JobId, dict, float], list | None] | None = None) -> list:
     """The records that end a run with ``outcome`` (exit policy of schedd.md 5.2).
 
     ``ad`` is the job's current ad.  Returns the records to append: usage
     attributes, then terminated (+ leave), requeue (evicted, terminated and
-    requeued), or hold.
+    requeued), or hold.  For a job that exited, ``periodic`` (job, ad after the
+    exit, now) gives the records of the periodic policy's hold or remove if it
+    fires first: as HTCondor's shadow checks a job that exits (PERIODIC_THEN_EXIT),
+    PeriodicHold and PeriodicRemove come before OnExitHold and OnExitRemove.
     """
     kind = outcome.get("kind")
     usage = outcome.get("usage") or {}
@@ -162,6 +167,9 @@ def exit_records(job: JobId, ad: dict, outcome: dict, now: float) -> list:
         term["ReturnValue"] = int(outcome.get("code", 0))
     sets = [SetAttributes(job, set={k: v for k, v in exit_attrs.items() if k != "NumJobCompletions"},
                           delete=clear, by="schedd"), *transfers]
+    early = periodic(job, after, now) if periodic is not None else None
+    if early is not None:
+        return [*sets, *early]
     verdict = exit_verdict(after)
     if verdict[0] == "hold":
         return [*sets, event(EventType.JOB_HELD, job, now, HoldReason=verdict[1],
