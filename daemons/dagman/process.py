@@ -162,6 +162,7 @@ class Dagman:
         self.out(f"Dag contains {len(dag.nodes)} total jobs")
         self.check_categories(dag)
         run = DagRun(dag, self.options.throttles)
+        run.always_run_post = _true(param.get("DAGMAN_ALWAYS_RUN_POST", False))
         gc.freeze()       # the DAG lives as long as this process: out of the collector's walks
         return run
 

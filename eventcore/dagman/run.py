@@ -88,6 +88,7 @@ class NodeRun:
 
 
 _NO_PROCS: Mapping[int, str] = MappingProxyType({})
+JOB_SKIPPED = -1004     # $RETURN of a POST script run after a failed PRE (HTCondor's DAG_ERROR_JOB_SKIPPED)
 
 
 class DagRun:
@@ -117,6 +118,7 @@ class DagRun:
         self.halted = False                        # DAGMan.halt(): start nothing new
         self.paused = False                        # ... and wait for resume() when idle
         self.status = DAG_OK
+        self.always_run_post = False               # DAGMAN_ALWAYS_RUN_POST: a failed PRE runs POST
         self.aborted_with: int | None = None
         self.exit_code: int | None = None
         self.final_started = False
@@ -219,6 +221,11 @@ class DagRun:
             run.pre_code = code
             if node.pre_skip is not None and code == node.pre_skip:
                 self._node_done(name, 0, now)
+            elif code != 0 and self.always_run_post and "POST" in node.scripts:
+                # DAGMAN_ALWAYS_RUN_POST: the job is skipped, the POST script decides the node
+                # ($RETURN is DAG_ERROR_JOB_SKIPPED, $PRE_SCRIPT_RETURN the PRE's code)
+                run.code, run.status = JOB_SKIPPED, POST
+                self._script(name, "POST", now)
             elif code != 0:
                 self._node_done(name, code, now)
             else:

@@ -153,3 +153,24 @@ def test_inherited_reads_the_prefixed_name_in_a_sub_dag():
     sub = {"DAGManJobId": "7", "Orig_Color": '"red"', "Color": '"blue"'}
     assert inherited(sub, ["Color"], "Orig_") == {"Orig_Color": '"red"'}
     assert inherited({"Color": "1"}, ["Color"], "") == {"Color": "1"}
+
+
+@pytest.mark.parametrize("always", [True, False], ids=["always_run_post", "default"])
+def test_always_run_post_after_a_failed_pre(pool, tmp_path, always):
+    """DAGMAN_ALWAYS_RUN_POST (here from condor_submit_dag's environment, which the DAGMan job
+    takes through its _CONDOR_* getenv): a failed PRE skips the job and runs POST with $RETURN
+    -1004 and $PRE_SCRIPT_RETURN the PRE's code; POST's success makes the node succeed."""
+    (tmp_path / "pre.sh").write_text("#!/bin/sh\nexit 3\n")
+    (tmp_path / "post.sh").write_text('#!/bin/sh\necho "$1 $2" > post.args\nexit 0\n')
+    for name in ("pre.sh", "post.sh"):
+        (tmp_path / name).chmod(0o755)
+    (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
+    (tmp_path / "d.dag").write_text("JOB A a.sub\nSCRIPT PRE A pre.sh\nSCRIPT POST A post.sh $RETURN $PRE_SCRIPT_RETURN\n")
+    env = {"_CONDOR_DAGMAN_ALWAYS_RUN_POST": "True"} if always else {}
+    cluster = command(pool, "condor_submit_dag", "d.dag", cwd=tmp_path, **env)
+    dagman = wait_until(lambda: finished(pool, f"ClusterId == {cluster}", 1), 120, what="the DAGMan job")[0]
+    assert not pool.schedd.history(f"DAGManJobId == {cluster}", ["ClusterId"])      # the job never ran
+    if always:
+        assert dagman["ExitCode"] == 0 and (tmp_path / "post.args").read_text() == "-1004 3\n"
+    else:
+        assert dagman["ExitCode"] == 1 and not (tmp_path / "post.args").exists()
