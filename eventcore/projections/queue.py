@@ -216,6 +216,14 @@ class QueueFold:
                     self.counts.pop(cluster, None)
                 self._loader_empty.discard(cluster)
 
+    def evict(self, keys) -> None:
+        """Drop the procs ``keys`` from memory: the fold's loader gives them back when
+        asked (a loader that keeps them elsewhere, as JOB_QUEUE_LOG's writer does)."""
+        for key in keys:
+            if self.procs.get(key) is not None:
+                del self.procs[key]
+                self._loader_empty.discard(key[0])
+
     def take_changes(self) -> Changes:
         changes, self._changes = self._changes, Changes(set(), set(), [])
         return changes

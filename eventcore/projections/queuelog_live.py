@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from jobledger.eventcore.projections.queue import QueueFold
+from jobledger.eventcore.projections.queue import Proc, QueueFold
 from jobledger.eventcore.projections.userrecs import UserRecFold
 
 __all__ = ["QueueLogFold", "file_header", "transaction_text", "end_position", "HEADER_KEY"]
@@ -79,13 +79,65 @@ def ad_lines(key: str, before: dict | None, after: dict | None, mytype: str = "J
     return lines
 
 
+_US = "\x1f"
+
+
+def _pack(row: Proc) -> str | Proc:
+    """A proc as one string: its status, then ``name US text`` in the ad's order (the
+    row itself when a text holds the separator)."""
+    parts = [str(row.status)]
+    for name, text in row.ad.items():
+        parts += (name, text)
+    packed = _US.join(parts)
+    return packed if packed.count(_US) == len(parts) - 1 else row
+
+
+def _unpack(packed: str | Proc) -> Proc:
+    if isinstance(packed, Proc):
+        return packed       # never changed in place: a transaction copies a row first
+    status, *rest = packed.split(_US)
+    texts = iter(rest)
+    return Proc(int(status), dict(zip(texts, texts)))
+
+
+class PackedProcs:
+    """The procs of a ``QueueLogFold``, each packed into one string (``_pack``): the
+    loader of its queue fold, which holds in memory only the procs an entry touches."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[int, int], str | Proc] = {}
+
+    def proc(self, cluster: int, proc: int) -> Proc | None:
+        packed = self.rows.get((cluster, proc))
+        return None if packed is None else _unpack(packed)
+
+    def cluster(self, cluster: int) -> dict | None:
+        return None         # cluster ads stay in the fold
+
+    def proc_count(self, cluster: int) -> int:
+        return 0            # so do the counts: one missing is a new cluster's
+
+    def keep(self, fold: QueueFold, keys) -> None:
+        """Pack the procs ``keys`` as ``fold`` now has them (gone: dropped), then drop
+        every proc from the fold's memory."""
+        for key in keys:
+            row = fold.procs.get(key)
+            if row is None:
+                self.rows.pop(key, None)
+            else:
+                self.rows[key] = _pack(row)
+        fold.evict(list(fold.procs))
+
+
 class QueueLogFold:
     """The queue folded from journal entries; each entry is folded as a transaction of
     its own, whose undo log holds the ads it changed as they were before it -- the ads
-    as last written -- so the fold is the only copy of the queue kept."""
+    as last written -- so the fold is the only copy of the queue kept, its procs
+    packed (``PackedProcs``)."""
 
     def __init__(self) -> None:
-        self.fold = QueueFold()
+        self.packed = PackedProcs()
+        self.fold = QueueFold(loader=self.packed)
         self.written: dict[str, dict] = {}      # the User and Project records as last written
         self.next_cluster = 1
         self.position = 0
@@ -115,6 +167,7 @@ class QueueLogFold:
                 lines += ad_lines(proc_key(cluster, proc), None if old is None else old.ad,
                                   None if row is None else row.ad)
             fold.commit()
+            self.packed.keep(fold, changes.procs)
             gone_procs = [k for k in changes.procs if fold.procs.get(k) is None]
             gone_clusters = [c for c in changes.clusters if fold.clusters.get(c) is None]
             if gone_procs or gone_clusters:
