@@ -20,7 +20,7 @@ from collections.abc import Callable
 from jobledger.eventcore.classad.unparse import quote_string as quote
 from jobledger.eventcore.errors import ClassAdError, SubmitError
 
-from .args import environment_v2, parse_arguments
+from .args import environment_v2, join_v2, parse_arguments
 from .requirements import default_requirements
 
 UNIVERSES = {"standard": 1, "vanilla": 5, "scheduler": 7, "grid": 9, "java": 10, "parallel": 11,
@@ -36,6 +36,7 @@ DEFAULT_JOB_MAX_RETRIES = 2
 ALIASES: dict[str, tuple[str, ...]] = {
     "universe": ("universe", "JobUniverse"),
     "executable": ("executable", "Cmd"),
+    "shell": ("shell",),
     "arguments": ("arguments", "args"),
     "arguments2": ("arguments2",),
     "allow_arguments_v1": ("allow_arguments_v1",),
@@ -322,8 +323,16 @@ def _universe(job: Job) -> dict[str, str]:
     return out
 
 
-@rule("executable", "initialdir", "transfer_executable", "universe", "docker_image", "container_image")
+def shell_of(job: Job) -> str | None:
+    """The ``shell`` command's text (the job runs ``/bin/sh -c TEXT``), None without one."""
+    text = job.get("shell")
+    return text if text is not None and text.strip() else None
+
+
+@rule("executable", "initialdir", "transfer_executable", "universe", "docker_image", "container_image", "shell")
 def _executable(job: Job) -> dict[str, str]:
+    if shell_of(job) is not None:       # as condor_submit: /bin/sh from the execution point
+        return {"Cmd": quote("/bin/sh"), "TransferExecutable": "false"}
     cmd = job.get("executable")
     number, name = universe_of(job)
     out = {}
@@ -392,8 +401,11 @@ def _iwd(job: Job) -> dict[str, str]:
     return {"Iwd": quote(iwd_of(job))}
 
 
-@rule("arguments", "arguments2", "allow_arguments_v1")
+@rule("arguments", "arguments2", "allow_arguments_v1", "shell")
 def _arguments(job: Job) -> dict[str, str]:
+    shell = shell_of(job)
+    if shell is not None:               # the shell's command line wins over any arguments
+        return {"Arguments": quote(join_v2(["-c", shell]))}
     v1, v2 = job.get("arguments"), job.get("arguments2")
     if v1 is not None and v2 is not None:
         allow = job.get("allow_arguments_v1")
