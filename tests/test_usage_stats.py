@@ -138,3 +138,16 @@ def test_old_buckets_are_pruned_but_totals_keep_a_counter_published():
     assert ads["HourlyJobsLaunched"] == "{0,0,0,0,0,0}"
     assert ads["DailyJobsLaunched"] == "{0,0,0,0,0,0,0,0,0,0}"
     assert fold.jobs == {} and fold.clusters == {}
+
+
+def test_an_edit_moves_the_open_spell_to_the_project_and_weight_now_set():
+    from jobledger.eventcore.records import SetAttributes
+    fold = fold_of([
+        (job(project="chem", cpus=1), T0),
+        ([SetAttributes(A, set={"ProjectName": quote_string("bio"), "RequestCpus": "4"}, delete=())],
+         T0 + 1440),
+    ])
+    ads = fold.publish(T0 + 2880, start=T0)
+    assert ads[("project", "chem")]["HourlyJobsWeightedIdle"] == f"{{{1440 / 14400:f}}}"
+    assert ads[("project", "bio")]["HourlyJobsWeightedIdle"] == f"{{{4 * 1440 / 14400:f}}}"
+    assert ads[("user", "alice")]["HourlyJobsWeightedIdle"] == f"{{{5 * 1440 / 14400:f}}}"

@@ -46,8 +46,8 @@ import attrs
 
 from jobledger.eventcore.errors import InvalidTransition
 from jobledger.eventcore.projections.jobad import int_attr
-from jobledger.eventcore.status import (ACTIVE, EXECUTE, JOB_EVICTED, JOB_HELD, SHADOW_EXCEPTION, JobStatus,
-                                        implied_status, next_status)
+from jobledger.eventcore.status import (ACTIVE, EXECUTE, JOB_EVICTED, JOB_HELD, SHADOW_EXCEPTION, STATUS_EVENTS,
+                                        SUBMIT, JobStatus, implied_status, next_status)
 
 __all__ = ["StatsClock", "UsageFold", "COUNTERS", "HOUR_BUCKET", "HOUR_BUCKETS", "DAYS", "ring_items"]
 
@@ -106,10 +106,12 @@ class _Tally:
 
 
 class _Job:
-    __slots__ = ("own", "status", "since")
+    __slots__ = ("own", "status", "since", "keys", "rate")
 
     def __init__(self, own: dict, status: int, since: float):
         self.own, self.status, self.since = own, status, since
+        self.keys: tuple[tuple[str, str], ...] = ()
+        self.rate = 0.0       # what a second of its open spell adds (0: no spell open)
 
 
 def _subset(ad: Mapping[str, str]) -> dict[str, str]:
@@ -122,9 +124,17 @@ def _string(text: str | None) -> str | None:
     return text[1:-1].replace('\\"', '"').replace("\\\\", "\\") or None
 
 
+def _counter(status: int) -> str | None:
+    return "SlotTime" if status in _SLOT else "WeightedIdle" if status == _IDLE else None
+
+
 class UsageFold:
     """The counters of every User (by Owner) and Project (by ProjectName), folded from
-    journal entries in order (``apply``); ``publish(now)`` gives their ad attributes."""
+    journal entries in order (``apply``); ``publish(now)`` gives their ad attributes.
+
+    The spells still open (jobs idle or running now) are kept summed by record, counter
+    and the bucket they began in -- count, sum of rates, sum of rate x start -- so a
+    publish costs the records and buckets, not the jobs."""
 
     def __init__(self, clock: StatsClock | None = None):
         self.clock = clock or StatsClock()
@@ -134,6 +144,9 @@ class UsageFold:
         self.jobs: dict[tuple[int, int], _Job] = {}
         self.counts: dict[int, int] = {}      # cluster -> its jobs folded here
         self.tallies: dict[tuple[str, str], _Tally] = {}
+        # (record, counter) -> bucket a spell began in -> [spells, sum of rates, sum of rate x start]
+        self.open: dict[tuple[tuple[str, str], str], dict[int, list[float]]] = {}
+        self._key_cache: dict[tuple[str | None, str | None], tuple[tuple[str, str], ...]] = {}
 
     # -- folding ------------------------------------------------------------------------
     def apply_all(self, entries: Iterable) -> None:
@@ -145,76 +158,92 @@ class UsageFold:
         self.position = max(self.position, e.position)
         if self.first_time is None:
             self.first_time = e.time
-        cluster, proc = e.job.cluster, e.job.proc
-        if e.type == "cluster":
-            self.clusters.setdefault(cluster, {}).update(_subset(e.payload["ad"]))
-        elif e.type == "proc" and proc >= 0:
-            self._new_job((cluster, proc), e.payload["ad"], e.time)
-        elif e.type == "procs":
+        kind, cluster, proc = e.type, e.job.cluster, e.job.proc
+        if kind == "event":
+            if cluster >= 0 and proc >= 0:
+                self._event((cluster, proc), e.payload, e.time)
+        elif kind == "procs":
             common = e.payload["common"]
+            shared = _subset(common)
+            status = int_attr(common, "JobStatus", _IDLE)
             for number, own in zip(e.payload["procs"], e.payload["ads"]):
-                ad = dict(common)
-                ad.update(own)
-                self._new_job((cluster, number), ad, e.time)
-        elif e.type == "set":
-            self._set(cluster, proc, e.payload)
-        elif e.type == "event" and cluster >= 0 and proc >= 0:
-            self._event((cluster, proc), e.payload, e.time)
-        elif e.type == "leave":
-            if self.jobs.pop((cluster, proc), None) is not None:
+                mine = _subset(own)
+                mine = dict(shared, **mine) if mine else dict(shared)
+                self._add_job((cluster, number), mine, int_attr(own, "JobStatus", status), e.time)
+        elif kind == "cluster":
+            self.clusters.setdefault(cluster, {}).update(_subset(e.payload["ad"]))
+        elif kind == "proc" and proc >= 0:
+            ad = e.payload["ad"]
+            self._add_job((cluster, proc), _subset(ad), int_attr(ad, "JobStatus", _IDLE), e.time)
+        elif kind == "set":
+            self._set(cluster, proc, e.payload, e.time)
+        elif kind == "leave":
+            job = self.jobs.pop((cluster, proc), None)
+            if job is not None:
+                self._close(job, e.time)
                 left = self.counts.get(cluster, 1) - 1
                 self.counts[cluster] = left
                 if left <= 0:
                     self.counts.pop(cluster, None)
                     self.clusters.pop(cluster, None)
 
-    def _new_job(self, key: tuple[int, int], ad: Mapping[str, str], when: float) -> None:
-        own = _subset(ad)
-        status = int_attr(ad, "JobStatus", _IDLE)
-        if key not in self.jobs:
+    def _add_job(self, key: tuple[int, int], own: dict[str, str], status: int, when: float) -> None:
+        old = self.jobs.get(key)
+        if old is None:
             self.counts[key[0]] = self.counts.get(key[0], 0) + 1
-        self.jobs[key] = _Job(own, status, when)
-        for tally_key in self._keys(key):
-            self._tally(tally_key, when)
+        else:
+            self._close(old, when)
+        job = self.jobs[key] = _Job(own, status, when)
+        self._open(key, job, when)
 
-    def _set(self, cluster: int, proc: int, payload: Mapping) -> None:
+    def _set(self, cluster: int, proc: int, payload: Mapping, when: float) -> None:
         sets = _subset(payload["set"])
         deletes = [name.lower() for name in payload["delete"] if name.lower() in _KEEP]
         if not sets and not deletes:
             return
         if proc < 0:
             target = self.clusters.setdefault(cluster, {})
+            touched = [(key, job) for key, job in self.jobs.items() if key[0] == cluster]
         else:
             job = self.jobs.get((cluster, proc))
             if job is None:
                 return
-            target = job.own
+            target, touched = job.own, [((cluster, proc), job)]
+        for key, job in touched:       # a spell open goes on under the owner, project, weight now set
+            self._close(job, when)
         target.update(sets)
         for name in deletes:
             target.pop(name, None)
+        for key, job in touched:
+            job.since = when
+            self._open(key, job, when)
 
     def _event(self, key: tuple[int, int], payload: Mapping, when: float) -> None:
         event = payload["event"]
         number = int(event["type"])
-        if number >= 100:
-            return
+        if number >= 100 or number not in STATUS_EVENTS:
+            return        # informational, or an execution point's: moves no job
         job = self.jobs.get(key)
         if job is None:       # an imported job's first event
             status = implied_status(number)
             if status is None:
                 return
             self.counts[key[0]] = self.counts.get(key[0], 0) + 1
-            self.jobs[key] = _Job({}, int(status), when)
+            job = self.jobs[key] = _Job({}, int(status), when)
+            self._open(key, job, when)
             return
         before = job.status
+        if number == SUBMIT:
+            return
         try:
             after = int(next_status(JobStatus(before), number, key))
         except (InvalidTransition, ValueError):
             implied = implied_status(number)
             after = int(implied) if implied is not None else before
         if after != before:
-            self._close(key, job, when)
+            self._close(job, when)
             job.status, job.since = after, when
+            self._open(key, job, when, rekey=False)
         counter = None
         if number == EXECUTE and before != after:
             counter = "Launched"
@@ -226,36 +255,67 @@ class UsageFold:
             counter = "Held"
         if counter is not None:
             bucket = self.clock.bucket(when)
-            for tally_key in self._keys(key):
+            for tally_key in job.keys:
                 self._tally(tally_key, when).add(counter, bucket, 1, when)
 
-    def _close(self, key: tuple[int, int], job: _Job, until: float) -> None:
-        for tally_key in self._keys(key):
-            self._spell(self._tally(tally_key, job.since), key, job, until)
-
-    def _spell(self, tally: _Tally, key: tuple[int, int], job: _Job, until: float) -> None:
-        """Add the job's time in its status from ``job.since`` to ``until``."""
-        if job.status in _SLOT:
-            counter, scale = "SlotTime", 1.0
-        elif job.status == _IDLE:
-            counter, scale = "WeightedIdle", _cpus(self._attr(key, "requestcpus")) / HOUR_BUCKET
-        else:
+    # -- spells: a job's time in one status ---------------------------------------------------
+    def _open(self, key: tuple[int, int], job: _Job, when: float, rekey: bool = True) -> None:
+        """The job's records (``rekey``: found again from its ad), and its spell from
+        ``when`` on, if its status counts time."""
+        if rekey:
+            job.keys = self._keys(key)
+            for tally_key in job.keys:
+                self._tally(tally_key, when)
+        counter = _counter(job.status)
+        job.rate = 0.0
+        if counter is None or not job.keys:
             return
-        start = job.since
-        if until <= start or scale == 0:
+        job.rate = 1.0 if counter == "SlotTime" else _cpus(self._attr(key, "requestcpus")) / HOUR_BUCKET
+        if not job.rate:
+            return
+        bucket = self.clock.bucket(when)
+        for tally_key in job.keys:
+            row = self.open.setdefault((tally_key, counter), {}).setdefault(bucket, [0, 0.0, 0.0])
+            row[0] += 1
+            row[1] += job.rate
+            row[2] += job.rate * when
+
+    def _close(self, job: _Job, until: float) -> None:
+        """End the job's open spell at ``until``: its time goes to its records' buckets."""
+        counter = _counter(job.status)
+        if counter is None or not job.rate:
+            return
+        bucket = self.clock.bucket(job.since)
+        for tally_key in job.keys:
+            rows = self.open.get((tally_key, counter), {})
+            row = rows.get(bucket)
+            if row is not None:
+                row[0] -= 1
+                row[1] -= job.rate
+                row[2] -= job.rate * job.since
+                if row[0] <= 0:
+                    del rows[bucket]
+            self._add_spell(self._tally(tally_key, job.since), counter, job.since, until, job.rate)
+        job.rate = 0.0
+
+    def _add_spell(self, tally: _Tally, counter: str, start: float, until: float, rate: float) -> None:
+        if until <= start or not rate:
             return
         tally.first_add.setdefault(counter, start)
-        tally.totals[counter] += (until - start) * scale
+        tally.totals[counter] += (until - start) * rate
         start = max(start, until - _REACH)
         row = tally.buckets[counter]
         while start < until:
             bucket = self.clock.bucket(start)
-            edge = (bucket + 1) * HOUR_BUCKET + self.clock.bias - self.clock.midnight
-            end = min(edge, until)
+            end = min(self._edge(bucket + 1), until)
             if end <= start:      # float rounding at an edge: step past it
                 end = min(start + 1e-6, until)
-            row[bucket] = row.get(bucket, 0.0) + (end - start) * scale
+            row[bucket] = row.get(bucket, 0.0) + (end - start) * rate
             start = end
+
+    def _edge(self, bucket: int) -> float:
+        """The time bucket ``bucket`` begins."""
+        return bucket * HOUR_BUCKET + self.clock.bias - self.clock.midnight
 
     # -- what a job counts against --------------------------------------------------------
     def _attr(self, key: tuple[int, int], name: str) -> str | None:
@@ -264,15 +324,15 @@ class UsageFold:
             return job.own[name]
         return self.clusters.get(key[0], {}).get(name)
 
-    def _keys(self, key: tuple[int, int]) -> list[tuple[str, str]]:
-        out = []
-        owner = _string(self._attr(key, "owner"))
-        if owner:
-            out.append(("user", owner))
-        project = _string(self._attr(key, "projectname"))
-        if project:
-            out.append(("project", project))
-        return out
+    def _keys(self, key: tuple[int, int]) -> tuple[tuple[str, str], ...]:
+        texts = (self._attr(key, "owner"), self._attr(key, "projectname"))
+        found = self._key_cache.get(texts)
+        if found is None:
+            owner, project = _string(texts[0]), _string(texts[1])
+            found = tuple([("user", owner)] if owner else []) + tuple([("project", project)] if project else [])
+            if len(self._key_cache) < 10_000:
+                self._key_cache[texts] = found
+        return found
 
     def _tally(self, key: tuple[str, str], when: float) -> _Tally:
         tally = self.tallies.get(key)
@@ -284,49 +344,47 @@ class UsageFold:
     def publish(self, now: float, start: float) -> dict[tuple[str, str], dict[str, str]]:
         """(kind, name) -> the ``HourlyJobs*`` and ``DailyJobs*`` attributes (ClassAd
         expression text) of each record with a counter not zero, as at ``now``; ``start``:
-        when the stats began (the schedd's start; the journal's first record if earlier)."""
-        open_spells = self._open_spells(now)
+        when the stats began (HTCondor's rings begin at its schedd's start)."""
+        now_bucket, today = self.clock.bucket(now), self.clock.day(now)
+        oldest = (today - 1 - DAYS) * HOUR_BUCKETS
         out: dict[tuple[str, str], dict[str, str]] = {}
         for key, tally in self.tallies.items():
-            extra = open_spells.get(key)
             ad: dict[str, str] = {}
             ring_start = max(start, tally.first_seen)
             for counter in COUNTERS:
-                total = tally.totals[counter] + (extra.totals[counter] if extra else 0.0)
+                row, total, first = self._with_open(key, counter, tally, now, now_bucket, oldest)
                 if total == 0:
                     continue
-                first = tally.first_add.get(counter)
-                if extra is not None and counter in extra.first_add:
-                    first = min(first, extra.first_add[counter]) if first is not None else extra.first_add[counter]
                 hours, days = ring_items(self.clock, now, ring_start, first)
-                row = dict(tally.buckets[counter])
-                if extra is not None:
-                    for bucket, amount in extra.buckets[counter].items():
-                        row[bucket] = row.get(bucket, 0.0) + amount
-                now_bucket, today = self.clock.bucket(now), self.clock.day(now)
                 hourly = [row.get(now_bucket - k, 0.0) for k in range(hours)]
-                daily = []
-                for k in range(days):
-                    first_bucket = (today - 1 - k) * HOUR_BUCKETS
-                    daily.append(sum(row.get(first_bucket + i, 0.0) for i in range(HOUR_BUCKETS)))
+                daily = [sum(row.get((today - 1 - k) * HOUR_BUCKETS + i, 0.0) for i in range(HOUR_BUCKETS))
+                         for k in range(days)]
                 ad[f"HourlyJobs{counter}"] = _array(hourly, counter)
                 ad[f"DailyJobs{counter}"] = _array(daily, counter)
             if ad:
                 out[key] = ad
         return out
 
-    def _open_spells(self, now: float) -> dict[tuple[str, str], _Tally]:
-        """The time of jobs idle or running now, up to ``now``, as tallies to add."""
-        extra: dict[tuple[str, str], _Tally] = {}
-        for key, job in self.jobs.items():
-            if job.status not in _SLOT and job.status != _IDLE:
+    def _with_open(self, key: tuple[str, str], counter: str, tally: _Tally, now: float, now_bucket: int,
+                   oldest: int) -> tuple[dict[int, float], float, float | None]:
+        """A counter's buckets, total and first add with the open spells counted up to ``now``."""
+        row, total, first = tally.buckets[counter], tally.totals[counter], tally.first_add.get(counter)
+        spells = self.open.get((key, counter))
+        if not spells:
+            return row, total, first
+        row = dict(row)
+        for began, (_, rates, weighted_starts) in spells.items():
+            total += rates * now - weighted_starts
+            began_at = self._edge(began)
+            first = began_at if first is None else min(first, began_at)
+            if began == now_bucket:
+                row[began] = row.get(began, 0.0) + rates * now - weighted_starts
                 continue
-            for tally_key in self._keys(key):
-                tally = extra.get(tally_key)
-                if tally is None:
-                    tally = extra[tally_key] = _Tally(job.since)
-                self._spell(tally, key, job, now)
-        return extra
+            row[began] = row.get(began, 0.0) + rates * self._edge(began + 1) - weighted_starts
+            for bucket in range(max(began + 1, oldest), now_bucket):
+                row[bucket] = row.get(bucket, 0.0) + rates * HOUR_BUCKET
+            row[now_bucket] = row.get(now_bucket, 0.0) + rates * (now - self._edge(now_bucket))
+        return row, total, first
 
     def prune(self, now: float) -> None:
         """Drop buckets no query at ``now`` or later shows (memory stays bounded)."""
