@@ -3,8 +3,9 @@
 The counters are a projection of the journal (``eventcore.projections.usage``), folded
 on from where the last query left them, each time the records are queried, and published
 as HTCondor's schedd publishes them (``HourlyJobs*``, ``DailyJobs*``) with
-``HourlyStatsStartTime`` (when the stats begin: the schedd's start, or the journal's first
-record when that is earlier -- they are the journal's, so they outlive a restart),
+``HourlyStatsStartTime`` (when the stats begin: the journal's first record, or the
+schedd's start while the journal is empty -- HTCondor's is its schedd's start, as its
+counters start from zero with it; these are the journal's, so they outlive a restart),
 ``HourlyStatsUnitSize`` (14400), and ``HourlyStatsUnitPhase`` (users) or
 ``HourlyStatsTickTime`` (projects), as HTCondor's QUERY_USERREC_ADS answers.
 
@@ -49,7 +50,7 @@ class UsageStats:
             now = time.time() if now is None else now
             self.fold.prune(now)
             first = self.fold.first_time
-            start = int(min(self.start_time, first) if first is not None else self.start_time)
+            start = int(first if first is not None else self.start_time)
             out = self.fold.publish(now, start)
             common = {"HourlyStatsStartTime": str(start), "HourlyStatsUnitSize": str(HOUR_BUCKET)}
             out[("user", "")] = dict(common, HourlyStatsUnitPhase=str(self.fold.clock.phase(now)))
