@@ -28,7 +28,9 @@ code decides):
   shadow exits only;
 * Requeued: a JOB_EVICTED (the run evicted, or its job exited and requeued);
 * FailedToStart: a SHADOW_EXCEPTION, which here is a run whose starter ended without an
-  outcome (HTCondor's JOB_NOT_STARTED and JOB_EXEC_FAILED);
+  outcome (HTCondor's JOB_NOT_STARTED and JOB_EXEC_FAILED).  A starter killed after it
+  started the job ends the same way here and is counted too; HTCondor's shadow would
+  try to reconnect, and a failed reconnect is not counted there;
 * SlotTime: seconds in status 2 (running) or 6 (transferring output), not suspended;
 * WeightedIdle: seconds idle times RequestCpus, divided by the bucket's 14400 seconds.
 

@@ -117,6 +117,26 @@ def test_counters_after_runs_holds_and_requeues(pool, tmp_path):
     assert out.returncode == 0 and out.stdout.splitlines()[1].rstrip() == "physics"
 
 
+def test_a_starter_killed_is_counted_as_a_failure_to_start(pool, tmp_path):
+    """A run whose starter dies without an outcome (kill -9) is a shadow exception here:
+    counted in FailedToStart (as HTCondor's JOB_NOT_STARTED; HTCondor's shadow would try to
+    reconnect to a starter lost mid-run instead, not counted), and the job runs again."""
+    schedd = htcondor.Schedd()
+    began = time.time()
+    schedd.addProjectRec("chemistry")
+    cluster = submit(schedd, tmp_path, **{"+ProjectName": '"chemistry"'})
+    wait_until(lambda: running(schedd, cluster), 90, what="the job to run")
+    pid = schedd.query(f"ClusterId == {cluster}", ["StarterPid"])[0]["StarterPid"]
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: running(schedd, cluster, 2), 90, what="the job's second run")
+    schedd.act(JobAction.Remove, f"ClusterId == {cluster}")
+    (ad,) = schedd.queryProjectAds('Name == "chemistry"')
+    now = time.time()
+    assert since(ad, "FailedToStart", began, now) == 1
+    assert since(ad, "Launched", began, now) == 2
+    assert total(ad, "Requeued") == total(ad, "Held") == 0
+
+
 def test_the_counters_outlive_a_schedd_kill(fresh_pool, tmp_path):
     """They are the journal's: the schedd killed and started again answers the same counts
     (HTCondor's schedd starts its counters again from zero)."""
