@@ -19,7 +19,7 @@ import sys
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.adprint import Output
-from jobledger.condor_cli.qusers_daily import daily_lines
+from jobledger.condor_cli.qusers_daily import daily_lines, display_width
 from jobledger.condor_cli.args import Args, Failed, Help, Usage, constraint_problem, entry, show_version
 from jobledger.eventcore.adwire import quote as _quote
 from jobledger.eventcore.errors import HTCondorException
@@ -45,6 +45,7 @@ USAGE = f"""Usage: {PROG} [ADDRESS] [DISPLAY] [NAMES]
     -usage               completed and removed jobs and their times
     -daily[:rescale]     hourly and daily stats: jobs launched, not started,
                          requeued and held, slot hours and idle weight
+    -wide                lines not cut at the terminal's width
 
   NAMES is zero or more of:
     <name>               the User (or Project) called <name>
@@ -113,6 +114,8 @@ def parse(argv: list[str]) -> dict:
             opts["projects"] = True
         elif args.flag("usage", 2):
             opts["usage"] = True
+        elif args.flag("wide", 1):        # -wide[:N]: lines not cut at the display width
+            opts["wide"] = True
         elif args.flag("daily", 2):       # -daily[:rescale]
             qual = args.qualifier
             opts["daily"] = 2 if qual and "rescale".startswith(qual.lower()) else 1
@@ -197,7 +200,8 @@ def show_daily(schedd, constraint: str, opts: dict) -> int:
         ads = query(constraint, [])
     except HTCondorException as exc:
         raise Failed(f"Error: query failed - {exc}") from None
-    for line in daily_lines(ads, rescale=opts["daily"] == 2):
+    width = 0 if opts.get("wide") else display_width(sys.stdout)
+    for line in daily_lines(ads, rescale=opts["daily"] == 2, width=width):
         print(line)
     return 0
 

@@ -10,17 +10,19 @@ hrs`` (all of today's buckets, once three buckets' time has passed), ``Yesterday
 ``Day Before``.  A value that does not evaluate to a number is left blank.  Rows are sorted
 by their key (the record's name; its span rows are the name plus ``_0``, ``_2`` ...), as the
 tool's ``std::map`` holds them.  Every column is left-aligned, as wide as its heading or
-its widest cell, columns one space apart.  ``:rescale`` divides the idle weight by the
-number of buckets the span covers.
+its widest cell, columns one space apart, each line cut at the display width less one
+(the terminal's, or 1024 when output is not a terminal; ``-wide``: not cut).
+``:rescale`` divides the idle weight by the number of buckets the span covers.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 from jobledger.eventcore.classad import ExprTree
 
-__all__ = ["daily_lines", "HEADINGS"]
+__all__ = ["daily_lines", "display_width", "HEADINGS"]
 
 HEADINGS = ("Name", "Launched", "NoExec", "Requeued", "Held", "SlotHours", "IdleWeight")
 _COUNTS = ("Launched", "FailedToStart", "Requeued", "Held")
@@ -132,9 +134,11 @@ def _add(info: _Info, ad) -> None:
                 f"DailyJobsWeightedIdle[{day}]/size(HourlyJobsWeightedIdle)"])
 
 
-def daily_lines(ads, rescale: bool = False, now: float | None = None) -> list[str]:
+def daily_lines(ads, rescale: bool = False, now: float | None = None, width: int = 0) -> list[str]:
     """The tool's lines (heading first) for the records ``ads`` (in the order the schedd
-    sent them); ``now``: the tool's clock (read at the first record when not given)."""
+    sent them); ``now``: the tool's clock (read at the first record when not given);
+    ``width``: each line is cut to ``width - 1`` characters (the tool's display width; 0:
+    not cut, as with ``-wide``)."""
     info = _Info(rescale, now)
     for ad in ads:
         _add(info, ad)
@@ -143,4 +147,12 @@ def daily_lines(ads, rescale: bool = False, now: float | None = None) -> list[st
     widths = [max([len(heading), *(len(row[i]) for row in rows)]) for i, heading in enumerate(HEADINGS)]
     lines = [" ".join(h.ljust(w) for h, w in zip(HEADINGS, widths))]
     lines += [" ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows]
-    return lines
+    return [line[:width - 1] for line in lines] if width > 0 else lines
+
+
+def display_width(stream) -> int:
+    """HTCondor's display width: the terminal's columns, or 1024 when not a terminal."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 1024
+    except (OSError, ValueError, AttributeError):
+        return 1024

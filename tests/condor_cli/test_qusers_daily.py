@@ -73,7 +73,15 @@ def test_rows_sort_by_key_bytes_as_the_tools_map():
     assert names == ["a", "a.b", "last", "last"]
 
 
+def test_lines_are_cut_at_the_display_width_less_one():
+    rec = ad(User='"alice@h"', HourlyJobsLaunched="{2}", **stats())
+    lines = daily_lines([rec], now=START + 60, width=20)
+    assert lines == [line[:19] for line in daily_lines([rec], now=START + 60)]
+    assert lines[0] == "Name             La"
+
+
 def test_the_flag_and_its_rescale_form():
+    assert parse(["-daily", "-wide"])["wide"] is True
     assert parse(["-daily"])["daily"] == 1
     assert parse(["-da:r"])["daily"] == 2
     assert parse(["-daily:rescale", "-projects"])["daily"] == 2
