@@ -201,6 +201,7 @@ class Schedd(Daemon):
         self.max_input_mb = limits["MAX_TRANSFER_INPUT_MB"].strip()
         # Before the socket opens: settle what happened while we were away.
         self.runs.reconcile(startup=True)
+        self.matches.restore_queued()
         self.runs.kill_unknown_claims()
 
     def started(self) -> None:

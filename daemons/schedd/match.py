@@ -16,7 +16,10 @@ other match takes it) and its claim made on the startd, but nothing is recorded:
 its EXECUTE goes into the same commit as the current job's end, when the handover
 names it, exactly as for a next job found then.  An end that hands nothing over,
 or a current run that ended any other way, lets the reservation go (the starter
-cancels the queued task: ``daemons.dask_starter``).
+cancels the queued task: ``daemons.dask_starter``).  The reservations live in the
+schedd's memory; a schedd that starts takes them back from the startds' claims
+(``restore_queued``) before any match, and leaves a saved outcome to its live starter
+(``Runs`` reconcile), whose report then hands the claim over as before.
 """
 
 from __future__ import annotations
@@ -234,6 +237,59 @@ class Matches:
             self._queued[claim] = {"job": nxt, "claim": nxt_claim, "request": request, "given": given,
                                    "startd": startd, "behind": job, "ended": None}
         return given
+
+    def restore_queued(self) -> int:
+        """At start-up, before any match: the jobs queued behind runs on their startds (a
+        Dask startd keeps each as a claim ``behind`` another) are reserved again under
+        their claims, as the schedd that queued them had them, so that no match takes
+        them and the handover at the end of the run before records their start (a queued
+        job may start on its worker while the schedd is down).  A queued job that is no
+        longer idle (removed or held meanwhile) is cancelled on its startd, with the jobs
+        behind it.  Returns how many were reserved again."""
+        running = {adwire.evaluate(ad, "ClaimId"): (job, startd_address(ad)) for job, ad in self.runs.running_jobs()}
+        restored = 0
+        for startd in {address for _, address in running.values() if address}:
+            try:
+                claims = self.runs.startd_call("claims", address=startd)
+            except HTCondorException as exc:
+                self.log.info("could not ask %s for the jobs queued on it: %s", startd, exc)
+                continue
+            behind = {entry["behind"]: claim for claim, entry in claims.items()
+                      if isinstance(entry, dict) and isinstance(entry.get("behind"), str)}
+            for ahead, (ahead_job, address) in running.items():
+                while address == startd and ahead in behind:
+                    claim = behind.pop(ahead)
+                    job = self._restore_one(claim, claims[claim], ahead, ahead_job, startd)
+                    if job is None:
+                        behind[ahead] = claim     # cancelled below, with those behind it
+                        break
+                    restored += 1
+                    ahead, ahead_job = claim, job
+            for claim in behind.values():
+                self.log.info("claim %s: its queued job is not to run: cancelled", claim)
+                try:
+                    self.runs.startd_call("signal", address=startd, claim=claim, what="kill")
+                except HTCondorException as exc:
+                    self.log.info("claim %s: could not cancel it: %s", claim, exc)
+        return restored
+
+    def _restore_one(self, claim: str, entry: dict, ahead: str, ahead_job: JobId, startd: str) -> JobId | None:
+        """Reserve the job the startd queued under ``claim`` behind ``ahead``: its id, or
+        None if it is not to run (not idle, or already being started)."""
+        try:
+            job = JobId.parse(str(entry.get("job")))
+        except (ValueError, TypeError):
+            return None
+        ad = self.store.job_ad(job)
+        if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE or externally_managed(ad) \
+                or not self.runs.reserve_as(job, claim):
+            return None
+        given = {"claim": claim, "job": self._starter_job(job, ad), "scratch": entry.get("scratch")}
+        with self.runs.lock:
+            self._queued[ahead] = {"job": job, "claim": claim, "request": request_of(ad), "given": given,
+                                   "startd": startd, "behind": ahead_job, "ended": None}
+        self.log.info("job %s: queued behind job %s on %s, reserved again", job, ahead_job, startd)
+        return job
 
     def _drop_queued(self, claim: str) -> None:
         """The jobs queued behind ``claim`` will not run there: their reservations go."""

@@ -48,6 +48,9 @@ from jobledger.daemons.storage.interfaces import JobLedger
 
 MAX_START_FAILURES = 3          # starters gone without an outcome before the job is held
 STARTED_WAIT = 10.0             # seconds a report waits for its run's start to be recorded
+# Seconds a live starter's saved outcome is left to it to report (its retries last
+# SCHEDD_RECONNECT_TIMEOUT, 60 s by default); an older one is read (a stuck starter).
+LIVE_REPORT_GRACE = 90.0
 
 
 class Runs:
@@ -89,6 +92,16 @@ class Runs:
             self._starting[claim] = threading.Event()
             self._starting_jobs[job] = claim
             return claim
+
+    def reserve_as(self, job: JobId, claim: str) -> bool:
+        """``reserve`` under a given ``claim`` (one a startd holds already, see
+        ``Matches.restore_queued``); False if the job or the claim is being started."""
+        with self.lock:
+            if job in self._starting_jobs or claim in self._starting:
+                return False
+            self._starting[claim] = threading.Event()
+            self._starting_jobs[job] = claim
+            return True
 
     def started(self, job: JobId, claim: str,
                 how: ClaimEvent = ClaimEvent.FAILED) -> ClaimState | None:
@@ -245,6 +258,10 @@ class Runs:
         scratch = adwire.evaluate(ad, "ScratchDir")
         pid, start = adwire.evaluate(ad, "StarterPid"), adwire.evaluate(ad, "StarterStart")
         outcome = read_outcome(scratch) if isinstance(scratch, str) else None
+        if outcome is not None and alive(pid, start) and _recent(scratch, LIVE_REPORT_GRACE):
+            # Its starter, alive, saved it when a first report failed and is still trying:
+            # its report hands the claim over (to the jobs queued behind the run, too).
+            outcome = None
         running = outcome is None and alive(pid, start)
         if outcome is None and not running and isinstance(scratch, str):
             outcome = read_outcome(scratch)  # it may have finished between the two looks
@@ -323,9 +340,17 @@ class Runs:
             return
         current = {adwire.evaluate(ad, "ClaimId") for _, ad in self.running_jobs()}
         for claim in claims:
-            if claim not in current:
+            if claim not in current and not self.is_starting(claim):   # (reserved: being started)
                 self.log.info("claim %s is not in the journal: killing its starter", claim)
                 try:
                     self.startd_call("signal", claim=claim, what="kill")
                 except HTCondorException:
                     pass
+
+
+def _recent(scratch: str, seconds: float) -> bool:
+    """Was the outcome saved in ``scratch`` less than ``seconds`` ago?"""
+    try:
+        return time.time() - os.stat(os.path.join(scratch, OUTCOME)).st_mtime < seconds
+    except OSError:
+        return False

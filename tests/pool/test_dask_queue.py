@@ -195,16 +195,13 @@ def test_short_queued_jobs_log_their_transfers_in_order(pool, tmp_path):
     wait_until(lambda: audit(pool.local_dir).ok, 30, what="a clean audit")
 
 
-@pytest.mark.xfail(reason="known gap: the reservations of the queued jobs die with the schedd; the worker "
-                          "runs the queue unrecorded while it is down, the new schedd cancels the claims it "
-                          "does not know, and the jobs run again (seen: each of the four queued jobs started "
-                          "twice). Fix: rebuild the reservations from the startd's queued claims at start-up",
-                   strict=False)
 def test_schedd_sigkill_while_jobs_are_queued_on_the_worker(pool, cluster, tmp_path):
     """The schedd SIGKILLed while one job runs and four are queued behind it, and the
-    running one ends while it is down: its reservations are gone with it.  Every job
-    still ends once with its output, the audit is clean, and no job starts on the worker
-    without its EXECUTE in the log (each start is recorded as a run)."""
+    running one ends while it is down (the worker runs the queue meanwhile): the new
+    schedd reserves the queued jobs again from the startd's claims before it matches
+    anything, so every job ends once with its output, no job starts on the worker
+    without its EXECUTE in the log, and the audit is clean.  (Before, the queued jobs
+    ran unrecorded and then again: two starts each.)"""
     log, cluster_id, gate, ran = gated_jobs(pool, tmp_path, 6)
     wait_until(lambda: tasks_on_worker(cluster) == 5, 60, what="the running job and four queued behind it")
     before = daemon_pid(pool, "schedd")
