@@ -110,8 +110,8 @@ class _Tally:
 class _Job:
     __slots__ = ("own", "status", "since", "keys", "rate")
 
-    def __init__(self, own: dict, status: int, since: float):
-        self.own, self.status, self.since = own, status, since
+    def __init__(self, own: dict | None, status: int, since: float):
+        self.own, self.status, self.since = own, status, since     # own: None when empty
         self.keys: tuple[tuple[str, str], ...] = ()
         self.rate = 0.0       # what a second of its open spell adds (0: no spell open)
 
@@ -169,14 +169,14 @@ class UsageFold:
             shared = _subset(common)
             status = int_attr(common, "JobStatus", _IDLE)
             for number, own in zip(e.payload["procs"], e.payload["ads"]):
-                mine = _subset(own)
-                mine = dict(shared, **mine) if mine else dict(shared)
+                found = _subset(own)
+                mine = dict(shared, **found) if found else (dict(shared) if shared else None)
                 self._add_job((cluster, number), mine, int_attr(own, "JobStatus", status), e.time)
         elif kind == "cluster":
             self.clusters.setdefault(cluster, {}).update(_subset(e.payload["ad"]))
         elif kind == "proc" and proc >= 0:
             ad = e.payload["ad"]
-            self._add_job((cluster, proc), _subset(ad), int_attr(ad, "JobStatus", _IDLE), e.time)
+            self._add_job((cluster, proc), _subset(ad) or None, int_attr(ad, "JobStatus", _IDLE), e.time)
         elif kind == "set":
             self._set(cluster, proc, e.payload, e.time)
         elif kind == "leave":
@@ -189,7 +189,7 @@ class UsageFold:
                     self.counts.pop(cluster, None)
                     self.clusters.pop(cluster, None)
 
-    def _add_job(self, key: tuple[int, int], own: dict[str, str], status: int, when: float) -> None:
+    def _add_job(self, key: tuple[int, int], own: dict[str, str] | None, status: int, when: float) -> None:
         old = self.jobs.get(key)
         if old is None:
             self.counts[key[0]] = self.counts.get(key[0], 0) + 1
@@ -210,6 +210,8 @@ class UsageFold:
             job = self.jobs.get((cluster, proc))
             if job is None:
                 return
+            if job.own is None:
+                job.own = {}
             target, touched = job.own, [((cluster, proc), job)]
         for key, job in touched:       # a spell open goes on under the owner, project, weight now set
             self._close(job, when)
@@ -231,7 +233,7 @@ class UsageFold:
             if status is None:
                 return
             self.counts[key[0]] = self.counts.get(key[0], 0) + 1
-            job = self.jobs[key] = _Job({}, int(status), when)
+            job = self.jobs[key] = _Job(None, int(status), when)
             self._open(key, job, when)
             return
         before = job.status
@@ -322,7 +324,7 @@ class UsageFold:
     # -- what a job counts against --------------------------------------------------------
     def _attr(self, key: tuple[int, int], name: str) -> str | None:
         job = self.jobs.get(key)
-        if job is not None and name in job.own:
+        if job is not None and job.own and name in job.own:
             return job.own[name]
         return self.clusters.get(key[0], {}).get(name)
 
