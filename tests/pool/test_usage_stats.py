@@ -45,6 +45,12 @@ def job(schedd, cluster: int) -> dict:
     return schedd.query(f"ClusterId == {cluster}", ["JobStatus", "NumJobStarts"])[0]
 
 
+def completed(schedd, cluster: int) -> bool:
+    """Completed, or gone from the queue (one query: the job may leave between two)."""
+    ads = schedd.query(f"ClusterId == {cluster}", ["JobStatus"])
+    return not ads or ads[0]["JobStatus"] == 4
+
+
 def running(schedd, cluster: int, starts: int = 1) -> bool:
     ad = job(schedd, cluster)
     return ad["JobStatus"] == 2 and ad.get("NumJobStarts", 0) >= starts
@@ -62,8 +68,7 @@ def test_counters_after_runs_holds_and_requeues(pool, tmp_path):
     wait_until(lambda: running(schedd, vacated, 2), 90, what="the vacated job's second run")
     idle_held = submit(schedd, tmp_path, hold="true")                  # held idle: not counted
     done = submit(schedd, tmp_path, executable="/bin/true", arguments="")
-    wait_until(lambda: not schedd.query(f"ClusterId == {done}", ["JobStatus"]) or
-               job(schedd, done)["JobStatus"] == 4, 90, what="the short job to complete")
+    wait_until(lambda: completed(schedd, done), 90, what="the short job to complete")
     schedd.act(JobAction.Remove, f"ClusterId >= {held}")
     wait_until(lambda: not schedd.query(f"ClusterId >= {held} && JobStatus != 3", ["JobStatus"]), 90,
                what="the jobs to go")
@@ -142,8 +147,7 @@ def test_the_counters_outlive_a_schedd_kill(fresh_pool, tmp_path):
     (HTCondor's schedd starts its counters again from zero)."""
     me, schedd = _user(), fresh_pool.schedd
     done = submit(schedd, tmp_path, executable="/bin/true", arguments="")
-    wait_until(lambda: not schedd.query(f"ClusterId == {done}", ["JobStatus"]) or
-               job(schedd, done)["JobStatus"] == 4, 90, what="a job to complete")
+    wait_until(lambda: completed(schedd, done), 90, what="a job to complete")
     before = schedd.queryUserAds(f'Owner == "{me}"')[0]
     assert total(before, "Launched") == 1
     pid = daemon_pid(fresh_pool, "schedd")
