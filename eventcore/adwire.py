@@ -118,8 +118,17 @@ _VALUES: dict[tuple, object] = {}    # (name, needed attributes) -> its scalar v
 
 
 def evaluate(exprs: Mapping[str, str], name: str):
-    """``name`` evaluated in the ad ``exprs``: a Python value, None for undefined/error."""
-    text = exprs.get(name)
+    """``name`` evaluated in the ad ``exprs``: a Python value, None for undefined/error.
+    An ad with its own ``lookup`` (a queue row) is asked whatever the case: a job's own
+    ``requestmemory`` hides its cluster's ``RequestMemory``, as in the chained ClassAd."""
+    lookup = getattr(exprs, "lookup", None)
+    if lookup is not None:
+        found = lookup(name.lower())
+        if found is None:
+            return None
+        text = found[1]
+    else:
+        text = exprs.get(name)
     if text is None:
         lowered = {k.lower(): k for k in exprs}
         if name.lower() not in lowered:

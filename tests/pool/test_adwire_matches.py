@@ -75,6 +75,18 @@ def test_values_are_the_engines_on_the_whole_ad():
             assert value == expected and type(value) is type(expected), (name, proc)
 
 
+def test_a_jobs_own_attribute_hides_its_clusters_whatever_the_case():
+    """A queue row's proc spells ``requestmemory``, its cluster ``RequestMemory``: the
+    proc's is the value, as the chained ad evaluates it (and RequestDisk reads it)."""
+    ensure_environment()
+    row = JobAd(dict(PROCS[1]), CLUSTER)
+    for name in ("RequestMemory", "requestmemory", "REQUESTMEMORY"):
+        assert adwire.evaluate(row, name) == 2048, name
+    assert adwire.evaluate(row, "RequestDisk") == 8192
+    assert adwire.evaluate(JobAd(dict(PROCS[0]), CLUSTER), "requestMEMORY") == 128
+    assert adwire.evaluate(row, "NoSuchAttribute") is None
+
+
 def test_values_that_depend_on_the_clock_are_not_kept():
     ensure_environment()
     clock = ENV.clock
