@@ -198,19 +198,12 @@ class QueueViews:
                 page = self._column_page(p, wanted, rows if left < 0 else min(rows, left), after, last)
                 if deadline is not None and _time.monotonic() > deadline:
                     raise TimeoutError("the query ran past its time budget")
-                spent += _time.monotonic() - started
-                if page:
-                    left -= len(page) if left > 0 else 0
-                    yield page
-                if not last or last[1] < rows or left == 0:
-                    return
-                after = last[0]
-                continue
-            page = []
-            for ad in self._matching(p, predicate, deadline, rows, after=after, last=last):
-                page.append(ad.project(wanted))
-                if len(page) == left:
-                    break
+            else:
+                page = []
+                for ad in self._matching(p, predicate, deadline, rows, after=after, last=last):
+                    page.append(ad.project(wanted))
+                    if len(page) == left:
+                        break
             spent += _time.monotonic() - started
             if page:
                 left -= len(page) if left > 0 else 0
