@@ -197,8 +197,9 @@ class Store(QueueViews):
             raise
         return conn
 
-    def _read_head(self, conn=None) -> tuple[int, int]:
-        return Reader.over(conn or self._conn, self.path).head()
+    def _read_head(self) -> tuple[int, int]:
+        """(position, checksum) at the head, as the writer's connection sees it."""
+        return Reader.over(self._conn, self.path).head()
 
 
     def close(self) -> None:
