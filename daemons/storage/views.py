@@ -41,6 +41,13 @@ _COLUMN_ATTRS = {"clusterid": "ClusterId", "procid": "ProcId", "jobstatus": "Job
 _COLUMN_INDEX = {"clusterid": 0, "procid": 1, "jobstatus": 2, "owner": 3}   # in the rows read
 
 
+def _past(p, after: tuple | None) -> tuple[str, tuple]:
+    """The plan's WHERE clause and parameters, narrowed to jobs past ``after`` (cluster, proc)."""
+    if after is None:
+        return p.where, p.params
+    return f"({p.where}) AND (j.cluster, j.proc) > (?, ?)", (*p.params, *after)
+
+
 def default_constraint_filter(text: str) -> Callable[[dict], bool]:
     """A predicate over ads (attr -> expression text) from the ClassAd engine."""
     return compile_filter(text)
@@ -219,9 +226,7 @@ class QueueViews:
         attributes its constraint and projection name); ``limit`` > 0: read no
         more rows than that; ``after``: only jobs past that (cluster, proc);
         ``last`` is set to [(cluster, proc) of the last row read, rows read]."""
-        where, params = p.where, p.params
-        if after is not None:
-            where, params = f"({where}) AND (j.cluster, j.proc) > (?, ?)", (*params, *after)
+        where, params = _past(p, after)
         sql = ("SELECT j.cluster, j.ad, c.ad, j.proc FROM queue_jobs j LEFT JOIN queue_clusters c "
                f"ON c.cluster = j.cluster WHERE {where} ORDER BY j.cluster, j.proc")
         if limit > 0:
@@ -251,20 +256,17 @@ class QueueViews:
 
     def _query_columns(self, p, wanted: list[str], limit: int) -> list[dict]:
         """A projection of indexed columns only: no ad is decoded."""
-        sql = (f"SELECT j.cluster, j.proc, j.status, j.owner FROM queue_jobs j WHERE {p.where} "
-               "ORDER BY j.cluster, j.proc")
-        if limit >= 0:
-            sql += f" LIMIT {int(limit)}"
-        return _column_ads(self._read(sql, p.params), wanted)
+        return self._column_page(p, wanted, limit, None, [])
 
     def _column_page(self, p, wanted: list[str], rows: int, after: tuple | None, last: list) -> list[dict]:
-        """``_query_columns`` for one page of ``query_pages``: at most ``rows`` jobs past
-        ``after``; ``last`` set as ``_matching`` sets it."""
-        where, params = p.where, p.params
-        if after is not None:
-            where, params = f"({where}) AND (j.cluster, j.proc) > (?, ?)", (*params, *after)
-        found = self._read(f"SELECT j.cluster, j.proc, j.status, j.owner FROM queue_jobs j "
-                           f"WHERE {where} ORDER BY j.cluster, j.proc LIMIT {int(rows)}", params)
+        """``_query_columns`` for one page of ``query_pages``: at most ``rows`` jobs (-1: all)
+        past ``after``; ``last`` set as ``_matching`` sets it."""
+        where, params = _past(p, after)
+        sql = (f"SELECT j.cluster, j.proc, j.status, j.owner FROM queue_jobs j WHERE {where} "
+               "ORDER BY j.cluster, j.proc")
+        if rows >= 0:
+            sql += f" LIMIT {int(rows)}"
+        found = self._read(sql, params)
         if found:
             last[:] = [(found[-1][0], found[-1][1]), len(found)]
         return _column_ads(found, wanted)
