@@ -4,6 +4,7 @@
 composes and hands only the store interface it needs (``daemons/storage/interfaces.py``):
 ``act`` (remove, hold, release, ...), ``match`` (claims and EXECUTE), ``runs`` (starts and
 ends), ``policy`` (periodic and exit expressions), ``query`` and ``watch`` (readers),
-``userrecs`` and ``submitters`` (per-owner state), ``local`` (local and scheduler
+``userrecs``, ``submitters`` and ``usage`` (per-owner state and its hourly and daily
+usage), ``local`` (local and scheduler
 universe), ``claims``, ``dagman``, ``epochs``, ``export`` and ``proxy``.
 """
