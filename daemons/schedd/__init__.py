@@ -5,6 +5,6 @@ composes and hands only the store interface it needs (``daemons/storage/interfac
 ``act`` (remove, hold, release, ...), ``match`` (claims and EXECUTE), ``runs`` (starts and
 ends), ``policy`` (periodic and exit expressions), ``query`` and ``watch`` (readers),
 ``userrecs``, ``submitters`` and ``usage`` (per-owner state and its hourly and daily
-usage), ``local`` (local and scheduler
-universe), ``claims``, ``dagman``, ``epochs``, ``export`` and ``proxy``.
+usage), ``local`` (local and scheduler universe), ``claims``, ``dagman``, ``epochs``,
+``export`` and ``proxy``.
 """
