@@ -55,11 +55,13 @@ def _rules(spec: str) -> list[tuple[str, str | None, str]]:
 
 
 def job_environment(assigned: list[str], machine_has_gpus: bool, spec: str = DEFAULT_ENVIRONMENT,
-                    unassigned: str = DEFAULT_UNASSIGNED) -> dict[str, str]:
-    """The variables a job holding ``assigned`` GPU ids gets (none on a machine without GPUs)."""
+                    unassigned: str = DEFAULT_UNASSIGNED, tag: str = "GPUs") -> dict[str, str]:
+    """The variables a job holding ``assigned`` GPU ids gets (none on a machine without GPUs);
+    ``tag``: another custom resource's name, whose ids go the same way (``_CONDOR_Assigned<tag>``
+    and the variables ``ENVIRONMENT_FOR_Assigned<tag>`` names)."""
     if not machine_has_gpus:
         return {}
-    env = {"_CONDOR_AssignedGPUs": ",".join(assigned)} if assigned else {}
+    env = {f"_CONDOR_Assigned{tag}": ",".join(assigned)} if assigned else {}
     for name, pattern, replacement in _rules(spec):
         if not assigned:
             env[name] = unassigned

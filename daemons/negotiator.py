@@ -36,9 +36,10 @@ from jobledger.daemons.daemon import Daemon, main_for
 from jobledger.eventcore.enums import AdType
 from jobledger.eventcore.errors import HTCondorException
 
-GROUP_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "Owner",
+GROUP_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestDisk", "RequestGPUs", "Owner",
                "JobUniverse")
 RESOURCES = (("Cpus", "RequestCpus"), ("Memory", "RequestMemory"), ("Disk", "RequestDisk"))
+BUILTIN = frozenset({"Cpus", "Memory", "Disk", "Swap"})
 MAX_SPINS = 8       # rounds of the pie in one cycle
 MATCH_PENDING = 10.0  # seconds a match counts as held before its claimed slot shows up
 
@@ -69,6 +70,7 @@ def plan_matches(jobs: list[dict], slots: list[tuple[str, dict]], free: list[dic
     taken = 0
     for group in ordered:
         request = request_of(group[0])
+        need = {**request, **_custom_request(group[0], free)}
         if cap is not None and taken + request["Cpus"] > cap:
             continue
         candidates = _candidates(group[0], request, slots, free)
@@ -76,9 +78,9 @@ def plan_matches(jobs: list[dict], slots: list[tuple[str, dict]], free: list[dic
             if cap is not None and taken + request["Cpus"] > cap:
                 break
             for index in candidates:
-                if all(free[index][name] >= request[name] for name, _ in RESOURCES):
-                    for name, _ in RESOURCES:
-                        free[index][name] -= request[name]
+                if all(free[index].get(name, 0) >= amount for name, amount in need.items()):
+                    for name, amount in need.items():
+                        free[index][name] -= amount
                     taken += request["Cpus"]
                     matches.append({"job": f"{job['ClusterId']}.{job['ProcId']}",
                                     "startd": slots[index][0], "request": request,
@@ -88,7 +90,37 @@ def plan_matches(jobs: list[dict], slots: list[tuple[str, dict]], free: list[dic
 
 
 def free_of(slots: list[tuple[str, dict]]) -> list[dict]:
-    return [{name: adwire.literal(ad.get(name, "0")) for name, _ in RESOURCES} for _, ad in slots]
+    """What each slot has free: its Cpus, Memory, Disk, and the count of each custom
+    resource its MachineResources names (GPUs ...)."""
+    out = []
+    for _, ad in slots:
+        free = {name: adwire.literal(ad.get(name, "0")) for name, _ in RESOURCES}
+        names = _literal(ad.get("MachineResources"))
+        for tag in names.split() if isinstance(names, str) else ():
+            count = _literal(ad.get(tag))
+            if tag not in BUILTIN and isinstance(count, int) and not isinstance(count, bool):
+                free[tag] = count
+        out.append(free)
+    return out
+
+
+def _literal(text: str | None):
+    try:
+        return adwire.literal(text) if text is not None else None
+    except Exception:  # noqa: BLE001 - an expression: not a count we can use up
+        return None
+
+
+def _custom_request(job: dict, free: list[dict]) -> dict:
+    """How much of each custom resource some slot offers the job asks for (``Request<tag>``
+    as a number; an expression or nothing asks for none)."""
+    tags = {tag for slot in free for tag in slot if tag not in BUILTIN}
+    out = {}
+    for tag in tags:
+        value = _literal(job.get(f"Request{tag}"))
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            out[tag] = int(value + 0.999999) if isinstance(value, float) else value
+    return out
 
 
 def _candidates(job: dict, request: dict, slots: list[tuple[str, dict]], free: list[dict]) -> list[int]:

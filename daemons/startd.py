@@ -38,6 +38,7 @@ import traceback
 
 from jobledger.eventcore import adwire
 from jobledger.daemons import ipc
+from jobledger.daemons import custom_resources
 from jobledger.daemons.daemon import (DC_RECONFIG, EXIT_REFUSED, Daemon, alive, filesystem_domain, main_for,
                                       process_start_time)
 from jobledger.daemons.machine_facts import machine_facts
@@ -99,12 +100,14 @@ class Launcher:
         self._reader = threading.Thread(target=self._read_loop, name="launcher-reader", daemon=True)
         self._reader.start()
 
-    def launch(self, job: dict, claim: str, timeout: float = 10.0) -> dict:
+    def launch(self, job: dict, claim: str, timeout: float = 10.0, env: dict | None = None) -> dict:
+        """Fork the starter of ``claim`` for ``job``; ``env``: what the machine adds to the
+        environment of each job it runs (its custom resources' assigned ids)."""
         request_id = next(self._ids)
         slot = [threading.Event(), None]
         self._waiting[request_id] = slot
         with self._send_lock:
-            ipc.send_message(self.sock, {"id": request_id, "job": job, "claim": claim})
+            ipc.send_message(self.sock, {"id": request_id, "job": job, "claim": claim, "env": env or {}})
         if self.dead.is_set() or not slot[0].wait(timeout) or slot[1] is None:
             raise HTCondorException("the starter launcher did not answer")
         return slot[1]
@@ -170,8 +173,8 @@ def _launcher_loop(sock, lifeline_r, execute_dir, schedd_address, reconnect_time
                     code = 1
                     try:
                         code = starter(request["job"], request["claim"], execute_dir, schedd_address,
-                                       lifeline_r, reconnect_timeout,
-                                       update_intervals=update_intervals).run()
+                                       lifeline_r, reconnect_timeout, update_intervals=update_intervals,
+                                       machine_env=request.get("env") or {}).run()
                     except BaseException:
                         traceback.print_exc()     # to the startd's stderr file
                         sys.stderr.flush()
@@ -211,6 +214,10 @@ class Startd(Daemon):
         self.execute_dir.mkdir(parents=True, exist_ok=True)
         self.total = machine_resources(str(self.execute_dir), self.config_int("NUM_CPUS", 0),
                                        self.config_int("MEMORY", 0))
+        self.custom = custom_resources.machine_resources(
+            {name: self.config(name, "") for name in self.table.names()
+             if "MACHINE_RESOURCE" in name.upper() or name.upper() == "STARTD_DETECT_GPUS"}, warn=self.log.warning)
+        self.total.update({tag: res.count for tag, res in self.custom.items()})
         self.slot_name = f"slot1@{self.host}"
         self.claims: dict[str, dict] = {}  # claim id -> dynamic slot
         self._lock = threading.Lock()
@@ -393,7 +400,8 @@ class Startd(Daemon):
         no starter is forked, the answer says ``continued`` and the schedd hands the job
         to that starter."""
         wanted = {"Cpus": int(request.get("Cpus", 1)), "Memory": int(request.get("Memory", 0)),
-                  "Disk": int(request.get("Disk", 0))}
+                  "Disk": int(request.get("Disk", 0)),
+                  **{tag: custom_resources.requested(job, tag) for tag in self.custom}}
         with self._lock:
             if self.stopping.is_set():
                 raise HTCondorException("the startd is shutting down")
@@ -416,8 +424,9 @@ class Startd(Daemon):
             short = [key for key, amount in wanted.items() if amount > free[key]]
             if short:
                 raise HTCondorException(f"not enough {', '.join(short)} left for claim {claim}")
+            assigned = custom_resources.assign(self.custom, wanted, old, self.claims.values())
             number = next(self._numbers)
-            slot = {"name": f"slot1_{number}@{self.host}", "resources": wanted,
+            slot = {"name": f"slot1_{number}@{self.host}", "resources": wanted, "assigned": assigned,
                     "job": f"{job.get('ClusterId')}.{job.get('ProcId')}",
                     "owner": job.get("Owner"), "group": job.get("AccountingGroup"),
                     "user": job.get("User") or job.get("Owner"),
@@ -431,6 +440,7 @@ class Startd(Daemon):
             else:
                 if old is not None:
                     old["resources"] = {key: 0 for key in old["resources"]}  # handed over
+                    old["assigned"] = {}
                 self.claims[claim] = slot
         if continuing:
             self._changed.set()
@@ -441,7 +451,8 @@ class Startd(Daemon):
     def _launch(self, claim: str, slot: dict, job: dict) -> dict:
         """Fork the starter of ``claim`` (already holding ``slot``); what ``activate`` answers."""
         try:
-            launched = self.launcher.launch(job, claim)
+            launched = self.launcher.launch(job, claim, env=custom_resources.job_environment(
+                self.custom, slot.get("assigned") or {}, self.config))
         except Exception:
             with self._lock:
                 self.claims.pop(claim, None)
@@ -487,7 +498,10 @@ class Startd(Daemon):
         with self._lock:
             free = self.free()
             claims = list(self.claims.values())
-        return self.machine_ads(self.slot_name, self.total, free, claims, {})
+        ads = self.machine_ads(self.slot_name, self.total, free, claims, {})
+        if self.custom:
+            custom_resources.publish(ads, self.custom, free, [c for c in claims if any(c["resources"].values())])
+        return ads
 
     def machine_ads(self, slot_name: str, total: dict, free: dict, claims: list, facts: dict) -> list[dict]:
         """The partitionable slot ``slot_name`` and its dynamic slots ``claims``;

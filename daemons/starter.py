@@ -222,8 +222,9 @@ class Starter:
 
     def __init__(self, job: dict, claim: str, execute_dir: str, schedd_address: str,
                  lifeline_fd: int | None, reconnect_timeout: float, kill_timeout: float = 5.0,
-                 update_intervals: tuple[float, float] = (5.0, 300.0)):
+                 update_intervals: tuple[float, float] = (5.0, 300.0), machine_env: dict | None = None):
         self.schedd_address = schedd_address
+        self.machine_env = dict(machine_env or {})  # the claim's devices (daemons.custom_resources)
         self.lifeline_fd = lifeline_fd
         self.startd_gone = False      # the lifeline read EOF
         self.reconnect_timeout = reconnect_timeout
@@ -353,6 +354,7 @@ class Starter:
             if self.marks_start:    # this starter works: what kills it from now on is not the job's fault
                 write_atomically(os.path.join(self.scratch, STARTER_RECORD), {"spawning": time.time()})
             env = job_environment(job, self.scratch, _starter_environment())
+            env.update(self.machine_env)
             proxy = plan.proxy_name(job)
             if proxy is not None:   # HTCondor's X509_USER_PROXY: the sandbox's copy (refreshGSIProxy replaces it)
                 env["X509_USER_PROXY"] = os.path.join(self.scratch, proxy) if self.sandboxed \
