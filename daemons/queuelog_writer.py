@@ -5,7 +5,9 @@ of the journal, written by the schedd behind its commits.
 follows the journal through a read-only reader of its own
 (``daemons.storage.reader``): the entries after the position the file reaches are
 folded (``eventcore.projections.queuelog_live``) and appended as one transaction per
-catch-up, written with one ``write`` and fsynced.  ``start()``/``stop()`` run it in a
+catch-up, written with one ``write`` and fsynced.  The queue it folds is kept out of
+memory, in a scratch SQLite file beside the log (``.<name>.fold``,
+``daemons.queuelog_state``), made again at each start.  ``start()``/``stop()`` run it in a
 thread (``stop()`` re-raises the error that ended it); ``catch_up()`` does one round.
 
 Exactly once across crashes, the file being its own cursor: each transaction ends with
@@ -24,6 +26,7 @@ import threading
 import time as _time
 from pathlib import Path
 
+from jobledger.daemons.queuelog_state import SqliteProcs
 from jobledger.daemons.storage.reader import Reader
 from jobledger.eventcore.journal import row_entries
 from jobledger.eventcore.projections.queuelog_live import QueueLogFold, end_position, file_header, transaction_text
@@ -77,7 +80,8 @@ class JobQueueLogWriter:
         self.path = Path(log_path)
         self._wait, self._wake = wait, wake
         self.fsync = fsync
-        self.state = QueueLogFold()
+        self.state = QueueLogFold()      # replaced at open() by one folding into SQLite
+        self._procs: SqliteProcs | None = None
         self._reader: Reader | None = None
         self._file = None
         self._lock = threading.Lock()
@@ -106,6 +110,8 @@ class JobQueueLogWriter:
                 f.flush()
                 os.fsync(f.fileno())
             reached = 0
+        self._procs = SqliteProcs(self.path.with_name(f".{self.path.name}.fold"))
+        self.state = QueueLogFold(self._procs)
         after = 0
         while after < reached:           # the ads as the file has them, nothing written
             rows = self._reader.rows_spanning(after, min(CHUNK, reached - after))
@@ -176,3 +182,6 @@ class JobQueueLogWriter:
             if self._reader is not None:
                 self._reader.close()
                 self._reader = None
+            if self._procs is not None:
+                self._procs.close()
+                self._procs = None

@@ -118,7 +118,7 @@ _JOURNAL_TABLES = ("journal", "meta", "projection", "queue_jobs", "queue_cluster
 _SQL = re.compile(r"\b(SELECT\b.*\bFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|"
                   r"DELETE\s+FROM|CREATE\s+(TABLE|INDEX)|DROP\s+TABLE|PRAGMA)\b", re.S)
 # their own SQLite files, not the journal
-OTHER_DATABASES = {"tracking/checkpoint.py", "tracking/jobtable.py"}
+OTHER_DATABASES = {"tracking/checkpoint.py", "tracking/jobtable.py", "daemons/queuelog_state.py"}
 # the storage layer's own benchmark: it writes journals of millions of rows
 # directly (faster than appends) and times sqlite3's insert beside sqlite-utils'
 STORAGE_BENCHMARKS = {"bench/bench_journal.py"}

@@ -224,6 +224,14 @@ class QueueFold:
                 del self.procs[key]
                 self._loader_empty.discard(key[0])
 
+    def evict_clusters(self, clusters) -> None:
+        """Drop the ads and proc counts of ``clusters`` from memory: the fold's loader
+        gives them back when asked (as for ``evict``)."""
+        for cluster in clusters:
+            self.clusters.pop(cluster, None)
+            self.counts.pop(cluster, None)
+            self._loader_empty.discard(cluster)
+
     def take_changes(self) -> Changes:
         changes, self._changes = self._changes, Changes(set(), set(), [])
         return changes

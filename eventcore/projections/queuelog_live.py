@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import chain
 
 from jobledger.eventcore.projections.queue import Proc, QueueFold
 from jobledger.eventcore.projections.userrecs import UserRecFold
 
-__all__ = ["QueueLogFold", "file_header", "transaction_text", "end_position", "HEADER_KEY"]
+__all__ = ["QueueLogFold", "PackedProcs", "pack_proc", "unpack_proc", "file_header", "transaction_text",
+           "end_position", "HEADER_KEY"]
 
 HEADER_KEY = "0.0"
 FIRST_USERREC_ID = 2       # HTCondor's LAST_RESERVED_USERREC_ID + 1
@@ -60,7 +62,9 @@ def end_position(line: str) -> int | None:
 
 def _one_line(text: str) -> str:
     # a record is one line (HTCondor refuses a value holding a newline): keep it one
-    return text.replace("\r", " ").replace("\n", " ")
+    if "\n" in text or "\r" in text:
+        return text.replace("\r", " ").replace("\n", " ")
+    return text
 
 
 def ad_lines(key: str, before: dict | None, after: dict | None, mytype: str = "Job") -> list[str]:
@@ -68,31 +72,34 @@ def ad_lines(key: str, before: dict | None, after: dict | None, mytype: str = "J
     of ``mytype`` (HTCondor writes the target type "Machine" only for a Job)."""
     if after is None:
         return [] if before is None else [f"102 {key}"]
-    lines = []
-    if before is None:
-        lines.append(f"101 {key} {mytype} {'Machine' if mytype == 'Job' else '(empty)'}")
-        before = {}
-    for name, value in after.items():
-        if before.get(name) != value:
-            lines.append(f"103 {key} {name} {_one_line(value)}")
+    prefix = f"103 {key} "
+    if before is None:      # a new ad: every attribute (most of a big submit's lines)
+        lines = [f"101 {key} {mytype} {'Machine' if mytype == 'Job' else '(empty)'}"]
+        texts = "".join(after.values())
+        if "\n" in texts or "\r" in texts:
+            lines += [prefix + name + " " + _one_line(value) for name, value in after.items()]
+        else:
+            lines += [prefix + name + " " + value for name, value in after.items()]
+        return lines
+    lines = [prefix + name + " " + _one_line(value) for name, value in after.items()
+             if before.get(name) != value]
     lines.extend(f"104 {key} {name}" for name in before if name not in after)
     return lines
 
 
 _US = "\x1f"
+SETTLE_EVERY = 4096      # procs a fold holds in memory before they are put back in the store
 
 
-def _pack(row: Proc) -> str | Proc:
+def pack_proc(row: Proc) -> str | Proc:
     """A proc as one string: its status, then ``name US text`` in the ad's order (the
     row itself when a text holds the separator)."""
-    parts = [str(row.status)]
-    for name, text in row.ad.items():
-        parts += (name, text)
-    packed = _US.join(parts)
-    return packed if packed.count(_US) == len(parts) - 1 else row
+    ad = row.ad
+    packed = _US.join([str(row.status), *chain.from_iterable(ad.items())])
+    return packed if packed.count(_US) == 2 * len(ad) else row
 
 
-def _unpack(packed: str | Proc) -> Proc:
+def unpack_proc(packed: str | Proc) -> Proc:
     if isinstance(packed, Proc):
         return packed       # never changed in place: a transaction copies a row first
     status, *rest = packed.split(_US)
@@ -101,42 +108,75 @@ def _unpack(packed: str | Proc) -> Proc:
 
 
 class PackedProcs:
-    """The procs of a ``QueueLogFold``, each packed into one string (``_pack``): the
-    loader of its queue fold, which holds in memory only the procs an entry touches."""
+    """Where a ``QueueLogFold`` keeps the queue between its steps, out of its queue
+    fold's memory (that fold's loader): each proc packed into one string
+    (``pack_proc``), each cluster as its ad and its count of procs.  This one keeps
+    them in dicts; ``daemons.queuelog_state`` keeps them in SQLite (``load_proc``,
+    ``load_cluster`` and ``store`` overridden)."""
 
     def __init__(self) -> None:
         self.rows: dict[tuple[int, int], str | Proc] = {}
+        self.cluster_rows: dict[int, tuple[dict | None, int]] = {}
 
     def proc(self, cluster: int, proc: int) -> Proc | None:
-        packed = self.rows.get((cluster, proc))
-        return None if packed is None else _unpack(packed)
+        packed = self.load_proc(cluster, proc)
+        return None if packed is None else unpack_proc(packed)
 
     def cluster(self, cluster: int) -> dict | None:
-        return None         # cluster ads stay in the fold
+        found = self.load_cluster(cluster)
+        return None if found is None else found[0]
 
     def proc_count(self, cluster: int) -> int:
-        return 0            # so do the counts: one missing is a new cluster's
+        found = self.load_cluster(cluster)
+        return 0 if found is None else found[1]
 
-    def keep(self, fold: QueueFold, keys) -> None:
-        """Pack the procs ``keys`` as ``fold`` now has them (gone: dropped), then drop
-        every proc from the fold's memory."""
+    def settle(self, fold: QueueFold, keys, clusters) -> None:
+        """Store the procs ``keys`` and the clusters ``clusters`` as ``fold`` now has them
+        (gone: dropped) with every other cluster it holds, then drop every proc and
+        cluster from its memory.  A changed cluster the fold no longer holds has left
+        the queue (``QueueFold.forget``)."""
+        procs = fold.procs
+        rows = []
         for key in keys:
-            row = fold.procs.get(key)
-            if row is None:
+            row = procs.get(key)
+            rows.append((key, None if row is None else pack_proc(row)))
+        held = set(fold.clusters) | set(fold.counts)
+        kept = [(cluster, fold.cluster(cluster), fold.count(cluster)) if cluster in held
+                else (cluster, None, 0) for cluster in sorted(held | set(clusters))]
+        self.store(rows, kept)
+        fold.evict(list(procs))
+        fold.evict_clusters(held)
+
+    # ------------------------------------------------------------ storage --
+    def load_proc(self, cluster: int, proc: int) -> str | Proc | None:
+        return self.rows.get((cluster, proc))
+
+    def load_cluster(self, cluster: int) -> tuple[dict | None, int] | None:
+        return self.cluster_rows.get(cluster)
+
+    def store(self, procs: list, clusters: list) -> None:
+        """``procs``: ``((cluster, proc), packed or None)``; ``clusters``: ``(cluster, ad
+        or None, count)`` (no ad and no procs: gone)."""
+        for key, packed in procs:
+            if packed is None:
                 self.rows.pop(key, None)
             else:
-                self.rows[key] = _pack(row)
-        fold.evict(list(fold.procs))
+                self.rows[key] = packed
+        for cluster, ad, count in clusters:
+            if ad is None and not count:
+                self.cluster_rows.pop(cluster, None)
+            else:
+                self.cluster_rows[cluster] = (ad, count)
 
 
 class QueueLogFold:
     """The queue folded from journal entries; each entry is folded as a transaction of
     its own, whose undo log holds the ads it changed as they were before it -- the ads
-    as last written -- so the fold is the only copy of the queue kept, its procs
-    packed (``PackedProcs``)."""
+    as last written -- so the fold is the only copy of the queue kept, out of memory
+    between steps (``PackedProcs``, or ``procs``: one keeping it elsewhere)."""
 
-    def __init__(self) -> None:
-        self.packed = PackedProcs()
+    def __init__(self, procs: PackedProcs | None = None) -> None:
+        self.packed = procs if procs is not None else PackedProcs()
         self.fold = QueueFold(loader=self.packed)
         self.written: dict[str, dict] = {}      # the User and Project records as last written
         self.next_cluster = 1
@@ -149,6 +189,8 @@ class QueueLogFold:
         """The lines for ``entries`` (``eventcore.journal.Entry``s, in order)."""
         lines: list[str] = []
         fold = self.fold
+        touched: set = set()
+        touched_clusters: set = set()
         for entry in entries:
             if entry.type == "userrec":
                 lines += self._userrec(entry.payload)
@@ -167,11 +209,16 @@ class QueueLogFold:
                 lines += ad_lines(proc_key(cluster, proc), None if old is None else old.ad,
                                   None if row is None else row.ad)
             fold.commit()
-            self.packed.keep(fold, changes.procs)
+            touched |= changes.procs
+            touched_clusters |= changes.clusters
             gone_procs = [k for k in changes.procs if fold.procs.get(k) is None]
             gone_clusters = [c for c in changes.clusters if fold.clusters.get(c) is None]
             if gone_procs or gone_clusters:
                 fold.forget(gone_procs, gone_clusters)
+            if len(fold.procs) >= SETTLE_EVERY:
+                self.packed.settle(fold, touched, touched_clusters)
+                touched, touched_clusters = set(), set()
+        self.packed.settle(fold, touched, touched_clusters)
         return lines
 
     def _userrec(self, payload) -> list[str]:
