@@ -5,9 +5,12 @@ Log files cannot join the SQLite transaction, so each file keeps its own
 position written to it and the file's size after that write.  Writing is:
 
 1. ``reconcile``: bytes past the saved offset (written, then a crash before
-   the state was saved) are compared with the deterministic rendering of
-   the next events: matching whole events are kept (not written again), a
-   torn fragment or anything else is cut off;
+   the state was saved) are searched for the deterministic rendering of the
+   next events: those found, in order, each starting a line, are kept (not
+   written again).  A user log is shared by many writers (DAGMan's nodes
+   log above all: DAGMan, condor_chirp and the user append to it too), so
+   bytes that are not ours are never cut: the only cut is our own torn
+   write, a fragment of the next event that ends the file;
 2. the remaining events are appended, one ``write()`` each (``O_APPEND``),
    then fsynced (unless ``fsync=False``);
 3. the caller saves the new ``(position, offset)`` with its own cursor in one
@@ -36,11 +39,13 @@ __all__ = ["FileState", "reconcile", "append_texts",
 
 
 def reconcile(path: str, offset: int, expected: list[bytes]) -> tuple[int, int]:
-    """Keep the whole expected events found past ``offset``; cut the rest.
+    """Keep the expected events found past ``offset``; cut only our own torn write.
 
-    Returns ``(new offset, number of expected items already present)``.
-    A file shorter than ``offset`` (changed behind our back) is taken as it
-    is: writing continues at its end.
+    Returns ``(new offset, number of expected items already present)``: the
+    new offset is the end of what the file holds now (other writers' events
+    among ours included), less our torn fragment if one ended it.  A file
+    shorter than ``offset`` (changed behind our back) is taken as it is:
+    writing continues at its end.
     """
     try:
         fd = safe_open_fd(path, "r+b")
@@ -50,26 +55,54 @@ def reconcile(path: str, offset: int, expected: list[bytes]) -> tuple[int, int]:
         size = os.fstat(fd).st_size
         if size <= offset:
             return size, 0
-        os.lseek(fd, offset, os.SEEK_SET)
-        tail = b""
-        while len(tail) < size - offset:
-            chunk = os.read(fd, size - offset - len(tail))
-            if not chunk:
-                break
-            tail += chunk
+        tail = _read_from(fd, offset, size)
         at, matched = 0, 0
         for text in expected:
-            if tail.startswith(text, at):
-                at += len(text)
-                matched += 1
-            else:
+            found = _find_at_line_start(tail, text, at)
+            if found < 0:
                 break
-        if at < len(tail):
-            os.ftruncate(fd, offset + at)
-            os.fsync(fd)
-        return offset + at, matched
+            at, matched = found + len(text), matched + 1
+        end = len(tail)
+        if matched < len(expected):
+            torn = _torn_start(tail, at, expected[matched])
+            if torn is not None:
+                os.ftruncate(fd, offset + torn)
+                os.fsync(fd)
+                end = torn
+        return offset + end, matched
     finally:
         os.close(fd)
+
+
+def _read_from(fd: int, offset: int, size: int) -> bytes:
+    os.lseek(fd, offset, os.SEEK_SET)
+    parts, got = [], 0
+    while got < size - offset:
+        chunk = os.read(fd, size - offset - got)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def _find_at_line_start(data: bytes, text: bytes, start: int) -> int:
+    """Where ``text`` first occurs in ``data`` at or after ``start``, at the start of a
+    line (an event of ours begins one; another writer's events end in a newline)."""
+    at = data.find(text, start)
+    while at > start and data[at - 1:at] != b"\n":
+        at = data.find(text, at + 1)
+    return at
+
+
+def _torn_start(data: bytes, start: int, text: bytes) -> int | None:
+    """Where our torn write of ``text`` begins, if one ends ``data``: a line start at or
+    after ``start`` from which the rest of ``data`` is a proper prefix of ``text``."""
+    first = max(start, len(data) - len(text) + 1)
+    for at in range(first, len(data)):
+        if (at == start or data[at - 1:at] == b"\n") and text.startswith(data[at:]):
+            return at
+    return None
 
 
 def append_texts(path: str, texts: list[bytes], fsync: bool = True) -> int:

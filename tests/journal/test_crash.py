@@ -171,6 +171,66 @@ def test_killed_projector_leaves_what_a_full_rebuild_gives(tmp_path):
     assert interrupted > 30     # most kills land in the middle of the work
 
 
+FOREIGN = ("000 ({cluster}.000.000) 2024-01-01 00:00:00 Job submitted from host: <10.0.0.1:9618>\n"
+           "    DAG Node: FAKE{i}\n...\n")
+
+
+def test_killed_projector_keeps_what_another_writer_appends(tmp_path):
+    """A user log shared with another writer (as DAGMan's nodes log is): projectors killed at
+    random points while the other appends: the other's events all stay, in its order, and
+    ours are what an uninterrupted projector writes, each once."""
+    import threading
+    ref = tmp_path / "ref"
+    _build_pool(ref / "local", ref / "logs", 6)
+    store = Store(ref / "local", constraint_filter=all_ads)
+    Projector(store, event_log=str(ref / "logs" / "EventLog"), max_event_log=2000,
+              event_log_rotations=2, tz=UTC, fsync=False, chunk=3).catch_up()
+    store.close()
+    want = _files(ref / "logs")["c1.log"]
+    rnd = random.Random(11)
+    for trial in range(20):
+        pool = tmp_path / f"t{trial}"
+        _build_pool(pool / "local", pool / "logs", 6)
+        log = pool / "logs" / "c1.log"
+        evlog = str(pool / "logs" / "EventLog")
+        stop, written = threading.Event(), []
+
+        def other():
+            os.makedirs(log.parent, exist_ok=True)
+            while not stop.is_set() or len(written) < 3:
+                text = FOREIGN.format(cluster=900000 + len(written), i=len(written)).encode()
+                fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    os.write(fd, text)
+                finally:
+                    os.close(fd)
+                written.append(text)
+                time.sleep(0.001)
+        thread = threading.Thread(target=other)
+        thread.start()
+        try:
+            for _ in range(rnd.randint(1, 3)):
+                pid, rfd = _fork(_projector, pool / "local", evlog)
+                _kill_after(pid, rfd, 1, rnd.random() * 0.05)
+        finally:
+            stop.set()
+            thread.join()
+        store = Store(pool / "local", constraint_filter=all_ads)
+        p = Projector(store, event_log=evlog, max_event_log=2000, event_log_rotations=2,
+                      tz=UTC, fsync=False, chunk=3)
+        p.catch_up()
+        p.close()
+        store.close()
+        data = log.read_bytes()
+        places = [data.find(text) for text in written]
+        assert all(data.count(text) == 1 for text in written), trial
+        assert places == sorted(places), trial        # each of theirs, once, in their order
+        for text in written:
+            data = data.replace(text, b"")
+        assert data == want, trial
+        shutil.rmtree(pool)
+
+
 def _group_appenders(local_dir, seed, wfd):
     """Four threads appending whole clusters through group commit."""
     import threading

@@ -79,6 +79,8 @@ def test_restart_reconciles_the_tail(pool, tail):
     p = Projector(store, tz=UTC)
     p.catch_up()
     want = "".join(t for _, t in expected_text(store, log))
+    if tail == "garbage":       # not ours (a user log has many writers): kept where it was
+        want = want[:saved.offset] + "hello\n" + want[saved.offset:]
     assert open(log).read() == want
     assert p.cursors.load_state(log).offset == len(want.encode())
     p.close()
@@ -86,10 +88,72 @@ def test_restart_reconciles_the_tail(pool, tail):
 
 def test_reconcile_counts_matches(tmp_path):
     path = tmp_path / "f"
-    path.write_bytes(b"AAABBBCC")
-    assert reconcile(str(path), 3, [b"BBB", b"CCC"]) == (6, 1)
-    assert path.read_bytes() == b"AAABBB"
+    path.write_bytes(b"AAA\nBBB\nCC")
+    assert reconcile(str(path), 4, [b"BBB\n", b"CCC\n"]) == (8, 1)
+    assert path.read_bytes() == b"AAA\nBBB\n"
     assert reconcile(str(tmp_path / "missing"), 0, [b"x"]) == (0, 0)
+
+
+def test_reconcile_never_cuts_what_another_writer_appended(tmp_path):
+    """Our events found among another writer's, in order, each once; the other's bytes
+    kept, a fragment that ends the file kept too unless it is the start of our next."""
+    path = tmp_path / "f"
+    path.write_bytes(b"OLD\nours1\ntheirs1\nours2\ntheirs2\n")
+    assert reconcile(str(path), 4, [b"ours1\n", b"ours2\n", b"ours3\n"]) == (path.stat().st_size, 2)
+    assert path.read_bytes() == b"OLD\nours1\ntheirs1\nours2\ntheirs2\n"
+    path.write_bytes(b"OLD\ntheirs1\nou")            # our torn write after theirs: cut
+    assert reconcile(str(path), 4, [b"ours1\n"]) == (12, 0)
+    assert path.read_bytes() == b"OLD\ntheirs1\n"
+    path.write_bytes(b"OLD\ntheirs-unfinished")      # theirs, no newline yet: kept
+    assert reconcile(str(path), 4, [b"ours1\n"]) == (21, 0)
+    assert path.read_bytes() == b"OLD\ntheirs-unfinished"
+    path.write_bytes(b"OLD\nxours1\n")               # ours only at a line start
+    assert reconcile(str(path), 4, [b"ours1\n"]) == (11, 0)
+
+
+FOREIGN = ("000 ({cluster}.000.000) 2024-01-01 00:00:00 Job submitted from host: <10.0.0.1:9618>\n"
+           "    DAG Node: FAKE{i}\n...\n")
+
+
+def test_another_writer_shares_the_user_log(pool):
+    """DAGMan's nodes log is written by the projector and by others (DAGMan, the user):
+    what they append stays, between our events, and ours are each written once, across a
+    restart in the crash window too."""
+    tmp, store = pool
+    log = str(tmp / "nodes.log")
+    store.append(submit(1, 2, log=log))
+    p = Projector(store, tz=UTC)
+    p.catch_up()
+    theirs = [FOREIGN.format(cluster=900000 + i, i=i) for i in range(3)]
+    with open(log, "a") as f:
+        f.write(theirs[0])
+    store.append(life(JobId(1, 0))[:1])
+    p.catch_up()
+    with open(log, "a") as f:
+        f.write(theirs[1])
+    # the crash window: our next two events written, then theirs, then we die unsaved
+    saved = p.cursors.load_state(log)
+    store.append(life(JobId(1, 0))[1:] + [event(JobId(1, 1), 1)])
+    texts = [render(e.payload["event"], tz=UTC) for e in store.entries(after=saved.position)
+             if e.type == "event"]
+    with open(log, "a") as f:
+        f.write(texts[0] + theirs[2] + texts[1][:9])     # the second one torn
+    p.close()
+    p = Projector(store, tz=UTC)
+    p.catch_up()
+    data = open(log).read()
+    for text in theirs:
+        assert data.count(text) == 1
+    ours = data
+    for text in theirs:
+        ours = ours.replace(text, "")
+    assert ours == "".join(t for _, t in expected_text(store, log))
+    assert data.index(theirs[2]) < data.index(texts[1])
+    assert p.cursors.load_state(log).offset == len(data.encode())
+    store.append([event(JobId(1, 1), 5)])
+    p.catch_up()
+    assert open(log).read().startswith(data)
+    p.close()
 
 
 def test_event_log_header_and_rotation(pool):
