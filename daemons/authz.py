@@ -63,6 +63,11 @@ COMMAND_LEVELS = {
     ("schedd", "disable_userrec"): "ADMINISTRATOR",
     ("schedd", "edit_userrec"): "ADMINISTRATOR",
     ("schedd", "delete_userrec"): "ADMINISTRATOR",
+    # owner claimed units (daemons/schedd/ocus.py): HTCondor registers create and remove at WRITE
+    # (and then asks for an OCU super user), the query at READ
+    ("schedd", "create_ocu"): "WRITE",
+    ("schedd", "remove_ocu"): "WRITE",
+    ("schedd", "query_ocu"): "READ",
     ("schedd", "head"): "READ",
     ("schedd", "wait_logs"): "READ",
     ("schedd", "new_cluster"): "WRITE",

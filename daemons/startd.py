@@ -46,6 +46,7 @@ from jobledger.daemons.orphans import become_subreaper, kill_leftovers
 from jobledger.daemons.selfmonitor import RecentCount
 from jobledger.daemons.starter import SIGNALS, Starter
 from jobledger.daemons.startd_drain import Drain, check, check_args
+from jobledger.daemons.startd_ocu import hold_claim, ocu_slot_attrs, release_claim, within_ocu
 from jobledger.eventcore.enums import CompletionType
 from jobledger.daemons.threadnames import name_this_thread
 from jobledger.eventcore.errors import HTCondorException
@@ -248,7 +249,10 @@ class Startd(Daemon):
         except (OSError, ValueError):
             return
         for claim, slot in previous.items():
-            if alive(slot.get("pid"), slot.get("start")):
+            if slot.get("ocu"):       # an OCU's claim: held with no starter (daemons.startd_ocu)
+                self.claims[claim] = slot
+                self.log.info("OCU claim %s (%s) kept", claim, slot["ocu"].get("name"))
+            elif alive(slot.get("pid"), slot.get("start")):
                 slot["orphan"] = True
                 self.claims[claim] = slot
                 self.log.info("starter %s of a previous startd is still running", slot["pid"])
@@ -389,16 +393,20 @@ class Startd(Daemon):
             "vacate": self._vacate,
             "claims": lambda peer: self._claims(),
             "refresh_proxy": self._refresh_proxy,
+            "hold_claim": lambda peer, **a: hold_claim(self, **a),
+            "release_claim": lambda peer, claim: release_claim(self, claim),
         })
         return handlers
 
     def _activate(self, peer, claim: str, job: dict, request: dict, reuse: str | None = None,
-                  slot: str | None = None, continuing: bool = False) -> dict:
+                  slot: str | None = None, continuing: bool = False, within: str | None = None) -> dict:
         """Start ``job`` in a new dynamic slot; ``reuse`` names a claim of the same owner
         whose job has finished: its resources pass to this one (claim reuse).  With
         ``continuing``, the reused claim's starter (which offered to) runs ``job`` itself:
         no starter is forked, the answer says ``continued`` and the schedd hands the job
         to that starter."""
+        if within is not None:      # a job on an OCU's claim (daemons.startd_ocu)
+            return self._launch(claim, within_ocu(self, claim, job, request, within), job)
         wanted = {"Cpus": int(request.get("Cpus", 1)), "Memory": int(request.get("Memory", 0)),
                   "Disk": int(request.get("Disk", 0)),
                   **{tag: custom_resources.requested(job, tag) for tag in self.custom}}
@@ -531,6 +539,8 @@ class Startd(Daemon):
             "HasReconnect": True,
         })
         base.update(facts)
+        inside = {s["within"]: s for s in claims if s.get("within")}   # jobs on OCU claims
+        claims = [s for s in claims if not s.get("within")]
         pslot = dict(base, SlotType="Partitionable", PartitionableSlot=True, State="Unclaimed",
                      Activity="Idle", NumDynamicSlots=len(claims), Cpus=free["Cpus"],
                      Memory=free["Memory"], Disk=free["Disk"],
@@ -560,6 +570,9 @@ class Startd(Daemon):
                             TotalSlots=1 + len(claims),
                             **_accounting_group(slot))
             dslot.update(drain.slot_attrs(True, False) if drain is not None else {"Draining": False})
+            if slot.get("ocu"):
+                dslot.update(ocu_slot_attrs(slot, inside.get(slot.get("claim"))))
+                dslot = {name: value for name, value in dslot.items() if value is not None}
             ads.append(dslot)
         return ads
 

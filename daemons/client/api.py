@@ -31,6 +31,7 @@ from jobledger.eventcore.errors import (ClassAdError, HTCondorEnumError, HTCondo
                               SubmitError)
 from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION
 from jobledger.eventcore.submit.translate import SPOOLED_LEAVE_IN_QUEUE
+from jobledger.daemons.client.ocus import OcuMethods
 from jobledger.daemons.client.userrecs import UserRecMethods
 
 RETRY_SECONDS = 60.0   # how long a submit keeps trying to reach a restarting schedd
@@ -166,9 +167,9 @@ def local_location(subsystem: str) -> ClassAd | None:
                     else version(), "MyType": "Scheduler" if subsystem.upper() == "SCHEDD" else "DaemonMaster"})
 
 
-class Schedd(UserRecMethods):
+class Schedd(UserRecMethods, OcuMethods):
     """A schedd of the pool (htcondor2.Schedd); its User and Project record methods are
-    ``daemons.client.userrecs``'s."""
+    ``daemons.client.userrecs``'s, its OCU methods ``daemons.client.ocus``'."""
 
     def __init__(self, location: ClassAd | None = None):
         if location is None:

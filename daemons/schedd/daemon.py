@@ -57,6 +57,7 @@ from jobledger.daemons.schedd.export import Exports
 from jobledger.daemons.schedd.proxy import refresh_proxy
 from jobledger.daemons.schedd.usage import UsageStats, local_clock
 from jobledger.daemons.schedd.match import MATCH_ATTRS, Matches
+from jobledger.daemons.schedd.ocus import Ocus, vacate_fast
 from jobledger.daemons.schedd.policy import SYSTEM_EXPRS, Policy
 from jobledger.daemons.schedd.query import Queries
 from jobledger.eventcore.decide.runs import TRANSFER_LIMITS, input_size_hold
@@ -68,7 +69,9 @@ from jobledger.eventcore.codecs.journal import decode_payload
 from jobledger.eventcore.decide.submit import Submitter, cluster_records
 from jobledger.eventcore.errors import HTCondorException, JournalError, PermissionDenied
 from jobledger.eventcore.events import EventType
+from jobledger.eventcore.enums import AdType
 from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.ocus import wants
 from jobledger.eventcore.records import ClusterAd, ProcAd, ProcBlock
 from jobledger.eventcore.status import JobStatus
 from jobledger.eventcore.submit.text import MAX_JOBS_PER_SUBMISSION, too_many_jobs
@@ -115,6 +118,11 @@ def _export_peer(peer: dict, command: str) -> tuple[str, str] | None:
     own machine only (as spool and retrieve), the requester's own jobs unless a super user."""
     local_only(peer, command)
     return restricted_to(peer)
+
+
+def _identity(peer: dict) -> str | None:
+    """Who a network request comes from (None: the pool's own user, on its socket)."""
+    return str(peer["user"]) if peer.get("user") else None
 
 
 def restricted_to(peer: dict) -> tuple[str, str] | None:
@@ -185,6 +193,11 @@ class Schedd(Daemon):
         self.actions = Actions(self.store, self.runs, self.spool_dir, self.want_cycle)
         self.actions.left_queue = self.matches.unqueue
         self.exports = Exports(self.store, self.runs.lock, self.log)
+        self.ocus = Ocus(self.store, self.userrecs, self.runs, self.matches, self.log, self._startd_call,
+                         lambda: self.located(AdType.Startd), self.address_of("schedd"), self._next_ocu_id,
+                         vacate_fast(self.actions), lambda: self.config("OCU_SUPER_USERS", ""),
+                         self.want_cycle)
+        self.matches.on_ocu = self.ocus.runs_on
         self.policy = Policy(self.store, self.runs, self.log, self.want_cycle,
                              max_releases=self.config_int("SYSTEM_MAX_RELEASES", -1),
                              interval=self.config_float("PERIODIC_EXPR_INTERVAL", 60),
@@ -215,6 +228,7 @@ class Schedd(Daemon):
         self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self._sweep_spool, name="spool")
         self.every(0.0, self._send_cycle_requests, name="poke-negotiator")
         self.every(0.0, self.local.tick, name="scheduler-univ")
+        self.every(1.0, self.ocus.tick, name="ocus")
         self.want_cycle()
 
     def teardown(self) -> None:
@@ -276,6 +290,14 @@ class Schedd(Daemon):
                 "HeldJobs": counts["Held"], "WeightedIdleJobs": counts["Idle"],
                 "WeightedRunningJobs": counts["Running"], "MyCurrentTime": schedd_ad["MyCurrentTime"],
             })
+        ocus = getattr(self, "ocus", None)
+        held = ocus.submitter_counts(self.host) if ocus is not None else {}
+        for ad in ads:      # an unclaimed OCU is idle demand of its owner (HTCondor's fill_submitter_ad)
+            counts = held.get(ad["Name"])
+            if counts is not None:
+                ad["IdleJobs"] += counts["Unclaimed"]
+                ad["WeightedIdleJobs"] += counts["Unclaimed"]
+                ad.update(OCUClaimsClaimed=counts["OCUClaimsClaimed"], OCUClaimsBorrowed=counts["OCUClaimsBorrowed"])
         return ads
 
     def _hold_unlogged(self, jobs: list, path: str, why: str) -> None:
@@ -328,8 +350,13 @@ class Schedd(Daemon):
             "retrieve_files": lambda peer, **spec: self.actions.retrieve_files(
                 peer_owner(peer), **spec, only=restricted_to(peer)),
             "idle_by_submitter": lambda peer, limit=1000: self._idle_by_submitter(limit),
-            "matches": lambda peer, matches: self.matches.matched(matches),
-            "starting": lambda peer, jobs: self.matches.starting(jobs),
+            "matches": lambda peer, matches: self.matches.matched(self.ocus.matched(matches)),
+            "starting": lambda peer, jobs: self.matches.starting(jobs) + self.ocus.starting(jobs),
+            "create_ocu": lambda peer, request: self.ocus.create(_identity(peer), bool(peer.get("super")),
+                                                                 request),
+            "remove_ocu": lambda peer, ocu_id: self.ocus.remove(_identity(peer), bool(peer.get("super")),
+                                                                ocu_id),
+            "query_ocu": lambda peer, request=None: self.ocus.query(),
             "starter_outcome": self._starter_outcome,
             "starter_lookahead": lambda peer, claim, job: self.matches.lookahead(JobId.parse(job), claim),
             "post_script_terminated": lambda peer, **a: post_script_terminated(self.store, **a),
@@ -362,8 +389,19 @@ class Schedd(Daemon):
         at the MaxJobsRunning of its User or Project record (left out before the ``limit``
         is counted, so a capped project's jobs never crowd out the rest)."""
         busy = self.runs.busy()
-        return idle_by_submitter(self.store, busy, limit, self.host, MATCH_ATTRS, str(SCHEDULER),
-                                 self.userrecs.admitter(busy))
+        admit = self.userrecs.admitter(busy)
+        found = idle_by_submitter(self.store, busy, limit, self.host, MATCH_ATTRS, str(SCHEDULER),
+                                  lambda ad: not wants(ad) and (admit is None or admit(ad)))
+        for name, requests in self.ocus.requests(self.host).items():   # unclaimed OCUs: idle demand
+            found.setdefault(name, []).extend(requests)
+        return found
+
+    def _next_ocu_id(self) -> int:
+        """An OCU's id: the next cluster id, as HTCondor's schedd numbers them."""
+        with self._cluster_lock:
+            number = self._next_cluster
+            self._next_cluster += 1
+            return number
 
     def _new_cluster(self, peer, count: int = 1) -> int:
         """Reserve ``count`` consecutive cluster ids (DAGMan reserves a round's at once); the first."""

@@ -38,6 +38,7 @@ from jobledger.eventcore.decide.runs import (event, first_start_attrs, startd_ad
 from jobledger.eventcore.errors import HTCondorException, InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.projections.ocus import wants
 from jobledger.eventcore.records import Assumed, Record, SetAttributes
 from jobledger.eventcore.status import JobStatus
 from jobledger.eventcore.transfer import output_on_evict
@@ -49,7 +50,8 @@ MATCH_ATTRS = ("Requirements", "Rank", "RequestCpus", "RequestMemory", "RequestD
                "RequestGPUs",                              # request_gpus' Requirements clause refers to it
                "AccountingGroup",                          # the submitter, when not the Owner
                "ProjectName",                              # its Project record's MaxJobsRunning
-               "Managed")                                  # "External": exported, not ours to start
+               "Managed",                                  # "External": exported, not ours to start
+               "OCUWanted")                                # runs on its owner's OCU claims only
 # Jobs alike in these may take over each other's claim (claim reuse).
 REUSE_ATTRS = ("Requirements", "RequestCpus", "RequestMemory", "RequestDisk", "Owner", "JobUniverse",
                "AccountingGroup")   # a claim stays with its submitter, as HTCondor's does
@@ -80,6 +82,7 @@ class Matches:
         self._queued: dict[str, dict] = {}      # running claim -> the job queued behind it (lookahead)
         self.transfer_limits: dict = {}          # MAX_TRANSFER_*_MB (the schedd sets them)
         self.may_start: Callable[[dict], bool] = lambda ad: True   # the owner under their MaxJobsRunning?
+        self.on_ocu: Callable[[str], bool] = lambda claim: False   # a run on an OCU's claim? (no reuse)
 
     def stop(self) -> None:
         self._workers.shutdown(wait=True, cancel_futures=True)
@@ -115,8 +118,8 @@ class Matches:
         return handover
 
     def _hand_over(self, job: JobId, claim: str, outcome: dict, more: bool, joint) -> Future | None:
-        if not (self.reuse_claims and outcome.get("kind") == "exit"):
-            self._drop_queued(claim)
+        if not (self.reuse_claims and outcome.get("kind") == "exit") or self.on_ocu(claim):
+            self._drop_queued(claim)    # (an OCU's claim takes its next job from daemons.schedd.ocus)
             return None
         self.runs.wait_started(claim)   # a short job can end before its run is recorded
         handed: Future = Future()
@@ -186,7 +189,7 @@ class Matches:
                     continue
                 ad = ads[0]
                 if tuple(ad.get(a) for a in REUSE_ATTRS) != kind or externally_managed(ad) \
-                        or not self.may_start(ad):
+                        or wants(ad) or not self.may_start(ad):     # (OCUWanted: OCU claims only)
                     continue
                 claim = self.runs.reserve(job)
                 if claim is not None:
@@ -364,9 +367,10 @@ class Matches:
                     del self._continued[next(iter(self._continued))]
             _settle(handed, given)
         else:
+            within = {"within": match["within"]} if match.get("within") else {}   # an OCU's claim
             started = self.runs.startd_call(
                 "activate", address=address, claim=claim, job=values, request=match["request"],
-                reuse=match.get("reuse"), slot=match.get("slot"))
+                reuse=match.get("reuse"), slot=match.get("slot"), **within)
         now = time.time()
         records: list[Record | Assumed] = [Assumed.of(job, ad), SetAttributes(job, set={
             "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),

@@ -46,6 +46,10 @@ class UserRecs:
             self.fold.apply(payload)
 
     # -- reading -------------------------------------------------------------------
+    def live(self) -> dict[str, dict[str, int]]:
+        """User -> the live job counts of the users with jobs in the queue."""
+        return self._live()
+
     def _live(self) -> dict[str, dict[str, int]]:
         """User -> the live job counts of the users with jobs in the queue."""
         out: dict[str, dict[str, int]] = {}
