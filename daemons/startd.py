@@ -327,8 +327,8 @@ class Startd(Daemon):
     def _vacate(self, peer, slot: str | None = None, fast: bool = False) -> int:
         """Vacate the job of ``slot`` (every job when None): it goes back to idle."""
         with self._lock:
-            chosen = [claim for claim, s in self.claims.items()
-                      if any(s["resources"].values()) and slot in (None, s["name"])]
+            chosen = [claim for claim, s in self.claims.items()      # (a job on an OCU's claim too)
+                      if (any(s["resources"].values()) or s.get("within")) and slot in (None, s["name"])]
         if slot is not None and not chosen:
             raise HTCondorException(f"no claimed slot {slot}")
         for claim in chosen:

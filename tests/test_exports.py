@@ -126,6 +126,28 @@ def test_job_event_types_cover_htcondor2s():
     assert ours.items() >= theirs.items()
 
 
+# htcondor2 25.x's Schedd methods where ours differ on purpose: submit also takes v1's ad_results
+SCHEDD_SHAPES_OURS = {"submit"}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in dir(htcondor2.Schedd) if not n.startswith("_")))
+def test_every_htcondor2_schedd_method_is_ours_with_its_parameters(name):
+    """The 25.x wheel's Schedd, method by method (the OCU methods create_ocu, query_ocu,
+    remove_ocu among them): ours has each, taking the same parameters in the same order."""
+    theirs = getattr(htcondor2.Schedd, name)
+    assert hasattr(jobledger.Schedd, name), f"htcondor2.Schedd.{name} is missing"
+    ours = getattr(jobledger.Schedd, name)
+    if not callable(theirs) or name in SCHEDD_SHAPES_OURS:
+        return
+    assert ([p.name for p in inspect.signature(ours).parameters.values()]
+            == [p.name for p in inspect.signature(theirs).parameters.values()])
+
+
+def test_the_ocu_methods_are_htcondor2s():
+    assert {"create_ocu", "query_ocu", "remove_ocu"} <= public(htcondor2.Schedd)
+    assert all(callable(getattr(jobledger.Schedd, n)) for n in ("create_ocu", "query_ocu", "remove_ocu"))
+
+
 def test_personal_names():
     assert set(jobledger.personal.__all__) == ESSENTIAL_PERSONAL | {"SetCondorConfig"}
     assert set(jobledger.personal.__all__) <= public(htcondor2.personal)
