@@ -46,7 +46,7 @@ from jobledger.daemons.orphans import become_subreaper, kill_leftovers
 from jobledger.daemons.selfmonitor import RecentCount
 from jobledger.daemons.starter import SIGNALS, Starter
 from jobledger.daemons.startd_drain import Drain, check, check_args
-from jobledger.daemons.startd_ocu import hold_claim, ocu_slot_attrs, release_claim, within_ocu
+from jobledger.daemons.startd_ocu import hold_claim, ocu_slot_attrs, release_claim, release_idle_ocus, within_ocu
 from jobledger.eventcore.enums import CompletionType
 from jobledger.daemons.threadnames import name_this_thread
 from jobledger.eventcore.errors import HTCondorException
@@ -341,6 +341,8 @@ class Startd(Daemon):
             drain = self.drain
             if drain is None:
                 return
+        release_idle_ocus(self)      # a draining machine keeps no idle claim (daemons.startd_ocu)
+        with self._lock:
             due = drain.due(self.claims, time.time())
             drain.signalled.update(claim for claim, _ in due)
             busy = any(any(s["resources"].values()) for s in self.claims.values())

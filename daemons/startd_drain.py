@@ -62,7 +62,8 @@ class Drain:
         """(claim, "vacate" | "kill") for the jobs whose time to leave has come."""
         out = []
         for claim, slot in claims.items():
-            if claim in self.signalled or not any(slot["resources"].values()) or not slot.get("pid"):
+            if claim in self.signalled or not (any(slot["resources"].values()) or slot.get("within")) \
+                    or not slot.get("pid"):   # (a job on an OCU's claim has the OCU's resources)
                 continue      # (a starter being launched is told on the next step)
             if now >= self.deadline(slot):
                 out.append((claim, "kill" if self.how is DrainType.Fast else "vacate"))

@@ -7,7 +7,9 @@ idle, kept across a startd restart (the state file), until ``release_claim``.  A
 on it (``activate`` with ``within``) runs in that slot under a claim of its own with no
 resources (they stay the OCU's): the slot is Claimed/Busy with the job's id while it
 runs, and Idle again once its starter is gone.  Releasing an OCU's claim kills the job
-on it, as HTCondor's startd does when the schedd releases a claim.
+on it, as HTCondor's startd does when the schedd releases a claim.  A draining machine
+releases its idle OCU claims (a job on one leaves when the drain says); the schedd
+sees the claim gone and asks for another, which a draining slot does not match.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import time
 from jobledger.daemons.starter import SIGNALS
 from jobledger.eventcore.errors import HTCondorException
 
-__all__ = ["hold_claim", "release_claim", "within_ocu", "ocu_slot_attrs"]
+__all__ = ["hold_claim", "release_claim", "release_idle_ocus", "within_ocu", "ocu_slot_attrs"]
 
 
 def _resources(request: dict) -> dict:
@@ -73,6 +75,15 @@ def release_claim(startd, claim: str) -> bool:
     startd.log.info("OCU claim %s released (%s)", claim, slot["ocu"].get("name"))
     startd._slot_freed()
     return True
+
+
+def release_idle_ocus(startd) -> int:
+    """While the machine drains: the OCU claims with no job on them are released (a job
+    on one leaves as the drain says, and its claim goes once it is idle).  How many."""
+    with startd._lock:
+        idle = [claim for claim, slot in startd.claims.items() if slot.get("ocu")
+                and not any(s.get("within") == claim for s in startd.claims.values())]
+    return sum(release_claim(startd, claim) for claim in idle)
 
 
 def within_ocu(startd, claim: str, job: dict, request: dict, ocu_claim: str) -> dict:

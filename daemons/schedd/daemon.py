@@ -293,11 +293,11 @@ class Schedd(Daemon):
         ocus = getattr(self, "ocus", None)
         held = ocus.submitter_counts(self.host) if ocus is not None else {}
         for ad in ads:      # an unclaimed OCU is idle demand of its owner (HTCondor's fill_submitter_ad)
-            counts = held.get(ad["Name"])
-            if counts is not None:
-                ad["IdleJobs"] += counts["Unclaimed"]
-                ad["WeightedIdleJobs"] += counts["Unclaimed"]
-                ad.update(OCUClaimsClaimed=counts["OCUClaimsClaimed"], OCUClaimsBorrowed=counts["OCUClaimsBorrowed"])
+            counts = held.get(ad["Name"], {})
+            ad["IdleJobs"] += counts.get("Unclaimed", 0)
+            ad["WeightedIdleJobs"] += counts.get("Unclaimed", 0)
+            ad.update({name: counts.get(name, 0) for name in ("OCUClaimsClaimed", "OCUClaimsBorrowed",
+                                                              "OCURunningJobs", "OCUWantedJobs")})
         return ads
 
     def _hold_unlogged(self, jobs: list, path: str, why: str) -> None:

@@ -45,6 +45,7 @@ __all__ = ["Ocus", "DENIED"]
 
 DENIED = "Permission denied: not an OCU super user"    # HTCondor's words
 CANDIDATES = 20     # idle jobs looked at for an idle OCU claim, per pass
+CHECK_HELD = 5.0    # seconds between asking the startds whether they still hold the OCU claims
 
 
 class Ocus:
@@ -64,6 +65,7 @@ class Ocus:
         self.stats: dict[int, dict[str, int]] = {}
         self.evicted: set[str] = set()           # borrowers' claims already vacated (once each)
         self.adopted = False                     # the startds' OCU claims looked up once
+        self._checked = 0.0                      # when the held claims were last asked about
 
     # -- the records -----------------------------------------------------------------
     def ocus(self) -> dict[int, tuple[str, dict]]:
@@ -264,12 +266,38 @@ class Ocus:
         ocus = self.ocus()
         if not ocus:
             return
+        if time.monotonic() - self._checked >= CHECK_HELD:
+            self._checked = time.monotonic()
+            self._check_held()
         self._follow()
         with self.lock:
             idle = [(i, dict(self.claims[i])) for i in sorted(self.claims) if i not in self.running and i in ocus]
         for ocu_id, held in idle:
             self._fill(ocu_id, ocus[ocu_id][1], held)
         self._evict(ocus)
+
+    def _check_held(self) -> None:
+        """Claims their startd no longer holds (released while it drained, a machine gone)
+        leave their OCU unclaimed: its owner's demand again."""
+        lost = False
+        with self.lock:
+            by_startd: dict[str, list[int]] = {}
+            for ocu_id, held in self.claims.items():
+                by_startd.setdefault(held["startd"], []).append(ocu_id)
+        for startd, ids in by_startd.items():
+            try:
+                claims = self.startd_call("claims", address=startd)
+            except HTCondorException:
+                continue        # not answering now: asked again later
+            with self.lock:
+                for ocu_id in ids:
+                    mine = self.claims.get(ocu_id)
+                    if mine is not None and mine["startd"] == startd and mine["claim"] not in claims:
+                        del self.claims[ocu_id]
+                        lost = True
+                        self.log.info("OCU %s: its claim is gone from %s: unclaimed", ocu_id, startd)
+        if lost:
+            self.want_cycle()
 
     def _follow(self) -> None:
         """Runs that ended leave their OCU idle (their time counted)."""
@@ -350,7 +378,10 @@ class Ocus:
 
     def _evict(self, ocus: dict) -> None:
         """Jobs borrowing an owner's OCUs are vacated (fast) while that owner has fewer
-        OCUWanted jobs running than idle and running (HTCondor's count_jobs)."""
+        OCUWanted jobs running than idle and running (HTCondor's count_jobs compares with
+        every OCUWanted job in the queue, held and completed ones too, so that one held job
+        would evict every borrower for as long as it is held: here only a job that could
+        run takes its owner's claim back)."""
         with self.lock:
             borrowed: dict[str, list] = {}
             for ocu_id, (job, claim, by_other) in self.running.items():
@@ -381,12 +412,23 @@ class Ocus:
 
     # -- what the Submitter ads say ------------------------------------------------------
     def submitter_counts(self, domain: str) -> dict[str, dict[str, int]]:
-        """Submitter -> OCUClaimsClaimed, OCUClaimsBorrowed and the unclaimed OCUs (idle demand)."""
+        """Submitter -> OCUClaimsClaimed, OCUClaimsBorrowed and the unclaimed OCUs (idle demand),
+        OCUWantedJobs (as HTCondor's count_jobs: every OCUWanted job in the queue, whatever its
+        status) and OCURunningJobs (those running)."""
         out: dict[str, dict[str, int]] = {}
+
+        def of(name: str) -> dict[str, int]:
+            return out.setdefault(name, {"OCUClaimsClaimed": 0, "OCUClaimsBorrowed": 0, "Unclaimed": 0,
+                                         "OCUWantedJobs": 0, "OCURunningJobs": 0})
+        for ad in self.store.query("OCUWanted =?= true", ("Owner", "AccountingGroup", "JobStatus")):
+            counts = of(submitter_of(adwire.string_literal(ad, "Owner") or "",
+                                     adwire.string_literal(ad, "AccountingGroup"), domain))
+            counts["OCUWantedJobs"] += 1
+            if int(ad.get("JobStatus", "1")) == int(JobStatus.RUNNING):
+                counts["OCURunningJobs"] += 1
         with self.lock:
             for ocu_id, (user, _) in self.ocus().items():
-                counts = out.setdefault(submitter_of(user.partition("@")[0], None, domain),
-                                        {"OCUClaimsClaimed": 0, "OCUClaimsBorrowed": 0, "Unclaimed": 0})
+                counts = of(submitter_of(user.partition("@")[0], None, domain))
                 if ocu_id in self.claims:
                     counts["OCUClaimsClaimed"] += 1
                     if self.running.get(ocu_id, (None, None, False))[2]:

@@ -206,3 +206,26 @@ def test_who_may_create_and_remove_ocus(net_pool, tmp_path):
     missing = schedd.create_ocu(htcondor.classad.ClassAd({"RequestCpus": 1}))
     assert missing["Result"] == -1 and missing["ErrorString"] == "Missing required attribute: Owner"
     schedd.act(htcondor.JobAction.Remove, 'Owner == "alice"')
+
+
+def test_a_draining_machine_releases_an_idle_ocu_claim_and_none_is_made_there_until_it_ends(net_pool):
+    """An OCU's request keeps off draining slots (HTCondor's schedd_negotiate adds
+    ``Draining =!= true``); the draining startd lets its idle OCU claim go, the schedd sees it
+    gone and asks again, and is matched once the drain is cancelled."""
+    schedd, startd, me = net_pool.schedd, htcondor.Startd(), _user()
+    made = schedd.create_ocu(htcondor.classad.ClassAd({"Owner": me, "RequestCpus": 1, "RequestMemory": 16}))
+    assert made["Result"] == 0
+    try:
+        wait_until(lambda: one_ocu(schedd, "I"), 60, what="the OCU claimed")
+        request = startd.drainJobs(htcondor.DrainType.Graceful, reason="OCU test")
+        wait_until(lambda: not ocu_slots(net_pool), 30, what="the idle OCU claim released")
+        wait_until(lambda: one_ocu(schedd, "U"), 30, what="the OCU unclaimed")
+        seen = cycles(net_pool)
+        wait_until(lambda: cycles(net_pool) >= seen + 3, 60, what="three negotiation cycles")
+        assert one_ocu(schedd, "U") is not None and not ocu_slots(net_pool)
+        startd.cancelDrainJobs(request)
+        wait_until(lambda: one_ocu(schedd, "I"), 60, what="the OCU claimed again")
+        assert len(ocu_slots(net_pool)) == 1
+    finally:
+        schedd.remove_ocu(made["OCUId"])
+    wait_until(lambda: not ocu_slots(net_pool), 30, what="the claim released")
