@@ -24,16 +24,21 @@ from __future__ import annotations
 import os
 import threading
 import time as _time
+from itertools import islice
 from pathlib import Path
 
 from jobledger.daemons.queuelog_state import SqliteProcs
 from jobledger.daemons.storage.reader import Reader
 from jobledger.eventcore.journal import row_entries
-from jobledger.eventcore.projections.queuelog_live import QueueLogFold, end_position, file_header, transaction_text
+from jobledger.eventcore.projections.queuelog_live import (
+    BEGIN_LINE, QueueLogFold, end_line, end_position, file_header,
+)
 
 __all__ = ["JobQueueLogWriter", "recover"]
 
-CHUNK = 50_000           # journal positions read per step
+CHUNK = 50_000           # journal positions read per step: one transaction
+BATCH = 2_048            # entries folded at a time
+WRITE_BYTES = 4 << 20    # a transaction's text held before it is written on
 BATCH_WINDOW = 0.02      # seconds to let appends gather after a catch-up
 
 
@@ -130,16 +135,42 @@ class JobQueueLogWriter:
                 self.open()
             while True:
                 after = self.state.position
-                rows = self._reader.rows_spanning(after, CHUNK)
-                entries = [e for row in rows for e in row_entries(row, after=after)]
-                if not entries:
+                if not self._step(after):
                     return after
-                lines = self.state.apply(entries)
-                if lines:
-                    self._file.write(transaction_text(lines, self.state.position))
-                    self._file.flush()
-                    if self.fsync:
-                        os.fsync(self._file.fileno())
+
+    def _step(self, after: int) -> bool:
+        """One transaction: the entries of up to CHUNK positions after ``after``.  Its
+        text goes to the file in one write, or, past WRITE_BYTES (a big submit's), in
+        pieces as it is folded (a transaction cut short by a crash has no end line:
+        ``recover`` cuts it off); False when the journal holds none."""
+        rows = self._reader.rows_spanning(after, CHUNK)
+        entries = (e for row in rows for e in row_entries(row, after=after))
+        pending: list[str] = []
+        size, begun, any_entry = 0, False, False
+        while True:
+            batch = list(islice(entries, BATCH))
+            if not batch:
+                break
+            any_entry = True
+            lines = self.state.apply(batch)
+            if not lines:
+                continue
+            if not begun:
+                pending.append(BEGIN_LINE)
+                begun = True
+            text = "".join(line + "\n" for line in lines)
+            pending.append(text)
+            size += len(text)
+            if size > WRITE_BYTES:
+                self._file.write("".join(pending))
+                pending, size = [], 0
+        if begun:
+            pending.append(end_line(self.state.position))
+            self._file.write("".join(pending))
+            self._file.flush()
+            if self.fsync:
+                os.fsync(self._file.fileno())
+        return any_entry
 
     def start(self, interval: float = 0.5) -> None:
         if self._thread is not None:

@@ -29,7 +29,7 @@ from jobledger.eventcore.projections.queue import Proc, QueueFold
 from jobledger.eventcore.projections.userrecs import UserRecFold
 
 __all__ = ["QueueLogFold", "PackedProcs", "pack_proc", "unpack_proc", "file_header", "transaction_text",
-           "end_position", "HEADER_KEY"]
+           "BEGIN_LINE", "end_line", "end_position", "HEADER_KEY"]
 
 HEADER_KEY = "0.0"
 FIRST_USERREC_ID = 2       # HTCondor's LAST_RESERVED_USERREC_ID + 1
@@ -49,9 +49,17 @@ def file_header(creation_time: int, sequence: int = 1) -> str:
     return f"107 {sequence} CreationTimestamp {int(creation_time)}\n101 {HEADER_KEY} Job Machine\n"
 
 
+BEGIN_LINE = "105 \n"
+
+
+def end_line(position: int) -> str:
+    """A transaction's last line, naming the journal position it reaches."""
+    return f"106 #journal {position}\n"
+
+
 def transaction_text(lines: list[str], position: int) -> str:
     """One transaction: ``105``, the lines, ``106`` naming the journal position reached."""
-    return "105 \n" + "".join(line + "\n" for line in lines) + f"106 #journal {position}\n"
+    return BEGIN_LINE + "".join(line + "\n" for line in lines) + end_line(position)
 
 
 def end_position(line: str) -> int | None:
