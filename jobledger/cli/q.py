@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import click
 
 from jobledger.cli.params import CONSTRAINT, check_job_id
 from jobledger.cli.output import ad_json, echo_json, json_option
-from jobledger.cli.readers import reader_of
+from jobledger.cli.readers import query_exprs, reader_of
 from jobledger.cli.where import local_dir_option
 from jobledger.eventcore.status import STATUS_LETTER
 
@@ -58,8 +59,7 @@ def q(pool, constraint, nobatch, autoformat, long_, as_json, jobs):
     text = " && ".join(parts) or None
     schedd = reader_of(pool)
     if autoformat:
-        for ad in schedd.query(text, names):
-            click.echo(" ".join(str(ad.eval(n)) if n in ad else "undefined" for n in names))
+        _autoformat(schedd, text, names)
         return
     if long_ or as_json:
         ads = schedd.query(text)
@@ -81,6 +81,21 @@ def q(pool, constraint, nobatch, autoformat, long_, as_json, jobs):
     counts = {s: sum(1 for ad in ads if ad.get("JobStatus") == s) for s in STATUS_LETTER}
     click.echo(f"\nTotal for query: {len(ads)} jobs; {counts[4]} completed, {counts[3]} removed, "
                f"{counts[1]} idle, {counts[2]} running, {counts[5]} held, {counts[7]} suspended")
+
+
+def _autoformat(reader, constraint: str | None, names: list[str]) -> None:
+    """One line per job, as ``condor_q -af`` prints it, streamed: each answer is
+    printed as it comes, in its wire form (no ClassAd built for literal values)."""
+    from jobledger.condor_cli.adprint import AutoFormat
+    from jobledger.condor_cli.args import Usage
+    try:
+        show = AutoFormat(names, None, "jobledger q")
+    except Usage as exc:
+        raise click.UsageError(str(exc)) from None
+    out = sys.stdout
+    for exprs in query_exprs(reader, constraint, show.projection()):
+        out.write(show.row_exprs(exprs))
+    out.flush()
 
 
 def _batches(ads) -> None:

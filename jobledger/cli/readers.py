@@ -10,12 +10,14 @@ from the same tables (daemons.storage.views), ads as ClassAds.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import click
 
 from jobledger.eventcore.errors import HTCondorException, JobledgerError
 from jobledger.cli.where import Pool
 
-__all__ = ["schedd_of", "reader_of", "JournalReader"]
+__all__ = ["schedd_of", "reader_of", "JournalReader", "query_exprs"]
 
 
 def schedd_of(pool: Pool):
@@ -67,6 +69,16 @@ class JournalReader:
     def query(self, constraint=None, projection=(), limit: int = -1) -> list:
         return self._read(lambda s: s.query(_text(constraint), list(projection or []), limit))
 
+    def query_exprs(self, constraint=None, projection=()) -> Iterator[dict]:
+        """``query``'s ads in their wire form (attribute -> expression text), a page at
+        a time (``Store.query_pages``): never the whole answer in memory."""
+        store = self._store()
+        try:
+            for page in store.query_pages(_text(constraint), list(projection or [])):
+                yield from page
+        finally:
+            store.close()
+
     def history(self, constraint=None, projection=(), match: int = -1, since=None) -> list:
         return self._read(lambda s: s.history(_text(constraint), list(projection or []), match, since))
 
@@ -75,6 +87,14 @@ class JournalReader:
         from jobledger.daemons.schedd.epochs import epoch_records
         return self._read(lambda s: epoch_records(s, _text(constraint), list(projection or []), match,
                                                   None if since is None else str(since)))
+
+
+def query_exprs(reader, constraint=None, projection=()) -> Iterator[dict]:
+    """The queue's ads in their wire form, streamed, from what ``reader_of`` gave."""
+    if isinstance(reader, JournalReader):
+        return reader.query_exprs(constraint, projection)
+    from jobledger.daemons.client.api import query_exprs as from_schedd
+    return from_schedd(reader, constraint, projection)
 
 
 def _text(constraint) -> str | None:
