@@ -170,6 +170,25 @@ class AutoFormat:
             cells = [f"{label} = {cell}" for label, cell in zip(labels, cells)]
         return self._join(cells)
 
+    def row_values(self, values: list) -> str:
+        """A row of values rather than an ad (HTCondor's print mask rendering a row): the
+        i-th column shows the i-th value in its format; a column past the values, or one
+        whose value is None, is empty (the mask's alternate text)."""
+        cells = []
+        labels = (["ID"] if self.job_id else []) + list(self.names)
+        for index, label in enumerate(labels):
+            value = values[index] if index < len(values) else None
+            if value is None:
+                cells.append("")
+                continue
+            if self.kind in "TY":
+                number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+                text = _elapsed(number) if self.kind == "T" else _date(number)
+            else:
+                text = value_text(value, self.kind == "V")
+            cells.append(f"{label} = {text}" if self.labels else text)
+        return self._join(cells)
+
     def _join(self, cells: list[str]) -> str:
         return self.row_prefix + (self.col_suffix + self.col_prefix).join(cells) + "\n"
 

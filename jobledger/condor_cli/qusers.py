@@ -18,8 +18,8 @@ from __future__ import annotations
 import sys
 
 from jobledger.condor_cli import pool
-from jobledger.condor_cli.adprint import Output
-from jobledger.condor_cli.qusers_daily import daily_lines, display_width
+from jobledger.condor_cli.adprint import AutoFormat, Output
+from jobledger.condor_cli.qusers_daily import daily_lines, daily_rows, display_width
 from jobledger.condor_cli.args import Args, Failed, Help, Usage, constraint_problem, entry, show_version
 from jobledger.eventcore.adwire import quote as _quote
 from jobledger.eventcore.errors import HTCondorException
@@ -169,6 +169,8 @@ def show(schedd, opts: dict) -> int:
     output: Output = opts["output"]
     if opts.get("daily") and output.show is None and output.listing is None:
         return show_daily(schedd, constraint, opts)
+    if opts.get("daily") and isinstance(output.show, AutoFormat) and output.listing is None:
+        return show_daily_af(schedd, constraint, opts)
     wanted = output.projection([])
     key = "Name" if opts["projects"] else "User"
     if wanted and key not in wanted:
@@ -203,6 +205,25 @@ def show_daily(schedd, constraint: str, opts: dict) -> int:
     width = 0 if opts.get("wide") else display_width(sys.stdout)
     for line in daily_lines(ads, rescale=opts["daily"] == 2, width=width):
         print(line)
+    return 0
+
+
+def show_daily_af(schedd, constraint: str, opts: dict) -> int:  # opts["output"].show: an AutoFormat
+    """-daily with -af: the daily rows through the -af columns, by position, as HTCondor's
+    tool renders them (``condor_cli.qusers_daily``); the query asks for what -af names
+    and the record's key only, as the tool's does."""
+    af = opts["output"].show
+    wanted = list(af.projection() or [])
+    key = "Name" if opts["projects"] else "User"
+    if wanted and key not in wanted:
+        wanted.append(key)
+    query = schedd.queryProjectAds if opts["projects"] else schedd.queryUserAds
+    try:
+        ads = query(constraint, wanted)
+    except HTCondorException as exc:
+        raise Failed(f"Error: query failed - {exc}") from None
+    sys.stdout.write(af.heading())
+    sys.stdout.write("".join(af.row_values(row) for row in daily_rows(ads, rescale=opts["daily"] == 2)))
     return 0
 
 

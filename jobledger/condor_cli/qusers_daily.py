@@ -13,6 +13,12 @@ tool's ``std::map`` holds them.  Every column is left-aligned, as wide as its he
 its widest cell, columns one space apart, each line cut at the display width less one
 (the terminal's, or 1024 when output is not a terminal; ``-wide``: not cut).
 ``:rescale`` divides the idle weight by the number of buckets the span covers.
+
+With ``-af`` the tool prints the same rows through the ``-af`` columns, by position (its
+print mask renders a row of values): the first column shows the row's name or label, the
+second Launched, and so on; a cell with no value is empty.  The query then asks only for
+what ``-af`` names (and ``User``, or ``Name`` with ``-projects``), as HTCondor's does: the
+spans are computed from those attributes alone.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import time
 
 from jobledger.eventcore.classad import ExprTree
 
-__all__ = ["daily_lines", "display_width", "HEADINGS"]
+__all__ = ["daily_lines", "daily_rows", "display_width", "HEADINGS"]
 
 HEADINGS = ("Name", "Launched", "NoExec", "Requeued", "Held", "SlotHours", "IdleWeight")
 _COUNTS = ("Launched", "FailedToStart", "Requeued", "Held")
@@ -40,7 +46,7 @@ class _Info:
         self.phase_sec = 0
         self.now = int(now) if now is not None else 0
         self.rescale = rescale
-        self.rows: dict[str, list[str | None]] = {}
+        self.rows: dict[str, list] = {}    # key -> [label, numbers (None: no number)]
         self.count = 0
 
 
@@ -76,8 +82,8 @@ def _array_size(ad, names: list[str]) -> int:
     return 0
 
 
-def _span_row(ad, label: str, exprs: list[str]) -> list[str | None]:
-    return [label, *(_cell(_number(ad, expr), fmt) for expr, fmt in zip(exprs, _FORMATS))]
+def _span_row(ad, label: str, exprs: list[str]) -> list:
+    return [label, *(_number(ad, expr) for expr in exprs)]
 
 
 def _key(ad, info: _Info) -> str:
@@ -134,16 +140,24 @@ def _add(info: _Info, ad) -> None:
                 f"DailyJobsWeightedIdle[{day}]/size(HourlyJobsWeightedIdle)"])
 
 
+def daily_rows(ads, rescale: bool = False, now: float | None = None) -> list[list]:
+    """The tool's rows of values, in its order (by key): a record's row holds its name
+    only; a span's row its label, then Launched, NoExec, Requeued, Held, SlotHours and
+    IdleWeight (None where the expression gives no number)."""
+    info = _Info(rescale, now)
+    for ad in ads:
+        _add(info, ad)
+    return [row for _, row in sorted(info.rows.items(), key=lambda item: item[0].encode("utf-8", "surrogateescape"))]
+
+
 def daily_lines(ads, rescale: bool = False, now: float | None = None, width: int = 0) -> list[str]:
     """The tool's lines (heading first) for the records ``ads`` (in the order the schedd
     sent them); ``now``: the tool's clock (read at the first record when not given);
     ``width``: each line is cut to ``width - 1`` characters (the tool's display width; 0:
     not cut, as with ``-wide``)."""
-    info = _Info(rescale, now)
-    for ad in ads:
-        _add(info, ad)
-    rows = [[cell if cell is not None else "" for cell in row] + [""] * (len(HEADINGS) - len(row))
-            for _, row in sorted(info.rows.items(), key=lambda item: item[0].encode("utf-8", "surrogateescape"))]
+    rows = [[row[0], *(_cell(value, fmt) or "" for value, fmt in zip(row[1:], _FORMATS))] for row in
+            daily_rows(ads, rescale, now)]
+    rows = [row + [""] * (len(HEADINGS) - len(row)) for row in rows]
     widths = [max([len(heading), *(len(row[i]) for row in rows)]) for i, heading in enumerate(HEADINGS)]
     lines = [" ".join(h.ljust(w) for h, w in zip(HEADINGS, widths))]
     lines += [" ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows]

@@ -109,3 +109,57 @@ def _eval(expr, ad):
     from jobledger.eventcore.classad import ExprTree
     value = ExprTree(expr).eval(ad)
     return value if type(value) in (int, float) else None
+
+
+def test_with_af_the_columns_take_the_rows_values_by_position():
+    """HTCondor's tool skips its daily print mask when -af is given and renders the daily
+    rows of values through the -af mask: column i shows value i, whatever the attribute
+    named; a row's missing values (the record's own row has only its name) print empty."""
+    from jobledger.condor_cli.adprint import AutoFormat
+    from jobledger.condor_cli.qusers_daily import daily_rows
+    alice = ad(User='"alice@h"', HourlyJobsLaunched="{2}", HourlyJobsSlotTime="{1800}",
+               HourlyJobsWeightedIdle="{0.5}", **stats())
+    rows = daily_rows([alice], now=START + 600)
+    assert rows == [["alice@h"], ["    last 0.2 hrs", 2, None, None, None, 0.5, 0.5]]
+    three = AutoFormat(["User", "HourlyJobsLaunched", "Anything"], None, "condor_qusers")
+    assert [three.row_values(row) for row in rows] == ["alice@h  \n", "    last 0.2 hrs 2 \n"]
+    seven = AutoFormat(["a", "b", "c", "d", "e", "f", "g", "h"], ",", "condor_qusers")
+    assert seven.row_values(rows[1]) == "    last 0.2 hrs, 2, , , , 0.5, 0.5, \n"
+    labelled = AutoFormat(["Name", "Launched"], "l", "condor_qusers")
+    assert labelled.row_values(rows[0]) == "Name = alice@h \n"
+    quoted = AutoFormat(["Name"], "V", "condor_qusers")
+    assert quoted.row_values(rows[0]) == '"alice@h"\n'
+
+
+def test_with_af_the_query_asks_for_what_af_names_and_the_key():
+    """As the tool's: the projection is the -af attributes and User (Name with -projects),
+    so spans are computed from those alone."""
+    from jobledger.condor_cli.qusers import show
+
+    class Schedd:
+        asked: list = []
+
+        def queryUserAds(self, constraint, projection):
+            self.asked.append(("user", constraint, list(projection)))
+            return [ad(User='"alice@h"', HourlyJobsLaunched="{4}", HourlyStatsStartTime=START,
+                       HourlyStatsUnitSize=14400, HourlyStatsUnitPhase=1800)]
+
+        def queryProjectAds(self, constraint, projection):
+            self.asked.append(("project", constraint, list(projection)))
+            return []
+
+    import io
+    import sys
+    schedd, out = Schedd(), io.StringIO()
+    real, sys.stdout = sys.stdout, out
+    try:
+        show(schedd, parse(["-daily", "-af", "HourlyJobsLaunched", "HourlyJobsLaunched"]))
+        show(schedd, parse(["-daily", "-projects", "-af:h", "Launched"]))
+    finally:
+        sys.stdout = real
+    assert schedd.asked == [("user", "", ["HourlyJobsLaunched", "User"]), ("project", "", ["Launched", "Name"])]
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "alice@h "
+    assert lines[1].startswith("    last ") and lines[1].endswith(" hrs 4")
+    # the tool's clock is far past the record's start: every span is shown
+    assert lines[2:] == ["    Last 24 hrs 4", "    Yesterday ", "    Day Before ", "Launched"]
