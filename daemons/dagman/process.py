@@ -21,7 +21,11 @@ decides:
 
 Recovery: every start first asks the schedd (queue and history) for the
 jobs whose DAGManJobId is this DAGMan job, and adopts the newest cluster of
-each node; then it reads the nodes log from the start.  So a DAGMan
+each node; then it reads the nodes log from the start.  In recovery mode
+(the lock file is still there, or -DoRecov), as HTCondor's DAGMan, a submit
+event's ``DAG Node: NAME`` also gives that node its job, so a new DAGMan job
+for the same DAG runs again nothing the log shows ran; a run that does not
+recover starts the nodes log empty, as HTCondor's truncates it.  So a DAGMan
 restarted by on_exit_remove after SIGKILL (of itself, of the schedd, of the
 whole pool) resubmits nothing that was submitted and loses nothing.  A
 submit whose reply was lost (the schedd died) is looked up by its reserved
@@ -48,6 +52,7 @@ from jobledger.daemons.dagman.files import DagmanOut, ScriptDebug, newest_rescue
     write_metrics
 from jobledger.daemons.dagman.node_submit import condor_submit_command, node_cluster
 from jobledger.daemons.dagman.options import Options
+from jobledger.daemons.safe_open import safe_open_fd
 from jobledger.daemons.threadnames import name_process
 from jobledger.eventcore import adwire
 from jobledger.eventcore.dagman import outlines, parse_dag
@@ -56,7 +61,7 @@ from jobledger.daemons.daemon import PLATFORM, VERSION
 from jobledger.eventcore.dagman.report import (RESCUE_RE, dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
                                   status_table)
 from jobledger.eventcore.dagman.run import (ABORTED, DONE, FAILED, FUTILE, POST, POST_SCRIPT_TERMINATED, PRE, QUEUED, READY,
-                               TERMINATED, WAITING, DagRun, RemoveJobs, RunScript, SubmitJob)
+                               SUBMIT, TERMINATED, WAITING, DagRun, RemoveJobs, RunScript, SubmitJob)
 from jobledger.eventcore.errors import DagError, HTCondorException, HTCondorIOError, JobledgerError, UserLogFileChanged
 from jobledger.tracking.jobeventlog import JobEventLog
 from jobledger.tracking.watch import DirectoryWatcher
@@ -97,6 +102,19 @@ def submit_program() -> str:
     """condor_submit beside this interpreter (the one the pool's commands are), else on PATH."""
     beside = os.path.join(os.path.dirname(sys.executable), "condor_submit")
     return beside if os.access(beside, os.X_OK) else "condor_submit"
+
+
+def submit_event_node(event) -> str | None:
+    """The node a submit event names: its structured notes' DAGNodeName, else ``DAG Node:
+    NAME`` in its notes (HTCondor's Dag::LogEventNodeLookup)."""
+    notes = event.get("StructuredNotes")            # a ClassAd (or a dict)
+    name = notes.get("DAGNodeName") if hasattr(notes, "get") else None
+    if isinstance(name, str) and name:
+        return name
+    text = str(event.get("LogNotes", "") or "")
+    if text.startswith("DAG Node: ") and text[10:].split():
+        return text[10:].split()[0]
+    return None
 
 
 def _code(event) -> int:
@@ -144,6 +162,7 @@ class Dagman:
         self.published_at = 0.0
         self.build_seconds = 0.0                        # building a node's job took, in the last chunk
         self.inherit: dict[str, str] = {}              # DAGMAN_INHERIT_ATTRS: name -> expression
+        self.recovering = False                         # reading the nodes log in recovery mode
         method = options.submit_method
         self.direct = method != 0 if method >= 0 else _true(param.get("DAGMAN_USE_DIRECT_SUBMIT", True))
 
@@ -197,7 +216,40 @@ class Dagman:
         for name, clusters in by_node.items():
             run.adopt(name, max(clusters), len(clusters) - 1)
         if by_node:
-            self.out(f"Running in RECOVERY mode: {len(by_node)} nodes have jobs from before")
+            self.out(f"The queue and history hold jobs of {len(by_node)} nodes from before")
+
+    def _recovery_mode(self) -> bool:
+        """HTCondor's DAGMan recovers when its lock file is still there (it died without
+        cleaning up) or when asked (-DoRecov)."""
+        if os.path.exists(self.options.lockfile):
+            self.out(f"Lock file {self.options.lockfile} detected")
+            return True
+        if self.options.recovery:
+            self.out("Running in recovery mode because -DoRecovery flag was specified")
+            return True
+        return False
+
+    def _start_nodes_log(self, recovery: bool) -> None:
+        """The nodes log is created if missing; a run that does not recover starts it empty
+        (HTCondor's DAGMan truncates it), so a recovery later reads this run's events only."""
+        try:
+            fd = safe_open_fd(self.nodes_log, "ab" if recovery else "wb")
+        except OSError as exc:
+            raise HTCondorIOError(f"cannot open the nodes log {self.nodes_log}: {exc}") from exc
+        os.close(fd)
+        if not recovery:
+            self.out(f"MultiLogFiles: truncating log file {self.nodes_log}")
+
+    def _recovered_submit(self, run: DagRun, event) -> None:
+        """Recovery: a submit event of the nodes log names its node (``DAG Node: NAME``):
+        that node's job is this one (as Dag::LogEventNodeLookup reads it)."""
+        name = submit_event_node(event)
+        if name is None or name not in run.nodes:
+            return
+        if run.recovered_submit(name, event.cluster):
+            return
+        self.out(f"Warning: node {name} was submitted ({event.cluster}.{event.proc}.0) "
+                 f"while it is {run.nodes[name].status}: ignoring the event")
 
     def _job_info(self) -> None:
         """Our own job's owner, batch name and the attributes DAGMAN_INHERIT_ATTRS passes on."""
@@ -222,6 +274,7 @@ class Dagman:
             self.out(line)
         signal.signal(signal.SIGTERM, self._removed)
         signal.signal(signal.SIGUSR1, self._removed)
+        recovery = self._recovery_mode()
         write_atomic(self.options.lockfile, f"{os.getpid()}\n")
         try:
             run = self.load()
@@ -238,11 +291,18 @@ class Dagman:
         self.control = ControlServer(run, self.out, control_path())
         address = self.control.start()
         self._call("edit", attr="DAGManContact", value=f'"{address}"', ids=[self.dagman_id])
+        self._start_nodes_log(recovery)
         self.watcher.add([self.nodes_log])
         self.watcher.start()
         for line in outlines.log_files([self.nodes_log]):
             self.out(line)
+        if recovery:
+            self.out("Running in RECOVERY mode... >>>>>>>>>>>>>>>>>>>>>>>>>>>>>>")
+            self.recovering = True
         self._open_log(run)
+        if recovery:
+            self.recovering = False
+            self.out("...done with RECOVERY mode <<<<<<<<<<<<<<<<<<<<<<<<<<<<<<")
         last_status = 0.0
         while run.exit_code is None:
             if self.removed:
@@ -465,6 +525,8 @@ class Dagman:
         try:
             for event in self.reader.events(stop_after=wait):
                 number = int(event.type)
+                if number == SUBMIT and self.recovering and event.cluster not in run.by_cluster:
+                    self._recovered_submit(run, event)
                 if number == POST_SCRIPT_TERMINATED:
                     run.post_script_recorded(event.get("DAGNodeName", ""), event.cluster, _code(event), time.time())
                     continue
@@ -485,10 +547,12 @@ class Dagman:
     def _say_event(self, run: DagRun, event, number: int, code: int) -> None:
         """dagman.out's line for a node job's event (and, at its end, the job's result)."""
         name = run.by_cluster.get(event.cluster)
-        if name is None:
-            return
         when = time.strftime("%m/%d/%y %H:%M:%S", time.localtime(event.timestamp))
-        self.out(outlines.event_line(number, name, event.cluster, event.proc, when))
+        mode = " [recovery mode]" if self.recovering else ""
+        if name is None:
+            self.out(outlines.event_line(number, None, event.cluster, event.proc, when) + mode)
+            return
+        self.out(outlines.event_line(number, name, event.cluster, event.proc, when) + mode)
         if number == TERMINATED:
             self.out(outlines.job_result(name, event.cluster, event.proc, code))
         elif number == 12 and event.get("HoldReason"):

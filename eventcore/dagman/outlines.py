@@ -35,12 +35,15 @@ def job_id(cluster: int, proc: int, subproc: int = 0) -> str:
     return f"{cluster}.{proc}.{subproc}"
 
 
-def event_line(number: int, node: str, cluster: int, proc: int, when: str, subproc: int = 0) -> str:
-    """``Event: ULOG_EXECUTE for HTCondor Node A (12.0.0) {11/28/26 06:00:00}``."""
+def event_line(number: int, node: str | None, cluster: int, proc: int, when: str, subproc: int = 0) -> str:
+    """``Event: ULOG_EXECUTE for HTCondor Node A (12.0.0) {11/28/26 06:00:00}``; an event of
+    a job of no node of this DAG (``node`` None): ``... for unknown Node (...) {...}: ignoring...``."""
     try:
         name = EventType(number).name
     except ValueError:
         name = f"FUTURE_EVENT_{number}"
+    if node is None:
+        return f"Event: ULOG_{name} for unknown Node ({job_id(cluster, proc, subproc)}) {{{when}}}: ignoring..."
     return f"Event: ULOG_{name} for HTCondor Node {node} ({job_id(cluster, proc, subproc)}) {{{when}}}"
 
 

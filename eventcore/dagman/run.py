@@ -154,6 +154,16 @@ class DagRun:
         self.by_cluster[cluster] = name
         self._enqueue(name)
 
+    def recovered_submit(self, name: str, cluster: int) -> bool:
+        """Recovery from the nodes log: a submit event says node ``name``'s job is ``cluster``.
+        A node ready to go (or whose job was an older one) takes it, keeping its retry count;
+        False if the node is in no state to have been submitted (the event is ignored)."""
+        run = self.nodes[name]
+        if run.status == READY or (run.status == QUEUED and run.cluster is not None and cluster > run.cluster):
+            self.adopt(name, cluster, run.retry)
+            return True
+        return run.status == QUEUED and run.cluster is not None and cluster < run.cluster
+
     def submitted(self, name: str, cluster: int, procs: int) -> None:
         run = self.nodes[name]
         run.cluster = cluster
