@@ -74,7 +74,8 @@ def _shared_ad(who: Submitter, cluster: int, cluster_ad: dict, num_procs: int, n
     shared.pop("ProcId", None)
     spellings = dict(SPELLINGS, **{name.lower(): name for name in shared})
     shared.setdefault("QDate", str(now))
-    shared["TotalSubmitProcs"] = str(num_procs)  # set at commit, as HTCondor's schedd does
+    if "JobMaterializeDigestFile" not in shared:    # a job factory's: its whole size
+        shared["TotalSubmitProcs"] = str(num_procs)  # set at commit, as HTCondor's schedd does
     shared.setdefault("MyType", '"Job"')
     shared.setdefault("TargetType", '"Machine"')
     for attr in RUN_ATTRS:

@@ -41,7 +41,7 @@ from jobledger.eventcore.status import (
 
 _DAGMAN_NOTE = int(EventType.POST_SCRIPT_TERMINATED)
 
-__all__ = ["Proc", "HistoryRow", "Changes", "QueueFold", "Loader", "owner_of", "merged_ad",
+__all__ = ["factory_pending", "Proc", "HistoryRow", "Changes", "QueueFold", "Loader", "owner_of", "merged_ad",
            "fold_entries"]
 
 
@@ -328,7 +328,10 @@ class QueueFold:
             ad.update(sets)
             for name in deletes:
                 ad.pop(name, None)
-            self._put_cluster(job.cluster, ad)
+            # a job factory done (or removed) with no jobs left: the cluster goes with it
+            gone = ("JobMaterializeDigestFile" in ad and not factory_pending(ad)
+                    and self.count(job.cluster) <= 0)
+            self._put_cluster(job.cluster, None if gone else ad)
             return
         row = self.proc(job.cluster, job.proc)
         if row is None:
@@ -397,8 +400,26 @@ class QueueFold:
         self._put_proc(key, None)
         left = self.count(job.cluster) - 1
         self._put_count(job.cluster, left)
-        if left <= 0 and self.cluster(job.cluster) is not None:
+        cluster_ad = self.cluster(job.cluster)
+        if left <= 0 and cluster_ad is not None and not factory_pending(cluster_ad):
             self._put_cluster(job.cluster, None)
+
+
+def factory_pending(cluster_ad: Mapping[str, str]) -> bool:
+    """Whether a cluster's job factory (late materialization: ``JobMaterializeDigestFile``)
+    has jobs still to make: ``JobMaterializeNextProcId`` below ``TotalSubmitProcs`` and
+    not removed (``JobMaterializePaused`` 3, HTCondor's mmClusterRemoved).  As HTCondor's
+    schedd (``JobFactoryAllowsClusterRemoval``), such a cluster ad stays in the queue
+    while it has no jobs."""
+    if "JobMaterializeDigestFile" not in cluster_ad:
+        return False
+    try:
+        next_proc = int(cluster_ad.get("JobMaterializeNextProcId", "0"))
+        total = int(cluster_ad.get("TotalSubmitProcs", "0"))
+        paused = int(cluster_ad.get("JobMaterializePaused", "0"))
+    except ValueError:
+        return False
+    return next_proc < total and paused < 3
 
 
 _HANDLERS: dict[str, Callable] = {
