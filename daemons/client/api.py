@@ -240,15 +240,20 @@ class Schedd(UserRecMethods, OcuMethods):
     def _submit_description(self, description, count, spool, itemdata, queue, progress=None):
         """``submit`` of a Submit; ``progress(sent, total)`` (optional) is told the procs
         sent so far as the chunks of a big cluster go out."""
+        from jobledger.daemons.client.factory import factory_request, is_factory
+        if itemdata is not None and is_factory(description):
+            itemdata = list(itemdata)     # read twice: the jobs, and the factory's items file
         cluster, stream = self._prepare(description, count, itemdata, queue, spool, stacklevel=4)
+        factory = factory_request(description, cluster, queue, itemdata)
+        extra = {} if factory is None else {"factory": factory}
         if stream.num_procs > UPLOAD_CHUNK:   # sent in chunks, never held whole
             reply = self._submit_call("submit", lambda: _counted(_chunked(stream.procs(), UPLOAD_CHUNK),
                                                                  stream.num_procs, progress),
                                       cluster=cluster, cluster_ad=stream.cluster_attrs,
-                                      num_procs=stream.num_procs)
+                                      num_procs=stream.num_procs, **extra)
         else:
             reply = self._submit_call("submit", cluster=cluster, cluster_ad=stream.cluster_attrs,
-                                      proc_ads=list(stream.procs()))
+                                      proc_ads=list(stream.procs()), **extra)
         return SubmitResult(reply["cluster"], reply["first_proc"], reply["num_procs"],
                             to_ad(reply["cluster_ad"]), [] if spool else None)
 

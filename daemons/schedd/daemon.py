@@ -63,6 +63,7 @@ from jobledger.daemons.schedd.query import Queries
 from jobledger.eventcore.decide.runs import TRANSFER_LIMITS, input_size_hold
 from jobledger.daemons.schedd.runs import Runs
 from jobledger.daemons.schedd.userrecs import UserRecs
+from jobledger.daemons.schedd.factory import Factories
 from jobledger.daemons.schedd.submitters import idle_by_submitter, submitter_counts
 from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.codecs.journal import decode_payload
@@ -212,6 +213,8 @@ class Schedd(Daemon):
         limits = {param: self.config(param, "-1") for _, param in TRANSFER_LIMITS}
         self.matches.transfer_limits = self.local.transfer_limits = limits
         self.max_input_mb = limits["MAX_TRANSFER_INPUT_MB"].strip()
+        self.factories = Factories(self.store, self.spool_dir, self.log, self._cluster_records)
+        self.factories.recover()
         # Before the socket opens: settle what happened while we were away.
         self.runs.reconcile(startup=True)
         self.matches.restore_queued()
@@ -229,6 +232,7 @@ class Schedd(Daemon):
         self.every(0.0, self._send_cycle_requests, name="poke-negotiator")
         self.every(0.0, self.local.tick, name="scheduler-univ")
         self.every(1.0, self.ocus.tick, name="ocus")
+        self.every(0.0, self._factory_tick, name="job-factory")
         self.want_cycle()
 
     def teardown(self) -> None:
@@ -417,16 +421,26 @@ class Schedd(Daemon):
         return cluster
 
     def _submit(self, peer, cluster: int, cluster_ad: dict, proc_ads: list | None = None,
-                token: str | None = None, num_procs: int | None = None, upload=None) -> dict:
+                token: str | None = None, num_procs: int | None = None, upload=None,
+                factory: dict | None = None) -> dict:
         """Commit one cluster: its ad, its procs and their SUBMIT events, in one append.
 
         The procs come in ``proc_ads``, or (a big submission) as chunks of an
         ``upload`` announcing ``num_procs``: each chunk is journaled as it
         arrives, all in one transaction, so a client gone midway commits nothing.
+        ``factory``: a job factory's digest and items (``daemons.schedd.factory``).
         """
         item = {"cluster": cluster, "cluster_ad": cluster_ad, "proc_ads": proc_ads,
                 "num_procs": num_procs}
-        return self._submit_many(peer, [item], token, upload)[0]
+        if factory is None:
+            if isinstance(cluster_ad, dict):   # only the factory part names a factory's files
+                item["cluster_ad"] = {k: v for k, v in cluster_ad.items()
+                                      if k.lower() != "jobmaterializedigestfile"}
+            return self._submit_many(peer, [item], token, upload)[0]
+        item = self.factories.prepare(item, upload, factory)    # late materialization
+        reply = self._submit_many(peer, [item], token, None)[0]
+        self.factories.committed(cluster)
+        return dict(reply, num_procs=int(reply["cluster_ad"]["TotalSubmitProcs"]))
 
     def _submit_many(self, peer, clusters: list, token: str | None = None, upload=None) -> list[dict]:
         """Commit clusters in one append (a v1 transaction): all of them or none.
@@ -554,6 +568,11 @@ class Schedd(Daemon):
         for reply in replies:
             reply["position"] = position
         return replies
+
+    def _factory_tick(self) -> None:
+        """Job factories make their next jobs after each commit (``daemons.schedd.factory``)."""
+        self.factories.wait()
+        self.factories.tick()
 
     def _hold_big_inputs(self, replies: list) -> None:
         """Hold the new jobs whose input sandbox is over MAX_TRANSFER_INPUT_MB (or their

@@ -90,7 +90,8 @@ class Queries:
         for cluster in clusters:
             ad = self.store.cluster_ad(cluster)
             if ad is not None and adwire.matches(constraint, ad):
-                ad = {k: v for k, v in ad.items() if not wanted or k in wanted}
+                names = {name.lower() for name in wanted}     # attribute names know no case
+                ad = {k: v for k, v in ad.items() if not wanted or k.lower() in names}
                 ad["ServerTime"] = now
                 out.append(ad)
         return out

@@ -20,8 +20,8 @@ from jobledger.eventcore.journal import Entry
 from jobledger.eventcore.records import Assumed, Record
 from jobledger.eventcore.status import JobStatus
 
-__all__ = ["JobReads", "JobLedger", "ActionLedger", "PolicyLedger", "ClusterLedger", "UserRecLedger",
-           "QueueReads", "WatchReads", "SubmitterReads", "JournalFeed"]
+__all__ = ["JobReads", "JobLedger", "ActionLedger", "PolicyLedger", "ClusterLedger", "FactoryLedger",
+           "UserRecLedger", "QueueReads", "WatchReads", "SubmitterReads", "JournalFeed"]
 
 
 class JobReads(Protocol):
@@ -61,6 +61,15 @@ class ClusterLedger(JobLedger, Protocol):
     """Export and import of jobs, DAGMan's progress: also the next cluster id."""
 
     def next_cluster_id(self) -> int: ...
+
+
+class FactoryLedger(JobLedger, Protocol):
+    """Job factories (late materialization): also the journal's head, to wait for commits."""
+
+    def head(self) -> int: ...
+
+    def wait_for_position(self, position: int, timeout: float | None = None,
+                          stop: threading.Event | None = None) -> bool: ...
 
 
 class UserRecLedger(JobLedger, Protocol):
@@ -137,6 +146,6 @@ if TYPE_CHECKING:
         """mypy checks here that ``Store`` has every method each interface names, with a
         signature that fits (the schedd, which hands the store out, is not yet checked)."""
         served: tuple[ActionLedger, PolicyLedger, ClusterLedger, UserRecLedger, SubmitterReads,
-                      QueueReads, WatchReads, JournalFeed] = (store, store, store, store, store, store,
-                                                             store, store)
+                      QueueReads, WatchReads, JournalFeed, FactoryLedger] = (
+            store, store, store, store, store, store, store, store, store)
         del served

@@ -63,6 +63,7 @@ class Options:
         self.name: str | None = None
         self.pool: str | None = None
         self.allow_crlf_script = False
+        self.factory = False
 
 
 def parse(argv: list[str]) -> Options:
@@ -96,6 +97,8 @@ def parse(argv: list[str]) -> Options:
             opts.dry_run = args.value()
         elif args.flag("spool", 1):
             opts.spool = True
+        elif args.flag("factory", 2):
+            opts.factory = True
         elif args.flag("file", 2):
             opts.file = args.value()
         elif args.flag("name", 1):
@@ -150,6 +153,7 @@ def description(opts: Options):
     if opts.queue is None and not _has_queue(text + "\n" + "\n".join(opts.appends)):
         raise Failed(f'\nERROR: "{where}" doesn\'t contain any "queue" commands -- no jobs queued')
     sub.setSubmitMethod(int(SubmitMethod.CondorSubmit), True)     # JobSubmitMethod = 0, as HTCondor's
+    sub.as_factory = opts.factory     # -factory: a job factory even without max_materialize
     return sub
 
 
