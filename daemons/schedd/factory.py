@@ -143,6 +143,7 @@ class Factories:
         self.builder = builder     # (owner, cluster, ad, num_procs, now, identity) -> (shared, head, build)
         self.live: dict[int, _Jobs] = {}
         self.lock = threading.Lock()
+        self.wake = threading.Event()
         self.seen = 0
 
     # -- submit -------------------------------------------------------------------------
@@ -221,6 +222,7 @@ class Factories:
             return
         with self.lock:
             self.live[cluster] = jobs
+        self.wake.set()
 
     def _pause(self, cluster: int, code: int, reason: str) -> None:
         """HTCondor's setJobFactoryPauseAndLog: the cluster ad says why it stopped."""
@@ -231,14 +233,23 @@ class Factories:
             self.log.warning(f"job factory of cluster {cluster}: not paused ({exc})")
 
     def wait(self, timeout: float = 1.0) -> None:
-        """Until the journal moves past what ``tick`` last saw (or ``timeout``)."""
+        """Until the journal moves past what ``tick`` last saw (or ``timeout``); with no
+        factory to serve, until a submit makes one (no reads of an idle schedd)."""
+        with self.lock:
+            idle = not self.live
+        if idle:
+            self.wake.wait(timeout)
+            self.wake.clear()
+            return
         self.store.wait_for_position(self.seen + 1, timeout=timeout)
 
     def tick(self) -> None:
         """Make the jobs each live factory may make now."""
-        self.seen = self.store.head()
         with self.lock:
             live = dict(self.live)
+        if not live:
+            return
+        self.seen = self.store.head()
         for cluster, jobs in live.items():
             try:
                 done = self._materialize(cluster, jobs)
