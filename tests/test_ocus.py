@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from jobledger.eventcore import adwire
 from jobledger.eventcore.projections.ocus import (evictions, is_ocu_super, may_run, new_ocu, ocus_of, ocus_text,
-                                                  query_ad, request_ad)
+                                                  owner_demand, query_ad, request_ad)
 
 REQUEST = {"Owner": '"alice"', "RequestCpus": "2", "RequestMemory": "64"}
 
@@ -74,3 +74,18 @@ def test_a_query_answer_says_the_state_letter():
     assert ad["OCUState"] == '"I"' and ad["OCUOwnerActivations"] == "2"
     assert query_ad(new_ocu(REQUEST, 3), "unclaimed", {})["OCUState"] == '"U"'
     assert query_ad(new_ocu(REQUEST, 3), "running", {})["OCUState"] == '"R"'
+
+
+def test_only_an_owners_jobs_that_could_run_take_its_claims_back():
+    """HTCondor's count_jobs counts every OCUWanted job in the queue (a held or completed one
+    too, so that it would evict borrowers for as long as it stays); here a held or completed
+    job does not, an idle one does: a deviation, on purpose."""
+    jobs = [{"Owner": '"alice"', "JobStatus": "1", "OCUWanted": "true"},
+            {"Owner": '"alice"', "JobStatus": "2", "OCUWanted": "true"},
+            {"Owner": '"alice"', "JobStatus": "5", "OCUWanted": "true"},
+            {"Owner": '"alice"', "JobStatus": "4", "OCUWanted": "true"},
+            {"Owner": '"bob"', "JobStatus": "5", "OCUWanted": "true"},
+            {"Owner": '"bob"', "JobStatus": "1"}]
+    wanted, running = owner_demand(jobs)
+    assert wanted == {"alice": 2} and running == {"alice": 1}
+    assert evictions(wanted, running, {"alice": ["7.0"], "bob": ["8.0"]}) == ["7.0"]

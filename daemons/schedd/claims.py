@@ -37,13 +37,19 @@ def _known(startd: str, slot: str, ad: dict) -> dict[str, str]:
 
 
 def claimed_slot_ads(running: list, startd_slots, constraint: str | None, projection: list | None,
-                     log=None) -> list[dict[str, str]]:
+                     log=None, ocus: list | None = None) -> list[dict[str, str]]:
     """The claimed slots' ads (``startd_slots(address)``: that startd's slot ads), those
-    ``constraint`` is true of, cut to ``projection`` (all attributes when empty)."""
+    ``constraint`` is true of, cut to ``projection`` (all attributes when empty).  ``ocus``:
+    the OCU claims held with no job, ``(startd, slot, ad known of it)`` (a claim is a match
+    record in HTCondor's schedd, with or without a job: ``daemons.schedd.ocus``)."""
     if constraint is not None:
         adwire.check_constraint(constraint)
     found: list[dict[str, str]] = []
-    for startd, claims in sorted(held_claims(running).items()):
+    held = held_claims(running)
+    for startd, slot, known in ocus or []:
+        if not any(name == slot for name, _ in held.get(startd, [])):   # (a job on it names it already)
+            held.setdefault(startd, []).append((slot, {"_known": known}))
+    for startd, claims in sorted(held.items()):
         try:
             slots = {ad["Name"]: adwire.exprs_of(ad) for ad in startd_slots(startd)
                      if isinstance(ad, dict) and isinstance(ad.get("Name"), str)}
@@ -52,7 +58,7 @@ def claimed_slot_ads(running: list, startd_slots, constraint: str | None, projec
                 log.info("get_claims: startd %s did not answer: %s", startd, exc)
             slots = {}
         for slot, job_ad in claims:
-            found.append(slots.get(slot) or _known(startd, slot, job_ad))
+            found.append(slots.get(slot) or job_ad.get("_known") or _known(startd, slot, job_ad))
     found = [ad for ad in found if adwire.matches(constraint, ad)]
     if projection:
         keep = {name.lower() for name in projection}

@@ -371,7 +371,7 @@ class Schedd(Daemon):
                 self.runs.record_input(JobId.parse(job), claim, events, input_bytes),
             "get_claims": lambda peer, constraint=None, projection=None: claimed_slot_ads(
                 self.runs.running_jobs(), lambda address: self._startd_call("slots", address=address),
-                constraint, projection, self.log),
+                constraint, projection, self.log, self.ocus.held()),
             "export_jobs": lambda peer, export_dir, new_spool_dir="##", ids=None, constraint=None:
                 self.exports.export(_export_peer(peer, "export_jobs"), export_dir, new_spool_dir, ids, constraint),
             "import_exported_job_results": lambda peer, import_dir:

@@ -36,7 +36,7 @@ from jobledger.eventcore.enums import JobAction
 from jobledger.eventcore.errors import HTCondorException
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.projections.ocus import (OCU_PROC, evictions, is_ocu_super, may_run, new_ocu,
-                                                  ocus_of, ocus_text, query_ad, request_ad)
+                                                  ocus_of, ocus_text, owner_demand, query_ad, request_ad)
 from jobledger.eventcore.projections.userrecs import new_ad, user_key
 from jobledger.eventcore.records import UserRecord
 from jobledger.eventcore.status import JobStatus
@@ -378,10 +378,8 @@ class Ocus:
 
     def _evict(self, ocus: dict) -> None:
         """Jobs borrowing an owner's OCUs are vacated (fast) while that owner has fewer
-        OCUWanted jobs running than idle and running (HTCondor's count_jobs compares with
-        every OCUWanted job in the queue, held and completed ones too, so that one held job
-        would evict every borrower for as long as it is held: here only a job that could
-        run takes its owner's claim back)."""
+        OCUWanted jobs running than idle and running (``owner_demand``: where this differs
+        from HTCondor's count_jobs)."""
         with self.lock:
             borrowed: dict[str, list] = {}
             for ocu_id, (job, claim, by_other) in self.running.items():
@@ -390,20 +388,29 @@ class Ocus:
                     borrowed.setdefault(owner, []).append(job)
         if not borrowed:
             return
-        wanted: dict[str, int] = {}
-        running: dict[str, int] = {}
-        for owner in borrowed:
-            for ad in self.store.query(f"OCUWanted =?= true && Owner == {adwire.quote(owner)} && "
-                                       f"(JobStatus == 1 || JobStatus == 2)", ("JobStatus",)):
-                wanted[owner] = wanted.get(owner, 0) + 1
-                if int(ad.get("JobStatus", "1")) == int(JobStatus.RUNNING):
-                    running[owner] = running.get(owner, 0) + 1
+        owners = " || ".join(f"Owner == {adwire.quote(owner)}" for owner in sorted(borrowed))
+        wanted, running = owner_demand(self.store.query(f"OCUWanted =?= true && ({owners})",
+                                                        ("Owner", "JobStatus", "OCUWanted")))
         jobs = evictions(wanted, running, borrowed)
         with self.lock:
             self.evicted.update(entry[1] for entry in self.running.values() if entry[0] in jobs)
         if jobs:
             self.log.info("evicting %s from borrowed OCU claims", ", ".join(map(str, jobs)))
             self.vacate([str(job) for job in jobs])
+
+    def held(self) -> list[tuple[str, str, dict[str, str]]]:
+        """The OCU claims held: (startd, slot, what the schedd knows of the slot) each."""
+        with self.lock:
+            claims = dict(self.claims)
+        ocus = self.ocus()
+        out = []
+        for ocu_id, mine in sorted(claims.items()):
+            user, ocu = ocus.get(ocu_id, ("", {}))
+            out.append((mine["startd"], mine["slot"], {
+                "MyType": '"Machine"', "Name": adwire.quote(mine["slot"]), "StartdIpAddr": adwire.quote(mine["startd"]),
+                "MyAddress": adwire.quote(mine["startd"]), "State": '"Claimed"', "OCU": "true",
+                "OCUName": ocu.get("OCUName", '""'), "RemoteOwner": adwire.quote(user), "RemoteUser": adwire.quote(user)}))
+        return out
 
     def runs_on(self, claim: str) -> bool:
         """Is ``claim`` a job's run on an OCU's claim (whose next job this part chooses)?"""

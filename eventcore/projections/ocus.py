@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from jobledger.eventcore import adwire
 
 __all__ = ["OCU_PROC", "ocus_of", "ocus_text", "new_ocu", "request_ad", "wants", "willing",
-           "may_run", "is_ocu_super", "evictions", "query_ad", "STATES"]
+           "may_run", "is_ocu_super", "owner_demand", "evictions", "query_ad", "STATES"]
 
 OCU_PROC = -99      # HTCondor's OCU_qkey2: the proc id an OCU's request carries
 STATES = {"unclaimed": "U", "idle": "I", "running": "R"}   # HTCondor's OCUState letters
@@ -113,6 +113,25 @@ def may_run(job: Mapping[str, str], ocu: Mapping[str, str], borrowers: bool) -> 
     if own:
         return not borrowers and wants(job)
     return borrowers and willing(job) and not wants(job)
+
+
+def owner_demand(jobs: Iterable[Mapping[str, str]]) -> tuple[dict[str, int], dict[str, int]]:
+    """Owner -> its OCUWanted jobs that could run (idle or running), and owner -> those
+    running, from job ads (Owner, JobStatus, OCUWanted).  HTCondor's count_jobs counts every
+    OCUWanted job in the queue, held and completed ones too, so that one held job would have
+    its owner's borrowers evicted for as long as it is held; here only a job that could run
+    takes its owner's claim back."""
+    wanted: dict[str, int] = {}
+    running: dict[str, int] = {}
+    for job in jobs:
+        owner = _text(job, "Owner")
+        status = adwire.evaluate(job, "JobStatus") if "JobStatus" in job else None
+        if owner is None or not wants(job) or status not in (1, 2):
+            continue
+        wanted[owner] = wanted.get(owner, 0) + 1
+        if status == 2:
+            running[owner] = running.get(owner, 0) + 1
+    return wanted, running
 
 
 def evictions(owner_wanted: Mapping[str, int], owner_running: Mapping[str, int],

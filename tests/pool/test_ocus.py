@@ -92,8 +92,9 @@ def test_an_ocu_is_held_idle_used_lent_taken_back_survives_a_schedd_kill_and_is_
     request = htcondor.classad.ClassAd({"Owner": me, "OCUName": "mine", "RequestCpus": 1, "RequestMemory": 64,
                                         "RequestDisk": 1024})
     # HTCondor's schedd makes OCUs only for owners it knows (a User record, or jobs queued)
-    refused = schedd.create_ocu(request)
-    assert refused["Result"] == -1 and refused["ErrorString"] == f"Owner not found: {me}"
+    stranger = htcondor.classad.ClassAd({"Owner": "nobody-known", "RequestCpus": 1})
+    refused = schedd.create_ocu(stranger)
+    assert refused["Result"] == -1 and refused["ErrorString"] == "Owner not found: nobody-known"
     schedd.addUserRec(me)
     made = schedd.create_ocu(request)
     assert made["Result"] == 0 and made["OCUName"] == "mine" and isinstance(made["OCUId"], int)
@@ -108,6 +109,9 @@ def test_an_ocu_is_held_idle_used_lent_taken_back_survives_a_schedd_kill_and_is_
     assert slot["OCUName"] == "mine" and slot["State"] == "Claimed" and slot["Activity"] == "Idle"
     assert slot["Cpus"] == 1 and slot["Memory"] == 64 and "JobId" not in slot
     name = slot["Name"]
+    # a claim with no job is among the schedd's claims (HTCondor's match records)
+    claims = schedd.get_claims("OCU =?= true")
+    assert [ad["Name"] for ad in claims] == [name] and claims[0]["Activity"] == "Idle"
 
     # a job that neither wants nor is willing runs elsewhere, never on the OCU's claim
     other = submit(schedd, tmp_path, 600)
@@ -139,6 +143,8 @@ def test_an_ocu_is_held_idle_used_lent_taken_back_survives_a_schedd_kill_and_is_
     back = job(schedd, borrower)
     assert back["JobStatus"] == 1 and back["NumJobStarts"] == 1   # evicted, idle again
     assert ocus(schedd)[0]["OCUOwnerActivations"] == 2
+    claims = schedd.get_claims(f'Name == "{name}"')
+    assert len(claims) == 1 and claims[0]["JobId"] == f"{mine}.0" and claims[0]["Activity"] == "Busy"
 
     # kill -9 of the schedd loses nothing: the OCU, its claim, the job on it
     pid = daemon_pid(net_pool, "schedd")
@@ -213,6 +219,7 @@ def test_a_draining_machine_releases_an_idle_ocu_claim_and_none_is_made_there_un
     ``Draining =!= true``); the draining startd lets its idle OCU claim go, the schedd sees it
     gone and asks again, and is matched once the drain is cancelled."""
     schedd, startd, me = net_pool.schedd, htcondor.Startd(), _user()
+    schedd.addUserRec(me)
     made = schedd.create_ocu(htcondor.classad.ClassAd({"Owner": me, "RequestCpus": 1, "RequestMemory": 16}))
     assert made["Result"] == 0
     try:
