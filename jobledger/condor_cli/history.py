@@ -41,7 +41,7 @@ HISTORY_DEFAULT = [
     table.Column("OWNER", -14, table.owner),
     table.Column("  SUBMITTED", 11, lambda ad: table.qdate(ad.get("QDate"))),
     table.Column("  RUN_TIME", 12, lambda ad: table.duration(ad.get("RemoteWallClockTime", 0))),
-    table.Column("ST", -2, lambda ad: table.STATUS_LETTER.get(ad.get("JobStatus"), "?")),
+    table.Column("ST", -2, lambda ad: table.status_letter(ad.get("JobStatus"))),
     table.Column("  COMPLETED", 11, lambda ad: table.qdate(ad.get("CompletionDate"))
                  if ad.get("CompletionDate") else "???"),
     table.Column("CMD", 0, table.job_description),

@@ -14,7 +14,12 @@ from collections.abc import Callable
 
 import attrs
 
-from jobledger.eventcore.status import STATUS_LETTER
+
+def status_letter(status) -> str:
+    # imported when a table is drawn: eventcore.status brings the event catalog, whose
+    # classes take most of a command's start-up, which condor_q -af does without
+    from jobledger.eventcore.status import STATUS_LETTER
+    return STATUS_LETTER.get(status, "?")
 
 
 @attrs.frozen
@@ -113,7 +118,7 @@ JOB_DEFAULT = ID_COLUMNS + [
     Column("OWNER", -14, owner),
     Column("  SUBMITTED", 11, lambda ad: qdate(ad.get("QDate"))),
     Column("    RUN_TIME", 12, lambda ad: duration(wall_time(ad))),
-    Column("ST", -2, lambda ad: STATUS_LETTER.get(ad.get("JobStatus"), "?")),
+    Column("ST", -2, lambda ad: status_letter(ad.get("JobStatus"))),
     Column("PRI", -3, lambda ad: str(ad.get("JobPrio", 0))),
     Column("SIZE", 4, memory_mb),
     Column("CMD", 0, job_description),
