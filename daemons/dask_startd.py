@@ -16,19 +16,24 @@ asked for, one that leaves is withdrawn from the collector.
 
 A job matched to a worker runs through ``daemons.dask_starter.DaskStarter``,
 forked by the same launcher as local starters.  The starters share this
-daemon's one connection to the Dask scheduler: a starter hands its staged
-sandbox to ``dask_run``, asks ``dask_result`` until the task is done (or
-lost: its worker left, the scheduler went away), and passes signals on with
-``dask_signal``; this daemon submits the task, holds its future and signals
-the job on its worker (``daemons.dask_task.signal_job``).  A claim whose
-starter is gone has its task released, and the worker kills the job.
+daemon's one Dask client: a starter hands its staged sandbox to ``dask_run``,
+asks ``dask_result`` until the job is done (or lost: its worker left, the
+scheduler went away), and passes signals on with ``dask_signal``.  This daemon
+makes one ``daemons.dask_task.JobRunner`` actor on each worker with claims
+(one task, once) and calls it directly over the client's connection to that
+worker, one call per job, whose answer is the job's outcome: no task per job
+for the scheduler to schedule and the worker to track, no result to fetch
+apart.  A claim whose starter is gone has its job cancelled, and a worker
+left without claims has its runner released (Dask retires no worker holding
+an actor).
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import itertools
 import os
-import queue
 import signal
 import socket
 import tarfile
@@ -42,14 +47,15 @@ from jobledger.daemons.daemon import main_for
 from jobledger.daemons.dask_adapt import IDLE_LIMIT, adapt_bounds, cluster_factory, pool_adaptive, workers_wanted
 from jobledger.daemons.dask_security import security_from, security_settings
 from jobledger.daemons.dask_starter import DaskStarter
-from jobledger.daemons.dask_task import pack, run_job, signal_job, unpack
+from jobledger.daemons.dask_task import JobRunner, pack, unpack
 from jobledger.daemons.startd import Startd
 from jobledger.eventcore.enums import AdType
 from jobledger.eventcore.errors import HTCondorException
 
 RESOURCES = ("Cpus", "Memory", "Disk")
 QUEUE_DEPTH = 8         # DASK_QUEUE_DEPTH's default
-RESULT_TIMEOUT = 20.0   # seconds to fetch a finished task's outcome and sandbox from its worker
+RUNNER_TIMEOUT = 30.0   # seconds for a worker to make its job runner
+SIGNAL_TIMEOUT = 10.0   # seconds for a worker to signal a job
 
 
 def scheduler_problem(address: str, timeout: float = 5.0) -> str | None:
@@ -123,9 +129,9 @@ class DaskStartd(Startd):
         self.queue_depth = max(0, self.config_int("DASK_QUEUE_DEPTH", QUEUE_DEPTH))
         self.workers: dict[str, dict] = {}   # worker address -> {"slot", "total", "facts"}
         self.client = None
-        self.tasks: dict[str, Task] = {}     # claim -> its job's task
-        self._finished: queue.Queue = queue.Queue()   # claims whose tasks are done
-        self.topic = f"jobledger-{uuid.uuid4().hex}"   # our tasks' outcomes come as events under it
+        self.tasks: dict[str, Task] = {}     # claim -> its job's run
+        self.runners: dict[str, Runner] = {}   # worker address -> the job runner on it
+        self._runners_lock = threading.Lock()
         self._numbers = itertools.count(1)
 
     def started(self) -> None:
@@ -137,7 +143,6 @@ class DaskStartd(Startd):
             self.refuse(HTCondorException(f"cannot reach the Dask scheduler {self.scheduler}: {exc}"))
         self._refresh_workers()
         super().started()
-        self.every(0.0, self._collect_results, name="dask-collect")
 
     def _make_cluster(self, factory, options: dict, bounds) -> None:
         """Make the cluster DASK_CLUSTER names and use its scheduler; with DASK_ADAPT_MAXIMUM,
@@ -177,21 +182,9 @@ class DaskStartd(Startd):
 
     def _connect(self, timeout: float):
         from distributed import Client
-        client = Client(self.scheduler, timeout=timeout, set_as_default=False,
-                        security=security_from(self.security))
-        client.subscribe_topic(self.topic, self._pushed)
-        return client
-
-    def _pushed(self, event) -> None:
-        """An outcome a worker sent under our topic as its task ended (``run_job``):
-        that task needs no fetch (on the client's event loop: no waiting here)."""
-        _, message = event
-        if not isinstance(message, dict) or not isinstance(message.get("result"), dict):
-            return
-        task = self.tasks.get(message.get("claim"))
-        if task is not None and not task.collected.is_set():
-            task.outcome = message["result"]
-            task.collected.set()
+        # (direct_to_workers: the runners are called over a connection to their workers)
+        return Client(self.scheduler, timeout=timeout, set_as_default=False, direct_to_workers=True,
+                      security=security_from(self.security))
 
     def _worker_infos(self) -> dict:
         """The scheduler's workers; none while it is unreachable (a scheduler that went
@@ -246,6 +239,7 @@ class DaskStartd(Startd):
             left = [(address, self.workers.pop(address)["slot"]) for address in gone]
         for address, slot in left:
             self.log.info("Dask worker %s of %s left", address, slot)
+            self._drop_runner(address)
             self._withdraw(address)
         if joined or left:
             self._slot_freed()
@@ -291,21 +285,62 @@ class DaskStartd(Startd):
             behind = entry.get("behind")
         if behind is not None:      # run only after the job of that claim exited (run_job)
             spec = dict(spec, behind=behind)
-        spec = dict(spec, topic=self.topic, env={**spec.get("env", {}), **gpus.job_environment(
+        spec = dict(spec, env={**spec.get("env", {}), **gpus.job_environment(
             assigned, held, self.config("ENVIRONMENT_FOR_AssignedGPUs", gpus.DEFAULT_ENVIRONMENT),
             self.config("ENVIRONMENT_VALUE_FOR_UnAssignedGPUs", gpus.DEFAULT_UNASSIGNED))})
-        task = Task(scratch)
+        task = Task(scratch, address)
         self.tasks[claim] = task
         try:
-            task.future = self.client.submit(
-                run_job, spec, pack(scratch), claim, key=f"jobledger-{claim}",
-                workers=[address], allow_other_workers=False, pure=False, retries=0,
-                fifo_timeout=0)     # strictly in order: a job queued behind another runs after it
+            runner = self._runner(address)
+        except Exception as exc:  # noqa: BLE001 - a worker that cannot make one runs nothing
+            self.log.info("claim %s: no job runner on %s: %r", claim, address, exc)
+            self.tasks.pop(claim, None)
+            return {"state": "lost"}
+        try:
+            task.future = self._call(runner, "run", spec, pack(scratch), claim)
         except BaseException:
             self.tasks.pop(claim, None)
             raise
-        task.future.add_done_callback(lambda _, claim=claim: self._finished.put(claim))
+        task.future.add_done_callback(task.done)
         return self._dask_result(peer, claim, wait)
+
+    # -- the runners on the workers (daemons.dask_task.JobRunner) --------------------------
+    def _runner(self, address: str) -> Runner:
+        """The job runner on the worker at ``address``, made there on first use."""
+        with self._runners_lock:
+            runner = self.runners.get(address)
+            if runner is None:
+                key = f"jobledger-runner-{uuid.uuid4().hex}"
+                future = self.client.submit(JobRunner, key=key, workers=[address], allow_other_workers=False,
+                                            actor=True, retries=0)
+                future.result(timeout=RUNNER_TIMEOUT)   # made (its worker holds it), or raises
+                runner = self.runners[address] = Runner(address, key, future)
+            return runner
+
+    def _call(self, runner: Runner, function: str, *args) -> concurrent.futures.Future:
+        """Call ``function`` of ``runner`` on its worker, over the client's direct
+        connection to it (as Dask's own ``Actor`` proxy does): the answer's future."""
+        from distributed.protocol import to_serialize
+
+        async def call():
+            answer = await self.client.rpc(runner.address).actor_execute(
+                actor=runner.key, function=function, args=[to_serialize(arg) for arg in args], kwargs={})
+            if answer.get("status") != "OK":
+                raise answer.get("exception") or RuntimeError(f"the runner's {function} failed")
+            return answer["result"]
+        return asyncio.run_coroutine_threadsafe(call(), self.client.loop.asyncio_loop)
+
+    def _drop_runner(self, address: str) -> None:
+        """Let go of the runner on ``address``: released, the worker deletes it (and kills
+        any job it still runs); a worker holding none can be retired by Dask's scaling."""
+        self._release(self.runners.pop(address, None))
+
+    def _release(self, runner: Runner | None) -> None:
+        if runner is not None:
+            try:
+                runner.future.release()
+            except Exception as exc:  # noqa: BLE001 - a client that is gone released it already
+                self.log.info("releasing the runner on %s: %r", runner.address, exc)
 
     def _dask_result(self, peer, claim: str, wait: float = 0.5) -> dict:
         """``{"state": "running"}``, ``{"state": "done", "result": outcome}`` (what the job
@@ -321,9 +356,11 @@ class DaskStartd(Startd):
             if self._worker_of(claim) in self.workers and self.client.status == "running":
                 return {"state": "running"}
             self.log.info("claim %s: its Dask worker or the scheduler went away", claim)
-        self.tasks.pop(claim, None)   # the last reference: the scheduler releases the task
+        self.tasks.pop(claim, None)
         if task.outcome is None:
-            self.log.info("claim %s: the Dask task is %s", claim, task.future.status)
+            self.log.info("claim %s: no outcome from its Dask worker: %r", claim, task.failure)
+            if task.future is not None and not task.future.done():
+                self._cancel_on(claim, self._worker_of(claim))   # should the worker come back
             return {"state": "lost"}
         result = dict(task.outcome)
         try:
@@ -333,63 +370,43 @@ class DaskStartd(Startd):
             return {"state": "lost"}
         return {"state": "done", "result": result}
 
-    def _collect_results(self) -> None:
-        """Fetch the outcomes of the tasks that finished, all of them in one gather
-        from their workers (tasks that failed or were cancelled have none)."""
-        try:
-            claims = [self._finished.get(timeout=1.0)]
-        except queue.Empty:
-            return
-        while True:
-            try:
-                claims.append(self._finished.get_nowait())
-            except queue.Empty:
-                break
-        tasks = [task for task in map(self.tasks.get, claims)
-                 if task is not None and not task.collected.is_set()]   # (not pushed)
-        finished = [task for task in tasks if task.future.status == "finished"]
-        try:
-            outcomes = self._gather([task.future for task in finished]) if finished else []
-        except Exception as exc:  # noqa: BLE001 - one by one then: a worker may have died since
-            self.log.info("gathering %d Dask results failed (%r): fetching them one by one",
-                          len(finished), exc)
-            outcomes = [_result_of(task.future) for task in finished]
-        for task, outcome in zip(finished, outcomes):
-            task.outcome = outcome if isinstance(outcome, dict) else None
-        for task in tasks:
-            task.collected.set()
-
-    def _gather(self, futures: list) -> list:
-        """The results of ``futures`` (finished), fetched together; at most RESULT_TIMEOUT
-        seconds: a result held on a worker that died since it finished is not waited for."""
-        import asyncio
-        coroutine = self.client.gather(futures, asynchronous=True)
-        running = asyncio.run_coroutine_threadsafe(asyncio.wait_for(coroutine, RESULT_TIMEOUT),
-                                                   self.client.loop.asyncio_loop)
-        try:
-            return list(running.result(RESULT_TIMEOUT + 5))
-        except BaseException:
-            running.cancel()
-            raise
-
     def _dask_signal(self, peer, claim: str, signum: int) -> bool:
         """Send ``signum`` to the job of ``claim`` on its worker."""
         address = self._worker_of(claim)
-        if address is None or claim not in self.tasks:
+        runner = self.runners.get(address) if address is not None else None
+        if runner is None or claim not in self.tasks:
             return False
         try:
-            done = self.client.run(signal_job, claim, int(signum), workers=[address], on_error="return")
+            return self._call(runner, "signal", claim, int(signum)).result(SIGNAL_TIMEOUT) is True
         except Exception as exc:  # noqa: BLE001 - a worker that is gone has no job to signal
-            self.log.info("claim %s: could not signal its job: %s", claim, exc)
+            self.log.info("claim %s: could not signal its job: %r", claim, exc)
             return False
-        return done.get(address) is True
 
     def _release_orphans(self) -> None:
-        """Tasks whose starters are gone are released: their workers kill the jobs."""
+        """Jobs whose starters are gone are cancelled (killed on their workers); the runner
+        of a worker with no claim left is let go."""
         with self._lock:
-            gone = [claim for claim in self.tasks if claim not in self.claims]
-        for claim in gone:
-            self.tasks.pop(claim, None)   # the last reference: the scheduler releases the task
+            gone = [(claim, task) for claim, task in self.tasks.items() if claim not in self.claims]
+            busy = {c.get("worker") for c in self.claims.values()}
+        for claim, task in gone:
+            if self.tasks.pop(claim, None) is not None:
+                self._cancel_on(claim, task.address)
+        for address in [a for a in list(self.runners) if a not in busy]:
+            with self._lock:   # (a runner is made or used only for a claim on its worker)
+                if any(c.get("worker") == address for c in self.claims.values()):
+                    continue
+                runner = self.runners.pop(address, None)
+            self._release(runner)
+
+    def _cancel_on(self, claim: str, address: str | None) -> None:
+        """Tell the runner on ``address`` that the job of ``claim`` is not to run (more)."""
+        runner = self.runners.get(address) if address is not None else None
+        if runner is None:
+            return     # none: its worker, and the job with it, are gone
+        try:
+            self._call(runner, "cancel", claim)
+        except Exception as exc:  # noqa: BLE001 - a worker that is gone runs nothing
+            self.log.info("claim %s: could not cancel its job: %r", claim, exc)
 
     # -- resources and ads ---------------------------------------------------------------
     def free_on(self, address: str) -> dict:
@@ -551,13 +568,7 @@ class DaskStartd(Startd):
         task = self.tasks.pop(claim, None)
         if task is None or task.future is None:
             return False
-        try:
-            task.future.cancel()
-            if address is not None:
-                self.client.run(signal_job, claim, int(signal.SIGKILL), workers=[address],
-                                on_error="return", wait=False)
-        except Exception as exc:  # noqa: BLE001 - a worker that is gone runs nothing
-            self.log.info("claim %s: could not cancel its task: %s", claim, exc)
+        self._cancel_on(claim, address)
         return True
 
     def _started_on(self, address: str, assigned: list) -> dict:
@@ -584,21 +595,30 @@ class DaskStartd(Startd):
 
 
 class Task:
-    """A claim's job on Dask: its future, its outcome once fetched (``collected``)."""
+    """A claim's job on its worker: the runner call's future, its outcome (``collected``)."""
 
-    def __init__(self, scratch: str):
+    def __init__(self, scratch: str, address: str | None = None):
         self.scratch = scratch
-        self.future = None
+        self.address = address
+        self.future: concurrent.futures.Future | None = None
         self.outcome: dict | None = None
+        self.failure: BaseException | None = None
         self.collected = threading.Event()
 
+    def done(self, future: concurrent.futures.Future) -> None:
+        try:
+            outcome = future.result()
+            self.outcome = outcome if isinstance(outcome, dict) else None
+        except BaseException as exc:  # noqa: BLE001 - a call that failed is a lost run
+            self.failure = exc
+        self.collected.set()
 
-def _result_of(future):
-    """One task's result, or None when it cannot be fetched (gone with its worker)."""
-    try:
-        return future.result(timeout=RESULT_TIMEOUT)
-    except Exception:  # noqa: BLE001 - a result we cannot fetch is a lost run
-        return None
+
+class Runner:
+    """A ``JobRunner`` actor on one worker: its address, key and the future holding it."""
+
+    def __init__(self, address: str, key: str, future):
+        self.address, self.key, self.future = address, key, future
 
 
 def _with_gpus(ads: list[dict], ids: list[str], free: int, claims: list) -> None:

@@ -8,10 +8,10 @@ unchanged), the sandbox, the input and output transfer of
 reuse (the claim's next job, handed over in the answer to the report, runs
 in the same starter on the same worker: no process is forked and no
 negotiation waited for per job) -- and only moves the run: ``dask_run``
-asks the Dask startd to submit ``daemons.dask_task.run_job`` to the job's
-worker over its one connection to the scheduler, with the sandbox staged
-here (the startd reads it from the scratch directory; no bytes pass through
-this starter's connection).  The job runs there in a sandbox of the
+asks the Dask startd to run the job on its worker (``daemons.dask_task.JobRunner``,
+called over the startd's one Dask client), with the sandbox staged here (the
+startd reads it from the scratch directory; no bytes pass through this
+starter's connection).  The job runs there in a sandbox of the
 worker's own; what it made or changed comes back into the scratch directory
 with the exit status and usage (in the answer to a ``dask_result``
 long-poll, or to ``dask_run`` itself when there was no input transfer to
@@ -34,7 +34,7 @@ the job's process group on the worker (``dask_signal``).  A worker that
 leaves, or a scheduler that goes away, while the job runs makes the run
 *evicted* (``reason: worker_lost``): the schedd requeues the job.  The
 startd dying (the lifeline reads EOF) takes its connection with it: the
-task is released and the worker kills the job.
+worker's runner is released and the worker kills the job.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ class DaskStarter(Starter):
 
     def _cancel_queued(self, first: int = 0) -> None:
         """The jobs queued behind this one (from the ``first``) are not to run here: their
-        tasks go (killed if one started), and their sandboxes."""
+        jobs are cancelled (killed if one started), and their sandboxes go."""
         cancelled, self.queued = self.queued[first:], self.queued[:first]
         for queued in cancelled:
             try:

@@ -1,18 +1,21 @@
 """What runs inside a Dask worker for the pool: the job itself, its signals, the worker's facts.
 
-These functions are shipped to ``dask worker`` processes (which need
-jobledger importable, as they need any task's code).  Nothing here assumes
-a file system shared with the pool: the sandbox arrives as tar bytes, the
-job runs in a fresh directory under the worker's own ``local_directory``,
-and what the job made or changed there goes back as tar bytes with the exit
-status and usage (an empty sandbox is no bytes at all).
+This code is shipped to ``dask worker`` processes (which need jobledger
+importable, as they need any task's code).  Jobs reach a worker through
+``JobRunner``, a Dask actor the Dask startd makes on it once and then calls
+directly, one call per job: the scheduler schedules no task per job, and the
+worker keeps no task state for one.  Nothing here assumes a file system shared
+with the pool: the sandbox arrives as tar bytes, the job runs in a fresh
+directory under the worker's own ``local_directory``, and what the job made or
+changed there goes back as tar bytes with the exit status and usage (an empty
+sandbox is no bytes at all).
 
-Instructions reach the running job through ``signal_job``, which the Dask
-startd calls on the job's worker (``Client.run``): it signals the job's
-process group there (SIGTERM vacate, SIGKILL kill, SIGSTOP/SIGCONT suspend
-and continue).  A signal that arrives before the job started is kept and
-sent once it has.  A task whose future was released -- the Dask startd, and
-its connection with it, went away -- kills its job: nobody waits for it.
+Instructions reach the running job through the runner's ``signal`` (the job's
+process group: SIGTERM vacate, SIGKILL kill, SIGSTOP/SIGCONT suspend and
+continue) and ``cancel`` (a job not started never starts, one running is
+killed).  A signal that arrives before the job started is kept and sent once
+it has.  A runner that was released -- the Dask startd let it go, or its
+connection went away with it -- kills its jobs: nobody waits for them.
 """
 
 from __future__ import annotations
@@ -30,11 +33,12 @@ import tarfile
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from jobledger.daemons.starter import exit_status
 
-CHECK = 1.0   # seconds between looks at whether the task is still wanted
-PUSH_LIMIT = 16 * 1024   # bytes of sandbox an outcome pushed to the pool may carry (see run_job)
+CHECK = 1.0   # seconds between looks at whether a job is still wanted
+THREADS = 256   # jobs a worker's runner holds at once, running or queued (see JobRunner.run)
 TEXT_BUSY_RETRIES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)   # seconds before each new try (see _popen)
 
 ENDED_KEPT = 64   # claims whose ends this worker remembers (for the jobs queued behind them)
@@ -44,6 +48,9 @@ STOPS = (signal.SIGTERM, signal.SIGKILL, signal.SIGQUIT)
 # "stopped": a stop signal was sent}.  ENDED: claim -> whether its job exited on its own.
 RUNNING: dict[str, dict] = {}
 ENDED: dict[str, bool] = {}
+CANCELLED: dict[str, bool] = {}   # claims whose jobs are not to run (``cancel_job``)
+HELD: set[str] = set()            # claims whose jobs this worker holds, running or queued
+_EXECUTOR: ThreadPoolExecutor | None = None
 _RUNNING_LOCK = threading.Condition()
 
 
@@ -113,27 +120,88 @@ def signal_job(claim: str, signum: int) -> bool:
     return True
 
 
-def run_job(spec: dict, sandbox: bytes, claim: str) -> dict:
-    """Run one job in a fresh sandbox on this worker; its outcome and sandbox back.
+class JobRunner:
+    """The pool's jobs on one worker: a Dask actor (``client.submit(JobRunner, actor=True)``)
+    that the Dask startd calls directly over its connection to the worker.
+
+    A job is one ``run`` call and its answer, not a task: the scheduler sees the actor
+    made once, not each job, and the worker keeps no task state per job.  The actor
+    lives while the Dask startd holds it (it is released when no claim is left on the
+    worker); released, or with its client gone, the jobs it runs are killed.
+    """
+
+    def __init__(self):
+        from distributed import get_worker
+        self.worker = get_worker()
+        self.key = self.worker.get_current_task()
+
+    def _gone(self) -> bool:
+        return self.key not in self.worker.state.actors
+
+    async def run(self, spec: dict, sandbox: bytes, claim: str) -> dict:
+        """Run one job (``run_job``) in a thread of its own: a job queued behind another
+        waits there, and the worker's event loop is never held."""
+        import asyncio
+        gone = self._gone
+        return await asyncio.get_running_loop().run_in_executor(
+            _threads(), run_job, spec, sandbox, claim, self.worker.local_directory,
+            lambda: claim in CANCELLED or gone())
+
+    async def signal(self, claim: str, signum: int) -> bool:
+        return signal_job(claim, signum)
+
+    async def cancel(self, claim: str) -> None:
+        cancel_job(claim)
+
+
+def _threads():
+    global _EXECUTOR
+    with _RUNNING_LOCK:
+        if _EXECUTOR is None:
+            _EXECUTOR = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="jobledger-job")
+        return _EXECUTOR
+
+
+def held_jobs() -> list[str]:
+    """The claims whose jobs this worker holds now, running or queued (``Client.run``)."""
+    with _RUNNING_LOCK:
+        return sorted(HELD)
+
+
+def cancel_job(claim: str) -> None:
+    """The job of ``claim`` is not to run here, or to run no more: one not started never
+    does (nor those queued behind it), one running is killed."""
+    with _RUNNING_LOCK:
+        CANCELLED[claim] = True
+        while len(CANCELLED) > 4 * ENDED_KEPT:
+            del CANCELLED[next(iter(CANCELLED))]
+        entry = RUNNING.get(claim)
+        pid = entry.get("pid") if entry is not None else None
+        if entry is not None:
+            entry["stopped"] = True
+        _RUNNING_LOCK.notify_all()
+    if pid is not None:
+        _killpg(pid, signal.SIGKILL)
+
+
+def run_job(spec: dict, sandbox: bytes, claim: str, where: str, released) -> dict:
+    """Run one job in a fresh sandbox under ``where``; its outcome and sandbox back.
 
     ``spec``: ``argv`` (relative to the sandbox when not absolute), ``env``,
-    ``stdin``/``stdout``/``stderr`` (sandbox file names or None), ``topic``, ``behind``.
-    With a ``topic``, an outcome whose sandbox is small (PUSH_LIMIT) is also sent
-    to the pool as an event under it (``Worker.log_event``): it reaches the Dask
-    startd with the news that the task is done, without a fetch from this worker.
+    ``stdin``/``stdout``/``stderr`` (sandbox file names or None), ``behind``.
     With ``behind`` (the claim of the job this one was queued behind, on this
     worker) the job runs only once that job exited on its own: one that was
-    stopped, lost or never ran here leaves this one not started.
+    stopped, lost or never ran here leaves this one not started.  ``released()``
+    says the job is no longer wanted (cancelled, or its runner gone): one not
+    started is not, one running is killed.
     """
-    from distributed import get_worker
-    worker = get_worker()
-    key = worker.get_current_task()
-    released = lambda: _released(worker, key)   # noqa: E731
-    scratch = tempfile.mkdtemp(prefix="jobledger_", dir=worker.local_directory)
+    with _RUNNING_LOCK:
+        HELD.add(claim)
+    scratch = tempfile.mkdtemp(prefix="jobledger_", dir=where)
     ended_well = False
     result: dict
     try:
-        if spec.get("behind") and not _after(spec["behind"], released):
+        if released() or (spec.get("behind") and not _after(spec["behind"], released)):
             now = time.time()
             result = {"kind": "evicted", "reason": "not_started", "start": now, "end": now, "usage": {},
                       "sandbox": b""}
@@ -145,13 +213,11 @@ def run_job(spec: dict, sandbox: bytes, claim: str) -> dict:
                 ended_well = result["kind"] == "exit" and not RUNNING.get(claim, {}).get("stopped")
             result["sandbox"] = pack(scratch, arrived)   # what the job made or changed, not its inputs
         result["host"] = platform.node()
-        topic = spec.get("topic")
-        if topic and len(result["sandbox"]) <= PUSH_LIMIT:
-            worker.log_event(topic, {"claim": claim, "result": result})
         return result
     finally:
         with _RUNNING_LOCK:
             RUNNING.pop(claim, None)
+            HELD.discard(claim)
             ENDED[claim] = ended_well
             while len(ENDED) > ENDED_KEPT:
                 del ENDED[next(iter(ENDED))]
@@ -161,29 +227,13 @@ def run_job(spec: dict, sandbox: bytes, claim: str) -> dict:
 
 def _after(claim: str, released) -> bool:
     """Wait until the job of ``claim`` on this worker is over; whether it exited on its
-    own (False at once when this task is released meanwhile).  The tasks are submitted
-    in order (FIFO), so this one starts after that job's, but should it start first,
-    it gives its thread back while it waits (``secede``): that job may need it."""
-    from distributed import rejoin, secede
+    own (False at once when this job is released meanwhile)."""
     with _RUNNING_LOCK:
-        if claim in ENDED:
-            return ENDED[claim]
-    secede()
-    try:
-        with _RUNNING_LOCK:
-            while claim not in ENDED:
-                if released():
-                    return False
-                _RUNNING_LOCK.wait(CHECK)
-            return ENDED[claim]
-    finally:
-        rejoin()
-
-
-def _released(worker, key) -> bool:
-    """Has the scheduler let go of this task (its client released it or went away)?"""
-    task = worker.state.tasks.get(key)
-    return task is None or task.state in ("cancelled", "released", "forgotten")
+        while claim not in ENDED:
+            if released():
+                return False
+            _RUNNING_LOCK.wait(CHECK)
+        return ENDED[claim]
 
 
 def _run(spec: dict, scratch: str, claim: str, released) -> dict:
@@ -215,6 +265,8 @@ def _run(spec: dict, scratch: str, claim: str, released) -> dict:
     with _RUNNING_LOCK:
         entry = RUNNING.setdefault(claim, {"pid": None, "signals": []})
         entry["pid"], early = child.pid, entry["signals"]
+        if claim in CANCELLED:
+            early = [*early, signal.SIGKILL]
     for signum in early:
         _killpg(child.pid, signum)
     status, usage, dropped = _reap(child.pid, released)

@@ -54,11 +54,11 @@ def pool(cluster, tmp_path_factory):
 
 
 def tasks_on_worker(cluster) -> int:
-    """How many of the pool's tasks the Dask scheduler has on the worker (running or queued)."""
+    """How many of the pool's jobs the worker holds (running or queued), as it says itself."""
     from distributed import Client
+    from jobledger.daemons.dask_task import held_jobs
     with Client(cluster["address"], set_as_default=False, timeout=30) as client:
-        return sum(len([key for key in keys if str(key).startswith("jobledger-")])
-                   for keys in client.processing().values())
+        return sum(len(claims) for claims in client.run(held_jobs).values())
 
 
 def gated_jobs(pool, tmp_path: Path, count: int) -> tuple[Path, int, Path, Path]:
