@@ -45,6 +45,27 @@ def newest_rescue(dag_path: str, number: int = 0) -> str | None:
     return rescue_name(dag_path, numbers[-1]) if numbers else None
 
 
+def extract_rescue_num(path: str, dag_path: str) -> int:
+    """The number of rescue DAG ``path`` if it is one of ``dag_path``'s (``<dag>.rescueNNN``),
+    else 0 (HTCondor's DagmanUtils::ExtractRescueNum)."""
+    base = f"{dag_path}.rescue"
+    if path.startswith(base) and len(path) > len(base):
+        digits = re.match(r"[+-]?\d+", path[len(base):])
+        return int(digits.group()) if digits else 0
+    return 0
+
+
+def rename_rescues_after(dag_path: str, number: int, say) -> None:
+    """Rename the rescue DAGs newer than ``number`` to ``<name>.old`` (a run from an older
+    one makes them stale), as DagmanUtils::RenameRescueDagsAfter does."""
+    say(f"Renaming rescue DAGs newer than number {number}")
+    for newer in rescue_numbers(dag_path):
+        if newer > number:
+            path = rescue_name(dag_path, newer)
+            say(f"Renaming {path}")
+            os.replace(path, path + ".old")
+
+
 def write_atomic(path: str, text: str) -> None:
     tmp = f"{path}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:

@@ -36,7 +36,7 @@ def node_settings(dag, run, name: str, dagman_id: str, batch: str, nodes_log: st
     over = [(key, value) for key, value, prepend in node.vars if not prepend]
     over += [("JOB", name), ("RETRY", str(node_run.retry)), ("DAG_STATUS", str(run.status)),
              ("FAILED_COUNT", str(run.failed_count)), ("+DAGManJobId", dagman_id.split(".")[0]),
-             ("+DAGNodeName", _quote(name)), ("+DAGParentNodeNames", _quote(",".join(node.parents)[:2048])),
+             ("dag_node_name", name), ("+DAGParentNodeNames", _quote(",".join(node.parents)[:2048])),
              ("+DAGManNodeRetry", str(node_run.retry))]
     if node.kind == FINAL:
         over.append(("+DAG_Status", str(run.status)))
@@ -49,7 +49,8 @@ def node_settings(dag, run, name: str, dagman_id: str, batch: str, nodes_log: st
 
 
 def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log: str,
-                     texts: dict | None = None, inherit: dict | None = None) -> tuple[Submit, str]:
+                     texts: dict | None = None, inherit: dict | None = None,
+                     subdag_options: dict | None = None) -> tuple[Submit, str]:
     """(the Submit of node ``name``'s job, the directory it is submitted from).  ``texts``: the
     submit files already read for the nodes submitted at this same moment (one chunk of a
     round), by path: a file many nodes share is read once for them, not once each.  Its
@@ -57,7 +58,7 @@ def node_description(dag, run, name: str, dagman_id: str, batch: str, nodes_log:
     node = dag.nodes[name]
     cwd = os.path.abspath(node.directory or ".")
     if node.kind == SUBDAG:
-        text = submit_dag.submit_text(node.submit, {}, cwd)
+        text = submit_dag.submit_text(node.submit, dict(subdag_options or {}), cwd)
     elif node.inline:
         text = dag.descriptions[node.submit]
     else:
@@ -108,9 +109,11 @@ def condor_submit_command(dag, run, name: str, dagman_id: str, batch: str, nodes
 
 
 def node_cluster(dag, run, name: str, cluster: int, dagman_id: str, batch: str, nodes_log: str,
-                 owner: str, texts: dict | None = None, inherit: dict | None = None) -> dict:
-    """The cluster a node's job becomes (``submit_many``'s item)."""
-    sub, cwd = node_description(dag, run, name, dagman_id, batch, nodes_log, texts, inherit)
+                 owner: str, texts: dict | None = None, inherit: dict | None = None,
+                 subdag_options: dict | None = None) -> dict:
+    """The cluster a node's job becomes (``submit_many``'s item); ``subdag_options``: the
+    DAGMan options a SUBDAG EXTERNAL node's DAGMan job inherits."""
+    sub, cwd = node_description(dag, run, name, dagman_id, batch, nodes_log, texts, inherit, subdag_options)
     cluster_ad, proc_ads, _ = build_cluster(sub, cluster, cwd=cwd, owner=owner)
     return {"cluster": cluster, "cluster_ad": cluster_ad, "proc_ads": proc_ads}
 

@@ -12,7 +12,8 @@ FLAGS = {"-dag": ("dag", True), "-lockfile": ("lockfile", True), "-maxjobs": ("m
          "-maxhold": ("max_hold", True), "-autorescue": ("auto_rescue", True),
          "-dorescuefrom": ("rescue_from", True), "-force": ("force", False), "-dorecov": ("recovery", False),
          "-dorecovery": ("recovery", False), "-batch_name": ("batch_name", True),
-         "-load_save": ("load_save", True), "-submitmethod": ("submit_method", True)}
+         "-load_save": ("load_save", True), "-submitmethod": ("submit_method", True),
+         "-rescuefile": ("rescue_file", True)}
 IGNORED_WITH_VALUE = {"-p", "-l", "-csdversion", "-debug", "-outfile_dir", "-priority", "-dagman",
                       "-notification"}
 
@@ -32,6 +33,7 @@ class Options:
     recovery: bool = False
     batch_name: str = ""
     load_save: str = ""          # a save point file to start from (its DONE nodes are done)
+    rescue_file: str = ""        # -RescueFile: the rescue DAG to start from, by name
     submit_method: int = -1      # 1: node jobs submitted directly, 0: through condor_submit;
                                  # -1: as DAGMAN_USE_DIRECT_SUBMIT says (default true)
 

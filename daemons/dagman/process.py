@@ -48,8 +48,8 @@ import uuid
 from jobledger.daemons import ipc
 from jobledger.daemons.config_files import param
 from jobledger.daemons.dagman.control import ControlServer, control_path
-from jobledger.daemons.dagman.files import DagmanOut, ScriptDebug, newest_rescue, read_bytes, rescue_numbers, write_atomic, \
-    write_metrics
+from jobledger.daemons.dagman.files import DagmanOut, ScriptDebug, extract_rescue_num, newest_rescue, read_bytes, \
+    rename_rescues_after, rescue_numbers, write_atomic, write_metrics
 from jobledger.daemons.dagman.node_submit import condor_submit_command, node_cluster
 from jobledger.daemons.dagman.options import Options
 from jobledger.daemons.safe_open import safe_open_fd
@@ -58,7 +58,7 @@ from jobledger.eventcore import adwire
 from jobledger.eventcore.dagman import outlines, parse_dag
 from jobledger.eventcore.dagman.model import SUBDAG
 from jobledger.daemons.daemon import PLATFORM, VERSION
-from jobledger.eventcore.dagman.report import (RESCUE_RE, dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
+from jobledger.eventcore.dagman.report import (dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
                                   status_table)
 from jobledger.eventcore.dagman.run import (ABORTED, DONE, FAILED, FUTILE, POST, POST_SCRIPT_TERMINATED, PRE, QUEUED, READY,
                                SUBMIT, TERMINATED, WAITING, DagRun, RemoveJobs, RunScript, SubmitJob)
@@ -163,20 +163,47 @@ class Dagman:
         self.build_seconds = 0.0                        # building a node's job took, in the last chunk
         self.inherit: dict[str, str] = {}              # DAGMAN_INHERIT_ATTRS: name -> expression
         self.recovering = False                         # reading the nodes log in recovery mode
+        self.rescue: str | None = None                  # the rescue DAG this run started from
+        self.rescue_num = 0                             # its number (0: none, or not one of ours)
+        self.subdag_options: dict = {}                  # what sub-DAGs' DAGMan jobs inherit
         method = options.submit_method
         self.direct = method != 0 if method >= 0 else _true(param.get("DAGMAN_USE_DIRECT_SUBMIT", True))
 
     # -- start ---------------------------------------------------------------------------
+    def _choose_rescue(self) -> None:
+        """The rescue DAG this run starts from, as dagman_main.cpp picks it: -RescueFile
+        (its number, if it is one of this DAG's, renames the newer ones to ``.old`` and is
+        passed to sub-DAGs as -DoRescueFrom), else -DoRescueFrom N (the newer ones renamed),
+        else the newest one (AutoRescue)."""
+        options, self.rescue, self.rescue_num, said = self.options, None, 0, ""
+        if options.rescue_file:
+            said, self.rescue = "Rescue DAG file specified", options.rescue_file
+            self.rescue_num = extract_rescue_num(options.rescue_file, self.dag_file)
+            if self.rescue_num:
+                self.out(f"Extracted rescue DAG number: {self.rescue_num}")
+            rename_rescues_after(self.dag_file, self.rescue_num, self.out)
+            self.subdag_options = {"dorescuefrom": self.rescue_num} if self.rescue_num else {}
+        elif not options.force and options.rescue_from > 0:
+            self.rescue = newest_rescue(self.dag_file, options.rescue_from)
+            self.rescue_num, said = options.rescue_from, f"Rescue DAG number {options.rescue_from} specified"
+            rename_rescues_after(self.dag_file, self.rescue_num, self.out)
+        elif not options.force:
+            self.rescue = newest_rescue(self.dag_file)
+            self.rescue_num = rescue_numbers(self.dag_file)[-1] if self.rescue else 0
+            said = f"Found rescue DAG number {self.rescue_num}"
+        if self.rescue and not options.load_save:
+            self.out(f"{said}; running {self.rescue} in combination with normal DAG file")
+            self.out("~" * 54)
+            self.out(f"USING RESCUE DAG {self.rescue}")
+
     def load(self) -> DagRun:
-        self.rescue = None if self.options.force else newest_rescue(self.dag_file, self.options.rescue_from)
+        self._choose_rescue()
         if self.options.load_save:        # -load_save: start from a save point file, as from a rescue DAG
             self.rescue = self.save_file_path(self.options.load_save)
             self.out(f"Loading saved progress from {self.rescue}")
         dag = parse_dag(self.dag_file, read_bytes, rescue=self.rescue)
         if self.options.load_save:
             self.out(f"Number of pre-completed nodes: {sum(node.done for node in dag.nodes.values())}")
-        elif self.rescue:
-            self.out(f"Running rescue DAG file {self.rescue} in combination with normal DAG file")
         self.out(f"Parsing {self.dag_file} ...")
         self.out(f"Dag contains {len(dag.nodes)} total jobs")
         self.check_categories(dag)
@@ -441,7 +468,7 @@ class Dagman:
         for cluster, action in zip(ids, submits):
             try:
                 item = node_cluster(run.dag, run, action.node, cluster, self.dagman_id, self.batch,
-                                    self.nodes_log, self.owner, texts, self.inherit)
+                                    self.nodes_log, self.owner, texts, self.inherit, self.subdag_options)
             except (JobledgerError, OSError, ValueError) as exc:
                 self.out(f"ERROR: submit of node {action.node} failed: {exc}")
                 run.submit_failed(action.node, time.time())
@@ -702,8 +729,7 @@ class Dagman:
 
     def _rescue_number(self) -> int:
         """The number of the rescue DAG this run started from, 0 if none (.metrics)."""
-        match = RESCUE_RE.search(self.rescue or "")
-        return int(match.group(1)) if match else 0
+        return self.rescue_num
 
     def _exit(self, run: DagRun | None, code: int) -> int:
         if run is not None:

@@ -42,10 +42,18 @@ OPTIONS = {
     "batchname": ("-Batch_name", str), "outfiledir": ("-Outfile_dir", str), "dorecovery": ("-DoRecov", bool),
     "suppressnotification": ("-Suppress_notification", bool), "savefile": ("-load_save", str),
     "submitmethod": ("-SubmitMethod", int), "addtoenv": (None, str), "appendfile": (None, str),
+    "rescuefile": ("-RescueFile", str),
 }
 # option -> the name it is kept under (HTCondor's names for ones jobledger spelled first)
 SAME_AS = {"batchname": "batch_name", "batch-name": "batch_name", "outfiledir": "outfile_dir",
            "dorecovery": "dorecov", "suppressnotification": "suppress_notification", "savefile": "load_save"}
+# HTCondor's dagOptsMutualExclusions (dagman_utils.h): an option -> the ones it cannot join
+EXCLUSIONS = {"DoRecovery": {"SaveFile"}, "DoRescueFrom": {"SaveFile", "RescueFile"},
+              "RescueFile": {"SaveFile", "DoRescueFrom"}, "SaveFile": {"DoRecovery", "DoRescueFrom", "RescueFile"}}
+EXCLUSION_NAMES = {"dorecov": "DoRecovery", "dorecovery": "DoRecovery", "dorescuefrom": "DoRescueFrom",
+                   "rescuefile": "RescueFile", "load_save": "SaveFile", "savefile": "SaveFile"}
+EXCLUSION_FLAGS = {"DoRecovery": "-DoRecovery", "DoRescueFrom": "-DoRescueFrom", "RescueFile": "-RescueFile",
+                   "SaveFile": "-load_save"}
 OUTPUT_FILES = (".condor.sub", ".lib.out", ".lib.err", ".dagman.log")
 # What condor_submit_dag's DAGMan job always takes from the submitter's environment
 # (HTCondor's dagman_utils.cpp, writeSubmitFile)
@@ -83,7 +91,8 @@ def make_room(dag_file: str, options: dict, cwd: str) -> None:
         for number in rescue_numbers(dag):
             os.replace(rescue_name(dag, number), rescue_name(dag, number) + ".old")
         return
-    rescuing = (options.get("autorescue", 1) and rescue_numbers(dag)) or options.get("dorescuefrom", 0) > 0
+    rescuing = (options.get("autorescue", 1) and rescue_numbers(dag)) or options.get("dorescuefrom", 0) > 0 \
+        or options.get("rescuefile")
     # a run from a save point file (load_save) is a run again of the DAG, as a rescue one is:
     # HTCondor's upstream save-file test submits it again beside the first run's files
     if rescuing or options.get("update_submit") or options.get("load_save"):
@@ -99,7 +108,29 @@ def dagman_options() -> dict:
     return {name: kind.__name__ for name, (_, kind) in OPTIONS.items()}
 
 
+def exclusion_problem(names, flags: bool = False) -> str | None:
+    """The first option of ``names`` (in the order given) that cannot be used with one given
+    before it, said as HTCondor's DagmanOptions::checkMutualExclusion says it (by option
+    name, or by condor_submit_dag flag when ``flags``); None if they all go together."""
+    seen: set[str] = set()
+    for name in names:
+        key = EXCLUSION_NAMES.get(str(name).lower())
+        if key is None:
+            continue
+        clash = sorted(EXCLUSIONS[key] & seen, key=str.lower)
+        if clash:
+            listed = sorted((EXCLUSION_FLAGS[c] for c in clash), key=str.lower) if flags else clash
+            what = ("flag" if flags else "option") + ("s" if len(clash) > 1 else "")
+            return (f"{EXCLUSION_FLAGS[key] if flags else key} can not be used with the following "
+                    f"{what}: {','.join(listed)}")
+        seen.add(key)
+    return None
+
+
 def _checked(options: dict | None) -> dict:
+    problem = exclusion_problem(list(options or {}))
+    if problem is not None:        # HTCondor's bindings raise RuntimeError with this text
+        raise RuntimeError(problem)
     out = {}
     for key, value in (options or {}).items():
         name = str(key).lower()
@@ -150,8 +181,11 @@ def check_dag(dag_file: str, options: dict, cwd: str):
     the parsed DAG."""
     def read(path: str) -> bytes:
         return read_bytes(os.path.join(cwd, path))
-    rescue = None if options.get("force") else newest_rescue(os.path.join(cwd, dag_file),
-                                                              options.get("dorescuefrom", 0))
+    if options.get("rescuefile"):      # -RescueFile: that file, whatever force says
+        rescue: str | None = os.path.join(cwd, options["rescuefile"])
+    else:
+        rescue = None if options.get("force") else newest_rescue(os.path.join(cwd, dag_file),
+                                                                  options.get("dorescuefrom", 0))
     dag = parse_dag(dag_file, read, rescue=os.path.relpath(rescue, cwd) if rescue else None)
     if dag.reject is not None:
         raise DagError("the DAG holds REJECT", dag.reject.source, dag.reject.line)

@@ -119,7 +119,7 @@ SIMPLE = [
     ("core_size", "CoreSize", "int"), ("coresize", "CoreSize", "int"),
     ("keep_claim_idle", "KeepClaimIdle", "expr"), ("job_machine_attrs", "JobMachineAttrs", "string"),
     ("match_list_length", "LastMatchListLength", "int"),
-    ("submit_event_notes", "SubmitEventNotes", "string"),
+    ("submit_event_notes", "SubmitEventNotes", "string"), ("dag_node_name", "DAGNodeName", "string"),
     ("submit_event_user_notes", "SubmitEventUserNotes", "string"),
     ("submit_event_notes_attrs", "SubmitEventNotesAttrs", "string"),
     ("want_graceful_removal", "WantGracefulRemoval", "expr"), ("grid_resource", "GridResource", "string"),

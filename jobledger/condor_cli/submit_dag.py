@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from jobledger.condor_cli import pool
 from jobledger.condor_cli.args import Args, Failed, Help, Usage, entry
+from jobledger.daemons.dagman.submit_dag import exclusion_problem
 from jobledger.eventcore.enums import SubmitMethod
 
 PROG = "condor_submit_dag"
@@ -29,6 +30,9 @@ Usage: {PROG} [options] <dag file>
 \t-no_submit\t\twrite <dag file>.condor.sub, submit nothing
 \t-batch-name <name>\tthe batch name of the DAG's jobs
 \t-dorescuefrom <n>\trun from rescue DAG number n
+\t-RescueFile <file>\trun from this rescue DAG file
+\t-DoRecovery\t\trun in recovery mode (read the nodes log from its start)
+\t-load_save <file>\trun from this save point file
 \t-autorescue <0|1>\tuse the newest rescue DAG (default 1)
 \t-notification <when>\tmail notification of the DAGMan job
 \t-SubmitMethod <n>\thow DAGMan submits node jobs (0=condor_submit, 1=directly)
@@ -64,6 +68,12 @@ def parse(argv: list[str]) -> tuple[str, dict, bool, str | None]:
                 options["update_submit"] = True
             elif args.flag("no_submit", 2):
                 no_submit = True
+            elif args.flag("rescuefile", 3):
+                options["rescuefile"] = args.value()
+            elif args.flag("dorecovery", 5):
+                options["dorecov"] = True
+            elif args.flag("load_save", 2):
+                options["load_save"] = args.value()
             elif args.flag("batch-name", 2):
                 options["batch_name"] = args.value()
             elif args.flag("submitmethod", 7):
@@ -80,6 +90,9 @@ def parse(argv: list[str]) -> tuple[str, dict, bool, str | None]:
                 raise Help()
             else:
                 raise args.unknown()
+        problem = exclusion_problem(list(options), flags=True)
+        if problem is not None:            # as HTCondor's: said at the flag that clashes
+            raise Failed(f"Error: {problem}")
     if dag_file is None:
         raise Usage(f"{PROG}: no DAG file given")
     return dag_file, options, no_submit, name
