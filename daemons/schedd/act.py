@@ -66,6 +66,9 @@ class Actions:
         self.spool_dir = spool_dir
         self.poke = poke
         self.left_queue: Callable[[list], None] = lambda jobs: None   # removed or held: not to start
+        # (action, constraint, only): the job factories a constraint names act too
+        self.factories_act: Callable[[JobAction, str | None, tuple[str, str] | None], int] = \
+            lambda action, constraint, only: 0
 
     # -- act -------------------------------------------------------------------------
     def act(self, user: str, action: int, ids: list | None = None, constraint: str | None = None,
@@ -76,6 +79,7 @@ class Actions:
         ``PermissionDenied``, another's job a constraint matches is counted as
         TotalPermissionDenied (and a ``PermissionDenied`` when it matched no job of theirs)."""
         action = JobAction(action)
+        factories = self.factories_act(action, constraint, only) if ids is None else 0
         with self.runs.lock:
             for _ in range(DECIDE_AGAIN):
                 counts = dict.fromkeys(BUCKETS, 0)
@@ -114,6 +118,7 @@ class Actions:
         if action is JobAction.Release and counts["TotalSuccess"]:
             self.poke()
         counts["TotalJobAds"] = total_ads
+        counts["TotalSuccess"] += factories      # HTCondor counts a factory acted on as a success
         counts["TotalChangedAds"] = 1 if counts["TotalSuccess"] else 0
         return counts
 

@@ -215,6 +215,7 @@ class Schedd(Daemon):
         self.max_input_mb = limits["MAX_TRANSFER_INPUT_MB"].strip()
         self.factories = Factories(self.store, self.spool_dir, self.log, self._cluster_records)
         self.factories.recover()
+        self.actions.factories_act = self.factories.act
         # Before the socket opens: settle what happened while we were away.
         self.runs.reconcile(startup=True)
         self.matches.restore_queued()

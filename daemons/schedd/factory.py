@@ -92,6 +92,19 @@ def _write_synced(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+LOG_ATTRS = ("UserLog", "UserLogUseXML", "DAGManNodesLog", "Iwd")
+
+
+def _log_attrs(cluster_ad: dict) -> dict:
+    """The user-log attributes of the cluster ad, which a job made late carries in its own
+    ad: the user-log projection (``eventcore.projections.userlog.LogTargets``) forgets a
+    cluster's log once its last job left, as a factory's cluster may be between two jobs,
+    and takes a new job's log from its own ad.  Its merged ad is the same."""
+    if "UserLog" not in cluster_ad and "DAGManNodesLog" not in cluster_ad:
+        return {}
+    return {name: cluster_ad[name] for name in LOG_ATTRS if name in cluster_ad}
+
+
 def _hoisted(cluster_ad: dict, ads: list[dict]) -> tuple[dict, list[dict]]:
     """The cluster ad made from the first job, as HTCondor's factory makes it: proc 0's
     own attributes (its first item's values) join the cluster ad, and each job keeps only
@@ -191,26 +204,10 @@ class Factories:
             self._load(cluster)
 
     def _factory_clusters(self):
-        seen = set()
-        for row in self.store.query("JobMaterializeDigestFile isnt undefined", ["ClusterId"]):
-            seen.add(int(row["ClusterId"]))
-        for cluster in sorted(seen):
-            ad = self.store.cluster_ad(cluster)
-            if ad is not None:
-                yield cluster, ad
-        # a factory between two jobs has no proc ad to find it by
-        for cluster in self._spooled_clusters() - seen:
+        for cluster in self.store.cluster_ids():
             ad = self.store.cluster_ad(cluster)
             if ad is not None and "JobMaterializeDigestFile" in ad:
                 yield cluster, ad
-
-    def _spooled_clusters(self) -> set[int]:
-        found = set()
-        for path in self.spool_dir.glob("*/condor_submit.*.jobs"):
-            number = path.name.split(".")[1]
-            if number.isdigit():
-                found.add(int(number))
-        return found
 
     def _load(self, cluster: int) -> None:
         _, _, jobs_path = factory_paths(self.spool_dir, cluster)
@@ -231,6 +228,40 @@ class Factories:
                 "JobMaterializePaused": str(code), "JobMaterializePauseReason": adwire.quote(reason)})])
         except Exception as exc:  # noqa: BLE001 - the cluster may be gone
             self.log.warning(f"job factory of cluster {cluster}: not paused ({exc})")
+
+    def act(self, action, constraint: str | None, only: tuple[str, str] | None) -> int:
+        """condor_rm, condor_hold and condor_release by constraint act on the job factories
+        whose cluster ads it matches, as HTCondor's actOnJobs does: a hold pauses the
+        factory (``JobMaterializePaused`` 1 with its reason), a release resumes it (0), a
+        removal ends it (3, HTCondor's mmClusterRemoved; kept in the journal here, where
+        HTCondor keeps it in the schedd's memory).  The number of factories acted on."""
+        name = getattr(action, "name", str(action))
+        if name not in ("Remove", "RemoveX", "Hold", "Release"):
+            return 0
+        with self.lock:
+            clusters = sorted(self.live)
+        acted = 0
+        for cluster in clusters:
+            ad = self.store.cluster_ad(cluster)
+            if ad is None or not factory_pending(ad) or not adwire.matches(constraint, ad):
+                continue
+            if only is not None and adwire.evaluate(ad, "Owner") != only[0]:
+                continue
+            paused = adwire.evaluate(ad, "JobMaterializePaused") if "JobMaterializePaused" in ad else 0
+            if name == "Hold":
+                change = {"JobMaterializePaused": "1",
+                          "JobMaterializePauseReason": adwire.quote("via condor_hold")}
+            elif name == "Release":
+                if paused != 1:
+                    continue
+                change = {"JobMaterializePaused": "0"}
+            else:
+                change = {"JobMaterializePaused": "3"}
+            deleted = ("JobMaterializePauseReason",) if name == "Release" else ()
+            self.store.append([SetAttributes(JobId(cluster, -1), change, deleted)])
+            acted += 1
+        self.wake.set()
+        return acted
 
     def wait(self, timeout: float = 1.0) -> None:
         """Until the journal moves past what ``tick`` last saw (or ``timeout``); with no
@@ -269,6 +300,8 @@ class Factories:
             return True
         if not factory_pending(ad):
             return False       # its files stay while the cluster does
+        if "JobMaterializePaused" in ad and adwire.evaluate(ad, "JobMaterializePaused") != 0:
+            return False       # held (condor_hold of the cluster): until released
         statuses = [row.get("JobStatus") for row in
                     self.store.query(f"ClusterId == {cluster}", ["JobStatus"])]
         not_running = sum(1 for s in statuses if str(s) in ("1", "5"))
@@ -280,7 +313,7 @@ class Factories:
         owner, user = adwire.evaluate(ad, "Owner"), adwire.evaluate(ad, "User")
         _, _, build = self.builder(owner if isinstance(owner, str) else "", cluster, ad, len(jobs), now,
                                    user if isinstance(user, str) else None)
-        made = [dict(a, JobMaterializeDate=str(now)) for a in jobs.ads(next_proc, count)]
+        made = [dict(a, JobMaterializeDate=str(now), **_log_attrs(ad)) for a in jobs.ads(next_proc, count)]
         records = [*build(made, next_proc),
                    SetAttributes(JobId(cluster, -1), {"JobMaterializeNextProcId": str(next_proc + count)})]
         self.store.append(records)

@@ -86,8 +86,7 @@ class Queries:
 
     def _cluster_ads(self, constraint, wanted, now) -> list:
         out = []
-        clusters = sorted({int(ad["ClusterId"]) for ad in self.store.query(None, ["ClusterId"])})
-        for cluster in clusters:
+        for cluster in self.store.cluster_ids():
             ad = self.store.cluster_ad(cluster)
             if ad is not None and adwire.matches(constraint, ad):
                 names = {name.lower() for name in wanted}     # attribute names know no case

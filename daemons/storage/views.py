@@ -122,6 +122,11 @@ class QueueViews:
         rows = self._read("SELECT ad FROM queue_clusters WHERE cluster=?", (cluster,))
         return decode_ad(rows[0][0]) if rows else None
 
+    def cluster_ids(self) -> list[int]:
+        """Every cluster with an ad in the queue (a job factory's has one while it has
+        no job), in order."""
+        return [row[0] for row in self._read("SELECT cluster FROM queue_clusters ORDER BY cluster")]
+
     def status_counts(self) -> dict[int, int]:
         """JobStatus -> number of jobs in the queue (from the status index)."""
         return dict(self._read("SELECT status, count(*) FROM queue_jobs GROUP BY status"))

@@ -67,7 +67,8 @@ def test_max_materialize_keeps_the_queue_small_until_every_job_ran(pool, tmp_pat
     submits = [e.proc for e in JobEventLog(str(log)).events(stop_after=0) if int(e.type) == 0]
     assert sorted(submits) == list(range(6))          # one SUBMIT event a job, each job once
     wait_until(lambda: not cluster_ad(pool, cluster), 30, what="the cluster ad to leave")
-    assert not (spool_dir(pool) / str(cluster) / f"condor_submit.{cluster}.digest").exists()
+    digest = spool_dir(pool) / str(cluster) / f"condor_submit.{cluster}.digest"
+    wait_until(lambda: not digest.exists(), 30, what="the factory's files to go with the cluster")
 
 
 def test_max_idle_counts_idle_and_held_jobs(pool):
@@ -151,3 +152,26 @@ def test_a_schedd_killed_while_materializing_makes_every_job_once(pool, tmp_path
     assert sorted(ad["ProcId"] for ad in done) == list(range(total))     # each once, none lost
     submits = [e.proc for e in JobEventLog(str(log)).events(stop_after=0) if int(e.type) == 0]
     assert sorted(submits) == list(range(total))
+
+
+def test_hold_pauses_the_factory_release_resumes_it_and_remove_ends_it(pool):
+    sub = htcondor.Submit({"executable": "/bin/sleep", "arguments": "300", "max_materialize": "1"})
+    cluster = pool.schedd.submit(sub, count=4).cluster()
+    wait_until(lambda: present(pool, cluster), 30, what="the first job")
+    pool.schedd.act(htcondor.JobAction.Hold, f"ClusterId == {cluster}")
+    ad = cluster_ad(pool, cluster)
+    assert ad["JobMaterializePaused"] == 1 and ad["JobMaterializePauseReason"] == "via condor_hold"
+    pool.schedd.act(htcondor.JobAction.Remove, f"ClusterId == {cluster} && ProcId isnt undefined")
+    # the factory is paused: job 0 leaves and no job 1 comes; the cluster ad stays
+    wait_until(lambda: not present(pool, cluster) and cluster_ad(pool, cluster), 60, what="job 0 to leave")
+    assert cluster_ad(pool, cluster)["JobMaterializeNextProcId"] == 1
+    pool.schedd.act(htcondor.JobAction.Release, f"ClusterId == {cluster}")
+    jobs = wait_until(lambda: present(pool, cluster), 30, what="job 1")
+    assert [j["ProcId"] for j in jobs] == [1] and "JobMaterializePaused" in cluster_ad(pool, cluster)
+    assert cluster_ad(pool, cluster)["JobMaterializePaused"] == 0
+    result = pool.schedd.act(htcondor.JobAction.Remove, f"ClusterId == {cluster}")
+    assert result["TotalSuccess"] == 2          # job 1 and the factory, as HTCondor counts them
+    wait_until(lambda: not cluster_ad(pool, cluster), 60, what="the cluster to leave")
+    assert sorted(ad["ProcId"] for ad in pool.schedd.history(f"ClusterId == {cluster}", ["ProcId"])) == [0, 1]
+    digest = spool_dir(pool) / str(cluster) / f"condor_submit.{cluster}.digest"
+    wait_until(lambda: not digest.exists(), 30, what="the factory's files to go with the cluster")
