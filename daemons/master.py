@@ -51,7 +51,7 @@ import threading
 import time
 from pathlib import Path
 
-from jobledger.daemons import idtokens
+from jobledger.daemons import idtokens, ipc
 from jobledger.daemons.daemon import DC_OFF, DC_RECONFIG, DC_RESTART, EXIT_REFUSED, Daemon, main_for
 from jobledger.daemons.journal_check import check_before_start
 from jobledger.daemons.master_backoff import BY_COMMAND_DELAY, Backoff, backoff_for
@@ -322,6 +322,24 @@ class Master(Daemon):
         })
         return handlers
 
+    def _reconfig(self, peer, command: int, target: str | None) -> bool:
+        """condor_reconfig: the master reads its configuration again and passes the
+        command on to its running daemons (``target``: that one only), as HTCondor's
+        master does with DC_RECONFIG_FULL."""
+        if target is None:
+            super().daemon_command(peer, command, None)
+        names = [target.lower()] if target else sorted(self.children)
+        with self._lock:
+            running = [name for name in names if name in self.children and self.children[name].poll() is None]
+        if target and not running:
+            raise ValueError(f"no running daemon {target!r} in this pool")
+        for name in running:
+            try:
+                ipc.call(self.address_of(name), "command", timeout=30, command=command)
+            except ipc.ConnectionLost as exc:     # it is stopping or starting: it reads it then
+                self.log.info("reconfig of the %s: %s", name, exc)
+        return True
+
     def _command(self, peer, command: int, target: str | None = None) -> bool:
         """``htcondor.send_command`` to the master (DaemonCommand values)."""
         if command in OFF_COMMANDS:
@@ -334,7 +352,7 @@ class Master(Daemon):
                         child.send_signal(signal.SIGTERM)  # the supervisor starts it again
             return True
         if command == DC_RECONFIG:
-            return super().daemon_command(peer, command, target)
+            return self._reconfig(peer, command, target)
         if command in (DAEMON_OFF, DAEMON_ON) and target:
             name = target.lower()
             if name not in self.daemons:

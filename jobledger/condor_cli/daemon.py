@@ -1,4 +1,4 @@
-"""condor_off, condor_on and condor_restart: commands to the pool's master.
+"""condor_off, condor_on, condor_restart and condor_reconfig: commands to the pool's master.
 
 Without a daemon flag they act on the whole pool ("Sent "Kill-All-Daemons"
 command to local master"); with ``-schedd``, ``-startd``, ``-collector``,
@@ -97,6 +97,16 @@ def restart(argv: list[str]) -> int:
     return 0
 
 
+def reconfig(argv: list[str]) -> int:
+    """condor_reconfig: the master and its daemons (or the one named) read their
+    configuration again."""
+    target = _parse(argv, "condor_reconfig")
+    _send(DaemonCommand.Reconfig, target)
+    print(f'Sent "Reconfig" command to local {target or "master"}')
+    return 0
+
+
 off_main = entry("condor_off", off, usage_text("condor_off"), help_to="stderr")
 on_main = entry("condor_on", on, usage_text("condor_on"), help_to="stderr")
 restart_main = entry("condor_restart", restart, usage_text("condor_restart"), help_to="stderr")
+reconfig_main = entry("condor_reconfig", reconfig, usage_text("condor_reconfig"), help_to="stderr")

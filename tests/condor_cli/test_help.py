@@ -23,6 +23,7 @@ HELP = {
     "condor_status": ("err", 0), "condor_wait": ("err", 0), "condor_tail": ("err", 0),
     "condor_userlog": ("err", 0), "condor_version": ("err", 0), "condor_off": ("err", 0),
     "condor_on": ("err", 0), "condor_restart": ("err", 0), "condor_reschedule": ("err", 0),
+    "condor_reconfig": ("err", 0),
     "condor_config_val": ("err", 1), "condor_who": ("out", 0), "condor_master": ("err", 0),
     "condor_vacate_job": ("err", 0),
     # condor_ping's usage() writes -help to stdout (stderr only for errors); the token tools'
