@@ -45,6 +45,9 @@ def test_q_act_history(pool, tmp_path):
     assert f"{cluster}.2" in out and " H " in out
     out = run("q", "-af", *where, "-constraint", f"ClusterId == {cluster}", "ProcId", "JobStatus").output
     assert out.splitlines() == ["0 5", "1 5", "2 5"]
+    # printed as condor_q -af prints them: expressions evaluated, booleans lower case
+    out = run("q", "-af", *where, "-constraint", f"ClusterId == {cluster}", "JobStatus == 5", "Missing").output
+    assert out.splitlines() == ["true undefined"] * 3
     ads = json.loads(run("q", "-json", *where, f"{cluster}.1").output)
     assert len(ads) == 1 and ads[0]["ProcId"] == 1 and ads[0]["JobStatus"] == 5
     assert "ClusterId = " in run("q", "-long", *where, f"{cluster}.0").output
