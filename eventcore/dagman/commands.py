@@ -97,36 +97,50 @@ def _arity(line, low: int, high: int, usage: str) -> None:
         _fail(line, f"expected {usage}")
 
 
-def parent_child(scope, line) -> None:
-    words = line.words
+def parent_child(scope, line, weak: bool = False) -> None:
+    words = line.words[1:] if weak else line.words
     split = next((i for i, w in enumerate(words) if len(w) == 5 and w.upper() == "CHILD"), None)
     if split is None:
         _fail(line, "PARENT without CHILD")
-    parents, children = line.words[1:split], line.words[split + 1:]
+    parents, children = words[1:split], words[split + 1:]
     if not parents or not children:
-        _fail(line, "expected PARENT node ... CHILD node ...")
+        _fail(line, f"expected {'WEAK ' if weak else ''}PARENT node ... CHILD node ...")
     ups = [n for name in parents for n in _edge_ends(scope, name, line, terminal=True)]
     downs = [n for name in children for n in _edge_ends(scope, name, line, terminal=False)]
-    _link(scope, line, ups, downs)
+    _link(scope, line, ups, downs, weak)
 
 
-def _link(scope, line, ups, downs) -> None:
+def weak_parent_child(scope, line) -> None:
+    """WEAK PARENT p ... CHILD c ...: each child waits for its parents to end (succeeded or
+    failed), not to succeed; a parent that never ran (futile) still makes it futile, and a
+    PARENT line for the same pair, before or after, makes the edge strong (HTCondor's
+    DAGMan: strongest wins)."""
+    if len(line.words) < 2 or line.words[1].upper() != "PARENT":
+        _fail(line, "expected WEAK PARENT node ... CHILD node ...")
+    parent_child(scope, line, weak=True)
+
+
+def _link(scope, line, ups, downs, weak: bool = False) -> None:
     """Every node of ``ups`` a parent of every node of ``downs``."""
     where = line.line if line.source == scope.dag.source else (line.source, line.line)
     for up in ups:
         for down in downs:
             if up is down:
                 _fail(line, f"node {up.name!r} cannot be its own parent")
-            _edge(scope, up, down, where)
+            _edge(scope, up, down, where, weak)
 
 
-def _edge(scope, up, down, where) -> None:
-    """``up`` a parent of ``down`` (an edge made twice counts once); ``scope.edges`` keeps
-    the place of each edge (a cycle is reported at its first line): its line number in the
-    DAG's file, or (source, line) in another (an INCLUDE or a splice)."""
+def _edge(scope, up, down, where, weak: bool = False) -> None:
+    """``up`` a parent of ``down`` (an edge made twice counts once, strong if either was);
+    ``scope.edges`` keeps the place of each edge (a cycle is reported at its first line): its
+    line number in the DAG's file, or (source, line) in another (an INCLUDE or a splice)."""
     key = (up.name, down.name)
     if key in scope.edges:
+        if not weak:
+            scope.dag.weak.discard(key)
         return
+    if weak:
+        scope.dag.weak.add(key)
     scope.edges[key] = where
     if up.order >= down.order:
         scope.backward = True
@@ -420,5 +434,5 @@ HANDLERS = {
     "ABORT-DAG-ON": abort_dag_on, "DONE": done, "CONFIG": config, "SET_JOB_ATTR": set_job_attr,
     "ENV": env, "DOT": dot, "NODE_STATUS_FILE": node_status_file, "JOBSTATE_LOG": jobstate_log,
     "SAVE_POINT_FILE": save_point_file, "REJECT": reject, "CONNECT": connect, "PIN_IN": pin,
-    "PIN_OUT": pin,
+    "PIN_OUT": pin, "WEAK": weak_parent_child,
 }

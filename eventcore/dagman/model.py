@@ -150,6 +150,9 @@ class Dag:
     jobstate_log: str | None = None
     reject: Where | None = None
     rescue_retries: dict = attrs.field(factory=dict)   # node -> retries left (a rescue DAG)
+    weak: set = attrs.field(factory=set)               # (parent, child) edges made by WEAK PARENT:
+                                                       # the child waits for the parent to end, not
+                                                       # to succeed (a PARENT line for it makes it strong)
 
     @property
     def final(self) -> Node | None:

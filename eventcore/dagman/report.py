@@ -30,8 +30,15 @@ def rescue_text(run: DagRun, dag_file: str, created: str) -> str:
              f"# Total number of Nodes: {len(nodes)}", f"# Nodes premarked DONE: {premarked}",
              f"# Nodes that failed: {len(failed)}", f"#   {','.join(failed[:20])}{',' if failed else ''}<ENDLIST>",
              ""]
-    lines += [f"DONE {name}" for name, r in run.nodes.items()     # (HTCondor writes it before FINAL runs)
-              if r.status == DONE and nodes[name].kind not in (SERVICE, PROVISIONER, FINAL)]
+    for name, r in run.nodes.items():           # (HTCondor writes it before FINAL runs)
+        if nodes[name].kind in (SERVICE, PROVISIONER, FINAL):
+            continue
+        if r.status == DONE:
+            lines.append(f"DONE {name}")
+        elif r.status == FAILED and nodes[name].children and \
+                all((name, child) in run.dag.weak for child in nodes[name].children):
+            # it ran, and every child waited only for it to end (Dag::WriteRescue)
+            lines += ["# Failed node with only weak child dependencies:", f"DONE {name}"]
     return "\n".join(lines) + "\n"
 
 

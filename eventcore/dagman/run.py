@@ -420,10 +420,25 @@ class DagRun:
             self.status = DAG_NODE_FAILED if self.status == DAG_OK else self.status
         if node.kind != SERVICE:
             self.failed_count += 1
-            self._mark_futile(name)
+            self._fail_children(name)
 
-    def _mark_futile(self, name: str) -> None:
-        stack = list(self.dag.nodes[name].children)
+    def _fail_children(self, name: str) -> None:
+        """A failed node's children: one by a WEAK edge has its parent ended (it may start);
+        the others are futile, and so are all their descendants (weak edges included: a
+        futile node never ran), as HTCondor's Node::SetDescendantsToFutile."""
+        weak, strong = self.dag.weak, []
+        for child in self.dag.nodes[name].children:
+            if (name, child) in weak:
+                run = self.nodes[child]
+                run.waiting_on -= 1
+                if run.waiting_on == 0 and run.status == WAITING:
+                    self._make_ready(child)
+            else:
+                strong.append(child)
+        self._mark_futile(name, strong)
+
+    def _mark_futile(self, name: str, children: list | None = None) -> None:
+        stack = list(self.dag.nodes[name].children if children is None else children)
         while stack:
             child = stack.pop()
             if self.nodes[child].status in (WAITING, READY):
