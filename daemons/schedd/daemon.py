@@ -216,6 +216,7 @@ class Schedd(Daemon):
         self.factories = Factories(self.store, self.spool_dir, self.log, self._cluster_records)
         self.factories.recover()
         self.actions.factories_act = self.factories.act
+        self.factories.made = self.local.submitted
         # Before the socket opens: settle what happened while we were away.
         self.runs.reconcile(startup=True)
         self.matches.restore_queued()

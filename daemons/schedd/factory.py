@@ -32,6 +32,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from jobledger.daemons.storage.interfaces import FactoryLedger
@@ -155,6 +156,8 @@ class Factories:
         self.log = log
         self.builder = builder     # (owner, cluster, ad, num_procs, now, identity) -> (shared, head, build)
         self.live: dict[int, _Jobs] = {}
+        # told of the jobs made after commit (the scheduler universe notes its own)
+        self.made: Callable[[list[dict]], None] = lambda clusters: None
         self.lock = threading.Lock()
         self.wake = threading.Event()
         self.seen = 0
@@ -317,6 +320,8 @@ class Factories:
         records = [*build(made, next_proc),
                    SetAttributes(JobId(cluster, -1), {"JobMaterializeNextProcId": str(next_proc + count)})]
         self.store.append(records)
+        self.made([{"cluster": cluster, "cluster_ad": ad,
+                    "proc_ads": [{"ProcId": str(proc)} for proc in range(next_proc, next_proc + count)]}])
         self.log.info(f"job factory of cluster {cluster}: materialized {cluster}.{next_proc}"
                  f"{'' if count == 1 else f' to {cluster}.{next_proc + count - 1}'}")
         return False

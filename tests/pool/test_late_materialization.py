@@ -175,3 +175,11 @@ def test_hold_pauses_the_factory_release_resumes_it_and_remove_ends_it(pool):
     assert sorted(ad["ProcId"] for ad in pool.schedd.history(f"ClusterId == {cluster}", ["ProcId"])) == [0, 1]
     digest = spool_dir(pool) / str(cluster) / f"condor_submit.{cluster}.digest"
     wait_until(lambda: not digest.exists(), 30, what="the factory's files to go with the cluster")
+
+
+def test_a_scheduler_universe_factory_runs_every_job(pool):
+    sub = htcondor.Submit({"universe": "scheduler", "executable": "/bin/true", "max_materialize": "1"})
+    cluster = pool.schedd.submit(sub, count=3).cluster()
+    done = wait_until(lambda: (lambda h: h if len(h) == 3 else None)(
+        pool.schedd.history(f"ClusterId == {cluster}", ["ProcId", "JobStatus"])), 120, what="three jobs")
+    assert sorted(ad["ProcId"] for ad in done) == [0, 1, 2] and {ad["JobStatus"] for ad in done} == {4}
