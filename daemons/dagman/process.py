@@ -60,7 +60,8 @@ from jobledger.eventcore.dagman.model import SUBDAG
 from jobledger.daemons.daemon import PLATFORM, VERSION
 from jobledger.eventcore.dagman.report import (dot_text, jobstate_line, metrics, node_status_text, rescue_name, rescue_text,
                                   status_table)
-from jobledger.eventcore.dagman.run import (ABORTED, DONE, FAILED, FUTILE, POST, POST_SCRIPT_TERMINATED, PRE, QUEUED, READY,
+from jobledger.eventcore.dagman.run import (ABORTED, DAG_ERROR, DONE, FAILED, FUTILE, POST, POST_SCRIPT_TERMINATED, PRE, QUEUED,
+                               READY,
                                SUBMIT, TERMINATED, WAITING, DagRun, RemoveJobs, RunScript, SubmitJob)
 from jobledger.eventcore.errors import DagError, HTCondorException, HTCondorIOError, JobledgerError, UserLogFileChanged
 from jobledger.tracking.jobeventlog import JobEventLog
@@ -278,6 +279,34 @@ class Dagman:
         self.out(f"Warning: node {name} was submitted ({event.cluster}.{event.proc}.0) "
                  f"while it is {run.nodes[name].status}: ignoring the event")
 
+    def _verify_jobs_in_queue(self, run: DagRun) -> bool:
+        """After recovery, every node whose job the log shows submitted and not ended must
+        find that job among this DAGMan job's in the schedd (HTCondor's
+        Dag::VerifyJobsInQueue).  A job that left the queue since the log was read is in
+        the history, its end on its way to the log; one in neither is lost: False."""
+        claimed = {name: r.cluster for name, r in run.nodes.items() if r.status == QUEUED and r.cluster is not None}
+        if not claimed:
+            return True
+        self.out(f"{len(claimed)} nodes claim to have jobs submitted to queue. Verifying...")
+        constraint = f"DAGManJobId == {self.cluster}"
+        known = {int(ad["ClusterId"]) for ad in self._call("query", constraint=constraint, projection=["ClusterId"])}
+        missing = {name: cluster for name, cluster in claimed.items() if cluster not in known}
+        if missing:
+            known |= {int(ad["ClusterId"]) for ad in self._call("history", constraint=constraint,
+                                                                   projection=["ClusterId"])}
+            missing = {name: cluster for name, cluster in missing.items() if cluster not in known}
+        for name, cluster in missing.items():
+            self.out(f"ERROR: DAGMan lost track of node {name} (ClusterId={cluster}). "
+                     "Please resubmit DAG from produced rescue file.")
+        if not missing:
+            self.out("All pending job states validated")
+        return not missing
+
+    def _remove_all_known(self, run: DagRun, reason: str) -> None:
+        for name, node_run in run.nodes.items():
+            if node_run.status == QUEUED and node_run.cluster is not None:
+                self._remove(RemoveJobs(node_run.cluster, reason))
+
     def _job_info(self) -> None:
         """Our own job's owner, batch name and the attributes DAGMAN_INHERIT_ATTRS passes on."""
         prefix = str(param.get("DAGMAN_INHERIT_ATTRS_PREFIX", "") or "").strip()
@@ -330,6 +359,12 @@ class Dagman:
         if recovery:
             self.recovering = False
             self.out("...done with RECOVERY mode <<<<<<<<<<<<<<<<<<<<<<<<<<<<<<")
+            if not self._verify_jobs_in_queue(run):          # main_shutdown_rescue(EXIT_ERROR, ...)
+                run.status = DAG_ERROR
+                self._remove_all_known(run, "DAGMan lost track of node jobs")
+                self.control.close()
+                self.watcher.stop()
+                return self._exit(run, 1)
         last_status = 0.0
         while run.exit_code is None:
             if self.removed:

@@ -68,3 +68,20 @@ def test_a_run_that_does_not_recover_starts_the_nodes_log_empty(pool, tmp_path):
     assert second.count('DAGNodeName = "A"') == 1 and second.count("Job terminated.\n") == 3
     assert first not in second
     assert f"MultiLogFiles: truncating log file {log}" in (tmp_path / "d.dag.dagman.out").read_text()
+
+
+def test_a_node_whose_job_the_schedd_never_had_is_lost_track_of(pool, tmp_path):
+    """The log says RECOVERY's job 999 was submitted, the schedd knows no such job of this
+    DAGMan: HTCondor's VerifyJobsInQueue gives up with a rescue DAG and exit 1."""
+    _node(tmp_path)
+    write(tmp_path / "d.dag.nodes.log",
+          "000 (999.000.000) 2024-03-27 12:20:00 Job submitted from host: <10.0.0.1:9618>\n"
+          "    DAG Node: RECOVERY\n...\n")
+    _, ad = run_dag(pool, tmp_path, "JOB RECOVERY node.sub\nJOB AFTER node.sub\nPARENT RECOVERY CHILD AFTER\n",
+                    {"DoRecov": True})
+    out = (tmp_path / "d.dag.dagman.out").read_text()
+    assert ad["ExitCode"] == 1, out[-3000:]
+    assert "1 nodes claim to have jobs submitted to queue. Verifying..." in out
+    assert "ERROR: DAGMan lost track of node RECOVERY (ClusterId=999). Please resubmit DAG from " \
+           "produced rescue file." in out
+    assert (tmp_path / "d.dag.rescue001").exists() and _runs(tmp_path) == []
