@@ -96,6 +96,15 @@ class Matches:
                 self._workers.submit(self._activate, job, claim, match)
         return len(matches)
 
+    def in_worker(self, fn, *args) -> Future:
+        """Run ``fn(*args)`` in one of the workers that activate claims (the OCU part's claims)."""
+        return self._workers.submit(fn, *args)
+
+    def start_on(self, job: JobId, claim: str, match: dict) -> Future:
+        """Start ``job`` (reserved under ``claim``) as ``match`` says (``startd``, ``request``,
+        and ``within``: an OCU's claim), in a worker, as a negotiator's match is started."""
+        return self._workers.submit(self._activate, job, claim, match)
+
     def starting(self, jobs: list) -> list[str]:
         """Which of ``jobs`` (ids the negotiator matched) are still being started: their
         claims are not on a startd yet (``matched`` reserved them before answering)."""

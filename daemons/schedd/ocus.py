@@ -25,6 +25,7 @@ since the schedd started.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -42,6 +43,8 @@ from jobledger.eventcore.records import UserRecord
 from jobledger.eventcore.status import JobStatus
 
 __all__ = ["Ocus", "DENIED"]
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 DENIED = "Permission denied: not an OCU super user"    # HTCondor's words
 CANDIDATES = 20     # idle jobs looked at for an idle OCU claim, per pass
@@ -66,6 +69,7 @@ class Ocus:
         self.evicted: set[str] = set()           # borrowers' claims already vacated (once each)
         self.adopted = False                     # the startds' OCU claims looked up once
         self._checked = 0.0                      # when the held claims were last asked about
+        self._told = False                       # (the first failed look-up is logged)
 
     # -- the records -----------------------------------------------------------------
     def ocus(self) -> dict[int, tuple[str, dict]]:
@@ -97,7 +101,15 @@ class Ocus:
         ErrorString)."""
         if not is_ocu_super(identity, self.super_users(), queue_super):
             return {"Result": "-1", "ErrorString": adwire.quote(DENIED)}
-        request = {str(k): str(v) for k, v in (request or {}).items()}
+        if not isinstance(request, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                    for k, v in request.items()):
+            raise HTCondorException("create_ocu: the request must be a ClassAd")
+        try:
+            adwire.to_classad(request)      # every attribute a name, every value an expression
+        except Exception as exc:  # noqa: BLE001 - the engine's parse errors
+            return {"Result": "-1", "ErrorString": adwire.quote(f"invalid OCU request ad: {exc}")}
+        if any(not _NAME.match(name) or "\n" in expr for name, expr in request.items()):
+            return {"Result": "-1", "ErrorString": adwire.quote("invalid OCU request ad: bad attribute")}
         owner = next((adwire.evaluate(request, k) for k in request if k.lower() == "owner"), None)
         if not isinstance(owner, str) or not owner:
             return {"Result": "-1", "ErrorString": adwire.quote("Missing required attribute: Owner")}
@@ -187,7 +199,7 @@ class Ocus:
                 if ocu_id in self.claims or ocu_id in self.claiming:
                     continue
                 self.claiming.add(ocu_id)
-            self.matches._workers.submit(self._claim, ocu_id, match)
+            self.matches.in_worker(self._claim, ocu_id, match)
         return jobs
 
     def starting(self, jobs: list) -> list[str]:
@@ -227,7 +239,10 @@ class Ocus:
         found: dict[int, dict] = {}
         extra: list[dict] = []
         running: dict[int, tuple[JobId, str, bool]] = {}
-        for startd in self.startds():
+        startds = self.startds()
+        if not startds:     # the collector knows no startd yet: none was asked, nothing offered
+            raise HTCondorException("no startd located yet")
+        for startd in startds:
             claims = self.startd_call("claims", address=startd)
             for claim, entry in claims.items():
                 ocu = entry.get("ocu") if isinstance(entry, dict) else None
@@ -261,7 +276,9 @@ class Ocus:
             try:
                 self.adopt()
             except HTCondorException as exc:
-                self.log.info("OCU claims not looked up yet: %s", exc)
+                if not self._told:
+                    self._told = True
+                    self.log.info("OCU claims not looked up yet: %s", exc)
                 return
         ocus = self.ocus()
         if not ocus:
@@ -284,11 +301,17 @@ class Ocus:
             by_startd: dict[str, list[int]] = {}
             for ocu_id, held in self.claims.items():
                 by_startd.setdefault(held["startd"], []).append(ocu_id)
-        for startd, ids in by_startd.items():
+        try:
+            located = self.startds()
+        except HTCondorException:
+            located = []
+        for startd in sorted(set(by_startd) | set(located)):
+            ids = by_startd.get(startd, [])
             try:
                 claims = self.startd_call("claims", address=startd)
             except HTCondorException:
                 continue        # not answering now: asked again later
+            self._release_strays(startd, claims)
             with self.lock:
                 for ocu_id in ids:
                     mine = self.claims.get(ocu_id)
@@ -298,6 +321,19 @@ class Ocus:
                         self.log.info("OCU %s: its claim is gone from %s: unclaimed", ocu_id, startd)
         if lost:
             self.want_cycle()
+
+    def _release_strays(self, startd: str, claims: dict) -> None:
+        """OCU claims a startd holds for this schedd that no OCU has (a second claim made
+        for one, one whose OCU was removed meanwhile): released."""
+        with self.lock:
+            mine = {held["claim"] for held in self.claims.values()}
+            claiming = set(self.claiming)
+        for claim, entry in claims.items():
+            ocu = entry.get("ocu") if isinstance(entry, dict) else None
+            if (isinstance(ocu, dict) and ocu.get("schedd") == self.schedd and claim not in mine
+                    and ocu.get("id") not in claiming):
+                self.log.info("OCU claim %s on %s belongs to no OCU: released", claim, startd)
+                self._release({"claim": claim, "startd": startd})
 
     def _follow(self) -> None:
         """Runs that ended leave their OCU idle (their time counted)."""
@@ -356,8 +392,8 @@ class Ocus:
                     stats["OCUActivationStartTime"] = int(time.time())
                     stats["OCUClaimedTime"] = stats.get("OCUClaimedTime", 0) + int(time.time() - held["since"])
                 self.log.info("job %s runs on OCU %s (%s)", job, ocu_id, "borrowed" if borrowers else "its owner's")
-                self.matches._workers.submit(self.matches._activate, job, claim, {
-                    "startd": held["startd"], "request": request_of(ad), "within": held["claim"]})
+                self.matches.start_on(job, claim, {"startd": held["startd"], "request": request_of(ad),
+                                                   "within": held["claim"]})
                 return
 
     def _slot_ad(self, held: dict) -> dict | None:

@@ -43,7 +43,10 @@ def ocus_of(user_ad: Mapping[str, str] | None) -> list[dict[str, str]]:
             text = expr
     if not text:
         return []
-    value = adwire.evaluate({"ocus": text}, "ocus")
+    try:
+        value = adwire.evaluate({"ocus": text}, "ocus")
+    except Exception:  # noqa: BLE001 - a list that does not parse holds no OCU
+        return []
     if not isinstance(value, list):
         return []
     return [adwire.classad_exprs(item) for item in value if hasattr(item, "keys")]

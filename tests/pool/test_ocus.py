@@ -211,6 +211,13 @@ def test_who_may_create_and_remove_ocus(net_pool, tmp_path):
         schedd.create_ocu({"Owner": "alice"})
     missing = schedd.create_ocu(htcondor.classad.ClassAd({"RequestCpus": 1}))
     assert missing["Result"] == -1 and missing["ErrorString"] == "Missing required attribute: Owner"
+    # a request that is no ClassAd (sent raw) is refused whole, and the schedd goes on
+    raw = ipc.sinful(str(net_pool.local_dir / "run" / "schedd.sock"))
+    bad = ipc.call(raw, "create_ocu", timeout=10, request={"Owner": '"alice"', "RequestCpus": "(("})
+    assert bad["Result"] == "-1" and "invalid OCU request ad" in bad["ErrorString"]
+    with pytest.raises(htcondor.HTCondorException, match="must be a ClassAd"):
+        ipc.call(raw, "create_ocu", timeout=10, request=["Owner"])
+    assert ocus(schedd) == []
     schedd.act(htcondor.JobAction.Remove, 'Owner == "alice"')
 
 
