@@ -197,6 +197,7 @@ class DaskStartd(Startd):
             if self.client.status in ("closed", "failed"):
                 self.client.close(timeout=2)
                 self.client = self._connect(2)
+                self.runners.clear()     # made through the old client: gone with it
             return self.client.sync(self.client.scheduler.identity, n_workers=-1)["workers"]
         except Exception as exc:  # noqa: BLE001 - an unreachable scheduler has no workers
             self.log.info("Dask scheduler not answering: %s", exc)
@@ -323,8 +324,14 @@ class DaskStartd(Startd):
         from distributed.protocol import to_serialize
 
         async def call():
-            answer = await self.client.rpc(runner.address).actor_execute(
-                actor=runner.key, function=function, args=[to_serialize(arg) for arg in args], kwargs={})
+            try:
+                answer = await self.client.rpc(runner.address).actor_execute(
+                    actor=runner.key, function=function, args=[to_serialize(arg) for arg in args], kwargs={})
+            except Exception:
+                # Not the job's failure (that comes as an answer): the worker is unreachable or
+                # no longer holds the runner (a scheduler that restarted): the next job makes one.
+                self._forget_runner(runner)
+                raise
             if answer.get("status") != "OK":
                 raise answer.get("exception") or RuntimeError(f"the runner's {function} failed")
             return answer["result"]
@@ -334,6 +341,13 @@ class DaskStartd(Startd):
         """Let go of the runner on ``address``: released, the worker deletes it (and kills
         any job it still runs); a worker holding none can be retired by Dask's scaling."""
         self._release(self.runners.pop(address, None))
+
+    def _forget_runner(self, runner: Runner) -> None:
+        """``runner`` is not to be called again (its jobs, if any, are lost).  (On the
+        client's event loop: no lock taken.)"""
+        if self.runners.get(runner.address) is runner:
+            self.runners.pop(runner.address, None)
+            self._release(runner)
 
     def _release(self, runner: Runner | None) -> None:
         if runner is not None:

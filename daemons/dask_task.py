@@ -33,12 +33,10 @@ import tarfile
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from jobledger.daemons.starter import exit_status
 
 CHECK = 1.0   # seconds between looks at whether a job is still wanted
-THREADS = 256   # jobs a worker's runner holds at once, running or queued (see JobRunner.run)
 TEXT_BUSY_RETRIES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)   # seconds before each new try (see _popen)
 
 ENDED_KEPT = 64   # claims whose ends this worker remembers (for the jobs queued behind them)
@@ -50,7 +48,6 @@ RUNNING: dict[str, dict] = {}
 ENDED: dict[str, bool] = {}
 CANCELLED: dict[str, bool] = {}   # claims whose jobs are not to run (``cancel_job``)
 HELD: set[str] = set()            # claims whose jobs this worker holds, running or queued
-_EXECUTOR: ThreadPoolExecutor | None = None
 _RUNNING_LOCK = threading.Condition()
 
 
@@ -140,12 +137,21 @@ class JobRunner:
 
     async def run(self, spec: dict, sandbox: bytes, claim: str) -> dict:
         """Run one job (``run_job``) in a thread of its own: a job queued behind another
-        waits there, and the worker's event loop is never held."""
+        waits there (however many are queued), and the worker's event loop is never held."""
         import asyncio
-        gone = self._gone
-        return await asyncio.get_running_loop().run_in_executor(
-            _threads(), run_job, spec, sandbox, claim, self.worker.local_directory,
-            lambda: claim in CANCELLED or gone())
+        loop = asyncio.get_running_loop()
+        answer = loop.create_future()
+        gone, where = self._gone, self.worker.local_directory
+
+        def work():
+            try:
+                result = run_job(spec, sandbox, claim, where, lambda: claim in CANCELLED or gone())
+            except BaseException as exc:  # noqa: BLE001 - the call's answer says it
+                loop.call_soon_threadsafe(_settle, answer, None, exc)
+            else:
+                loop.call_soon_threadsafe(_settle, answer, result, None)
+        threading.Thread(target=work, name=f"jobledger-job-{claim}", daemon=True).start()
+        return await answer
 
     async def signal(self, claim: str, signum: int) -> bool:
         return signal_job(claim, signum)
@@ -154,12 +160,12 @@ class JobRunner:
         cancel_job(claim)
 
 
-def _threads():
-    global _EXECUTOR
-    with _RUNNING_LOCK:
-        if _EXECUTOR is None:
-            _EXECUTOR = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="jobledger-job")
-        return _EXECUTOR
+def _settle(answer, result, exc) -> None:
+    if not answer.done():    # (not if the call was given up meanwhile)
+        if exc is not None:
+            answer.set_exception(exc)
+        else:
+            answer.set_result(result)
 
 
 def held_jobs() -> list[str]:
