@@ -510,7 +510,8 @@ class Startd(Daemon):
             claims = list(self.claims.values())
         ads = self.machine_ads(self.slot_name, self.total, free, claims, {})
         if self.custom:
-            custom_resources.publish(ads, self.custom, free, [c for c in claims if any(c["resources"].values())])
+            custom_resources.publish(ads, self.custom, free, [c for c in claims if not c.get("within")
+                                                              and any(c["resources"].values())])
         return ads
 
     def machine_ads(self, slot_name: str, total: dict, free: dict, claims: list, facts: dict) -> list[dict]:

@@ -28,16 +28,21 @@ def _resources(request: dict) -> dict:
             "Disk": int(request.get("Disk", 0))}
 
 
+def _may_add(startd, claim: str) -> None:
+    """Refuse a new ``claim`` while the startd stops, or when it is active already (under its lock)."""
+    if startd.stopping.is_set():
+        raise HTCondorException("the startd is shutting down")
+    if claim in startd.claims:
+        raise HTCondorException(f"claim {claim} is already active")
+
+
 def hold_claim(startd, claim: str, request: dict, owner: str, user: str, ocu_id: int, name: str,
                schedd: str) -> dict:
     """Claim a dynamic slot of ``request``'s size for the OCU ``ocu_id`` of ``owner``
     (held by ``schedd``), with no job: ``{"slot"}``."""
     wanted = _resources(request)
     with startd._lock:
-        if startd.stopping.is_set():
-            raise HTCondorException("the startd is shutting down")
-        if claim in startd.claims:
-            raise HTCondorException(f"claim {claim} is already active")
+        _may_add(startd, claim)
         if startd.drain is not None:
             raise HTCondorException(f"{startd.slot_name} is draining: OCU claim {claim} not made")
         free = startd.free()
@@ -92,10 +97,7 @@ def within_ocu(startd, claim: str, job: dict, request: dict, ocu_claim: str) -> 
     small for the job's request."""
     wanted = _resources(request)
     with startd._lock:
-        if startd.stopping.is_set():
-            raise HTCondorException("the startd is shutting down")
-        if claim in startd.claims:
-            raise HTCondorException(f"claim {claim} is already active")
+        _may_add(startd, claim)
         ocu = startd.claims.get(ocu_claim)
         if ocu is None or not ocu.get("ocu"):
             raise HTCondorException(f"no OCU claim {ocu_claim} here")

@@ -32,13 +32,7 @@ class OcuMethods:
     def create_ocu(self, request: ClassAd) -> ClassAd:
         """Send a ClassAd representing an OCU claim request to the schedd: it must hold
         Owner and the requests (RequestCpus, RequestMemory, maybe RequestDisk)."""
-        if not isinstance(request, ClassAd):
-            raise TypeError("request must be a ClassAd")
-        try:
-            answer = ipc.call(self._address, "create_ocu", timeout=20, request=adwire.classad_exprs(request))
-        except (HTCondorException, OSError) as exc:
-            raise HTCondorException("Cannot send OCU creation request to schedd") from exc
-        return adwire.to_classad(answer)
+        return adwire.to_classad(self._ocu_call("create_ocu", "creation", request=_exprs(request)))
 
     def remove_ocu(self, request) -> ClassAd:
         """Remove the OCU ``request`` names (its id, an integer; or a ClassAd with OCUId)."""
@@ -48,18 +42,20 @@ class OcuMethods:
             ocu_id = request
         if isinstance(ocu_id, bool) or not isinstance(ocu_id, int):
             raise TypeError("remove_ocu needs an OCU id (an integer)")
-        try:
-            answer = ipc.call(self._address, "remove_ocu", timeout=20, ocu_id=int(ocu_id))
-        except (HTCondorException, OSError) as exc:
-            raise HTCondorException("Cannot send OCU removal request to schedd") from exc
-        return adwire.to_classad(answer)
+        return adwire.to_classad(self._ocu_call("remove_ocu", "removal", ocu_id=int(ocu_id)))
 
     def query_ocu(self, request: ClassAd) -> list:
         """Every OCU of the schedd as a ClassAd (its request, OCUId, OCUName, OCUState...)."""
-        if not isinstance(request, ClassAd):
-            raise TypeError("request must be a ClassAd")
+        return [adwire.to_classad(item) for item in self._ocu_call("query_ocu", "query", request=_exprs(request))]
+
+    def _ocu_call(self, command: str, what: str, **arguments):
         try:
-            items = ipc.call(self._address, "query_ocu", timeout=20, request=adwire.classad_exprs(request))
+            return ipc.call(self._address, command, timeout=20, **arguments)
         except (HTCondorException, OSError) as exc:
-            raise HTCondorException("Cannot send OCU query request to schedd") from exc
-        return [adwire.to_classad(item) for item in items]
+            raise HTCondorException(f"Cannot send OCU {what} request to schedd") from exc
+
+
+def _exprs(request) -> dict:
+    if not isinstance(request, ClassAd):
+        raise TypeError("request must be a ClassAd")
+    return adwire.classad_exprs(request)

@@ -138,15 +138,19 @@ def _files(directory):
     return {name: (directory / name).read_bytes() for name in sorted(os.listdir(directory))}
 
 
-def test_killed_projector_leaves_what_a_full_rebuild_gives(tmp_path):
-    # the reference: the same journal, projected by a projector never interrupted
+def _reference_logs(tmp_path):
+    """The logs of the test pool's journal, projected by a projector never interrupted."""
     ref = tmp_path / "ref"
     _build_pool(ref / "local", ref / "logs", 6)
     store = Store(ref / "local", constraint_filter=all_ads)
     Projector(store, event_log=str(ref / "logs" / "EventLog"), max_event_log=2000,
               event_log_rotations=2, tz=UTC, fsync=False, chunk=3).catch_up()
     store.close()
-    want = _files(ref / "logs")
+    return _files(ref / "logs")
+
+
+def test_killed_projector_leaves_what_a_full_rebuild_gives(tmp_path):
+    want = _reference_logs(tmp_path)
     assert {"EventLog", "EventLog.1", "c1.log", "c3.log"} <= want.keys()
     rnd = random.Random(7)
     interrupted = 0
@@ -180,13 +184,7 @@ def test_killed_projector_keeps_what_another_writer_appends(tmp_path):
     random points while the other appends: the other's events all stay, in its order, and
     ours are what an uninterrupted projector writes, each once."""
     import threading
-    ref = tmp_path / "ref"
-    _build_pool(ref / "local", ref / "logs", 6)
-    store = Store(ref / "local", constraint_filter=all_ads)
-    Projector(store, event_log=str(ref / "logs" / "EventLog"), max_event_log=2000,
-              event_log_rotations=2, tz=UTC, fsync=False, chunk=3).catch_up()
-    store.close()
-    want = _files(ref / "logs")["c1.log"]
+    want = _reference_logs(tmp_path)["c1.log"]
     rnd = random.Random(11)
     for trial in range(20):
         pool = tmp_path / f"t{trial}"
