@@ -131,6 +131,10 @@ class DaskStartd(Startd):
         self.client = None
         self.tasks: dict[str, Task] = {}     # claim -> its job's run
         self.runners: dict[str, Runner] = {}   # worker address -> the job runner on it
+        # workers a call could not reach: no new claim there until the scheduler lets them
+        # go, or they answer again (``_refresh_workers``); their slots are withdrawn
+        self.unreachable: set[str] = set()
+        self._withdrawn: set[str] = set()
         self._runners_lock = threading.Lock()
         self._numbers = itertools.count(1)
 
@@ -211,13 +215,22 @@ class DaskStartd(Startd):
         """Take in joined workers, drop departed ones (their ads leave the collector)."""
         infos = self._worker_infos()
         new = [address for address in infos if address not in self.workers]
+        unreachable = set(self.unreachable)     # (added to from the client's event loop)
+        asked = new + [address for address in unreachable if address in infos and address in self.workers]
         facts = {}
-        if new:
+        if asked:
             try:
-                facts = self.client.run(_facts, workers=new, on_error="return", wait=True)
+                facts = self.client.run(_facts, workers=asked, on_error="return", wait=True)
             except Exception as exc:  # noqa: BLE001 - try again next round
                 self.log.info("could not ask new workers for their facts: %s", exc)
-        joined = False
+        back = [address for address in asked if address not in new and isinstance(facts.get(address), dict)]
+        self.unreachable.difference_update(back)
+        self._withdrawn.difference_update(back)
+        for address in unreachable - self._withdrawn - set(back):
+            self.log.info("Dask worker %s cannot be reached: its slots are withdrawn", address)
+            self._withdraw(address)
+            self._withdrawn.add(address)
+        joined = bool(back)
         with self._lock:
             for address in new:
                 found = facts.get(address)
@@ -240,6 +253,8 @@ class DaskStartd(Startd):
             left = [(address, self.workers.pop(address)["slot"]) for address in gone]
         for address, slot in left:
             self.log.info("Dask worker %s of %s left", address, slot)
+            self.unreachable.discard(address)
+            self._withdrawn.discard(address)
             self._drop_runner(address)
             self._withdraw(address)
         if joined or left:
@@ -279,7 +294,7 @@ class DaskStartd(Startd):
         with self._lock:
             entry = self.claims.get(claim)
             address = entry.get("worker") if entry is not None else None
-            if address not in self.workers or claim in self.tasks:
+            if address not in self.workers or address in self.unreachable or claim in self.tasks:
                 return {"state": "lost"}
             held = bool(self.workers[address]["gpus"])
             assigned = list(entry.get("gpus", ()))
@@ -327,10 +342,13 @@ class DaskStartd(Startd):
             try:
                 answer = await self.client.rpc(runner.address).actor_execute(
                     actor=runner.key, function=function, args=[to_serialize(arg) for arg in args], kwargs={})
-            except Exception:
+            except Exception as exc:
                 # Not the job's failure (that comes as an answer): the worker is unreachable or
                 # no longer holds the runner (a scheduler that restarted): the next job makes one.
                 self._forget_runner(runner)
+                if isinstance(exc, OSError):    # unreachable (CommClosedError is one): no new claims there
+                    self.unreachable.add(runner.address)
+                    self._changed.set()
                 raise
             if answer.get("status") != "OK":
                 raise answer.get("exception") or RuntimeError(f"the runner's {function} failed")
@@ -436,7 +454,7 @@ class DaskStartd(Startd):
             shown = [(w["slot"], w["total"], self.free_on(address), w["facts"],
                       [c for c in self.claims.values() if c.get("worker") == address and not c.get("behind")],
                       w["gpus"])
-                     for address, w in self.workers.items()]
+                     for address, w in self.workers.items() if address not in self.unreachable]
         ads = []
         for slot_name, total, free, facts, claims, gpu_ids in shown:
             mine = self.machine_ads(slot_name, total, free, claims, {
@@ -477,6 +495,8 @@ class DaskStartd(Startd):
                 next((a for a, w in self.workers.items() if w["slot"] == slot), None)
             if address not in self.workers:
                 raise HTCondorException(f"no Dask worker behind slot {slot!r}")
+            if address in self.unreachable:
+                raise HTCondorException(f"the Dask worker behind slot {slot!r} cannot be reached")
             free = self.free_on(address)
             if old is not None:
                 for key in free:
