@@ -138,6 +138,16 @@ def _files(directory):
     return {name: (directory / name).read_bytes() for name in sorted(os.listdir(directory))}
 
 
+def _finish_projection(pool, evlog: str) -> None:
+    """Project the rest of ``pool``'s journal with a projector never interrupted."""
+    store = Store(pool / "local", constraint_filter=all_ads)
+    p = Projector(store, event_log=evlog, max_event_log=2000, event_log_rotations=2,
+                  tz=UTC, fsync=False, chunk=3)
+    p.catch_up()
+    p.close()
+    store.close()
+
+
 def _reference_logs(tmp_path):
     """The logs of the test pool's journal, projected by a projector never interrupted."""
     ref = tmp_path / "ref"
@@ -161,12 +171,7 @@ def test_killed_projector_leaves_what_a_full_rebuild_gives(tmp_path):
         for _ in range(rnd.randint(1, 3)):      # killed once or several times
             pid, rfd = _fork(_projector, pool / "local", evlog)
             interrupted += "done" not in _kill_after(pid, rfd, 1, rnd.random() * 0.05)
-        store = Store(pool / "local", constraint_filter=all_ads)
-        p = Projector(store, event_log=evlog, max_event_log=2000, event_log_rotations=2,
-                      tz=UTC, fsync=False, chunk=3)
-        p.catch_up()
-        p.close()
-        store.close()
+        _finish_projection(pool, evlog)
         got = _files(pool / "logs")
         assert got.keys() == want.keys(), trial
         for name in want:
@@ -213,12 +218,7 @@ def test_killed_projector_keeps_what_another_writer_appends(tmp_path):
         finally:
             stop.set()
             thread.join()
-        store = Store(pool / "local", constraint_filter=all_ads)
-        p = Projector(store, event_log=evlog, max_event_log=2000, event_log_rotations=2,
-                      tz=UTC, fsync=False, chunk=3)
-        p.catch_up()
-        p.close()
-        store.close()
+        _finish_projection(pool, evlog)
         data = log.read_bytes()
         places = [data.find(text) for text in written]
         assert all(data.count(text) == 1 for text in written), trial
