@@ -78,25 +78,23 @@ def from_inventory(tag: str, output: str, offline: str = "", warn=None) -> Resou
     if output.strip() and not ad and warn is not None:
         warn(f"the inventory of local resource '{tag}' printed no ClassAd attribute: assuming a quantity of 0")
     detected = next((name for name in ad if name.lower() == f"detected{tag}".lower()), None)
-    offline_text = next((adwire.literal(ad[name]) for name in ad if name.lower() == f"offline{tag}".lower()),
-                        None)
+    offline_text = next((_value(ad[name]) for name in ad if name.lower() == f"offline{tag}".lower()), None)
     count = 0
     ids: list[str] = []
     if detected is not None:
-        value = adwire.literal(ad[detected]) if _is_literal(ad[detected]) else ad[detected]
-        count, ids = parse_quantity(tag, str(value))
+        count, ids = parse_quantity(tag, str(_value(ad[detected])))
     resource = _less_offline(tag, count, ids, offline_text if isinstance(offline_text, str) else offline)
     resource.attrs = {name: text for name, text in ad.items()    # Detected, Offline and the tag: the startd's own
                       if name.lower() not in (tag.lower(), f"detected{tag}".lower(), f"offline{tag}".lower())}
     return resource
 
 
-def _is_literal(text: str) -> bool:
+def _value(text: str):
+    """A literal's value (a quoted list's text), or the expression's text as it is."""
     try:
-        adwire.literal(text)
-        return True
-    except Exception:  # noqa: BLE001
-        return False
+        return adwire.literal(text)
+    except Exception:  # noqa: BLE001 - not a literal
+        return text
 
 
 def _less_offline(tag: str, count: int, ids: list[str], offline: str) -> Resource:
@@ -176,13 +174,18 @@ def machine_resources(settings: dict[str, str], run=run_inventory, detect=detect
     return {tag: res for tag, res in found.items() if res.count > 0 or res.attrs}
 
 
+def whole_units(value: int | float) -> int:
+    """A resource request in whole units: a fraction rounds up."""
+    return int(value + 0.999999) if isinstance(value, float) else int(value)
+
+
 def requested(job: dict, tag: str) -> int:
     """How many units of ``tag`` the job's ad (Python values) asks for: ``Request<tag>``."""
     name = f"request{tag}".lower()
     value = next((v for k, v in job.items() if k.lower() == name), 0)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
-    return max(int(value + 0.999999) if isinstance(value, float) else value, 0)
+    return max(whole_units(value), 0)
 
 
 def assign(custom: dict[str, Resource], wanted: dict, old: dict | None, claims) -> dict[str, list[str]]:
@@ -229,7 +232,7 @@ def publish(ads: list[dict], custom: dict[str, Resource], free: dict, claims: li
         ad["WithinResourceLimits"] = {"expr": "(" + ad["WithinResourceLimits"]["expr"] + "".join(
             f" && (TARGET.Request{tag} =?= undefined || TARGET.Request{tag} <= MY.{tag})" for tag in custom) + ")"}
         for tag, res in custom.items():
-            ad.update({f"Detected{tag}": adwire_value(res), f"Total{tag}": res.count,
+            ad.update({f"Detected{tag}": _detected(res), f"Total{tag}": res.count,
                        f"TotalSlot{tag}": res.count})
             ad.update({name: {"expr": text} for name, text in res.attrs.items() if name not in ad})
     for tag, res in custom.items():
@@ -243,6 +246,6 @@ def publish(ads: list[dict], custom: dict[str, Resource], free: dict, claims: li
                 ad[f"Assigned{tag}"] = ",".join(claim.get("assigned", {}).get(tag, ()))
 
 
-def adwire_value(res: Resource):
+def _detected(res: Resource):
     """``Detected<tag>``: the id list when the resource has ids, else its count."""
     return ", ".join(res.ids) if res.ids else res.count

@@ -30,6 +30,7 @@ import time
 from jobledger.eventcore import adwire
 from jobledger.daemons import ipc
 from jobledger.daemons.accounting import Accountant
+from jobledger.daemons.custom_resources import whole_units
 from jobledger.eventcore.accounting import (DEFAULT_PRIO_FACTOR, NICE_USER_PRIO_FACTOR, first_limits,
                                             later_limits, order, submitter_of, whole)
 from jobledger.daemons.daemon import Daemon, main_for
@@ -51,8 +52,9 @@ def request_of(job: dict) -> dict:
         value = adwire.evaluate(job, job_attr) if job_attr in job else None
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             value = 1 if slot_attr == "Cpus" else 0
-        out[slot_attr] = int(value + 0.999999) if isinstance(value, float) else int(value)
+        out[slot_attr] = whole_units(value)
     return out
+
 
 
 def plan_matches(jobs: list[dict], slots: list[tuple[str, dict]], free: list[dict] | None = None,
@@ -68,9 +70,10 @@ def plan_matches(jobs: list[dict], slots: list[tuple[str, dict]], free: list[dic
     ordered = sorted(groups.values(), key=lambda g: (-_prio(g[0]), _job_key(g[0])))
     matches: list[dict] = []
     taken = 0
+    custom = {tag for slot in free for tag in slot if tag not in BUILTIN}   # GPUs ... some slot offers
     for group in ordered:
         request = request_of(group[0])
-        need = {**request, **_custom_request(group[0], free)}
+        need = {**request, **_custom_request(group[0], custom)}
         if cap is not None and taken + request["Cpus"] > cap:
             continue
         candidates = _candidates(group[0], request, slots, free)
@@ -111,15 +114,14 @@ def _literal(text: str | None):
         return None
 
 
-def _custom_request(job: dict, free: list[dict]) -> dict:
-    """How much of each custom resource some slot offers the job asks for (``Request<tag>``
-    as a number; an expression or nothing asks for none)."""
-    tags = {tag for slot in free for tag in slot if tag not in BUILTIN}
+def _custom_request(job: dict, tags: set[str]) -> dict:
+    """How much of each custom resource of ``tags`` the job asks for (``Request<tag>`` as
+    a number; an expression or nothing asks for none)."""
     out = {}
     for tag in tags:
         value = _literal(job.get(f"Request{tag}"))
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-            out[tag] = int(value + 0.999999) if isinstance(value, float) else value
+            out[tag] = whole_units(value)
     return out
 
 
