@@ -72,7 +72,11 @@ CURSOR = "logs"
 # journal positions the cursor may run ahead of its saved value while nothing is written
 UNSAVED_LIMIT = 10_000
 RETRY_FIRST, RETRY_MAX = 0.5, 30.0     # seconds between retries of failed user logs
-BATCH_WINDOW = 0.02   # seconds the follower waits after a catch-up, so appends gather
+# Seconds the follower waits after a catch-up, so appends gather (one write, fsync and
+# cursor commit for them all): BATCH_WINDOW, doubled after each window in which more came,
+# up to BATCH_WINDOW_MAX (a steady stream of jobs); back to BATCH_WINDOW once it finds
+# nothing new.  A reader waiting for a position (a submit, a query) ends the window.
+BATCH_WINDOW, BATCH_WINDOW_MAX = 0.02, 0.2
 
 
 def _describe(exc: OSError) -> str:
@@ -111,6 +115,7 @@ class Projector:
                                       save=self._save_now)
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._hurry = threading.Event()     # a reader waits: the window ends now
         self._error: BaseException | None = None
         self._retry_delay = RETRY_FIRST
         self._retry_at: float | None = None
@@ -340,6 +345,7 @@ class Projector:
                 continue
             if self._error is not None:
                 raise self._error
+            self._hurry.set()
             remaining = None if deadline is None else deadline - _time.monotonic()
             if remaining is not None and remaining <= 0:
                 return False
@@ -358,12 +364,15 @@ class Projector:
         self._thread.start()
 
     def _run(self, interval: float) -> None:
+        window = BATCH_WINDOW
         try:
             while not self._stopping.is_set():
                 if self.store.head() > self.position:
+                    self._hurry.clear()
                     self.catch_up()
-                    # Let the next appends gather: one write, fsync and cursor commit for them all.
-                    self._stopping.wait(BATCH_WINDOW)
+                    self._hurry.wait(window)    # let the next appends gather (BATCH_WINDOW)
+                    window = min(2 * window, BATCH_WINDOW_MAX) if self.store.head() > self.position \
+                        else BATCH_WINDOW
                 elif self._retry_at is not None and _time.monotonic() >= self._retry_at:
                     self.retry_failed()
                 else:
@@ -378,6 +387,7 @@ class Projector:
         thread, self._thread = self._thread, None
         if thread is not None:
             self._stopping.set()
+            self._hurry.set()
             self.store.wake_waiters()
             thread.join()
         if self._error is not None:

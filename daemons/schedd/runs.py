@@ -152,33 +152,48 @@ class Runs:
         goes too, unless the starter ``reported`` it: a live starter removes its own once
         answered (and left the outcome in it only when a report had failed).  With
         ``joint`` (a ``daemons.joint_commit.JointCommit``) the records go into one commit
-        with the next run's on the claim."""
+        with the next run's on the claim.
+
+        The records are decided under ``lock`` (before the handover's worker offers its
+        own: it works meanwhile) and committed outside it, naming the state they were
+        decided on (``Assumed``): another slot's end commits beside this one (one group
+        commit, one fsync), and an action or the policy that changed the run meanwhile
+        makes this commit refuse (the report is then stale), as theirs refuse after it."""
         self.wait_started(claim, wait)
+        decided, exited = self._outcome_records(job, claim, outcome), outcome.get("kind") == "exit"
         if joint is None:
-            return self._record_outcome(job, claim, outcome, reported, self.store.append)
+            return "stale" if decided is None else \
+                self._commit_outcome(job, decided, exited, reported, self.store.append)
         joint.take()      # outside the lock: the handover's worker takes it meanwhile
         try:
-            return self._record_outcome(job, claim, outcome, reported, joint.commit)
+            return "stale" if decided is None else \
+                self._commit_outcome(job, decided, exited, reported, joint.commit)
         finally:
             joint.release()
 
-    def _record_outcome(self, job: JobId, claim: str, outcome: dict, reported: bool, append) -> str:
+    def _outcome_records(self, job: JobId, claim: str, outcome: dict) -> tuple[dict, list] | None:
+        """(the job's ad, the records ending its run as ``outcome`` says), or None when
+        ``claim`` is not its run (a stale report)."""
         with self.lock:
             ad = self.store.job_ad(job)
             if ad is None or not self.is_current(ad, claim):
-                return "stale"
+                return None
             now = time.time()
-            records = [Assumed.of(job, ad), *self._input_records(job, ad, outcome.get("inputs")),
-                       *exit_records(job, ad, outcome, now, self.at_exit)]
-            interleave.point("outcome.append")
-            try:
-                append(records)
-            except InvalidTransition:
-                return "stale"
-            self._remove_scratch(ad, only_saved=reported)
-            if outcome.get("kind") == "exit" and self.spool_dir is not None:
-                shutil.rmtree(job_spool(self.spool_dir, job) / "evicted", ignore_errors=True)
-            return "recorded"
+            return ad, [Assumed.of(job, ad), *self._input_records(job, ad, outcome.get("inputs")),
+                        *exit_records(job, ad, outcome, now, self.at_exit)]
+
+    def _commit_outcome(self, job: JobId, decided: tuple[dict, list], exited: bool, reported: bool,
+                        append) -> str:
+        ad, records = decided
+        interleave.point("outcome.append")
+        try:
+            append(records)
+        except InvalidTransition:    # (StaleDecision: the run changed since it was decided)
+            return "stale"
+        self._remove_scratch(ad, only_saved=reported)
+        if exited and self.spool_dir is not None:
+            shutil.rmtree(job_spool(self.spool_dir, job) / "evicted", ignore_errors=True)
+        return "recorded"
 
     def record_input(self, job: JobId, claim: str, events: list, input_bytes: int) -> str:
         """The starter copied the inputs: FILE_TRANSFER events and TransferInputSizeMB."""
@@ -297,7 +312,9 @@ class Runs:
                 lost = event(EventType.SHADOW_EXCEPTION, job, now,
                              Message="the starter exited without an outcome" +
                              (" (killed after it started the job)" if started else ""))
-            records = [SetAttributes(job, set={"NumShadowExceptions": str(failures)}, delete=clear,
+            # (named on the state it was decided on: an outcome committed meanwhile wins)
+            records = [Assumed.of(job, current),
+                       SetAttributes(job, set={"NumShadowExceptions": str(failures)}, delete=clear,
                                      by="schedd"), lost]
             if failures % MAX_START_FAILURES == 0 and failures and not started:   # held, not restarted in a tight loop
                 records.append(event(EventType.JOB_HELD, job, now, HoldReasonCode=HOLD_SPAWN,
