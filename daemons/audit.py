@@ -52,8 +52,10 @@ from jobledger.eventcore.status import next_status
 from jobledger.daemons.storage.adrow import decode_ad
 from jobledger.daemons.storage.evidence import HighWater
 from jobledger.daemons.journal_check import known_cluster, log_faults, written_logs
+from jobledger.daemons.log_sharing import first_present, foreign_spans, suspect_at
 from jobledger.daemons.storage.check import RECOVERY, open_readonly, read_rows, verify
 from jobledger.daemons.storage.schema import DB_NAME
+from jobledger.daemons.userlog_files import find_ours
 from jobledger.tracking.localzone import LOCAL_TZINFO
 
 __all__ = ["Finding", "Report", "audit"]
@@ -378,57 +380,85 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _compare_user_log(path, state, items, findings, notes) -> bytes | None:
+def _compare_user_log(path, state, items, findings, notes) -> tuple[int, bytes] | None:
     """Compare the file with the events up to its saved position.
 
-    Returns the bytes past them when those are not the start of the next
-    events this snapshot knows (for ``_recheck_tails``), else None.
+    Our events must be there, whole and in order; other writers' bytes may
+    lie between them, and a start the file lost when another writer emptied
+    it is a note (daemons.log_sharing).  Returns where the bytes past them
+    begin and those bytes when they hold something other writers would not
+    write (for ``_recheck_tails``), else None.
     """
-    position, offset = state[0], state[1]
+    position = state[0]
     data = _read(path)
     if data is None:
         findings.append(Finding("userlog", "file is missing", position, None, path))
         return None
-    at = 0
     written = [i for i in items if i[0] <= position]
-    for pos, job, text in written:
-        if data.startswith(text, at):
-            at += len(text)
-            continue
+    texts = [t for _, _, t in written]
+    gone = first_present(data, texts)
+    starts, _ = find_ours(data, texts[gone:])
+    if gone + len(starts) < len(written):
+        pos, job, text = written[gone + len(starts)]
+        at = starts[-1] + len(texts[gone + len(starts) - 1]) if starts else 0
+        at = _likely_place(data, text, at)
         findings.append(Finding("userlog", "bytes differ from the event the journal holds",
                                 pos, job, path, at + _common_prefix(data[at:], text)))
         return None
+    if gone:
+        notes.append(f"user log {path}: its first {gone} events are gone: another writer "
+                     "emptied the file (as DAGMan empties its nodes log when a DAG runs again)")
+    at = starts[-1] + len(texts[-1]) if starts else 0
+    others = at - sum(len(t) for t in texts[gone:])
+    if others:
+        notes.append(f"user log {path}: {others} bytes among our events are other writers'")
     if at < len(data):
-        pending = b"".join(t for p, _, t in items if p > position)
-        if at == offset and pending.startswith(data[at:]):
-            notes.append(f"user log {path}: {len(data) - at} bytes past the saved offset "
-                         "are the next events (a write in flight or a crash window; the "
-                         "projector completes it)")
-        else:
-            return data[at:]
+        tail = data[at:]
+        if _tail_suspect(tail, [t for p, _, t in items if p > position]) is not None:
+            return at, tail
+        notes.append(f"user log {path}: {len(tail)} bytes past our last saved event are the "
+                     "next events (a write in flight or a crash window; the projector "
+                     "completes it) or other writers' events")
     return None
+
+
+def _likely_place(data: bytes, text: bytes, at: int) -> int:
+    """Where a damaged event of ours most likely is, past other writers' events: the first
+    line from ``at`` that begins with its kind, job and time, else ``at``."""
+    head = _EVENT_HEAD.match(text)
+    found = find_ours(data, [head[0] if head else text[:text.find(b"\n") + 1]], at)[0]
+    return found[0] if found else at
+
+
+def _tail_suspect(tail: bytes, pending: list[bytes]) -> int | None:
+    """Where the tail holds bytes that are neither our ``pending`` events (in order, the
+    last perhaps torn) nor events other writers put in user logs; None if it holds none."""
+    starts, torn = find_ours(tail, pending)
+    end = len(tail) if torn is None else torn
+    return suspect_at(tail, foreign_spans(tail, pending, starts, 0, end))
 
 
 def _recheck_tails(unexplained, entries, later, tz, user_fmt, findings, notes) -> None:
     """Tails past the saved offsets, against the journal as it is now (read after the files).
 
-    The projector writes only committed records, so a tail that is not the
-    rendering of the journal's next events (even of records committed after
-    the snapshot) holds events the journal never had, or lost.
+    The projector writes only committed records, so a tail that holds more
+    than the rendering of the journal's next events (even of records
+    committed after the snapshot) and other writers' events holds events the
+    journal never had, or lost.
     """
     per_file, _ = _expected_renders(list(entries) + later, tz, user_fmt, None, [])
-    for path, (state, tail) in sorted(unexplained.items()):
-        position, at = state[0], state[1]
-        pending = b"".join(t for p, _, t in per_file.get(path, []) if p > position)
-        if pending.startswith(tail):
+    for path, (state, (at, tail)) in sorted(unexplained.items()):
+        position = state[0]
+        pending = [t for p, _, t in per_file.get(path, []) if p > position]
+        suspect = _tail_suspect(tail, pending)
+        if suspect is None:
             notes.append(f"user log {path}: {len(tail)} bytes past the saved offset are "
                          "events committed while the audit ran (a write in flight)")
             continue
-        kept = _common_prefix(tail, pending)
-        findings.append(Finding("evidence", f"{len(tail) - kept} bytes after the last event "
+        findings.append(Finding("evidence", f"{len(tail) - suspect} bytes after the last event "
                                 "the journal knows are events the journal does not hold (the "
                                 "journal lost records, or the file was written by something "
-                                "else)", position, None, path, at + kept))
+                                "else)", position, None, path, at + suspect))
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:
@@ -451,6 +481,7 @@ def _rotated(path: str) -> list[str]:
     return out
 
 
+_EVENT_HEAD = re.compile(rb"\d{3} \([^)\n]*\) \S+ \S+ ")
 _CTIME = re.compile(rb"Global JobLog: ctime=(\d+) ")
 
 

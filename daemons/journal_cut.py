@@ -9,8 +9,9 @@ records only; the queue and history tables are left empty, so the store
 rebuilds them from the kept records when the pool starts (as after any
 snapshot that does not match).  The log writers' state follows the cut:
 each user log and the live global event log is cut back to the events of
-the kept records (their rendering is what the file must start with, as
-audit checks it), and the bytes cut off are saved first.  Then the old files
+the kept records (their rendering must be there, as audit checks it), and
+the bytes cut off are saved first; in a user log, other writers' events
+past that point are kept (daemons.log_sharing).  Then the old files
 are moved into ``spool/accept-loss-<time>/`` (nothing is deleted) and the new
 journal takes their place.  ``Cut`` says what was kept and what was given up.
 """
@@ -22,9 +23,11 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
+from jobledger.daemons.log_sharing import first_present, others_events
 from jobledger.daemons.storage.check import Fault, open_readonly, read_rows
 from jobledger.daemons.storage.cut import write_cut_journal
 from jobledger.daemons.storage.schema import DB_NAME
+from jobledger.daemons.userlog_files import find_ours
 from jobledger.eventcore.codecs.journal import Row
 from jobledger.eventcore.errors import JournalError
 from jobledger.eventcore.codecs.userlog_text_write import TextFormat
@@ -126,11 +129,17 @@ def _cut_logs(kept: list[Row], states: list[tuple], saved: Path) -> tuple[list[t
         if size > end:
             with open(path, "rb") as f:
                 f.seek(end)
-                (saved / f"log-{number}-{Path(path).name}").write_bytes(f.read())
+                tail = f.read()
+            (saved / f"log-{number}-{Path(path).name}").write_bytes(tail)
+            keep = others_events(tail) if sequence == 0 else b""
             with open(path, "r+b") as f:
                 f.truncate(end)
+                f.seek(end)
+                f.write(keep)
                 os.fsync(f.fileno())
-            cut.append((path, size - end))
+            if len(tail) > len(keep):
+                cut.append((path, len(tail) - len(keep)))
+            end += len(keep)
         out.append((path, min(position, last), min(offset, end), sequence, ctime))
     return out, cut, log_jobs
 
@@ -158,14 +167,19 @@ def _renders(kept: list[Row]) -> tuple[dict, list, list]:
 
 
 def _user_log_end(path: str, texts: list) -> int | None:
-    """Where the kept records' events end in a user log (None: the file does not start with them)."""
-    expected = b"".join(data for _, data in texts)
+    """Where the kept records' events end in a user log (None: they are not all there, in
+    order).  Other writers' events may lie among them, and a start another writer emptied
+    is gone (daemons.log_sharing)."""
     try:
-        with open(path, "rb") as f:
-            start = f.read(len(expected))
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         return 0
-    return len(expected) if start == expected else None
+    ours = [text for _, text in texts]
+    gone = first_present(data, ours)
+    starts, _ = find_ours(data, ours[gone:])
+    if gone + len(starts) < len(ours):
+        return None
+    return starts[-1] + len(ours[-1]) if starts else 0
 
 
 def _event_log_end(path: str, texts: list) -> int | None:

@@ -34,7 +34,7 @@ from jobledger.daemons.storage.cursors import FileState
 from jobledger.eventcore.errors import UnsafePathError
 from jobledger.eventcore.projections.userlog import render_header, rotation_names
 
-__all__ = ["FileState", "reconcile", "append_texts",
+__all__ = ["FileState", "reconcile", "find_ours", "append_texts",
            "UserLogWriter", "EventLogWriter", "header_sequence"]
 
 
@@ -56,20 +56,13 @@ def reconcile(path: str, offset: int, expected: list[bytes]) -> tuple[int, int]:
         if size <= offset:
             return size, 0
         tail = _read_from(fd, offset, size)
-        at, matched = 0, 0
-        for text in expected:
-            found = _find_at_line_start(tail, text, at)
-            if found < 0:
-                break
-            at, matched = found + len(text), matched + 1
+        starts, torn = find_ours(tail, expected)
         end = len(tail)
-        if matched < len(expected):
-            torn = _torn_start(tail, at, expected[matched])
-            if torn is not None:
-                os.ftruncate(fd, offset + torn)
-                os.fsync(fd)
-                end = torn
-        return offset + end, matched
+        if torn is not None:
+            os.ftruncate(fd, offset + torn)
+            os.fsync(fd)
+            end = torn
+        return offset + end, len(starts)
     finally:
         os.close(fd)
 
@@ -84,6 +77,24 @@ def _read_from(fd: int, offset: int, size: int) -> bytes:
         parts.append(chunk)
         got += len(chunk)
     return b"".join(parts)
+
+
+def find_ours(data: bytes, expected: list[bytes], start: int = 0) -> tuple[list[int], int | None]:
+    """Our ``expected`` events in ``data`` from ``start``: in order, each at a line start,
+    other writers' bytes allowed between them.  Returns where each found one begins (the
+    first ``len(starts)`` of ``expected``), and where our torn write of the next one
+    begins if such a fragment ends ``data`` (else None)."""
+    starts: list[int] = []
+    at = start
+    for text in expected:
+        found = _find_at_line_start(data, text, at)
+        if found < 0:
+            break
+        starts.append(found)
+        at = found + len(text)
+    if len(starts) == len(expected):
+        return starts, None
+    return starts, _torn_start(data, at, expected[len(starts)])
 
 
 def _find_at_line_start(data: bytes, text: bytes, start: int) -> int:

@@ -253,6 +253,92 @@ def test_audit_of_a_pool_and_of_hand_edited_logs(pool):
     p.close()
 
 
+# What HTCondor's DAGMan and condor_chirp write to a nodes log beside the schedd's events:
+# a NOOP node's submit (cluster 0), a PRE_SKIP (030), a POST script's end (016) and a
+# generic event (008) of one of our jobs.
+OTHERS = [
+    "000 (000.-01.001) 2024-01-01 00:00:00 Job submitted from host: <dummy-submit-for-noop-job>\n"
+    "    DAG Node: NOOP1\n...\n",
+    "030 (000.-01.002) 2024-01-01 00:00:01 PRE script return value is PRE_SKIP value\n"
+    "    DAG Node: SKIPPED\n...\n",
+    "016 (001.000.000) 2024-01-01 00:00:02 POST Script terminated.\n"
+    "\t(1) Normal termination (return value 0)\n    DAG Node: A\n...\n",
+    "008 (001.001.000) 2024-01-01 00:00:03 progress 50%\n...\n",
+]
+
+
+def test_audit_of_a_log_shared_with_other_writers(pool):
+    """Other writers' events between ours and after them are notes, not findings; a foreign
+    event other writers never write (a SUBMIT of a real cluster) past our last event is
+    evidence, as before."""
+    from jobledger.daemons.audit import audit
+    tmp, store = pool
+    log = str(tmp / "nodes.log")
+    store.append(submit(1, 2, log=log))
+    p = Projector(store, tz=UTC)
+    p.catch_up()
+    with open(log, "a") as f:
+        f.write(OTHERS[0] + OTHERS[1])
+    store.append(life(JobId(1, 0)))
+    p.catch_up()
+    with open(log, "a") as f:
+        f.write(OTHERS[2] + OTHERS[3])
+    report = audit(store.local_dir, tz=UTC)
+    assert report.ok, report.findings
+    assert any("bytes among our events are other writers'" in n for n in report.notes)
+    assert any("or other writers' events" in n for n in report.notes)
+    # ours still checked: an edit of our event among theirs is found where it is
+    data = open(log, "rb").read()
+    at = data.index(b"Job executing")
+    open(log, "wb").write(data[:at] + b"Job Executing" + data[at + 13:])
+    [finding] = audit(store.local_dir, tz=UTC).findings
+    assert (finding.kind, finding.offset) == ("userlog", at + 4)
+    open(log, "wb").write(data)
+    lost = FOREIGN.format(cluster=7, i=0)       # what a journal that lost cluster 7 leaves
+    with open(log, "a") as f:
+        f.write(lost)
+    findings = audit(store.local_dir, tz=UTC).findings    # also: a cluster past the journal's
+    assert {f.kind for f in findings} == {"evidence"}
+    assert [f.offset for f in findings if f.path == log] == [len(data)]
+    open(log, "wb").write(data + b"not an event\n")
+    [finding] = audit(store.local_dir, tz=UTC).findings
+    assert (finding.kind, finding.offset) == ("evidence", len(data))
+    p.close()
+
+
+def test_audit_of_a_log_another_writer_emptied(pool):
+    """DAGMan empties its nodes log when a DAG runs again: the earlier run's events are gone
+    from the file, the projector writes on at its new end, and the audit says so in a note;
+    an event of ours missing after the first one kept is still a finding."""
+    from jobledger.daemons.audit import audit
+    tmp, store = pool
+    log = str(tmp / "nodes.log")
+    store.append(submit(1, 1, log=log))
+    store.append(life(JobId(1, 0)))
+    p = Projector(store, tz=UTC)
+    p.catch_up()
+    open(log, "wb").close()                     # the new run starts its nodes log empty
+    store.append(submit(2, 1, log=log))
+    store.append(life(JobId(2, 0)))
+    p.catch_up()
+    report = audit(store.local_dir, tz=UTC)
+    assert report.ok, report.findings
+    gone = len([e for e in store.entries() if e.type == "event" and e.job.cluster == 1])
+    assert any(f"its first {gone} events are gone" in n for n in report.notes)
+    data = open(log, "rb").read()
+    at = data.index(b"Job executing")
+    end = data.index(b"...\n", at) + 4
+    open(log, "wb").write(data[:_event_start(data, at)] + data[end:])
+    [finding] = audit(store.local_dir, tz=UTC).findings
+    assert finding.kind == "userlog" and finding.job == "2.0"
+    p.close()
+
+
+def _event_start(data: bytes, at: int) -> int:
+    """Where the event holding byte ``at`` begins (after the previous event's "...")."""
+    return data.rindex(b"...\n", 0, at) + 4
+
+
 @pytest.mark.parametrize("flag,fmt", [("true", "xml"), ("2", "json")])
 def test_xml_and_json_user_logs(pool, flag, fmt):
     from jobledger.eventcore.codecs.userlog import read_events

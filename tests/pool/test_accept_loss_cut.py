@@ -75,25 +75,44 @@ def _damage(local, how: str, position: int) -> None:
     assert _rows(local, "SELECT payload FROM journal WHERE position = ?", (position,))[0][0] != payload
 
 
-@pytest.mark.parametrize("how", ["checksum", "gap", "page"])
+# Events HTCondor's DAGMan writes to a nodes log it shares with the schedd: a NOOP node's
+# submit (cluster 0) and a PRE_SKIP.
+NOOP = (b"000 (000.-01.001) 2024-01-01 00:00:00 Job submitted from host: "
+        b"<dummy-submit-for-noop-job>\n    DAG Node: NOOP1\n...\n")
+SKIP = (b"030 (000.-01.002) 2024-01-01 00:00:01 PRE script return value is PRE_SKIP value\n"
+        b"    DAG Node: SKIPPED\n...\n")
+
+
+def _append(log, data: bytes) -> None:
+    with open(log, "ab") as f:
+        f.write(data)
+
+
+@pytest.mark.parametrize("how", ["checksum", "gap", "page", "shared"])
 def test_accept_loss_cuts_a_damaged_chain_and_the_pool_serves_what_was_kept(tmp_path, how):
+    """``shared``: a checksum mismatch in a log another writer shares: its events, before
+    and after the cut, stay; only ours of the given-up records are cut."""
     local, log = tmp_path / "pool", tmp_path / "jobs.log"
     pool = PersonalPool(local_dir=local).start()
     try:
         job = ClassAd({"Cmd": "/bin/true", "Iwd": str(tmp_path), "UserLog": str(log)})
         first = pool.schedd.submit(job, 3)
         wait_until(lambda: _terminated(log) == 3, 60, what="the first cluster to finish")
+        if how == "shared":
+            _append(log, NOOP)
         second = pool.schedd.submit(job, 2)
         wait_until(lambda: _terminated(log) == 5, 60, what="the second cluster to finish")
         wait_until(lambda: not pool.schedd.query("true", ["ProcId"]), 30, what="an empty queue")
     finally:
         stop_and_check(pool)
+    if how == "shared":
+        _append(log, SKIP)
     head = _rows(local, "SELECT max(position) FROM journal")[0][0]
     # The second cluster's first event after its submit: its jobs are kept as submitted.
     at = _rows(local, "SELECT min(position) FROM journal WHERE cluster = ? AND type = 'event' "
                       "AND event != 0", (second,))[0][0]
     assert at < head
-    _damage(local, how, at)
+    _damage(local, "checksum" if how == "shared" else how, at)
     logged = log.read_bytes()
 
     again = PersonalPool(local_dir=local)
@@ -107,15 +126,19 @@ def test_accept_loss_cuts_a_damaged_chain_and_the_pool_serves_what_was_kept(tmp_
                            "--local-dir", str(local)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert "accept-loss-" in done.stdout            # the damaged file is kept, not deleted
-    assert len(log.read_bytes()) < len(logged)       # the given-up events cut back ...
-    assert logged.startswith(log.read_bytes())       # ... and nothing before them
+    after = log.read_bytes()
+    assert len(after) < len(logged)                  # the given-up events cut back ...
+    if how == "shared":                              # ... and other writers' events kept
+        assert after.count(NOOP) == after.count(SKIP) == 1 and after.endswith(SKIP)
+        after = after[:-len(SKIP)]
+    assert logged.startswith(after)                  # ... and nothing before them
     kept = _rows(local, "SELECT max(position) FROM journal")[0][0]
     if how == "page":       # the page's first record is the first that cannot be read
         assert kept < at and f"records 1..{kept} kept" in done.stdout, done.stdout
         assert f"the journal was cut at position {kept + 1} (page:" in done.stdout, done.stdout
     else:
         cut_at = at + 1 if how == "gap" else at      # a gap is found at the row after it
-        kind = {"gap": "continuity"}.get(how, how)
+        kind = {"gap": "continuity", "shared": "checksum"}.get(how, how)
         assert f"the journal was cut at position {cut_at} ({kind}" in done.stdout, done.stdout
         assert f"records 1..{at - 1} kept" in done.stdout and kept == at - 1, done.stdout
         assert f"{second}.0" in done.stdout and f"{log}:" in done.stdout, done.stdout
