@@ -500,10 +500,12 @@ class Dagman:
         ids = self._cluster_ids(len(submits))
         began = time.monotonic()
         texts: dict = {}                      # the chunk's submit files, each read once
+        built: dict = {}                      # and the jobs its nodes may share (node_cluster)
         for cluster, action in zip(ids, submits):
             try:
                 item = node_cluster(run.dag, run, action.node, cluster, self.dagman_id, self.batch,
-                                    self.nodes_log, self.owner, texts, self.inherit, self.subdag_options)
+                                    self.nodes_log, self.owner, texts, self.inherit, self.subdag_options,
+                                    built)
             except (JobledgerError, OSError, ValueError) as exc:
                 self.out(f"ERROR: submit of node {action.node} failed: {exc}")
                 run.submit_failed(action.node, time.time())
