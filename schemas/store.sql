@@ -39,6 +39,13 @@ CREATE TABLE IF NOT EXISTS queue_jobs (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS queue_jobs_status ON queue_jobs(status);
 CREATE INDEX IF NOT EXISTS queue_jobs_owner ON queue_jobs(owner);
+-- jobs per (cluster, status), kept with queue_jobs (daemons/storage/queue_tables.py)
+CREATE TABLE IF NOT EXISTS queue_counts (
+    cluster INTEGER NOT NULL,
+    status  INTEGER NOT NULL,
+    n       INTEGER NOT NULL,
+    PRIMARY KEY (cluster, status)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS history (
     position        INTEGER PRIMARY KEY,  -- of the job's `leave` record
     cluster         INTEGER NOT NULL,

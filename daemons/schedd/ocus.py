@@ -70,6 +70,8 @@ class Ocus:
         self.adopted = False                     # the startds' OCU claims looked up once
         self._checked = 0.0                      # when the held claims were last asked about
         self._told = False                       # (the first failed look-up is logged)
+        # ((journal head, domain), submitter -> [OCUWanted jobs, those running]) as last counted
+        self._wanted: tuple[tuple[int, str], dict[str, list[int]]] = ((-1, ""), {})
 
     # -- the records -----------------------------------------------------------------
     def ocus(self) -> dict[int, tuple[str, dict]]:
@@ -463,12 +465,10 @@ class Ocus:
         def of(name: str) -> dict[str, int]:
             return out.setdefault(name, {"OCUClaimsClaimed": 0, "OCUClaimsBorrowed": 0, "Unclaimed": 0,
                                          "OCUWantedJobs": 0, "OCURunningJobs": 0})
-        for ad in self.store.query("OCUWanted =?= true", ("Owner", "AccountingGroup", "JobStatus")):
-            counts = of(submitter_of(adwire.string_literal(ad, "Owner") or "",
-                                     adwire.string_literal(ad, "AccountingGroup"), domain))
-            counts["OCUWantedJobs"] += 1
-            if int(ad.get("JobStatus", "1")) == int(JobStatus.RUNNING):
-                counts["OCURunningJobs"] += 1
+        for name, (wanted, running) in self._wanted_jobs(domain).items():
+            counts = of(name)
+            counts["OCUWantedJobs"] += wanted
+            counts["OCURunningJobs"] += running
         with self.lock:
             for ocu_id, (user, _) in self.ocus().items():
                 counts = of(submitter_of(user.partition("@")[0], None, domain))
@@ -479,6 +479,26 @@ class Ocus:
                 else:
                     counts["Unclaimed"] += 1
         return out
+
+
+    def _wanted_jobs(self, domain: str) -> dict[str, list[int]]:
+        """Submitter -> [its OCUWanted jobs, those running]: the queue is read again only
+        when the journal moved since the last count (a settled queue of 10^6 jobs is not
+        read every UPDATE_INTERVAL for the Submitter ads)."""
+        head = (self.store.head(), domain)   # read first: a commit during the read is counted next time
+        seen, wanted = self._wanted
+        if seen == head:
+            return wanted
+        wanted = {}
+        for ad in self.store.query("OCUWanted =?= true", ("Owner", "AccountingGroup", "JobStatus")):
+            counts = wanted.setdefault(submitter_of(adwire.string_literal(ad, "Owner") or "",
+                                                    adwire.string_literal(ad, "AccountingGroup"),
+                                                    domain), [0, 0])
+            counts[0] += 1
+            if int(ad.get("JobStatus", "1")) == int(JobStatus.RUNNING):
+                counts[1] += 1
+        self._wanted = (head, wanted)
+        return wanted
 
 
 def vacate_fast(actions) -> Callable[[list], object]:

@@ -7,6 +7,14 @@ with the journal) and moves the ``queue`` row of ``projection`` there;
 ``rebuild`` drops the tables and folds everything.
 All run on the writer's connection, inside or around its transactions.
 
+``queue_counts`` holds the number of jobs per (cluster, status), kept by
+``write_changes`` from the status each changed proc had before (the fold
+says it), in the same transaction as the rows: the schedd's ads and the
+negotiator's per-submitter demand read a few rows instead of counting the
+queue.  ``check_counts`` compares them with the rows (one pass over the status
+index) when a store opens, and rewrites them if they disagree (a table written
+by a jobledger that did not keep them).
+
 The history table is only ever appended to, so it carries a digest: the
 ``history`` row of ``projection`` holds its row count and the sum of its
 rows' CRCs, kept in the transaction that inserts them.  ``history_intact``
@@ -27,7 +35,7 @@ from jobledger.daemons.storage.adrow import decode_ad, encode_ad
 from jobledger.daemons.storage.schema import create_tables
 
 __all__ = ["TableLoader", "write_changes", "fold_range", "rebuild", "snapshot_position",
-           "save_snapshot", "history_intact"]
+           "save_snapshot", "history_intact", "check_counts"]
 
 _DIGEST_MOD = 1 << 62
 
@@ -116,8 +124,15 @@ def write_changes(conn: sqlite3.Connection, fold: QueueFold) -> None:
     changes = fold.take_changes()
     upserts, deletes = [], []
     owners: dict[int, str | None] = {}
-    for key in changes.procs:
+    counts: dict[tuple[int, int], int] = {}     # (cluster, status) -> jobs more or fewer
+    for key, before in changes.procs.items():
         row = fold.procs.get(key)
+        after = None if row is None else row.status
+        if before != after:
+            if before is not None:
+                counts[(key[0], before)] = counts.get((key[0], before), 0) - 1
+            if after is not None:
+                counts[(key[0], after)] = counts.get((key[0], after), 0) + 1
         if row is None:
             deletes.append(key)
             continue
@@ -136,6 +151,8 @@ def write_changes(conn: sqlite3.Connection, fold: QueueFold) -> None:
             "DO UPDATE SET status=excluded.status, owner=excluded.owner, ad=excluded.ad "
             "WHERE owner IS NOT excluded.owner OR status != excluded.status "
             "OR ad != excluded.ad", upserts)
+    if counts:
+        _count(conn, counts)
     gone = []
     for cluster in changes.clusters:
         ad = fold.clusters.get(cluster)
@@ -155,6 +172,40 @@ def write_changes(conn: sqlite3.Connection, fold: QueueFold) -> None:
         conn.executemany("INSERT INTO history VALUES (?,?,?,?,?,?)", rows)
         _add_to_digest(conn, rows)
     fold.forget(deletes, gone)
+
+
+def _count(conn: sqlite3.Connection, counts: dict[tuple[int, int], int]) -> None:
+    """Add ``counts`` to queue_counts; a (cluster, status) left with no job has no row."""
+    changed = [(cluster, status, n) for (cluster, status), n in counts.items() if n]
+    conn.executemany("INSERT INTO queue_counts VALUES (?,?,?) ON CONFLICT(cluster, status) "
+                     "DO UPDATE SET n = n + excluded.n", changed)
+    fewer = [(cluster, status) for cluster, status, n in changed if n < 0]
+    if fewer:
+        conn.executemany("DELETE FROM queue_counts WHERE cluster=? AND status=? AND n <= 0", fewer)
+
+
+_COUNT_ROWS = ("SELECT cluster, status, count(*) FROM queue_jobs INDEXED BY queue_jobs_status "
+               "GROUP BY status, cluster")
+
+
+def check_counts(conn: sqlite3.Connection) -> bool:
+    """Whether queue_counts agrees with the queue's rows; if not, it is rewritten from
+    them (one pass over the status index, which holds the cluster: no ad is read)."""
+    kept = {(cluster, status): n for cluster, status, n in
+            conn.execute("SELECT cluster, status, n FROM queue_counts")}
+    rows = {(cluster, status): n for cluster, status, n in conn.execute(_COUNT_ROWS)}
+    if kept == rows:
+        return True
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("DELETE FROM queue_counts")
+        conn.executemany("INSERT INTO queue_counts VALUES (?,?,?)",
+                         [(cluster, status, n) for (cluster, status), n in rows.items()])
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return False
 
 
 FOLD_CHUNK = 20_000   # journal records folded between two writes of the tables
@@ -220,7 +271,7 @@ def rebuild(conn: sqlite3.Connection, columns: str) -> None:
     if conn.in_transaction:
         conn.execute("ROLLBACK")
     conn.execute("BEGIN IMMEDIATE")
-    for table in ("queue_jobs", "queue_clusters", "history"):
+    for table in ("queue_jobs", "queue_clusters", "queue_counts", "history"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.execute("DELETE FROM projection WHERE name IN ('queue', 'history')")
     conn.execute("INSERT INTO projection VALUES ('history', 0, 0)")

@@ -6,7 +6,9 @@ used.  ``catch_up_queue`` brings the queue tables (the projection's snapshot; th
 ``projection`` row says which position and checksum they reflect) to the journal's head:
 the records after the snapshot are folded; a snapshot that does not belong to this journal
 (position past the head, checksum differs) or cannot be read (bad rows, a damaged table) is
-rebuilt from the whole journal instead, never a stall.  Rows edited behind the store's back
+rebuilt from the whole journal instead, never a stall.  The per-(cluster, status) job
+counts kept beside the tables are checked against their rows first (and rewritten if
+they disagree: ``queue_tables.check_counts``).  Rows edited behind the store's back
 that still read fine are not detected here: ``jobledger audit`` compares the tables with a
 fold of the journal.
 """
@@ -54,6 +56,7 @@ def catch_up_queue(conn: sqlite3.Connection, path: Path, head: int, columns: str
             return "empty", fold
         if row is not None and _snapshot_matches(conn, path, head, *row) \
                 and queue_tables.history_intact(conn):
+            queue_tables.check_counts(conn)    # before the fold below adds to them
             if row[0] == head:
                 return "current", fold
             try:

@@ -82,6 +82,7 @@ class QueueViews:
     path: Path
     reads: ReadConnections
     constraint_filter: Callable[[str], Callable[[dict], bool]]
+    _has_counts: bool | None = None    # whether the journal has queue_counts (``_counts_kept``)
 
     def _read(self, sql: str, args: tuple = ()) -> list:
         return self.reads.read(sql, args)
@@ -128,8 +129,10 @@ class QueueViews:
         return [row[0] for row in self._read("SELECT cluster FROM queue_clusters ORDER BY cluster")]
 
     def status_counts(self) -> dict[int, int]:
-        """JobStatus -> number of jobs in the queue (from the status index)."""
-        return dict(self._read("SELECT status, count(*) FROM queue_jobs GROUP BY status"))
+        """JobStatus -> number of jobs in the queue (from the kept counts: no row is read)."""
+        if not self._counts_kept():
+            return dict(self._read("SELECT status, count(*) FROM queue_jobs GROUP BY status"))
+        return dict(self._read("SELECT status, sum(n) FROM queue_counts GROUP BY status"))
 
     def owner_status_counts(self) -> dict[tuple[str, int], int]:
         """(Owner, JobStatus) -> number of jobs in the queue (for the Submitter ads)."""
@@ -139,12 +142,30 @@ class QueueViews:
     def cluster_status_counts(self) -> list[tuple[int, str, int, int, dict]]:
         """(cluster, Owner, JobStatus, number of jobs, the cluster ad) for every cluster and
         status in the queue, by cluster (the schedd's Submitter ads and per-submitter
-        idle jobs: a cluster's AccountingGroup is in its cluster ad)."""
-        rows = self._read("SELECT j.cluster, j.owner, j.status, count(*), c.ad FROM queue_jobs j "
-                          "LEFT JOIN queue_clusters c ON c.cluster = j.cluster "
-                          "GROUP BY j.cluster, j.status ORDER BY j.cluster")
+        idle jobs: a cluster's AccountingGroup is in its cluster ad).  The numbers are the
+        kept counts (``queue_counts``); the Owner is that of a job of the cluster in that
+        status (one look-up in the status index), as a GROUP BY over the rows gives it."""
+        if not self._counts_kept():
+            rows = self._read("SELECT j.cluster, j.owner, j.status, count(*), c.ad FROM queue_jobs j "
+                              "LEFT JOIN queue_clusters c ON c.cluster = j.cluster "
+                              "GROUP BY j.cluster, j.status ORDER BY j.cluster")
+        else:
+            rows = self._read("SELECT q.cluster, (SELECT j.owner FROM queue_jobs j "
+                              "INDEXED BY queue_jobs_status WHERE j.status = q.status "
+                              "AND j.cluster = q.cluster LIMIT 1), q.status, q.n, c.ad "
+                              "FROM queue_counts q LEFT JOIN queue_clusters c "
+                              "ON c.cluster = q.cluster ORDER BY q.cluster, q.status")
         return [(cluster, owner or "", status, n, decode_ad(ad) if ad else {})
                 for cluster, owner, status, n, ad in rows]
+
+    def _counts_kept(self) -> bool:
+        """Whether the store keeps ``queue_counts`` (a journal written before them, opened
+        read-only, has none: its reads count the rows)."""
+        kept = self._has_counts
+        if kept is None:
+            kept = self._has_counts = bool(self._read(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='queue_counts'"))
+        return kept
 
     def job_count(self) -> int:
         """Number of jobs (proc ads) in the queue."""

@@ -8,7 +8,9 @@ Between ``begin()`` and ``commit()``/``rollback()`` every change is undoable,
 so a batch that fails half-way leaves the fold exactly as it was.
 
 ``take_changes()`` says what to persist: the cluster and proc keys touched
-(present in the fold = upsert, absent = delete) and the history rows.  The
+(present in the fold = upsert, absent = delete), each proc's status before its
+first change since the last ``take_changes()`` (None: it was not in the queue;
+the store keeps its per-cluster status counts from these), and the history rows.  The
 SQLite store writes them in the transaction that appends the records, so
 "rebuild from scratch" and "apply incrementally" are the same code.
 
@@ -76,7 +78,7 @@ class HistoryRow(NamedTuple):
 
 
 class Changes(NamedTuple):
-    procs: set
+    procs: dict      # (cluster, proc) -> its status before the changes (None: absent)
     clusters: set
     history: list
 
@@ -120,8 +122,8 @@ class QueueFold:
         self.position = 0
         self._loader = loader
         self._undo: dict | None = None
-        self._changes = Changes(set(), set(), [])
-        self._mark = (set(), set(), 0, 0)
+        self._changes = Changes({}, set(), [])
+        self._mark: tuple[dict, set, int, int] = ({}, set(), 0, 0)
 
     # ---------------------------------------------------------- lookups --
     def proc(self, cluster: int, proc: int) -> Proc | None:
@@ -166,7 +168,7 @@ class QueueFold:
     def begin(self) -> None:
         self._undo = {}
         changes = self._changes
-        self._mark = (set(changes.procs), set(changes.clusters), len(changes.history),
+        self._mark = (dict(changes.procs), set(changes.clusters), len(changes.history),
                       self.position)
 
     def commit(self) -> None:
@@ -233,7 +235,7 @@ class QueueFold:
             self._loader_empty.discard(cluster)
 
     def take_changes(self) -> Changes:
-        changes, self._changes = self._changes, Changes(set(), set(), [])
+        changes, self._changes = self._changes, Changes({}, set(), [])
         return changes
 
     # ------------------------------------------------------------- apply --
@@ -250,8 +252,11 @@ class QueueFold:
 
     def _put_proc(self, key, row: Proc | None) -> None:
         self._save("p", key, self.procs)
+        changed = self._changes.procs
+        if key not in changed:
+            old = self.procs.get(key)
+            changed[key] = None if old is None else old.status
         self.procs[key] = row
-        self._changes.procs.add(key)
 
     def _put_cluster(self, cluster: int, ad: dict | None) -> None:
         self._save("c", cluster, self.clusters)
@@ -269,7 +274,9 @@ class QueueFold:
             undo[("p", key)] = row
             row = Proc(row.status, dict(row.ad))
             self.procs[key] = row
-        self._changes.procs.add(key)
+        changed = self._changes.procs
+        if key not in changed:
+            changed[key] = row.status    # (callers change the status after this)
         return row
 
     def _on_cluster(self, position, time, job, payload):

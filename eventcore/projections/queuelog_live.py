@@ -217,7 +217,7 @@ class QueueLogFold:
                 lines += ad_lines(proc_key(cluster, proc), None if old is None else old.ad,
                                   None if row is None else row.ad)
             fold.commit()
-            touched |= changes.procs
+            touched.update(changes.procs)
             touched_clusters |= changes.clusters
             gone_procs = [k for k in changes.procs if fold.procs.get(k) is None]
             gone_clusters = [c for c in changes.clusters if fold.clusters.get(c) is None]
