@@ -7,7 +7,9 @@ JOB_QUEUE_LOG writer has written past the submission (the log's last ``106
 #journal`` position reaches the journal's head).  Reported: the submit's seconds,
 the seconds until the log caught up, the CPU of the schedd and of its ``queuelog``
 thread from the submit to then, the schedd's RSS once settled and its peak (VmHWM),
-and RSS per queued job over the idle schedd.
+and RSS per queued job over the idle schedd; then the CPU of its ``advertise`` thread
+(the schedd and Submitter ads, every UPDATE_INTERVAL = 2 s in a personal pool) over
+ADS_WINDOW seconds, per round.
 
     python -m bench.bench_queue_memory [--no-queue-log] [N ...]       (default 100000)
 
@@ -62,6 +64,9 @@ def _thread_cpu(pid: int, name: str) -> float:
     return total
 
 
+ADS_WINDOW = 20.0
+
+
 def _log_position(path: Path) -> int:
     """The journal position the log's last whole transaction reaches (0: none)."""
     try:
@@ -102,7 +107,10 @@ def run(n: int, queue_log: bool = True) -> dict:
             time.sleep(0.5)
         caught_up = time.perf_counter() - began
         rss = _status_kb(pid, "VmRSS")
-        return {"jobs": n, "submit_s": submitted, "caught_up_s": caught_up,
+        ads0 = _thread_cpu(pid, "advertise")
+        time.sleep(ADS_WINDOW)
+        ads_ms = (_thread_cpu(pid, "advertise") - ads0) * 1000 / (ADS_WINDOW / 2.0)
+        return {"ads_ms": ads_ms, "jobs": n, "submit_s": submitted, "caught_up_s": caught_up,
                 "schedd_cpu_s": _cpu(f"/proc/{pid}/stat") - cpu0,
                 "writer_cpu_s": _thread_cpu(pid, "queuelog") - writer0,
                 "idle_mb": idle / 1024, "rss_mb": rss / 1024, "peak_mb": _status_kb(pid, "VmHWM") / 1024,
@@ -115,12 +123,12 @@ def main(argv=None) -> None:
     queue_log = "--no-queue-log" not in args
     sizes = [int(a) for a in args if a != "--no-queue-log"] or [100_000]
     print(f"{'jobs':>10} {'submit s':>9} {'log s':>7} {'schedd CPU s':>13} {'writer CPU s':>13} "
-          f"{'idle MB':>8} {'RSS MB':>7} {'peak MB':>8} {'B/job':>6} {'log MB':>7} {'load':>5}")
+          f"{'idle MB':>8} {'RSS MB':>7} {'peak MB':>8} {'B/job':>6} {'log MB':>7} {'ads ms':>7} {'load':>5}")
     for n in sizes:
         r = run(n, queue_log)
         print(f"{r['jobs']:>10,} {r['submit_s']:>9.1f} {r['caught_up_s']:>7.1f} {r['schedd_cpu_s']:>13.1f} "
               f"{r['writer_cpu_s']:>13.1f} {r['idle_mb']:>8.0f} {r['rss_mb']:>7.0f} {r['peak_mb']:>8.0f} "
-              f"{r['per_job_b']:>6.0f} {r['log_mb']:>7.0f} {r['load']:>5.1f}", flush=True)
+              f"{r['per_job_b']:>6.0f} {r['log_mb']:>7.0f} {r['ads_ms']:>7.0f} {r['load']:>5.1f}", flush=True)
 
 
 if __name__ == "__main__":
