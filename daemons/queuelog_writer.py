@@ -6,8 +6,12 @@ follows the journal through a read-only reader of its own
 (``daemons.storage.reader``): the entries after the position the file reaches are
 folded (``eventcore.projections.queuelog_live``) and appended as one transaction per
 catch-up, written with one ``write`` and fsynced.  The queue it folds is kept out of
-memory, in a scratch SQLite file beside the log (``.<name>.fold``,
-``daemons.queuelog_state``), made again at each start.  ``start()``/``stop()`` run it in a
+memory, in an SQLite file beside the log (``.<name>.fold``, ``daemons.queuelog_state``).
+A writer that stops cleanly keeps that file, marked with the journal position the fold
+reflects, the journal's checksum there, and the log's size, header and last 64 KiB
+(their CRCs) as it leaves it.  The next start goes on from the file when all of that
+still holds -- it folds only what is new -- and folds the whole journal again when
+anything differs (or no mark is there: a writer killed after its start removed it).  ``start()``/``stop()`` run it in a
 thread (``stop()`` re-raises the error that ended it); ``catch_up()`` does one round.
 
 Exactly once across crashes, the file being its own cursor: each transaction ends with
@@ -24,6 +28,7 @@ from __future__ import annotations
 import os
 import threading
 import time as _time
+import zlib
 from itertools import islice
 from pathlib import Path
 
@@ -43,6 +48,7 @@ WRITE_BYTES = 4 << 20    # a transaction's text held before it is written on
 # in which more came, up to BATCH_WINDOW_MAX (a steady stream: fewer, bigger transactions
 # and fsyncs); back to BATCH_WINDOW once the writer finds nothing new.
 BATCH_WINDOW, BATCH_WINDOW_MAX = 0.02, 0.2
+TAIL_BYTES = 65536       # of the log, in the fold file's mark
 
 
 def recover(path: Path) -> int | None:
@@ -96,13 +102,18 @@ class JobQueueLogWriter:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
+        self.resumed = False             # whether open() went on from a kept fold
+        self._whole = True               # the fold and the file agree (no step cut short)
+        self._log_position = 0           # the position the log's last end line names
 
     @property
     def position(self) -> int:
         return self.state.position
 
     def open(self) -> None:
-        """Recover the file and fold the journal up to where it ends."""
+        """Recover the file and fold the journal up to where it ends (or go on from the
+        kept fold)."""
+        self._whole = False              # until the fold reaches the file
         self.path.parent.mkdir(parents=True, exist_ok=True)
         reached = recover(self.path)
         self._reader = Reader(self.journal_path)
@@ -120,8 +131,19 @@ class JobQueueLogWriter:
             reached = 0
         self._procs = SqliteProcs(self.path.with_name(f".{self.path.name}.fold"))
         self.state = QueueLogFold(self._procs)
+        self._log_position = reached
+        self.resumed = self._go_on(reached)
+        if not self.resumed:
+            if self._procs.kept is not None:
+                self._procs.start_over()
+            self._fold_to(reached)
+        self._file = open(self.path, "a", encoding="utf-8")
+        self._whole = True
+
+    def _fold_to(self, reached: int) -> None:
+        """Fold the journal up to ``reached``: the ads as the file has them, nothing written."""
         after = 0
-        while after < reached:           # the ads as the file has them, nothing written
+        while after < reached:
             rows = self._reader.rows_spanning(after, min(CHUNK, reached - after))
             entries = [e for row in rows for e in row_entries(row, after=after) if e.position <= reached]
             if not entries:
@@ -129,7 +151,48 @@ class JobQueueLogWriter:
             self.state.apply(entries)
             after = entries[-1].position
         self.state.position = reached
-        self._file = open(self.path, "a", encoding="utf-8")
+
+    def _log_identity(self) -> list[int]:
+        """The log's size and the CRCs of its first line and of its last TAIL_BYTES."""
+        with open(self.path, "rb") as f:
+            header = f.readline()
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - TAIL_BYTES))
+            tail = f.read()
+        return [size, zlib.crc32(header), zlib.crc32(tail)]
+
+    def _go_on(self, reached: int) -> bool:
+        """Go on from the kept fold if its mark holds for this journal and this log."""
+        mark = self._procs.kept
+        if mark is None:
+            return False
+        try:
+            position = int(mark["position"])
+            holds = (0 < position and reached == mark["log_position"] <= position
+                     and position <= self._reader.head()[0]
+                     and self._reader.checksum_at(position) == mark["journal_checksum"]
+                     and self._log_identity() == mark["log"])
+            if holds:
+                self.state.restore(mark["state"])
+                holds = self.state.position == position
+        except (KeyError, TypeError, ValueError, AttributeError):
+            holds = False
+        if not holds:
+            self.state = QueueLogFold(self._procs)
+            return False
+        self._procs.go_on()
+        return True
+
+    def _mark(self) -> dict | None:
+        """What the fold file is kept with (None: it is not to be kept)."""
+        if not self._whole or self._error is not None or self._reader is None:
+            return None
+        position = self.state.position
+        checksum = self._reader.checksum_at(position) if position > 0 else None
+        if checksum is None:
+            return None
+        return {"position": position, "journal_checksum": checksum, "log_position": self._log_position,
+                "log": self._log_identity(), "state": self.state.saved()}
 
     def catch_up(self) -> int:
         """Append what the journal holds past the file; the position reached."""
@@ -148,6 +211,7 @@ class JobQueueLogWriter:
         ``recover`` cuts it off); False when the journal holds none."""
         rows = self._reader.rows_spanning(after, CHUNK)
         entries = (e for row in rows for e in row_entries(row, after=after))
+        self._whole = False
         pending: list[str] = []
         size, begun, any_entry = 0, False, False
         while True:
@@ -173,6 +237,8 @@ class JobQueueLogWriter:
             self._file.flush()
             if self.fsync:
                 os.fsync(self._file.fileno())
+            self._log_position = self.state.position
+        self._whole = True
         return any_entry
 
     def start(self, interval: float = 0.5) -> None:
@@ -214,13 +280,20 @@ class JobQueueLogWriter:
             raise error
 
     def close(self) -> None:
+        """Close the log and the journal; the fold file is kept (see the module docstring)
+        when the fold and the log agree."""
         with self._lock:
             if self._file is not None:
                 self._file.close()
                 self._file = None
-            if self._reader is not None:
-                self._reader.close()
-                self._reader = None
-            if self._procs is not None:
-                self._procs.close()
-                self._procs = None
+            mark = None
+            try:
+                if self._procs is not None:
+                    mark = self._mark()
+            finally:
+                if self._reader is not None:
+                    self._reader.close()
+                    self._reader = None
+                if self._procs is not None:
+                    self._procs.close(mark)
+                    self._procs = None

@@ -229,6 +229,24 @@ class QueueLogFold:
         self.packed.settle(fold, touched, touched_clusters)
         return lines
 
+    def saved(self) -> dict:
+        """What this fold holds besides its procs and clusters (those are in ``packed``,
+        settled after each ``apply``), as JSON values: ``restore`` takes it back."""
+        return {"position": self.position, "next_cluster": self.next_cluster,
+                "written": self.written, "userrecs": self.userrecs.records,
+                "userrec_ids": [[kind, name, n] for (kind, name), n in self.userrec_ids.items()],
+                "next_userrec": self.next_userrec}
+
+    def restore(self, saved: dict) -> None:
+        """Take back what ``saved`` gave (its procs and clusters being in ``packed``)."""
+        self.position = int(saved["position"])
+        self.next_cluster = int(saved["next_cluster"])
+        self.written = {str(k): dict(v) for k, v in saved["written"].items()}
+        self.userrecs.records = {kind: {str(name): dict(ad) for name, ad in saved["userrecs"][kind].items()}
+                                 for kind in ("user", "project")}
+        self.userrec_ids = {(str(kind), str(name)): int(n) for kind, name, n in saved["userrec_ids"]}
+        self.next_userrec = int(saved["next_userrec"])
+
     def _userrec(self, payload) -> list[str]:
         """A User or Project record's change, as its ``0.<n>`` ad (its MyType is the 101
         line's, not an attribute)."""
