@@ -285,10 +285,19 @@ class DaskStartd(Startd):
             entry = self.claims.get(claim)
             return entry.get("worker") if entry is not None else None
 
-    def _dask_run(self, peer, claim: str, spec: dict, scratch: str, wait: float = 0.0) -> dict:
+    def _dask_run(self, peer, claim: str, spec: dict, scratch: str, wait: float = 0.0,
+                  then: str | None = None) -> dict:
         """Submit the job of ``claim`` to its worker: ``spec`` says how to run it (``run_job``),
         the sandbox is what its starter staged in ``scratch``, its directory under EXECUTE
-        (read here: no bytes pass through the starter's connection).  Then as ``dask_result``."""
+        (read here: no bytes pass through the starter's connection).  Then as ``dask_result``;
+        with ``then`` (the claim of the starter's running job, when it queues this one
+        behind it), that job's ``dask_result`` at once comes along as ``then``."""
+        answer = self._submit(peer, claim, spec, scratch, wait)
+        if then is not None and answer.get("state") == "running":
+            answer["then"] = self._dask_result(peer, then, 0.0)
+        return answer
+
+    def _submit(self, peer, claim: str, spec: dict, scratch: str, wait: float) -> dict:
         if os.path.dirname(os.path.realpath(scratch)) != os.path.realpath(self.execute_dir):
             raise HTCondorException(f"{scratch!r} is no scratch directory of this startd")
         with self._lock:

@@ -66,6 +66,7 @@ class DaskStarter(Starter):
         self.depth = int(job.pop("_DaskQueueDepth", 0))   # jobs queued behind the running one at most
         self.queued: list[dict] = []      # the next jobs, queued behind this one: their claims, their runs
         self.promoted = False             # this run was queued behind the last one
+        self.offered: dict | None = None  # the job queued behind our last in the answer to a report
         super().__init__(job, *args, **kwargs)
 
     def _take(self, job: dict, claim: str, scratch: str) -> None:
@@ -96,6 +97,7 @@ class DaskStarter(Starter):
         return outcome
 
     def _finish(self, outcome: dict) -> dict | None:
+        self._drop_offered()      # (not queued: this run stopped before it looked ahead)
         # A job that had ended by the time it became the claim's job has its input
         # transfer reported with its outcome: one report and one commit, not two.
         for cmd, args in self.deferred:
@@ -110,7 +112,37 @@ class DaskStarter(Starter):
         following = super()._finish(outcome)
         if self.queued and (following is None or following["claim"] != self.queued[0]["claim"]):
             self._cancel_queued()
+            self._drop_offered()
         return following
+
+    def _offer(self) -> dict:
+        """The report offering to run the claim's next job asks for one more to queue
+        behind the last we hold (behind the next job itself when we hold none): the
+        schedd's answer carries it (``queued``) beside the next job, one call instead of
+        a ``starter_lookahead`` after it.  ``expect``: the next job we hold queued."""
+        offer = super()._offer()
+        if self.depth:
+            last = self.queued[-1]["run"] if self.queued else None
+            offer["lookahead"] = {} if last is None else {
+                "expect": self.queued[0]["claim"], "claim": last["claim"],
+                "job": f"{last['job'].get('ClusterId')}.{last['job'].get('ProcId')}"}
+        return offer
+
+    def _report(self, outcome: dict, more: bool = False) -> tuple[bool, object]:
+        answered, answer = super()._report(outcome, more)
+        if answered and isinstance(answer, dict) and isinstance(answer.get("queued"), dict):
+            self.offered = answer["queued"]
+        return answered, answer
+
+    def _drop_offered(self) -> None:
+        """The job the schedd queued behind ours that we will not run: its claim on the
+        startd goes (the schedd's reservation goes when the run before it ends)."""
+        given, self.offered = self.offered, None
+        if given is not None:
+            try:
+                ipc.call(self.startd, "dask_cancel", timeout=10, claim=given["claim"])
+            except HTCondorException:
+                pass   # a startd we cannot reach holds no claims of ours
 
     def _look_ahead(self) -> None:
         """Ask for the claim's next jobs and queue them on the worker behind this one,
@@ -121,30 +153,43 @@ class DaskStarter(Starter):
             pass
 
     def _queue_next(self) -> bool:
-        """One more job queued behind the last one; False when there is none (or a stop)."""
+        """One more job queued behind the last one (the one the schedd's last answer
+        carried, else one asked for); False when there is none (or a stop).  Its
+        submission asks for the current job's state too: one call to the startd, and
+        none more when the current job is over."""
         if any(what in STOPPING for what in self.pending) or not self.startd_alive():
+            self._drop_offered()
             return False
-        last = self.queued[-1]["run"] if self.queued else {"claim": self.claim, "job": self.job}
-        try:
-            given = ipc.call(self.schedd_address, "starter_lookahead", timeout=30, claim=last["claim"],
-                             job=f"{last['job'].get('ClusterId')}.{last['job'].get('ProcId')}")
-        except HTCondorException:
-            return False
+        given, self.offered = self.offered, None
+        if given is None:
+            last = self.queued[-1]["run"] if self.queued else {"claim": self.claim, "job": self.job}
+            try:
+                given = ipc.call(self.schedd_address, "starter_lookahead", timeout=30, claim=last["claim"],
+                                 job=f"{last['job'].get('ClusterId')}.{last['job'].get('ProcId')}")
+            except HTCondorException:
+                return False
         if not given:
             return False
         current = {name: getattr(self, name) for name in PER_JOB}
+        then = None
         try:
             super()._take(given["job"], given["claim"], given["scratch"])
             self.sandboxed, self.submitted, self.reply, self.deferred = True, False, {"state": "lost"}, []
             os.makedirs(self.scratch, mode=0o700, exist_ok=True)
             if self._stage_input(time.time()) is None:
-                self.reply = self._ask("dask_run", timeout=30, spec=self._spec(), scratch=self.scratch, wait=0)
+                reply = self._ask("dask_run", timeout=30, spec=self._spec(), scratch=self.scratch, wait=0,
+                                  then=current["claim"] if current["submitted"]
+                                  and current["reply"].get("state") == "running" else None)
+                then = reply.pop("then", None)
+                self.reply = reply
                 self.submitted = self.reply.get("state") == "running"
         except Exception:  # noqa: BLE001 - not queued: the handover gives it as a next job then
             traceback.print_exc()
         finally:
             queued = {"claim": self.claim, "run": {name: getattr(self, name) for name in PER_JOB}}
             self._restore(current)
+        if isinstance(then, dict) and then.get("state") in ("running", "done", "lost"):
+            self.reply = then
         self.queued.append(queued)
         if not queued["run"]["submitted"]:
             self._cancel_queued(len(self.queued) - 1)

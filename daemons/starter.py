@@ -594,13 +594,17 @@ class Starter:
         except (ProcessLookupError, PermissionError):
             pass
 
+    def _offer(self) -> dict:
+        """What an outcome report that offers to run the claim's next job carries."""
+        return {"more": True}
+
     def _report(self, outcome: dict, more: bool = False) -> tuple[bool, object]:
         """Tell the schedd (``more``: offering to run the claim's next job); (True, its
         answer) once it acknowledged (the outcome is in its journal), else (False, None).
         A first try that fails saves the outcome to outcome.json before the retries."""
         deadline = time.monotonic() + self.reconnect_timeout
         delay = 0.05
-        offer = {"more": True} if more else {}
+        offer = self._offer() if more else {}
         saved = False
         while True:
             try:

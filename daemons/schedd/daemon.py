@@ -646,7 +646,8 @@ class Schedd(Daemon):
         spool.sweep(self.spool_dir, lambda job: self.store.job_status(job) is not None)
 
     # -- starters ---------------------------------------------------------------------------
-    def _starter_outcome(self, peer, claim: str, job: str, outcome: dict, more: bool = False):
+    def _starter_outcome(self, peer, claim: str, job: str, outcome: dict, more: bool = False,
+                         lookahead: dict | None = None):
         # No negotiation here: the slot is free only once the starter exits, and the
         # startd asks for a cycle then (that also covers a requeued job).  Meanwhile the
         # claim is offered to the next job of the same kind, while the outcome is being
@@ -655,6 +656,8 @@ class Schedd(Daemon):
         # job (``more``) gets it in the answer; one that exits leaves no slot free that
         # the startd would see (no negotiation cycle per job).
         # The run's end and the next run's start go into one commit (daemons.joint_commit).
+        # A starter that queues jobs behind the one it runs (``lookahead``) gets the next of
+        # those in the same answer: ``_lookahead_after``.
         job_id, joint = JobId.parse(job), JointCommit(self.store)
         handover = self.matches.finished(job_id, claim, outcome, more, joint)
         result = self.runs.record_outcome(job_id, claim, outcome, reported=True, joint=joint)
@@ -662,7 +665,30 @@ class Schedd(Daemon):
         if handover is not None:
             futures.wait([handover], timeout=None if more else 10)
             following = handover.result() if more else None
-        return {"result": result, "next": following} if more else result
+        if not more:
+            return result
+        answer = {"result": result, "next": following}
+        if lookahead is not None and following is not None:
+            answer["queued"] = self._lookahead_after(following, lookahead)
+        return answer
+
+    def _lookahead_after(self, following: dict, lookahead: dict) -> dict | None:
+        """The job to queue behind the last one the starter holds, as ``starter_lookahead``
+        gives it: behind ``lookahead``'s ``claim`` and ``job`` (the last queued), or, with
+        none, behind ``following`` itself; none when the handover named another job than
+        the ``expect``ed first queued one (the starter cancels its queue then)."""
+        expect = lookahead.get("expect")
+        if expect is not None and following.get("claim") != expect:
+            return None
+        ahead_claim, ahead_job = lookahead.get("claim"), lookahead.get("job")
+        if not isinstance(ahead_claim, str) or not isinstance(ahead_job, str):
+            values = following.get("job") or {}
+            ahead_claim = following.get("claim")
+            ahead_job = f"{values.get('ClusterId')}.{values.get('ProcId')}"
+        try:
+            return self.matches.lookahead(JobId.parse(ahead_job), ahead_claim)
+        except (ValueError, TypeError):
+            return None
 
 
 def _procs_of(records: list) -> list[int]:
