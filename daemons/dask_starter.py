@@ -97,7 +97,6 @@ class DaskStarter(Starter):
         return outcome
 
     def _finish(self, outcome: dict) -> dict | None:
-        self._drop_offered()      # (not queued: this run stopped before it looked ahead)
         # A job that had ended by the time it became the claim's job has its input
         # transfer reported with its outcome: one report and one commit, not two.
         for cmd, args in self.deferred:
@@ -106,11 +105,12 @@ class DaskStarter(Starter):
             else:
                 super()._tell(cmd, **args)
         self.deferred = []
-        if self.queued and (outcome.get("kind") != "exit" or not self.startd_alive()
-                            or any(what in STOPPING for what in self.pending)):
+        if outcome.get("kind") != "exit" or not self.startd_alive() \
+                or any(what in STOPPING for what in self.pending):
             self._cancel_queued()     # no next job will be asked for: they never run here
+            self._drop_offered()
         following = super()._finish(outcome)
-        if self.queued and (following is None or following["claim"] != self.queued[0]["claim"]):
+        if following is None or (self.queued and following["claim"] != self.queued[0]["claim"]):
             self._cancel_queued()
             self._drop_offered()
         return following
@@ -122,17 +122,61 @@ class DaskStarter(Starter):
         a ``starter_lookahead`` after it.  ``expect``: the next job we hold queued."""
         offer = super()._offer()
         if self.depth:
-            last = self.queued[-1]["run"] if self.queued else None
+            # (an offered job not queued yet is, before the answer comes: ``_overlap``)
+            last = self.offered if self.offered is not None else \
+                self.queued[-1]["run"] if self.queued else None
+            first = self.queued[0]["claim"] if self.queued else last["claim"] if last else None
             offer["lookahead"] = {} if last is None else {
-                "expect": self.queued[0]["claim"], "claim": last["claim"],
+                "expect": first, "claim": last["claim"],
                 "job": f"{last['job'].get('ClusterId')}.{last['job'].get('ProcId')}"}
         return offer
 
     def _report(self, outcome: dict, more: bool = False) -> tuple[bool, object]:
-        answered, answer = super()._report(outcome, more)
+        """As a local starter's, but the startd is asked what it would be asked next while
+        the schedd commits the outcome (``_overlap``): the report is sent, then read."""
+        answered, answer = False, None
+        if more and (self.offered is not None or self._head_waiting()):
+            try:
+                pending = ipc.call_later(self.schedd_address, "starter_outcome", timeout=30, claim=self.claim,
+                                         job=self.job_id, outcome=outcome, **self._offer())
+            except HTCondorException:
+                pending = None
+            if pending is not None:
+                self._overlap()
+                try:
+                    answered, answer = True, pending()
+                except HTCondorException:
+                    answered = False     # tried again below (a retried report gets the same answer)
+        if not answered:
+            answered, answer = super()._report(outcome, more)
         if answered and isinstance(answer, dict) and isinstance(answer.get("queued"), dict):
             self.offered = answer["queued"]
         return answered, answer
+
+    def _head_waiting(self) -> bool:
+        """The first job queued behind this one was submitted and not known to be over."""
+        head = self.queued[0]["run"] if self.queued else None
+        return head is not None and head["submitted"] and head["reply"].get("state") == "running"
+
+    def _overlap(self) -> None:
+        """While the schedd commits this job's end: the job its last answer offered is
+        queued (``_queue_next``), and the state of the first queued job -- likely the next
+        one -- comes back with it (or alone), so that once the answer names it, it is
+        over already (or running) without another round trip."""
+        head = self.queued[0]["run"] if self.queued else None
+        try:
+            if self.offered is not None and len(self.queued) <= self.depth:
+                self._queue_next(head if self._head_waiting() else None, check=False)
+            elif self._head_waiting():
+                head["reply"] = self._ask_about(self.queued[0]["claim"])
+        except Exception:  # noqa: BLE001 - asked again once the job is the claim's
+            traceback.print_exc()
+
+    def _ask_about(self, claim: str) -> dict:
+        try:
+            return ipc.call(self.startd, "dask_result", timeout=30, claim=claim, wait=0)
+        except HTCondorException:
+            return {"state": "running"}     # (the poll after the handover asks again)
 
     def _drop_offered(self) -> None:
         """The job the schedd queued behind ours that we will not run: its claim on the
@@ -152,15 +196,17 @@ class DaskStarter(Starter):
         while len(self.queued) < self.depth and self._queue_next():
             pass
 
-    def _queue_next(self) -> bool:
+    def _queue_next(self, ahead: dict | None = None, check: bool = True) -> bool:
         """One more job queued behind the last one (the one the schedd's last answer
         carried, else one asked for); False when there is none (or a stop).  Its
-        submission asks for the current job's state too: one call to the startd, and
-        none more when the current job is over."""
+        submission asks for the state of the current job (or of the queued run ``ahead``)
+        too: one call to the startd, and none more when that job is over."""
         if any(what in STOPPING for what in self.pending) or not self.startd_alive():
             self._drop_offered()
             return False
         given, self.offered = self.offered, None
+        if given is None and not check:
+            return False
         if given is None:
             last = self.queued[-1]["run"] if self.queued else {"claim": self.claim, "job": self.job}
             try:
@@ -171,6 +217,7 @@ class DaskStarter(Starter):
         if not given:
             return False
         current = {name: getattr(self, name) for name in PER_JOB}
+        watched = ahead if ahead is not None else current    # the run whose state comes back
         then = None
         try:
             super()._take(given["job"], given["claim"], given["scratch"])
@@ -178,8 +225,8 @@ class DaskStarter(Starter):
             os.makedirs(self.scratch, mode=0o700, exist_ok=True)
             if self._stage_input(time.time()) is None:
                 reply = self._ask("dask_run", timeout=30, spec=self._spec(), scratch=self.scratch, wait=0,
-                                  then=current["claim"] if current["submitted"]
-                                  and current["reply"].get("state") == "running" else None)
+                                  then=watched["claim"] if watched["submitted"]
+                                  and watched["reply"].get("state") == "running" else None)
                 then = reply.pop("then", None)
                 self.reply = reply
                 self.submitted = self.reply.get("state") == "running"
@@ -189,7 +236,10 @@ class DaskStarter(Starter):
             queued = {"claim": self.claim, "run": {name: getattr(self, name) for name in PER_JOB}}
             self._restore(current)
         if isinstance(then, dict) and then.get("state") in ("running", "done", "lost"):
-            self.reply = then
+            if ahead is None:
+                self.reply = then
+            else:
+                ahead["reply"] = then
         self.queued.append(queued)
         if not queued["run"]["submitted"]:
             self._cancel_queued(len(self.queued) - 1)

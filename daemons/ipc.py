@@ -257,6 +257,26 @@ def call(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **args
     return _result(reply)
 
 
+def call_later(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **args) -> Callable[[], object]:
+    """Send one request now; the function returned reads its reply (and closes the
+    connection), so that the caller works while the daemon does.  Either step raises as
+    ``call`` does."""
+    sock = connect(address, timeout)
+    try:
+        send_message(sock, {"cmd": cmd, "args": args})
+    except (OSError, ValueError) as exc:
+        sock.close()
+        raise ConnectionLost(f"failed talking to daemon at {address}: {exc}") from exc
+
+    def result():
+        try:
+            reply = _reply(sock, address)
+        finally:
+            sock.close()
+        return _result(reply)
+    return result
+
+
 def call_upload(address: str, cmd: str, chunks: Iterable, timeout: float | None = DEFAULT_TIMEOUT,
                 **args):
     """``call``, with ``chunks`` (JSON-able values, made as they are sent) sent
