@@ -254,12 +254,12 @@ class JobQueueLogWriter:
             while not self._stopping.is_set():
                 reached = self.catch_up()
                 if self._wait is not None:
+                    self._stopping.wait(window)
                     if self._wait(reached + 1, 0, self._stopping):     # more came meanwhile
                         window = min(2 * window, BATCH_WINDOW_MAX)
                     else:
                         window = BATCH_WINDOW
                         self._wait(reached + 1, interval, self._stopping)
-                    self._stopping.wait(window)
                 else:
                     self._stopping.wait(interval)
         except BaseException as exc:   # kept, re-raised by stop()
