@@ -173,11 +173,11 @@ class Matches:
         found = self._reserve_next(finished)
         if found is not None:
             job, claim, ad = found
-            self._activate(job, claim, {"startd": startd, "request": request_of(ad),
+            self._activate(job, claim, {"startd": startd, "request": request_of(ad), "ad": ad,
                                         "reuse": old_claim, "handed": handed, "joint": joint})
 
     def _reserve_next(self, finished: dict) -> tuple | None:
-        """The next idle job of ``finished``'s kind, reserved: (job, its claim, its ad)."""
+        """The next idle job of ``finished``'s kind, reserved: (job, its claim, its whole ad)."""
         kind = tuple(finished.get(a) for a in REUSE_ATTRS)
         # Jobs being started are idle too: fetch just enough ids to get past them (the
         # index alone: with jobs queued behind runs there are dozens), then the ads of
@@ -192,11 +192,9 @@ class Matches:
                 if job in busy or job in seen:
                     continue
                 seen.add(job)
-                ads = self.store.query(f"ClusterId == {job.cluster} && ProcId == {job.proc} && JobStatus == 1",
-                                       MATCH_ATTRS, 1)
-                if not ads:
+                ad = self.store.job_ad(job)     # (whole: its start needs it too)
+                if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
                     continue
-                ad = ads[0]
                 if tuple(ad.get(a) for a in REUSE_ATTRS) != kind or externally_managed(ad) \
                         or wants(ad) or not self.may_start(ad):     # (OCUWanted: OCU claims only)
                     continue
@@ -358,7 +356,7 @@ class Matches:
         future -- by the reused claim's starter: ``handed`` gets what that starter is to
         run as soon as the startd moved the claim, before the EXECUTE is recorded (as
         a new starter starts its job while it is)."""
-        ad = self.store.job_ad(job)
+        ad = match.get("ad") or self.store.job_ad(job)    # (read just now by _reserve_next)
         if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
             return ClaimEvent.FAILED
         address, handed = match["startd"], match.get("handed")
