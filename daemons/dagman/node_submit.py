@@ -120,12 +120,14 @@ def node_cluster(dag, run, name: str, cluster: int, dagman_id: str, batch: str, 
     """The cluster a node's job becomes (``submit_many``'s item); ``subdag_options``: the
     DAGMan options a SUBDAG EXTERNAL node's DAGMan job inherits.
 
-    ``built``: the jobs built for the nodes submitted at this same moment (one chunk of a
-    round, as ``texts``).  Nodes that share a description which names nothing DAGMan sets
-    per node (no VARS, no $(JOB), $(RETRY), $(Cluster), random choices: ``_shared_key``)
-    differ only in the attributes DAGMan adds for the node, so the submit language's work
-    is done once for them within the same second and each node gets a copy with its own
-    ClusterId, DAGNodeName, DAGParentNodeNames, DAGManNodeRetry and SubmitEventNotes."""
+    ``built``: the jobs built for nodes within this second (kept by the caller, with ``texts``
+    the description each was built from).  Nodes that share a description which names
+    nothing DAGMan sets per node (no VARS, no $(JOB), $(RETRY), $(Cluster), random choices:
+    ``_shared_key``) differ only in the attributes DAGMan adds for the node, so the submit
+    language's work is done once for them within the same second and each node gets a copy
+    with its own ClusterId, DAGNodeName, DAGParentNodeNames, DAGManNodeRetry and
+    SubmitEventNotes.  The description's text is part of the key: a file changed meanwhile
+    is built anew."""
     key = _shared_key(dag, run, name, texts, built) if built is not None else None
     if built is not None and key in built:
         return _for_node(built[key], run, name, cluster)

@@ -70,7 +70,7 @@ from jobledger.tracking.watch import DirectoryWatcher
 SCHEDD_RETRY = 0.2
 SUBMIT_CHUNK = 100      # node jobs per submit_many (one journal append), at most
 FIRST_CHUNK = 10
-CHUNK_SECONDS = 0.05    # a chunk's build aims at this: the nodes log is read between chunks
+CHUNK_SECONDS = 0.05    # a chunk's build and submit aim at this: the nodes log is read between chunks
 PROGRESS_EVERY = 1.0    # seconds between updates of the DAG_* counts in the DAGMan job's ad
 PROGRESS_COUNTS = {"DAG_NodesDone": DONE, "DAG_NodesPrerun": PRE, "DAG_NodesQueued": QUEUED,
                    "DAG_NodesPostrun": POST, "DAG_NodesReady": READY, "DAG_NodesFailed": FAILED,
@@ -161,7 +161,9 @@ class Dagman:
         self.saved: set[str] = set()                    # SAVE_POINT_FILE nodes already written
         self.published: dict = {}                       # the DAG_* counts last put in our ad
         self.published_at = 0.0
-        self.build_seconds = 0.0                        # building a node's job took, in the last chunk
+        self.build_seconds = 0.0                        # a node's build and submit took, in the last chunk
+        self.built: dict = {}                           # node jobs built this second (node_cluster)
+        self.built_at = 0
         self.inherit: dict[str, str] = {}              # DAGMAN_INHERIT_ATTRS: name -> expression
         self.recovering = False                         # reading the nodes log in recovery mode
         self.rescue: str | None = None                  # the rescue DAG this run started from
@@ -402,8 +404,8 @@ class Dagman:
         size = FIRST_CHUNK                    # a few first, so the first children go out early
         while submits:
             self._submit(run, submits[:size])
-            # The next chunk as big as is built in about CHUNK_SECONDS at the pace of this one: a
-            # child made ready meanwhile waits for one chunk's build, whatever the machine's load
+            # The next chunk as big as is built and sent in about CHUNK_SECONDS at the pace of this
+            # one: a child made ready meanwhile waits for one chunk, whatever the machine's load
             submits = submits[size:]
             each = self.build_seconds
             size = max(1, min(SUBMIT_CHUNK, int(CHUNK_SECONDS / each) if each > 0 else SUBMIT_CHUNK))
@@ -432,6 +434,7 @@ class Dagman:
             self._open_log(run)
             self._dot(run)
             return
+        began = time.monotonic()
         while True:
             items, names = self._build(run, submits)
             if not items:
@@ -446,6 +449,7 @@ class Dagman:
                     run.submit_failed(name, time.time())
                 return
             submits = [a for a in submits if a.node in names]
+        self.build_seconds = (time.monotonic() - began) / len(items)     # a node's, lately
         for name, item in zip(names, items):
             self._submitted(run, name, item["cluster"], len(item["proc_ads"]))
         self._open_log(run)
@@ -498,22 +502,20 @@ class Dagman:
     def _build(self, run: DagRun, submits: list) -> tuple[list, list]:
         items, names = [], []
         ids = self._cluster_ids(len(submits))
-        began = time.monotonic()
         texts: dict = {}                      # the chunk's submit files, each read once
-        built: dict = {}                      # and the jobs its nodes may share (node_cluster)
+        if int(time.time()) != self.built_at:       # the jobs nodes may share: this second's
+            self.built, self.built_at = {}, int(time.time())
         for cluster, action in zip(ids, submits):
             try:
                 item = node_cluster(run.dag, run, action.node, cluster, self.dagman_id, self.batch,
                                     self.nodes_log, self.owner, texts, self.inherit, self.subdag_options,
-                                    built)
+                                    self.built)
             except (JobledgerError, OSError, ValueError) as exc:
                 self.out(f"ERROR: submit of node {action.node} failed: {exc}")
                 run.submit_failed(action.node, time.time())
                 continue
             items.append(item)
             names.append(action.node)
-        if submits:
-            self.build_seconds = (time.monotonic() - began) / len(submits)    # a node's, lately
         return items, names
 
     def _cluster_ids(self, count: int) -> list[int]:
