@@ -21,6 +21,10 @@ from jobledger.daemons.storage.reader import Reader
 __all__ = ["ReadConnections", "IDLE"]
 
 IDLE = 4      # connections of chunked reads kept open between reads
+# The point-read connection's page cache, KiB: point reads need the upper levels of the
+# B-trees, not the 64 MiB the writer keeps (a scan through it held that much in the
+# schedd for good, once the queue outgrew it); the OS caches the file anyway.
+POINT_CACHE_KIB = 8192
 
 
 class ReadConnections:
@@ -30,6 +34,7 @@ class ReadConnections:
         self.path = path
         self.lock = threading.Lock()
         self.reader = connect()
+        self.reader.execute(f"PRAGMA cache_size=-{POINT_CACHE_KIB}")
         self._idle: list[sqlite3.Connection] = []
 
     def read(self, sql: str, args: tuple = (), what: str = "reading the queue") -> list:

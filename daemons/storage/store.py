@@ -147,7 +147,9 @@ class Store(QueueViews):
         self.group_window = group_window
         self.constraint_filter = constraint_filter or default_constraint_filter
         self.clock = clock
-        self.cache_limit = 500_000   # jobs the writer keeps in memory before starting afresh
+        # jobs the writer's fold keeps in memory before starting afresh (a cache: the
+        # tables hold them all); 50,000 of them take about 30 MB
+        self.cache_limit = 50_000
         self._write_lock = threading.Lock()   # one writer connection
         self._cond = threading.Condition()
         self._pending: list[_Request] = []
@@ -336,7 +338,7 @@ class Store(QueueViews):
         if self.readonly:
             raise JournalError(f"{self.path} is open read-only")
         with self._write_lock:
-            mark = None
+            mark, big = None, False
             try:
                 self._begin()
                 keys: set[str] = set()
@@ -349,6 +351,7 @@ class Store(QueueViews):
                     self._write(rows)
                     if len(self._fold.procs) > STREAM_CACHE:
                         self._fold = QueueFold(queue_tables.TableLoader(self._conn))
+                        big = True
                 mark = self._finish()
                 position = self._head
                 self._recent.forget(position)
@@ -357,6 +360,12 @@ class Store(QueueViews):
                 if error is exc:
                     raise
                 raise error from exc
+            if big:
+                # A big stream filled the connection's page cache (64 MiB) and the fold (its
+                # last chunk's jobs) with what later appends seldom need: both given back
+                # (they read what they need), so the schedd does not keep its submit's peak.
+                self._conn.execute("PRAGMA shrink_memory")
+                self._fold = QueueFold(queue_tables.TableLoader(self._conn))
         if mark is not None:
             self.evidence.advance(*mark)
         with self._cond:

@@ -98,3 +98,22 @@ def test_appends_during_a_stream_wait_for_it(store):
     thread.join(10)
     assert (streamed, results) == (3 + 201 + 1, [streamed + 1])
     assert store.job_status(JobId(1, 0)) == 2 and store.job_status(JobId(2, 0)) == 5
+
+
+def test_a_big_stream_leaves_the_writer_holding_none_of_its_jobs(store, monkeypatch):
+    """Past STREAM_CACHE jobs a stream gives back what it cached (the fold's jobs, the
+    connection's pages): the schedd does not keep its submit's peak; what follows reads
+    the jobs from the tables.  A small one keeps its cache."""
+    monkeypatch.setattr(store_module, "STREAM_CACHE", 50)
+    store.append_stream(chunked(submit(1, 400), 70))
+    assert store._fold.procs == {}
+    store.append([event(JobId(1, 399), 1)])
+    assert store.job_status(JobId(1, 399)) is not None and len(store._fold.procs) == 1
+    store.append_stream(chunked(submit(2, 10), 7))
+    assert len(store._fold.procs) >= 10
+
+
+def test_point_reads_keep_a_small_page_cache(store):
+    from jobledger.daemons.storage.connections import POINT_CACHE_KIB
+    assert store.reads.reader.execute("PRAGMA cache_size").fetchone()[0] == -POINT_CACHE_KIB
+    assert store._conn.execute("PRAGMA cache_size").fetchone()[0] == -65536
