@@ -51,40 +51,58 @@ BATCH_WINDOW, BATCH_WINDOW_MAX = 0.02, 0.2
 TAIL_BYTES = 65536       # of the log, in the fold file's mark
 
 
+BLOCK = 1 << 20          # bytes read at a time when recover() looks for the last end line
+HEADER_BYTES = 65536     # how far recover() looks for the file's two header lines
+
+
 def recover(path: Path) -> int | None:
     """Cut ``path`` back to its last whole transaction; the journal position it reaches
-    (0 for a file holding only its header), or None if it is no log to continue."""
+    (0 for a file holding only its header), or None if it is no log to continue (no
+    header, or its last end line names no position).  The file is read from its end,
+    a block at a time, back to that line: a start does not read a 10^6-job log whole."""
     try:
-        data = path.read_bytes()
+        f = open(path, "r+b")
     except FileNotFoundError:
         return None
-    if not data.startswith(b"107 "):
-        return None
-    keep, position = 0, None
-    first = data.find(b"\n")
-    if first < 0:
-        return None
-    header_end = data.find(b"\n", first + 1)
-    if header_end < 0 or not data[first + 1:header_end].startswith(b"101 0.0 "):
-        return None
-    keep, position = header_end + 1, 0
-    offset = keep
-    while True:
-        end = data.find(b"\n", offset)
-        if end < 0:
-            break
-        line = data[offset:end]
-        if line.startswith(b"106 "):
-            found = end_position(line.decode("utf-8", "replace"))
-            if found is None:
+    with f:
+        start = f.read(HEADER_BYTES)
+        first = start.find(b"\n")
+        header_end = start.find(b"\n", first + 1) if first >= 0 else -1
+        if not start.startswith(b"107 ") or header_end < 0 \
+                or not start[first + 1:header_end].startswith(b"101 0.0 "):
+            return None
+        size = f.seek(0, os.SEEK_END)
+        keep, position = header_end + 1, 0
+        found = _last_end(f, header_end, size)
+        if found is not None:
+            line, keep = found
+            position = end_position(line.decode("utf-8", "replace"))
+            if position is None:
                 return None
-            keep, position = end + 1, found
-        offset = end + 1
-    if keep < len(data):
-        with open(path, "r+b") as f:
+        if keep < size:
             f.truncate(keep)
             os.fsync(f.fileno())
     return position
+
+
+def _last_end(f, header_end: int, size: int) -> tuple[bytes, int] | None:
+    """The last whole line of ``f`` (past its header, which ends at ``header_end``) that
+    begins ``106 ``, and the offset just past it; None if there is none."""
+    upper = size            # lines starting before this offset are still to be looked at
+    while upper > header_end:
+        low = max(header_end, upper - BLOCK)
+        f.seek(low)
+        data = f.read(upper - low + 4096)      # and what follows: an end line's end
+        at = data.rfind(b"\n106 ", 0, upper - low + 4)    # its "\n" before ``upper``
+        while at >= 0:
+            end = data.find(b"\n", at + 1)
+            if end >= 0:
+                return data[at + 1:end], low + end + 1
+            if low + len(data) < size:      # over 4 KiB: no end line of ours
+                return b"106 ?", size
+            at = data.rfind(b"\n106 ", 0, at + 4)   # torn: the last line, cut short
+        upper = low
+    return None
 
 
 class JobQueueLogWriter:

@@ -206,3 +206,28 @@ def test_a_writer_stopped_by_an_error_keeps_no_fold(tmp_path, monkeypatch):
     assert not write(store, log).resumed
     assert change_lines(log) == fresh_lines(store)
     store.close()
+
+
+@pytest.mark.parametrize("block", [3, 7, 64, 1 << 20])
+def test_recover_reads_the_log_from_its_end(tmp_path, monkeypatch, block):
+    """recover() finds the last end line reading back a block at a time: whatever the
+    blocks, it cuts what follows (a torn transaction, a torn end line) and names the
+    position, as reading the file whole did."""
+    from jobledger.daemons.queuelog_writer import recover
+    monkeypatch.setattr(queuelog_writer, "BLOCK", block)
+    path = tmp_path / "job_queue.log"
+    header = "107 1 CreationTimestamp 1\n101 0.0 Job Machine\n"
+    whole = header + "105 \n103 0.0 NextClusterNum 2\n106 #journal 7\n105 \n103 1.0 A 106 x\n106 #journal 12\n"
+    for torn in ("", "105 \n101 1.1 Job Machine\n103 1.1 Own", "105 \n106 #jour", "105 \n106 #journal 13"):
+        path.write_text(whole + torn)
+        assert recover(path) == 12 and path.read_text() == whole
+    path.write_text(header + "105 \n103 0.0 NextClusterNum 2")
+    assert recover(path) == 0 and path.read_text() == header
+    path.write_text(header)
+    assert recover(path) == 0 and path.read_text() == header
+    path.write_text(whole + "105 \n106 \n")          # an end line naming no position
+    assert recover(path) is None
+    path.write_text(whole + "106 " + "x" * 50 + "\n")
+    assert recover(path) is None
+    path.write_text("107 1 CreationTimestamp 1\n102 0.0\n")
+    assert recover(path) is None
