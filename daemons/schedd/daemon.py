@@ -81,6 +81,7 @@ from jobledger.eventcore.transfer import HOLD_MAX_INPUT
 HOLD_USER_LOG = 22  # HTCondor's UnableToInitUserLog
 HEAP_TRIM = 10.0  # seconds between giving free malloc pages back (daemons.heap)
 LOG_WAIT = 30.0   # seconds a query or history waits for the user logs to catch up
+LOOKAHEAD_WAIT = 60.0   # seconds an outcome report waits for the job to queue behind the last (a startd call)
 
 
 def user_name(uid: int) -> str:
@@ -657,9 +658,14 @@ class Schedd(Daemon):
         # the startd would see (no negotiation cycle per job).
         # The run's end and the next run's start go into one commit (daemons.joint_commit).
         # A starter that queues jobs behind the one it runs (``lookahead``) gets the next of
-        # those in the same answer: ``_lookahead_after``.
+        # those in the same answer: ``_lookahead_after``, in a worker once the handover
+        # named the next job, while this thread commits.
         job_id, joint = JobId.parse(job), JointCommit(self.store)
         handover = self.matches.finished(job_id, claim, outcome, more, joint)
+        queued: futures.Future | None = None
+        if more and lookahead is not None and handover is not None:
+            queued = futures.Future()
+            handover.add_done_callback(lambda done: self._lookahead_when(done, lookahead, queued))
         result = self.runs.record_outcome(job_id, claim, outcome, reported=True, joint=joint)
         following = None
         if handover is not None:
@@ -668,9 +674,31 @@ class Schedd(Daemon):
         if not more:
             return result
         answer = {"result": result, "next": following}
-        if lookahead is not None and following is not None:
-            answer["queued"] = self._lookahead_after(following, lookahead)
+        if queued is not None and following is not None:
+            try:
+                answer["queued"] = queued.result(timeout=LOOKAHEAD_WAIT)
+            except futures.TimeoutError:
+                answer["queued"] = None   # (its queued claim is handed over as a next job then)
         return answer
+
+    def _lookahead_when(self, handover: futures.Future, lookahead: dict, queued: futures.Future) -> None:
+        """(The handover's callback.)  ``queued`` gets the job to queue behind the
+        starter's last, looked for in a worker, once ``handover`` named the next job."""
+        following = None if handover.cancelled() or handover.exception() else handover.result()
+        if following is None:
+            queued.set_result(None)
+            return
+
+        def look() -> None:
+            try:
+                queued.set_result(self._lookahead_after(following, lookahead))
+            except Exception as exc:  # noqa: BLE001 - nothing queued: the starter asks later
+                self.log.info("no job queued behind %s: %r", lookahead, exc)
+                queued.set_result(None)
+        try:
+            self.matches.in_worker(look)
+        except RuntimeError:           # stopping: no worker takes it
+            queued.set_result(None)
 
     def _lookahead_after(self, following: dict, lookahead: dict) -> dict | None:
         """The job to queue behind the last one the starter holds, as ``starter_lookahead``
