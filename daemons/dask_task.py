@@ -24,6 +24,7 @@ import errno
 import io
 import os
 import platform
+import queue
 import select
 import shutil
 import signal
@@ -40,6 +41,7 @@ CHECK = 1.0   # seconds between looks at whether a job is still wanted
 TEXT_BUSY_RETRIES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)   # seconds before each new try (see _popen)
 
 ENDED_KEPT = 64   # claims whose ends this worker remembers (for the jobs queued behind them)
+IDLE_THREAD = 60.0   # seconds a job thread waits for another job before it ends
 STOPS = (signal.SIGTERM, signal.SIGKILL, signal.SIGQUIT)
 
 # This worker's running jobs: claim -> {"pid": process group or None, "signals": not yet sent,
@@ -49,6 +51,42 @@ ENDED: dict[str, bool] = {}
 CANCELLED: dict[str, bool] = {}   # claims whose jobs are not to run (``cancel_job``)
 HELD: set[str] = set()            # claims whose jobs this worker holds, running or queued
 _RUNNING_LOCK = threading.Condition()
+
+# Job threads (``in_job_thread``): idle ones wait on ``_HANDOFF`` for the next job.
+_THREADS_LOCK = threading.Lock()
+_IDLE_THREADS = 0
+_HANDOFF: queue.SimpleQueue = queue.SimpleQueue()
+
+
+def in_job_thread(work) -> None:
+    """Run ``work()`` in a thread of its own: an idle one left by an earlier job, else a
+    new one.  Every job has a thread (a job queued behind another waits in it, however
+    many are queued), and starting a thread per job is most of a short job's cost here."""
+    global _IDLE_THREADS
+    with _THREADS_LOCK:
+        if _IDLE_THREADS:
+            _IDLE_THREADS -= 1
+            _HANDOFF.put(work)
+            return
+    threading.Thread(target=_job_thread, args=(work,), name="jobledger-job", daemon=True).start()
+
+
+def _job_thread(work) -> None:
+    """Run ``work``, then the jobs handed over while idle, until none comes for IDLE_THREAD s."""
+    global _IDLE_THREADS
+    while work is not None:
+        work()
+        with _THREADS_LOCK:
+            _IDLE_THREADS += 1
+        try:
+            work = _HANDOFF.get(timeout=IDLE_THREAD)
+        except queue.Empty:
+            with _THREADS_LOCK:     # one may have been handed over just now
+                try:
+                    work = _HANDOFF.get_nowait()
+                except queue.Empty:
+                    _IDLE_THREADS -= 1
+                    work = None
 
 
 def stamps(directory: str) -> dict:
@@ -136,8 +174,8 @@ class JobRunner:
         return self.key not in self.worker.state.actors
 
     async def run(self, spec: dict, sandbox: bytes, claim: str) -> dict:
-        """Run one job (``run_job``) in a thread of its own: a job queued behind another
-        waits there (however many are queued), and the worker's event loop is never held."""
+        """Run one job (``run_job``) in a thread of its own (``in_job_thread``): a job queued
+        behind another waits there, and the worker's event loop is never held."""
         import asyncio
         loop = asyncio.get_running_loop()
         answer = loop.create_future()
@@ -150,7 +188,7 @@ class JobRunner:
                 loop.call_soon_threadsafe(_settle, answer, None, exc)
             else:
                 loop.call_soon_threadsafe(_settle, answer, result, None)
-        threading.Thread(target=work, name=f"jobledger-job-{claim}", daemon=True).start()
+        in_job_thread(work)
         return await answer
 
     async def signal(self, claim: str, signum: int) -> bool:
@@ -228,7 +266,10 @@ def run_job(spec: dict, sandbox: bytes, claim: str, where: str, released) -> dic
             while len(ENDED) > ENDED_KEPT:
                 del ENDED[next(iter(ENDED))]
             _RUNNING_LOCK.notify_all()
-        shutil.rmtree(scratch, ignore_errors=True)
+        try:
+            os.rmdir(scratch)        # (most jobs leave nothing behind: one call, not a walk)
+        except OSError:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _after(claim: str, released) -> bool:
