@@ -258,7 +258,11 @@ class QueueViews:
         if limit > 0:
             sql += f" LIMIT {int(limit)}"
         sharing = getattr(predicate, "shared_answer", None)
-        current, cluster_ad, cluster_lower, shared = None, None, None, None
+        # The answer for a cluster whose ad names nothing the test reads: such a cluster ad
+        # (most of a scan's, when each job is a cluster of its own) is decoded only if a
+        # job of it is an answer or names something the test reads itself.
+        bare = sharing(None) if sharing is not None else None
+        current, cluster_ad, cluster_lower, shared, undecoded = None, None, None, None, None
         read = 0
         for rows in self._chunks(sql, params):
             if last is not None:
@@ -268,16 +272,23 @@ class QueueViews:
                 if deadline is not None and _time.monotonic() > deadline:
                     raise TimeoutError("the query ran past its time budget")
                 if cluster != current:
-                    current = cluster
-                    cluster_ad = decode_ad(cluster_text) if cluster_text else None
-                    cluster_lower = lowered(cluster_ad) if cluster_ad else None
-                    shared = sharing(cluster_ad) if sharing is not None else None
+                    current, undecoded = cluster, None
+                    if bare is not None and cluster_text and _names_none_of(cluster_text, bare[0]):
+                        cluster_ad, cluster_lower, shared, undecoded = None, None, bare, cluster_text
+                    else:
+                        cluster_ad = decode_ad(cluster_text) if cluster_text else None
+                        cluster_lower = lowered(cluster_ad) if cluster_ad else None
+                        shared = sharing(cluster_ad) if sharing is not None else None
+                answer = None
                 if shared is not None and _names_none_of(proc_text, shared[0]):
-                    if shared[1]:       # the cluster's answer is this job's: no decode to say no
-                        yield JobAd(decode_ad(proc_text), cluster_ad, cluster_lower)
-                    continue
+                    if not shared[1]:   # the cluster's answer is this job's: no decode to say no
+                        continue
+                    answer = True
+                if undecoded is not None:
+                    cluster_ad = decode_ad(undecoded)
+                    cluster_lower, undecoded = lowered(cluster_ad), None
                 ad = JobAd(decode_ad(proc_text), cluster_ad, cluster_lower)
-                if predicate is None or predicate(ad):
+                if answer or predicate is None or predicate(ad):
                     yield ad
 
     def _query_columns(self, p, wanted: list[str], limit: int) -> list[dict]:

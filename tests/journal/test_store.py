@@ -239,7 +239,8 @@ def test_pushed_down_and_shared_answers_are_the_classad_engines(tmp_path):
                            "TARGET.ClusterId == 1", "my.ClusterId == 1 && MY.ProcId > 1",
                            "Disk > 1000", "Disk < 1000", "Disk =?= undefined", "Note == Cmd",
                            'Cmd == "/bin/sleep"', "random(1) == 0 && Mem == 100",
-                           "time() > 0 && Disk > 0", "isUndefined(Tag)"):
+                           "time() > 0 && Disk > 0", "isUndefined(Tag)", "OCUWanted =?= true",
+                           "OCUWanted =!= true && ProcId == 0", "Tag =?= undefined", "true"):
             expected = [ad for ad in every if compile_constraint(constraint)(to_classad(ad))]
             assert s.query(constraint) == expected, constraint
             wanted = [{"ProcId": ad["ProcId"], "Owner": ad["Owner"]} for ad in expected]
