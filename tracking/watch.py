@@ -14,16 +14,10 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from watchdog.events import (FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent,
-                             FileSystemEvent, FileSystemEventHandler)
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 __all__ = ["DirectoryWatcher"]
-
-# What a change is: a write (or a size or mode change), a file made, removed or renamed.  Opens
-# and closes are not asked for (the kernel then reports none of them: each append to a log
-# would otherwise cost three notifications, each through the observer's threads).
-CHANGES = [FileModifiedEvent, FileCreatedEvent, FileDeletedEvent, FileMovedEvent]
 
 
 class _NoteChange(FileSystemEventHandler):
@@ -69,8 +63,7 @@ class DirectoryWatcher:
 
     def _schedule(self, directory: str) -> None:
         try:
-            self._observer.schedule(_NoteChange(self, directory), directory, recursive=False,
-                                    event_filter=CHANGES)
+            self._observer.schedule(_NoteChange(self, directory), directory, recursive=False)
         except OSError:
             self.notifying = False                # fall back to polling for everything
 
