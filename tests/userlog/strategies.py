@@ -169,7 +169,10 @@ def _post_script(draw):
 
 @st.composite
 def _future(draw):
-    a = {"EventHead": draw(st.one_of(st.just(""), TEXT))}
+    # A head of "..." is the event's end to HTCondor's FutureEvent::readEvent (it reads the
+    # head as empty and stops reading the log at the next "..." line): HTCondor's own writer
+    # makes the same bytes, so such a head cannot round-trip anywhere.
+    a = {"EventHead": draw(st.one_of(st.just(""), TEXT.filter(lambda t: t.strip() != "...")))}
     a.update(draw(st.dictionaries(NAMES, SCALAR, max_size=3).filter(
         lambda d: len({k.lower() for k in d}) == len(d))))
     return a
