@@ -53,6 +53,22 @@ def pool(cluster, tmp_path_factory):
     stop_and_check(running)
 
 
+@pytest.fixture(autouse=True)
+def _nothing_left_behind(request, tmp_path):
+    """Whatever a test's end, its jobs leave the shared pool and the worker: a failed test must
+    not leave gated jobs holding the worker's slot for the tests after it."""
+    yield
+    if "pool" not in request.fixturenames:
+        return
+    pool, cluster = request.getfixturevalue("pool"), request.getfixturevalue("cluster")
+    (tmp_path / "gate").unlink(missing_ok=True)
+    live = "JobStatus != 3 && JobStatus != 4"
+    if pool.schedd.query(live, ["ProcId"]):
+        pool.schedd.act(htcondor.JobAction.Remove, live)
+    wait_until(lambda: not pool.schedd.query(live, ["ProcId"]), 60, what="the test's jobs to go")
+    wait_until(lambda: tasks_on_worker(cluster) == 0, 60, what="the worker to hold no job")
+
+
 def tasks_on_worker(cluster) -> int:
     """How many of the pool's jobs the worker holds (running or queued), as it says itself."""
     from distributed import Client
@@ -138,6 +154,10 @@ def test_a_vacated_job_takes_its_queue_with_it(pool, cluster, tmp_path):
     job runs again later, and ends once."""
     log, cluster_id, gate, ran = gated_jobs(pool, tmp_path, 4)
     wait_until(lambda: tasks_on_worker(cluster) == 4, 60, what="the running job and three queued")
+    # the worker may hold the jobs before the user log shows the first one's EXECUTE (the
+    # projector writes after the commit, gathering a stream of commits for up to 0.2 s)
+    wait_until(lambda: any(EXECUTE in kinds for kinds in by_job(log).values()), 30,
+               what="the running job's EXECUTE in the log")
     running = next(proc for proc, kinds in by_job(log).items() if EXECUTE in kinds)
     pool.schedd.act(htcondor.JobAction.Vacate, f"{cluster_id}.{running}")
     wait_until(lambda: EVICTED in by_job(log).get(running, []), 30, what="the eviction")
