@@ -52,7 +52,7 @@ from jobledger.eventcore.status import next_status
 from jobledger.daemons.storage.adrow import decode_ad
 from jobledger.daemons.storage.evidence import HighWater
 from jobledger.daemons.journal_check import known_cluster, log_faults, written_logs
-from jobledger.daemons.log_sharing import first_present, foreign_spans, suspect_at
+from jobledger.daemons.log_sharing import foreign_spans, locate_ours, suspect_at
 from jobledger.daemons.storage.check import RECOVERY, open_readonly, read_rows, verify
 from jobledger.daemons.storage.schema import DB_NAME
 from jobledger.daemons.userlog_files import find_ours
@@ -396,11 +396,9 @@ def _compare_user_log(path, state, items, findings, notes) -> tuple[int, bytes] 
         return None
     written = [i for i in items if i[0] <= position]
     texts = [t for _, _, t in written]
-    gone = first_present(data, texts)
-    starts, _ = find_ours(data, texts[gone:])
+    gone, starts, at = locate_ours(data, texts)
     if gone + len(starts) < len(written):
         pos, job, text = written[gone + len(starts)]
-        at = starts[-1] + len(texts[gone + len(starts) - 1]) if starts else 0
         at = _likely_place(data, text, at)
         findings.append(Finding("userlog", "bytes differ from the event the journal holds",
                                 pos, job, path, at + _common_prefix(data[at:], text)))
@@ -408,7 +406,6 @@ def _compare_user_log(path, state, items, findings, notes) -> tuple[int, bytes] 
     if gone:
         notes.append(f"user log {path}: its first {gone} events are gone: another writer "
                      "emptied the file (as DAGMan empties its nodes log when a DAG runs again)")
-    at = starts[-1] + len(texts[-1]) if starts else 0
     others = at - sum(len(t) for t in texts[gone:])
     if others:
         notes.append(f"user log {path}: {others} bytes among our events are other writers'")

@@ -23,11 +23,10 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from jobledger.daemons.log_sharing import first_present, others_events
+from jobledger.daemons.log_sharing import locate_ours, others_events
 from jobledger.daemons.storage.check import Fault, open_readonly, read_rows
 from jobledger.daemons.storage.cut import write_cut_journal
 from jobledger.daemons.storage.schema import DB_NAME
-from jobledger.daemons.userlog_files import find_ours
 from jobledger.eventcore.codecs.journal import Row
 from jobledger.eventcore.errors import JournalError
 from jobledger.eventcore.codecs.userlog_text_write import TextFormat
@@ -174,12 +173,8 @@ def _user_log_end(path: str, texts: list) -> int | None:
         data = Path(path).read_bytes()
     except FileNotFoundError:
         return 0
-    ours = [text for _, text in texts]
-    gone = first_present(data, ours)
-    starts, _ = find_ours(data, ours[gone:])
-    if gone + len(starts) < len(ours):
-        return None
-    return starts[-1] + len(ours[-1]) if starts else 0
+    gone, starts, end = locate_ours(data, [text for _, text in texts])
+    return end if gone + len(starts) == len(texts) else None
 
 
 def _event_log_end(path: str, texts: list) -> int | None:

@@ -17,7 +17,7 @@ import re
 
 from jobledger.daemons.userlog_files import find_ours
 
-__all__ = ["first_present", "foreign_spans", "others_events", "suspect_at"]
+__all__ = ["first_present", "foreign_spans", "locate_ours", "others_events", "suspect_at"]
 
 # Events only other writers put in a user log (HTCondor's DAGMan and condor_chirp).
 OTHERS_KINDS = frozenset({8, 16, 30})
@@ -39,6 +39,17 @@ def first_present(data: bytes, texts: list[bytes]) -> int:
         elif find_ours(data, [text])[0]:
             return i
     return len(texts)
+
+
+def locate_ours(data: bytes, texts: list[bytes]) -> tuple[int, list[int], int]:
+    """Our events ``texts`` (a log's, in order) in ``data``: how many are gone from its start
+    (``first_present``), where each of the rest found in order begins (other writers' bytes
+    allowed between them; fewer than the rest when one is missing), and where the last
+    found ends (0 if none)."""
+    gone = first_present(data, texts)
+    starts, _ = find_ours(data, texts[gone:])
+    end = starts[-1] + len(texts[gone + len(starts) - 1]) if starts else 0
+    return gone, starts, end
 
 
 def foreign_spans(data: bytes, texts: list[bytes], starts: list[int],
