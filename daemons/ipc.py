@@ -249,12 +249,7 @@ def _result(reply):
 
 def call(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **args):
     """Send one request and return the result of its reply."""
-    sock = connect(address, timeout)
-    try:
-        reply = _reply(sock, address, {"cmd": cmd, "args": args})
-    finally:
-        sock.close()
-    return _result(reply)
+    return call_later(address, cmd, timeout, **args)()
 
 
 def call_later(address: str, cmd: str, timeout: float | None = DEFAULT_TIMEOUT, **args) -> Callable[[], object]:
