@@ -163,7 +163,10 @@ def kill_session(sid: int) -> None:
         except (OSError, IndexError):
             continue
         if entry.isdigit() and int(fields[3]) == sid:
-            os.kill(int(entry), signal.SIGKILL)
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except ProcessLookupError:          # it ended since its /proc entry was read
+                pass
 
 
 def test_a_job_whose_starter_keeps_dying_is_held(pool, tmp_path):
