@@ -75,7 +75,9 @@ RETRY_FIRST, RETRY_MAX = 0.5, 30.0     # seconds between retries of failed user 
 # Seconds the follower waits after a catch-up, so appends gather (one write, fsync and
 # cursor commit for them all): BATCH_WINDOW, doubled after each window in which more came,
 # up to BATCH_WINDOW_MAX (a steady stream of jobs); back to BATCH_WINDOW once it finds
-# nothing new.  A reader waiting for a position (a submit, a query) ends the window.
+# nothing new.  A reader waiting for a position (a submit, a query) ends the window, and so
+# does a stream that stops: a wide window ends once BATCH_WINDOW passed with no new append,
+# so the last events of a stream reach their logs within about BATCH_WINDOW, not 0.2 s.
 BATCH_WINDOW, BATCH_WINDOW_MAX = 0.02, 0.2
 
 
@@ -337,6 +339,20 @@ class Projector:
                 self.visible = position
                 self._shown.notify_all()
 
+    def _gather(self, window: float) -> None:
+        """Let the next appends gather for up to ``window`` seconds: less when a reader
+        hurries us, or when BATCH_WINDOW passes with no new append (the stream stopped)."""
+        deadline = _time.monotonic() + window
+        head = self.store.head()
+        while True:
+            step = min(BATCH_WINDOW, deadline - _time.monotonic())
+            if step <= 0 or self._hurry.wait(step):
+                return
+            now = self.store.head()
+            if now == head:
+                return
+            head = now
+
     def wait_for_position(self, position: int, timeout: float | None = None) -> bool:
         deadline = None if timeout is None else _time.monotonic() + timeout
         while self.visible < position:
@@ -370,7 +386,7 @@ class Projector:
                 if self.store.head() > self.position:
                     self._hurry.clear()
                     self.catch_up()
-                    self._hurry.wait(window)    # let the next appends gather (BATCH_WINDOW)
+                    self._gather(window)
                     window = min(2 * window, BATCH_WINDOW_MAX) if self.store.head() > self.position \
                         else BATCH_WINDOW
                 elif self._retry_at is not None and _time.monotonic() >= self._retry_at:
