@@ -121,6 +121,7 @@ class DaskStarter(Starter):
         schedd's answer carries it (``queued``) beside the next job, one call instead of
         a ``starter_lookahead`` after it.  ``expect``: the next job we hold queued."""
         offer = super()._offer()
+        offer.pop("direct", None)     # (its claims move on the Dask startd, with their queues)
         if self.depth:
             # (an offered job not queued yet is, before the answer comes: ``_overlap``)
             last = self.offered if self.offered is not None else \

@@ -6,7 +6,12 @@ carves a dynamic slot ``slot1_<n>@<host>`` of the job's RequestCpus /
 RequestMemory / RequestDisk out of it and starts a starter for the job.
 A claim reused for the next job of the same kind (``activate`` with
 ``reuse`` and ``continuing``) keeps its slot and starter: the claim id moves
-to the new job, and the schedd hands the job to that starter.  When the
+to the new job, and the schedd hands the job to that starter.  A plain
+starter's schedd moves the claim itself (it knows the slot, the starter and
+names the scratch directory) and tells the startd after, in order and in
+batches (``claims_moved``); while a drain is in force the startd keeps a
+marker file in EXECUTE (``NO_REUSE``) and its starters offer no next job.
+When the
 starter exits the dynamic slot goes back into the partitionable one and the
 negotiator is told at once; its ad leaves the collector with the next update
 (HTCondor's startd invalidates a deleted slot's ad), so condor_status shows
@@ -44,7 +49,7 @@ from jobledger.daemons.daemon import (DC_RECONFIG, EXIT_REFUSED, Daemon, alive, 
 from jobledger.daemons.machine_facts import machine_facts
 from jobledger.daemons.orphans import become_subreaper, kill_leftovers
 from jobledger.daemons.selfmonitor import RecentCount
-from jobledger.daemons.starter import SIGNALS, Starter
+from jobledger.daemons.starter import NO_REUSE, SIGNALS, Starter
 from jobledger.daemons.startd_drain import Drain, check, check_args
 from jobledger.daemons.startd_ocu import hold_claim, ocu_slot_attrs, release_claim, release_idle_ocus, within_ocu
 from jobledger.eventcore.enums import CompletionType
@@ -232,6 +237,7 @@ class Startd(Daemon):
         self.last_drain = (0, 0)                 # LastDrainStartTime, LastDrainStopTime
 
     def setup(self) -> None:
+        self._mark_no_reuse(False)   # (no drain survives a restart)
         self._adopt_previous()
         filesystem_domain()  # looked up once here, inherited by every starter
         # Fork the launcher now: no thread of ours exists yet.
@@ -307,6 +313,7 @@ class Startd(Daemon):
             self.drain = Drain(how, on_completion, start_expr, reason, time.time(), retirement,
                                self.config("DEFAULT_DRAINING_START_EXPR", "false") or "false")
             self.last_drain = (self.drain.began, self.last_drain[1])
+            self._mark_no_reuse(True)
         self.log.info("draining (%s, request %s): %s", self.drain.how.name, self.drain.request_id,
                       self.drain.reason)
         self._drain_step()
@@ -321,8 +328,19 @@ class Startd(Daemon):
             self.log.info("draining cancelled (request %s)", self.drain.request_id)
             self.drain = None
             self.last_drain = (self.last_drain[0], int(time.time()))
+            self._mark_no_reuse(False)
         self._slot_freed()
         return True
+
+    def _mark_no_reuse(self, on: bool) -> None:
+        """The marker that tells starters to offer no next job (a drain is in force).  A
+        starter that offered one just before still runs it, as if its claim had moved
+        before the drain began: the drain then retires it."""
+        path = self.execute_dir / NO_REUSE
+        if on:
+            path.touch(mode=0o644)
+        else:
+            path.unlink(missing_ok=True)
 
     def _vacate(self, peer, slot: str | None = None, fast: bool = False) -> int:
         """Vacate the job of ``slot`` (every job when None): it goes back to idle."""
@@ -394,6 +412,7 @@ class Startd(Daemon):
             "cancel_drain": self._cancel_drain,
             "vacate": self._vacate,
             "claims": lambda peer: self._claims(),
+            "claims_moved": self._claims_moved,
             "refresh_proxy": self._refresh_proxy,
             "hold_claim": lambda peer, **a: hold_claim(self, **a),
             "release_claim": lambda peer, claim: release_claim(self, claim),
@@ -457,6 +476,35 @@ class Startd(Daemon):
             return {"slot": slot["name"], "pid": slot["pid"], "start": slot["start"],
                     "scratch": slot["scratch"], "continued": True}
         return self._launch(claim, slot, job)
+
+    def _claims_moved(self, peer, moves: list) -> int:
+        """A schedd moved claims to the next jobs their starters run (each ``{"from",
+        "claim", "job", "scratch"}``, in the order it moved them): the same dynamic slot
+        and starter under the new claim, as ``activate`` with ``continuing`` makes it.
+        A move whose old claim is gone (its starter exited meanwhile) changes nothing.
+        Returns how many moved."""
+        if not isinstance(moves, list):
+            raise ValueError("claims_moved: moves must be a list")
+        moved = 0
+        with self._lock:
+            for move in moves:
+                if not isinstance(move, dict) or not isinstance(move.get("job"), dict):
+                    raise ValueError("claims_moved: each move is {from, claim, job, scratch}")
+                old, claim, job = self.claims.get(move.get("from")), move.get("claim"), move["job"]
+                if old is None or not isinstance(claim, str) or claim in self.claims:
+                    continue
+                del self.claims[move["from"]]
+                self.claims[claim] = {
+                    **old, "job": f"{job.get('ClusterId')}.{job.get('ProcId')}",
+                    "owner": job.get("Owner"), "group": job.get("AccountingGroup"),
+                    "user": job.get("User") or job.get("Owner"),
+                    "retirement": job.get("MaxJobRetirementTime"), "since": int(time.time()),
+                    "scratch": str(move.get("scratch") or old.get("scratch"))}
+                self.job_starts.add(time.time())
+                moved += 1
+        if moved:
+            self._changed.set()
+        return moved
 
     def _launch(self, claim: str, slot: dict, job: dict) -> dict:
         """Fork the starter of ``claim`` (already holding ``slot``); what ``activate`` answers."""
@@ -623,6 +671,7 @@ class Startd(Daemon):
 
     def teardown(self) -> None:
         """Vacate every job we run (the schedd requeues them), then stop the launcher."""
+        self._mark_no_reuse(True)   # (no starter offers a next job meanwhile)
         with self._lock:
             claims = list(self.claims.items())
         for _, slot in claims:

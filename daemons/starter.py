@@ -25,7 +25,8 @@ A starter is one small process per claim, forked by the startd's launcher.  It
    renamed to be the next job's);
 5. offers to run its claim's next job (claim reuse): the schedd's answer to
    an exit's outcome may carry the next job of the same kind, its new claim
-   and scratch directory (the startd moved the claim to it), and the same
+   and scratch directory (the schedd moved the claim to it and tells the
+   startd; none is offered while the startd drains), and the same
    starter runs it from step 1 on -- no process is forked per job but the
    job itself.  Without a next job, or after an eviction, it exits.
 
@@ -59,6 +60,7 @@ from jobledger.eventcore import transfer as plan
 from jobledger.eventcore.errors import HTCondorException, TransferError
 
 OUTCOME = "outcome.json"
+NO_REUSE = ".no_reuse"      # in EXECUTE while the startd drains (daemons.startd): no next job
 PR_SET_PDEATHSIG = 1
 STARTER_RECORD = "starter.json"
 SIGNALS = {"vacate": signal.SIGTERM, "kill": signal.SIGQUIT, "shutdown": signal.SIGHUP,
@@ -231,6 +233,7 @@ class Starter:
         self.first_update, self.update_every = update_intervals
         self.kill_timeout = kill_timeout
         self.pending: list[str] = []
+        self.no_reuse = os.path.join(execute_dir, NO_REUSE)
         self._take(job, claim, os.path.join(execute_dir, f"dir_{os.getpid()}"))
 
     def _take(self, job: dict, claim: str, scratch: str) -> None:
@@ -293,7 +296,8 @@ class Starter:
             # then leave; the schedd reads outcome.json when it is back.
             self.reconnect_timeout = 1.0
         more = self.continues and outcome.get("kind") == "exit" and \
-            not any(what in STOPPING for what in self.pending) and self.startd_alive()
+            not any(what in STOPPING for what in self.pending) and self.startd_alive() \
+            and not os.path.exists(self.no_reuse)
         answered, answer = self._report(outcome, more)
         if not answered:
             return None
@@ -595,8 +599,11 @@ class Starter:
             pass
 
     def _offer(self) -> dict:
-        """What an outcome report that offers to run the claim's next job carries."""
-        return {"more": True}
+        """What an outcome report that offers to run the claim's next job carries:
+        ``direct``, the schedd may move the claim to the next job itself and tell the
+        startd after (this starter runs in the startd's EXECUTE and checks its drain
+        marker before each offer)."""
+        return {"more": True, "direct": True}
 
     def _report(self, outcome: dict, more: bool = False) -> tuple[bool, object]:
         """Tell the schedd (``more``: offering to run the claim's next job); (True, its

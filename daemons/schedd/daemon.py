@@ -57,6 +57,7 @@ from jobledger.daemons.schedd.export import Exports
 from jobledger.daemons.schedd.proxy import refresh_proxy
 from jobledger.daemons.schedd.usage import UsageStats, local_clock
 from jobledger.daemons.schedd.match import MATCH_ATTRS, Matches
+from jobledger.daemons.schedd.moves import StartdCalls
 from jobledger.daemons.schedd.ocus import Ocus, vacate_fast
 from jobledger.daemons.schedd.policy import SYSTEM_EXPRS, Policy
 from jobledger.daemons.schedd.query import Queries
@@ -189,13 +190,15 @@ class Schedd(Daemon):
             self.config("SCHEDD_DAEMON_HISTORY", str(self.spool_dir / "schedd_daemon_history")), "SCHEDD",
             self.config_float("SCHEDD_HISTORY_RECORD_INTERVAL", 900.0),
             self.config_int("MAX_DAEMON_HISTORY_LOG", MAX_DAEMON_LOG), self.log)
-        self.runs = Runs(self.store, self.log, self._startd_call, self.spool_dir, signal_local)
+        self.startd_calls = StartdCalls(self._startd_call, lambda: self.address_of("startd"), self.log)
+        self.runs = Runs(self.store, self.log, self.startd_calls, self.spool_dir, signal_local)
         self.matches = Matches(self.store, self.runs, self.log, self.spool_dir, self.reuse_claims)
+        self.matches.tell_moved = self.startd_calls.moved
         self.matches.may_start = lambda ad: self.userrecs.may_start(ad, self.runs.busy)
         self.actions = Actions(self.store, self.runs, self.spool_dir, self.want_cycle)
         self.actions.left_queue = self.matches.unqueue
         self.exports = Exports(self.store, self.runs.lock, self.log)
-        self.ocus = Ocus(self.store, self.userrecs, self.runs, self.matches, self.log, self._startd_call,
+        self.ocus = Ocus(self.store, self.userrecs, self.runs, self.matches, self.log, self.startd_calls,
                          lambda: self.located(AdType.Startd), self.address_of("schedd"), self._next_ocu_id,
                          vacate_fast(self.actions), lambda: self.config("OCU_SUPER_USERS", ""),
                          self.want_cycle)
@@ -229,6 +232,7 @@ class Schedd(Daemon):
         if self.queue_log is not None:
             self.queue_log.start()
         self.every(1.0, lambda: self.runs.reconcile(), name="reconcile")
+        self.every(0.0, self.startd_calls.send_queued, name="claim-moves")
         self.every(HEAP_TRIM, heap.trim, name="heap-trim")
         self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self.policy.run, name="policy")
         self.every(self.config_float("PERIODIC_EXPR_INTERVAL", 60), self._sweep_spool, name="spool")
@@ -373,7 +377,7 @@ class Schedd(Daemon):
             "starter_transfer": lambda peer, claim, job, events, input_bytes:
                 self.runs.record_input(JobId.parse(job), claim, events, input_bytes),
             "get_claims": lambda peer, constraint=None, projection=None: claimed_slot_ads(
-                self.runs.running_jobs(), lambda address: self._startd_call("slots", address=address),
+                self.runs.running_jobs(), lambda address: self.startd_calls("slots", address=address),
                 constraint, projection, self.log, self.ocus.held()),
             "export_jobs": lambda peer, export_dir, new_spool_dir="##", ids=None, constraint=None:
                 self.exports.export(_export_peer(peer, "export_jobs"), export_dir, new_spool_dir, ids, constraint),
@@ -382,7 +386,7 @@ class Schedd(Daemon):
             "unexport_jobs": lambda peer, ids=None, constraint=None:
                 self.exports.unexport(restricted_to(peer), ids, constraint),
             "refresh_proxy": lambda peer, cluster, proc, proxy: refresh_proxy(
-                self.store, self.runs.lock, self._startd_call, self.log, _export_peer(peer, "refresh_proxy"),
+                self.store, self.runs.lock, self.startd_calls, self.log, _export_peer(peer, "refresh_proxy"),
                 cluster, proc, proxy),
             **self.userrecs.handlers(lambda peer: str(peer["user"]) if peer.get("user") else None),
             "head": lambda peer: self.store.head(),
@@ -648,7 +652,7 @@ class Schedd(Daemon):
 
     # -- starters ---------------------------------------------------------------------------
     def _starter_outcome(self, peer, claim: str, job: str, outcome: dict, more: bool = False,
-                         lookahead: dict | None = None):
+                         lookahead: dict | None = None, direct: bool = False):
         # No negotiation here: the slot is free only once the starter exits, and the
         # startd asks for a cycle then (that also covers a requeued job).  Meanwhile the
         # claim is offered to the next job of the same kind, while the outcome is being
@@ -659,9 +663,10 @@ class Schedd(Daemon):
         # The run's end and the next run's start go into one commit (daemons.joint_commit).
         # A starter that queues jobs behind the one it runs (``lookahead``) gets the next of
         # those in the same answer: ``_lookahead_after``, in a worker once the handover
-        # named the next job, while this thread commits.
+        # named the next job, while this thread commits.  A plain starter (``direct``) gets
+        # its next job without the startd being asked: it is told after (daemons.schedd.moves).
         job_id, joint = JobId.parse(job), JointCommit(self.store)
-        handover = self.matches.finished(job_id, claim, outcome, more, joint)
+        handover = self.matches.finished(job_id, claim, outcome, more, joint, direct=direct is True)
         queued: futures.Future | None = None
         if more and lookahead is not None and handover is not None:
             queued = futures.Future()

@@ -24,12 +24,14 @@ schedd's memory; a schedd that starts takes them back from the startds' claims
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 
 from jobledger.daemons import spool
 from jobledger.daemons.joint_commit import JointCommit
+from jobledger.daemons.schedd.moves import SLOT_ATTRS
 from jobledger.daemons.negotiator import request_of
 from jobledger.eventcore import adwire, interleave
 from jobledger.eventcore.claims import ClaimEvent
@@ -59,7 +61,6 @@ REUSE_SCAN = 20     # idle jobs of other clusters looked at for one that may tak
 ACTIVATE_WORKERS = 8
 CONTINUED_KEPT = 256    # next jobs remembered for a starter's retried report
 QUEUED_GRACE = 30.0     # seconds a queued-behind job stays reserved after its claim's run ended
-SLOT_ATTRS = ("Owner", "ClusterId", "ProcId", "AccountingGroup", "User", "MaxJobRetirementTime")   # what a startd keeps of a job it runs
 
 
 def externally_managed(ad: dict) -> bool:
@@ -83,6 +84,8 @@ class Matches:
         self.transfer_limits: dict = {}          # MAX_TRANSFER_*_MB (the schedd sets them)
         self.may_start: Callable[[dict], bool] = lambda ad: True   # the owner under their MaxJobsRunning?
         self.on_ocu: Callable[[str], bool] = lambda claim: False   # a run on an OCU's claim? (no reuse)
+        # tells a startd, after the fact, of a claim moved without asking it (None: always ask)
+        self.tell_moved: Callable[[str, dict], None] | None = None
 
     def stop(self) -> None:
         self._workers.shutdown(wait=True, cancel_futures=True)
@@ -112,7 +115,7 @@ class Matches:
         return [job for job in jobs if JobId.parse(job) in busy]
 
     def finished(self, job: JobId, claim: str, outcome: dict, more: bool = False,
-                 joint: JointCommit | None = None) -> Future | None:
+                 joint: JointCommit | None = None, direct: bool = False) -> Future | None:
         """A run ended (its outcome is about to be recorded): an exit hands its claim on
         (not after vacate/shutdown).  Returns a future done once the claim is handed
         over (the startd moved it to the next job) or the handover found none: the
@@ -120,13 +123,15 @@ class Matches:
         ``more`` (the starter offered to run the next job itself) its result is what
         that starter is to run -- ``{"claim", "job", "scratch"}`` -- or None; the next
         job's EXECUTE is recorded meanwhile (a report of its end waits for that), through
-        ``joint`` if given (withdrawn when there is no next run)."""
-        handover = self._hand_over(job, claim, outcome, more, joint)
+        ``joint`` if given (withdrawn when there is no next run).  With ``direct`` as well
+        the claim is moved without asking the startd (``_moved_here``)."""
+        handover = self._hand_over(job, claim, outcome, more, joint, direct)
         if handover is None and joint is not None:
             joint.withdraw()
         return handover
 
-    def _hand_over(self, job: JobId, claim: str, outcome: dict, more: bool, joint) -> Future | None:
+    def _hand_over(self, job: JobId, claim: str, outcome: dict, more: bool, joint,
+                   direct: bool = False) -> Future | None:
         if not (self.reuse_claims and outcome.get("kind") == "exit") or self.on_ocu(claim):
             self._drop_queued(claim)    # (an OCU's claim takes its next job from daemons.schedd.ocus)
             return None
@@ -144,22 +149,24 @@ class Matches:
             return None                 # already recorded: its claim went on then
         if not more:
             self._drop_queued(claim)    # its starter leaves: the queued job is not run
-        work = self._workers.submit(self._reuse_claim, claim, ad, handed if more else None, joint)
+        work = self._workers.submit(self._reuse_claim, claim, ad, handed if more else None, joint,
+                                    more and direct)
         work.add_done_callback(lambda _: _settle(handed, None))   # none found (or cancelled)
         return handed
 
     def _reuse_claim(self, old_claim: str, finished: dict, handed: Future | None = None,
-                     joint: JointCommit | None = None) -> None:
+                     joint: JointCommit | None = None, direct: bool = False) -> None:
         """HTCondor's claim reuse: the next idle job of the same kind takes the finished
         job's slot at once, without waiting for a negotiation cycle; with ``handed``,
         the finished job's starter runs it (``finished`` tells)."""
         try:
-            self._next_on_claim(old_claim, finished, handed, joint)
+            self._next_on_claim(old_claim, finished, handed, joint, direct)
         finally:
             if joint is not None:
                 joint.withdraw()    # no next run (or its records went): the end goes alone
 
-    def _next_on_claim(self, old_claim: str, finished: dict, handed: Future | None, joint) -> None:
+    def _next_on_claim(self, old_claim: str, finished: dict, handed: Future | None, joint,
+                       direct: bool = False) -> None:
         startd = startd_address(finished)
         if startd is None:
             return
@@ -174,7 +181,8 @@ class Matches:
         if found is not None:
             job, claim, ad = found
             self._activate(job, claim, {"startd": startd, "request": request_of(ad), "ad": ad,
-                                        "reuse": old_claim, "handed": handed, "joint": joint})
+                                        "reuse": old_claim, "handed": handed, "joint": joint,
+                                        "finished": finished if direct else None})
 
     def _reserve_next(self, finished: dict) -> tuple | None:
         """The next idle job of ``finished``'s kind, reserved: (job, its claim, its whole ad)."""
@@ -363,10 +371,10 @@ class Matches:
         # (A job queued behind the run runs as its starter was given it then.)
         values = match.get("values") or self._starter_job(job, ad)
         if handed is not None:      # the startd needs only whose job it is
-            started = self.runs.startd_call(
+            slot_job = {a: values[a] for a in SLOT_ATTRS if a in values}
+            started = self._moved_here(claim, match, slot_job) or self.runs.startd_call(
                 "activate", address=address, claim=claim, request=match["request"],
-                job={a: values[a] for a in SLOT_ATTRS if a in values}, reuse=match["reuse"],
-                continuing=True)
+                job=slot_job, reuse=match["reuse"], continuing=True)
             given = {"claim": claim, "job": values, "scratch": started["scratch"]}
             with self.runs.lock:
                 self._continued[match["reuse"]] = given
@@ -397,6 +405,25 @@ class Matches:
             how = ClaimEvent.REFUSED
         interleave.point("start.after-execute")
         return how
+
+    def _moved_here(self, claim: str, match: dict, slot_job: dict) -> dict | None:
+        """What the startd would answer to moving ``match["reuse"]`` to ``claim`` (the same
+        slot and starter, a new scratch directory), worked out from the finished job's ad
+        (``match["finished"]``, a ``direct`` offer) and the move queued to be told to the
+        startd after; None when the startd is to be asked (no direct offer, a request other
+        than the finished job's, an ad without its run's attributes)."""
+        finished, tell = match.get("finished"), self.tell_moved
+        if finished is None or tell is None or request_of(finished) != match["request"]:
+            return None
+        slot, scratch = adwire.evaluate(finished, "RemoteSlot"), adwire.evaluate(finished, "ScratchDir")
+        pid, start = adwire.evaluate(finished, "StarterPid"), finished.get("StarterStart")
+        if not isinstance(slot, str) or not isinstance(scratch, str) or not isinstance(pid, int) \
+                or isinstance(pid, bool) or start is None:
+            return None
+        scratch = os.path.join(os.path.dirname(scratch), f"dir_{pid}_{claim[:12]}")
+        # (queued before the EXECUTE is appended: a kill after a refused one finds the claim)
+        tell(match["startd"], {"from": match["reuse"], "claim": claim, "job": slot_job, "scratch": scratch})
+        return {"slot": slot, "pid": pid, "start": start, "scratch": scratch}
 
     def _starter_job(self, job: JobId, ad: dict) -> dict:
         """What the starter gets: the job's values, and where ON_EXIT_OR_EVICT keeps files."""

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 
 from jobledger.daemons.daemon import alive
+from jobledger.daemons.schedd.moves import SLOT_ATTRS
 from jobledger.daemons.spool import job_spool
 from jobledger.daemons.starter import OUTCOME, STARTER_RECORD, read_outcome
 from jobledger.eventcore import adwire, interleave
@@ -350,12 +351,23 @@ class Runs:
             self.log.info("could not tell claim %s to %s: %s", claim, what, exc)
 
     def kill_unknown_claims(self) -> None:
-        """Starters whose run the journal never recorded (we died while starting them)."""
+        """Starters whose run the journal never recorded (we died while starting them).
+        A starter the journal says runs a later job under another claim (a claim moved
+        without asking the startd, which we died before telling: daemons.schedd.moves)
+        is told to the startd instead."""
         try:
             claims = self.startd_call("claims")
         except HTCondorException:
             return
-        current = {adwire.evaluate(ad, "ClaimId") for _, ad in self.running_jobs()}
+        running = [ad for _, ad in self.running_jobs()]
+        current = {adwire.evaluate(ad, "ClaimId") for ad in running}
+        moved = self._untold_moves(claims, running, current)
+        if moved:
+            try:
+                self.startd_call("claims_moved", moves=moved)
+            except HTCondorException as exc:
+                self.log.info("could not tell the startd of %d claim moves: %s", len(moved), exc)
+            claims = {c: s for c, s in claims.items() if c not in {m["from"] for m in moved}}
         for claim in claims:
             if claim not in current and not self.is_starting(claim):   # (reserved: being started)
                 self.log.info("claim %s is not in the journal: killing its starter", claim)
@@ -363,6 +375,24 @@ class Runs:
                     self.startd_call("signal", claim=claim, what="kill")
                 except HTCondorException:
                     pass
+
+
+    @staticmethod
+    def _untold_moves(claims: dict, running: list[dict], current: set) -> list[dict]:
+        """The moves the startd (its ``claims``) has not been told: a claim of a starter
+        (pid, start) that the journal says runs a job under another claim."""
+        by_starter = {(adwire.evaluate(ad, "StarterPid"), ad.get("StarterStart")): ad for ad in running}
+        moves = []
+        for claim, slot in claims.items():
+            if claim in current or not isinstance(slot, dict) or not slot.get("pid"):
+                continue
+            ad = by_starter.get((slot["pid"], str(slot.get("start"))))
+            if ad is None or adwire.evaluate(ad, "ClaimId") in claims:
+                continue
+            job = {a: adwire.evaluate(ad, a) for a in SLOT_ATTRS if a in ad}
+            moves.append({"from": claim, "claim": adwire.evaluate(ad, "ClaimId"), "job": job,
+                          "scratch": adwire.evaluate(ad, "ScratchDir")})
+        return moves
 
 
 def _recent(scratch: str, seconds: float) -> bool:
