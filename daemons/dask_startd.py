@@ -277,6 +277,7 @@ class DaskStartd(Startd):
     def handlers(self) -> dict:
         handlers = super().handlers()
         handlers.update({"dask_run": self._dask_run, "dask_result": self._dask_result,
+                         "dask_results": self._dask_results,
                          "dask_signal": self._dask_signal, "dask_cancel": self._dask_cancel})
         return handlers
 
@@ -410,6 +411,13 @@ class DaskStartd(Startd):
             self.log.info("claim %s: the sandbox from its worker would not unpack: %s", claim, exc)
             return {"state": "lost"}
         return {"state": "done", "result": result}
+
+    def _dask_results(self, peer, claims: list) -> dict:
+        """``dask_result`` of each of ``claims`` at once (no wait): a starter asking about
+        the jobs it queued behind its own."""
+        if not isinstance(claims, list) or not all(isinstance(claim, str) for claim in claims):
+            raise HTCondorException("dask_results: claims must be a list of claim ids")
+        return {claim: self._dask_result(peer, claim, 0.0) for claim in claims}
 
     def _dask_signal(self, peer, claim: str, signum: int) -> bool:
         """Send ``signum`` to the job of ``claim`` on its worker."""

@@ -45,14 +45,16 @@ import signal
 import time
 import traceback
 
-from jobledger.daemons import ipc
+from jobledger.daemons import ipc, transfer
 from jobledger.daemons.starter import HOLD_SPAWN, STOPPING, Starter, job_arguments, job_environment
+from jobledger.eventcore import transfer as plan
 from jobledger.eventcore.errors import HTCondorException
 
 POLL = 0.5   # seconds the Dask startd holds a dask_result call while the task runs
 # What makes one job's run here (``_take``): saved and restored around the queued one.
 PER_JOB = ("job", "claim", "scratch", "sandboxed", "inputs", "before", "child", "reported_size",
-           "suspended_at", "suspended_total", "submitted", "reply", "deferred")
+           "suspended_at", "suspended_total", "submitted", "reply", "deferred", "outcome")
+CHAIN_MAX = 16   # queued jobs that ended reported with the current one (daemons.schedd.chain)
 
 
 class DaskStarter(Starter):
@@ -66,7 +68,9 @@ class DaskStarter(Starter):
         self.depth = int(job.pop("_DaskQueueDepth", 0))   # jobs queued behind the running one at most
         self.queued: list[dict] = []      # the next jobs, queued behind this one: their claims, their runs
         self.promoted = False             # this run was queued behind the last one
-        self.offered: dict | None = None  # the job queued behind our last in the answer to a report
+        self.offers: list[dict] = []      # jobs to queue behind our last, from the answer to a report
+        self.chain: list[dict] = []       # queued jobs that ended, reported with the current one
+        self.chained = 0                  # how many of them the schedd recorded
         super().__init__(job, *args, **kwargs)
 
     def _take(self, job: dict, claim: str, scratch: str) -> None:
@@ -79,6 +83,7 @@ class DaskStarter(Starter):
         self.submitted = False
         self.reply: dict = {"state": "lost"}
         self.deferred: list = []   # reports to the schedd held until the job is on its way (or current)
+        self.outcome: dict | None = None   # known before it became the claim's job (``_chain_of``)
 
     def _restore(self, run: dict) -> None:
         for name, value in run.items():
@@ -92,6 +97,8 @@ class DaskStarter(Starter):
         # runs (``_wait``); a job that ended before has it sent with its outcome (``_finish``).
         self.promoted = False
         self._look_ahead()
+        if self.outcome is not None:      # over, its outputs sent: chained, not taken then
+            return self.outcome
         outcome = self._wait(time.time())
         self._send_output(outcome)
         return outcome
@@ -109,11 +116,74 @@ class DaskStarter(Starter):
                 or any(what in STOPPING for what in self.pending):
             self._cancel_queued()     # no next job will be asked for: they never run here
             self._drop_offered()
+        chaining = self.continues and self.depth and self.queued and outcome.get("kind") == "exit"
+        if chaining:
+            self._refresh_queued()
+        self.chain = self._chain_of() if chaining else []
+        self.chained = 0
         following = super()._finish(outcome)
+        recorded, self.queued = self.queued[:self.chained], self.queued[self.chained:]
+        for queued in recorded:      # their ends are in the journal with this one's
+            shutil.rmtree(queued["run"]["scratch"], ignore_errors=True)
+        self.chain, self.chained = [], 0
         if following is None or (self.queued and following["claim"] != self.queued[0]["claim"]):
             self._cancel_queued()
             self._drop_offered()
         return following
+
+    def _chain_of(self) -> list[dict]:
+        """The queued jobs at the head of the queue that are over (exited, nothing to send
+        back): reported with the current job, so that one commit records them all."""
+        chain = []
+        for queued in self.queued[:CHAIN_MAX]:
+            run = queued["run"]
+            if run["outcome"] is None:
+                if not run["submitted"] or run["reply"].get("state") != "done":
+                    break
+                outcome = self._outcome_of(queued)
+                run = queued["run"]
+                run["outcome"] = outcome
+            if run["outcome"] is None or run["outcome"].get("kind") != "exit":
+                break
+            chain.append({"claim": queued["claim"], "job": run["outcome"]["job"], "outcome": run["outcome"]})
+        return chain
+
+    def _refresh_queued(self) -> None:
+        """Ask the startd, in one call, how the queued jobs not known to be over are doing
+        (the worker runs them one after the other, faster than they are reported)."""
+        waiting = [queued for queued in self.queued[:CHAIN_MAX]
+                   if queued["run"]["submitted"] and queued["run"]["reply"].get("state") == "running"]
+        if not waiting:
+            return
+        try:
+            found = ipc.call(self.startd, "dask_results", timeout=30, claims=[q["claim"] for q in waiting])
+        except HTCondorException:
+            return      # (each is asked about again in its turn)
+        for queued in waiting:
+            reply = found.get(queued["claim"]) if isinstance(found, dict) else None
+            if isinstance(reply, dict) and reply.get("state") in ("running", "done", "lost"):
+                queued["run"]["reply"] = reply
+
+    def _outcome_of(self, queued: dict) -> dict | None:
+        """The outcome of a queued job that is over, as its turn would make it (its input
+        transfer's report in it), or None when it made or changed files: those are sent
+        back in its turn, after its start is recorded."""
+        current = {name: getattr(self, name) for name in PER_JOB}
+        try:
+            self._restore(queued["run"])
+            if plan.changed_files(self.before, transfer.snapshot(self.scratch)):
+                return None
+            outcome = self._wait(time.time())
+            self._send_output(outcome)
+            for cmd, args in self.deferred:
+                if cmd == "starter_transfer":
+                    outcome["inputs"] = {"events": args["events"], "input_bytes": args["input_bytes"]}
+            self.deferred = []
+            outcome.update(claim=self.claim, job=self.job_id)
+            queued["run"] = {name: getattr(self, name) for name in PER_JOB}
+            return outcome
+        finally:
+            self._restore(current)
 
     def _offer(self) -> dict:
         """The report offering to run the claim's next job asks for one more to queue
@@ -123,20 +193,25 @@ class DaskStarter(Starter):
         offer = super()._offer()
         offer.pop("direct", None)     # (its claims move on the Dask startd, with their queues)
         if self.depth:
-            # (an offered job not queued yet is, before the answer comes: ``_overlap``)
-            last = self.offered if self.offered is not None else \
-                self.queued[-1]["run"] if self.queued else None
-            first = self.queued[0]["claim"] if self.queued else last["claim"] if last else None
-            offer["lookahead"] = {} if last is None else {
-                "expect": first, "claim": last["claim"],
+            # (offered jobs not queued yet are, before the answer comes: ``_overlap``)
+            skip = len(self.chain)      # the next job is the first queued after the chain
+            last = self.offers[-1] if self.offers else \
+                self.queued[-1]["run"] if len(self.queued) > skip else None
+            first = self.queued[skip]["claim"] if len(self.queued) > skip else \
+                self.offers[0]["claim"] if self.offers else None
+            count = max(1, self.depth - (len(self.queued) - skip) - len(self.offers))
+            offer["lookahead"] = {"count": count} if last is None else {
+                "expect": first, "claim": last["claim"], "count": count,
                 "job": f"{last['job'].get('ClusterId')}.{last['job'].get('ProcId')}"}
+        if self.chain:
+            offer["chain"] = self.chain
         return offer
 
     def _report(self, outcome: dict, more: bool = False) -> tuple[bool, object]:
         """As a local starter's, but the startd is asked what it would be asked next while
         the schedd commits the outcome (``_overlap``): the report is sent, then read."""
         answered, answer = False, None
-        if more and (self.offered is not None or self._head_waiting()):
+        if more and (self.offers or self._head_waiting()):
             try:
                 pending = ipc.call_later(self.schedd_address, "starter_outcome", timeout=30, claim=self.claim,
                                          job=self.job_id, outcome=outcome, **self._offer())
@@ -150,26 +225,34 @@ class DaskStarter(Starter):
                     answered = False     # tried again below (a retried report gets the same answer)
         if not answered:
             answered, answer = super()._report(outcome, more)
-        if answered and isinstance(answer, dict) and isinstance(answer.get("queued"), dict):
-            self.offered = answer["queued"]
+        if answered and isinstance(answer, dict):
+            given = answer.get("queued")
+            self.offers += [q for q in (given if isinstance(given, list) else [given]) if isinstance(q, dict)]
+            chained = answer.get("chained")
+            self.chained = min(chained, len(self.chain)) if isinstance(chained, int) else 0
         return answered, answer
 
     def _head_waiting(self) -> bool:
-        """The first job queued behind this one was submitted and not known to be over."""
-        head = self.queued[0]["run"] if self.queued else None
+        """The first job queued behind this one (and the chain) was submitted and not
+        known to be over."""
+        skip = len(self.chain)
+        head = self.queued[skip]["run"] if len(self.queued) > skip else None
         return head is not None and head["submitted"] and head["reply"].get("state") == "running"
 
     def _overlap(self) -> None:
-        """While the schedd commits this job's end: the job its last answer offered is
-        queued (``_queue_next``), and the state of the first queued job -- likely the next
-        one -- comes back with it (or alone), so that once the answer names it, it is
-        over already (or running) without another round trip."""
-        head = self.queued[0]["run"] if self.queued else None
+        """While the schedd commits this job's end: the jobs its last answer offered are
+        queued (``_queue_next``), and the state of the first queued job after the chain --
+        likely the next one -- comes back with the first (or alone), so that once the
+        answer names it, it is over already (or running) without another round trip."""
+        skip = len(self.chain)
+        head = self.queued[skip] if len(self.queued) > skip else None
         try:
-            if self.offered is not None and len(self.queued) <= self.depth:
-                self._queue_next(head if self._head_waiting() else None, check=False)
-            elif self._head_waiting():
-                head["reply"] = self._ask_about(self.queued[0]["claim"])
+            asked = False
+            while self.offers and len(self.queued) - skip <= self.depth:
+                self._queue_next(head["run"] if not asked and self._head_waiting() else None, check=False)
+                asked = True
+            if not asked and self._head_waiting():
+                head["run"]["reply"] = self._ask_about(head["claim"])
         except Exception:  # noqa: BLE001 - asked again once the job is the claim's
             traceback.print_exc()
 
@@ -180,19 +263,24 @@ class DaskStarter(Starter):
             return {"state": "running"}     # (the poll after the handover asks again)
 
     def _drop_offered(self) -> None:
-        """The job the schedd queued behind ours that we will not run: its claim on the
-        startd goes (the schedd's reservation goes when the run before it ends)."""
-        given, self.offered = self.offered, None
-        if given is not None:
+        """The jobs the schedd queued behind ours that we will not run: their claims on the
+        startd go (the schedd's reservations go when the run before them ends)."""
+        given, self.offers = self.offers, []
+        for offered in given:
             try:
-                ipc.call(self.startd, "dask_cancel", timeout=10, claim=given["claim"])
+                ipc.call(self.startd, "dask_cancel", timeout=10, claim=offered["claim"])
             except HTCondorException:
                 pass   # a startd we cannot reach holds no claims of ours
 
     def _look_ahead(self) -> None:
         """Ask for the claim's next jobs and queue them on the worker behind this one,
-        up to ``depth`` of them."""
-        if not self.continues or self.reply.get("state") != "running":
+        up to ``depth`` of them: first those the schedd's last answer gave, then, while
+        this job runs, more asked for."""
+        if not self.continues:
+            return
+        while self.offers and len(self.queued) < self.depth and self._queue_next():
+            pass
+        if self.reply.get("state") != "running":
             return
         while len(self.queued) < self.depth and self._queue_next():
             pass
@@ -205,7 +293,7 @@ class DaskStarter(Starter):
         if any(what in STOPPING for what in self.pending) or not self.startd_alive():
             self._drop_offered()
             return False
-        given, self.offered = self.offered, None
+        given = self.offers.pop(0) if self.offers else None
         if given is None and not check:
             return False
         if given is None:
@@ -223,6 +311,7 @@ class DaskStarter(Starter):
         try:
             super()._take(given["job"], given["claim"], given["scratch"])
             self.sandboxed, self.submitted, self.reply, self.deferred = True, False, {"state": "lost"}, []
+            self.outcome = None
             os.makedirs(self.scratch, mode=0o700, exist_ok=True)
             if self._stage_input(time.time()) is None:
                 reply = self._ask("dask_run", timeout=30, spec=self._spec(), scratch=self.scratch, wait=0,

@@ -91,6 +91,22 @@ class JointCommit:
             raise mine
         return mine
 
+    def commit_each(self, batches: list, gate=None) -> list:
+        """Append ``batches`` (each accepted or refused on its own, as ``Store.append_each``)
+        and then the taken records, if any, in one commit; ``gate(records)`` may wrap the
+        taken ones (a batch function: a condition checked in the commit).  The results of
+        ``batches`` (a position, or the exception that refused one)."""
+        if self._state != "taken":
+            return self.store.append_each(batches)
+        offered = self._offered if gate is None else gate(self._offered)
+        try:
+            results = self.store.append_each([*batches, offered])
+        except BaseException as exc:
+            self._settle(exc)
+            raise
+        self._settle(results[-1])
+        return results[:-1]
+
     def release(self) -> None:
         """Taken records not committed yet (the reporter's were not due) go alone."""
         if self._state != "taken":

@@ -56,6 +56,7 @@ from jobledger.daemons.schedd.claims import claimed_slot_ads
 from jobledger.daemons.schedd.export import Exports
 from jobledger.daemons.schedd.proxy import refresh_proxy
 from jobledger.daemons.schedd.usage import UsageStats, local_clock
+from jobledger.daemons.schedd.chain import Chains
 from jobledger.daemons.schedd.match import MATCH_ATTRS, Matches
 from jobledger.daemons.schedd.moves import StartdCalls
 from jobledger.daemons.schedd.ocus import Ocus, vacate_fast
@@ -82,6 +83,7 @@ from jobledger.eventcore.transfer import HOLD_MAX_INPUT
 HOLD_USER_LOG = 22  # HTCondor's UnableToInitUserLog
 HEAP_TRIM = 10.0  # seconds between giving free malloc pages back (daemons.heap)
 LOG_WAIT = 30.0   # seconds a query or history waits for the user logs to catch up
+LOOKAHEAD_MAX = 16      # jobs one outcome report may have queued behind the starter's last
 LOOKAHEAD_WAIT = 60.0   # seconds an outcome report waits for the job to queue behind the last (a startd call)
 
 
@@ -194,6 +196,7 @@ class Schedd(Daemon):
         self.runs = Runs(self.store, self.log, self.startd_calls, self.spool_dir, signal_local)
         self.matches = Matches(self.store, self.runs, self.log, self.spool_dir, self.reuse_claims)
         self.matches.tell_moved = self.startd_calls.moved
+        self.chains = Chains(self.store, self.runs, self.matches, self.log)
         self.matches.may_start = lambda ad: self.userrecs.may_start(ad, self.runs.busy)
         self.actions = Actions(self.store, self.runs, self.spool_dir, self.want_cycle)
         self.actions.left_queue = self.matches.unqueue
@@ -652,7 +655,7 @@ class Schedd(Daemon):
 
     # -- starters ---------------------------------------------------------------------------
     def _starter_outcome(self, peer, claim: str, job: str, outcome: dict, more: bool = False,
-                         lookahead: dict | None = None, direct: bool = False):
+                         lookahead: dict | None = None, direct: bool = False, chain: list | None = None):
         # No negotiation here: the slot is free only once the starter exits, and the
         # startd asks for a cycle then (that also covers a requeued job).  Meanwhile the
         # claim is offered to the next job of the same kind, while the outcome is being
@@ -665,13 +668,24 @@ class Schedd(Daemon):
         # those in the same answer: ``_lookahead_after``, in a worker once the handover
         # named the next job, while this thread commits.  A plain starter (``direct``) gets
         # its next job without the startd being asked: it is told after (daemons.schedd.moves).
-        job_id, joint = JobId.parse(job), JointCommit(self.store)
-        handover = self.matches.finished(job_id, claim, outcome, more, joint, direct=direct is True)
+        # A ``chain`` of the queued jobs that ended too goes into the same commit
+        # (daemons.schedd.chain).
+        job_id = JobId.parse(job)
         queued: futures.Future | None = None
-        if more and lookahead is not None and handover is not None:
-            queued = futures.Future()
-            handover.add_done_callback(lambda done: self._lookahead_when(done, lookahead, queued))
-        result = self.runs.record_outcome(job_id, claim, outcome, reported=True, joint=joint)
+
+        def ahead(handover: futures.Future | None) -> None:
+            nonlocal queued
+            if more and lookahead is not None and handover is not None:
+                queued = futures.Future()
+                handover.add_done_callback(lambda done: self._lookahead_when(done, lookahead, queued))
+        chained = self.chains.record(job_id, claim, outcome, chain, ahead) if more and chain else None
+        if chained is None:
+            joint = JointCommit(self.store)
+            handover = self.matches.finished(job_id, claim, outcome, more, joint, direct=direct is True)
+            ahead(handover)
+            result = self.runs.record_outcome(job_id, claim, outcome, reported=True, joint=joint)
+        else:
+            result, handover, chained = chained
         following = None
         if handover is not None:
             futures.wait([handover], timeout=None if more else 10)
@@ -679,6 +693,8 @@ class Schedd(Daemon):
         if not more:
             return result
         answer = {"result": result, "next": following}
+        if chain:
+            answer["chained"] = chained or 0
         if queued is not None and following is not None:
             try:
                 answer["queued"] = queued.result(timeout=LOOKAHEAD_WAIT)
@@ -705,23 +721,34 @@ class Schedd(Daemon):
         except RuntimeError:           # stopping: no worker takes it
             queued.set_result(None)
 
-    def _lookahead_after(self, following: dict, lookahead: dict) -> dict | None:
+    def _lookahead_after(self, following: dict, lookahead: dict) -> dict | list | None:
         """The job to queue behind the last one the starter holds, as ``starter_lookahead``
         gives it: behind ``lookahead``'s ``claim`` and ``job`` (the last queued), or, with
         none, behind ``following`` itself; none when the handover named another job than
-        the ``expect``ed first queued one (the starter cancels its queue then)."""
+        the ``expect``ed first queued one (the starter cancels its queue then).  With a
+        ``count``, a list of up to that many, each queued behind the one before."""
         expect = lookahead.get("expect")
+        count = lookahead.get("count")
+        several = isinstance(count, int) and not isinstance(count, bool)
         if expect is not None and following.get("claim") != expect:
-            return None
+            return [] if several else None
         ahead_claim, ahead_job = lookahead.get("claim"), lookahead.get("job")
         if not isinstance(ahead_claim, str) or not isinstance(ahead_job, str):
             values = following.get("job") or {}
             ahead_claim = following.get("claim")
             ahead_job = f"{values.get('ClusterId')}.{values.get('ProcId')}"
+        found: list[dict] = []
         try:
-            return self.matches.lookahead(JobId.parse(ahead_job), ahead_claim)
+            while len(found) < (min(max(count, 1), LOOKAHEAD_MAX) if several else 1):
+                given = self.matches.lookahead(JobId.parse(ahead_job), ahead_claim)
+                if not given:
+                    break
+                found.append(given)
+                ahead_claim = given["claim"]
+                ahead_job = f"{given['job'].get('ClusterId')}.{given['job'].get('ProcId')}"
         except (ValueError, TypeError):
-            return None
+            pass
+        return found if several else (found[0] if found else None)
 
 
 def _procs_of(records: list) -> list[int]:

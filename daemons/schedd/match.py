@@ -41,7 +41,7 @@ from jobledger.eventcore.errors import HTCondorException, InvalidTransition
 from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.projections.ocus import wants
-from jobledger.eventcore.records import Assumed, Record, SetAttributes
+from jobledger.eventcore.records import Assumed, SetAttributes
 from jobledger.eventcore.status import JobStatus
 from jobledger.eventcore.transfer import output_on_evict
 from jobledger.daemons.storage.interfaces import JobLedger
@@ -386,15 +386,7 @@ class Matches:
             started = self.runs.startd_call(
                 "activate", address=address, claim=claim, job=values, request=match["request"],
                 reuse=match.get("reuse"), slot=match.get("slot"), **within)
-        now = time.time()
-        records: list[Record | Assumed] = [Assumed.of(job, ad), SetAttributes(job, set={
-            "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),
-            "StarterStart": str(started["start"]), "ScratchDir": adwire.quote(started["scratch"]),
-            "RemoteSlot": adwire.quote(started["slot"]), "StartdIpAddr": adwire.quote(address),
-            **started.get("attrs", {}),   # the slot's, for the job's ad (AssignedGPUs)
-            **first_start_attrs(ad, now),
-        }, by="schedd"), event(EventType.EXECUTE, job, now, ExecuteHost=started.get("host") or address,
-                               SlotName=started["slot"])]
+        records = execute_records(job, ad, claim, started, address, time.time())
         joint = match.get("joint")
         interleave.point("start.before-execute")
         try:
@@ -425,12 +417,69 @@ class Matches:
         tell(match["startd"], {"from": match["reuse"], "claim": claim, "job": slot_job, "scratch": scratch})
         return {"slot": slot, "pid": pid, "start": start, "scratch": scratch}
 
+    def _continue(self, address: str, claim: str, request: dict, values: dict, reuse: str) -> dict:
+        """The startd at ``address`` moves the claim ``reuse`` to ``claim`` (its starter runs
+        the job of ``values`` next); its answer.  What that starter is given is kept for
+        a retried report about ``reuse``."""
+        started = self.runs.startd_call("activate", address=address, claim=claim, request=request,
+                                        job={a: values[a] for a in SLOT_ATTRS if a in values},
+                                        reuse=reuse, continuing=True)
+        with self.runs.lock:
+            self._continued[reuse] = {"claim": claim, "job": values, "scratch": started["scratch"]}
+            while len(self._continued) > CONTINUED_KEPT:
+                del self._continued[next(iter(self._continued))]
+        return started
+
+    # -- chained reports (daemons.schedd.chain) ---------------------------------------------
+    def take_queued(self, claim: str, chain: list[tuple[str, JobId]]) -> list[dict]:
+        """The jobs queued one behind the other from ``claim`` that are ``chain``'s (claim,
+        job) pairs, in order, taken out of the queue (each entry with ``ahead``: the claim
+        it was queued behind); the first that differs ends them."""
+        taken = []
+        with self.runs.lock:
+            for step_claim, step_job in chain:
+                queued = self._queued.get(claim)
+                if queued is None or queued["claim"] != step_claim or queued["job"] != step_job:
+                    break
+                taken.append(dict(self._queued.pop(claim), ahead=claim))
+                claim = step_claim
+        return taken
+
+    def put_back(self, steps: list[dict]) -> None:
+        """Steps ``take_queued`` took that are not run as a chain: queued again."""
+        with self.runs.lock:
+            for step in steps:
+                self._queued[step["ahead"]] = {k: v for k, v in step.items() if k != "ahead"}
+
+    def promote(self, step: dict, address: str) -> dict:
+        """The startd at ``address`` moves the claim the ``step``'s job was queued behind
+        to it; its answer (what the EXECUTE names)."""
+        return self._continue(address, step["claim"], step["request"], step["given"]["job"], step["ahead"])
+
+    def forget_continued(self, claims: list[str]) -> None:
+        with self.runs.lock:
+            for claim in claims:
+                self._continued.pop(claim, None)
+
     def _starter_job(self, job: JobId, ad: dict) -> dict:
         """What the starter gets: the job's values, and where ON_EXIT_OR_EVICT keeps files."""
         values = with_transfer_limits(starter_job(ad), ad, self.transfer_limits)
         if output_on_evict(values):
             values["_EvictedFiles"] = str(spool.job_spool(self.spool_dir, job) / "evicted")
         return values
+
+
+def execute_records(job: JobId, ad: dict, claim: str, started: dict, address: str, now: float) -> list:
+    """A run's start: its attributes and EXECUTE, named on the idle ``ad`` it was decided on
+    (``started``: the startd's answer to ``activate``)."""
+    return [Assumed.of(job, ad), SetAttributes(job, set={
+        "ClaimId": adwire.quote(claim), "StarterPid": str(started["pid"]),
+        "StarterStart": str(started["start"]), "ScratchDir": adwire.quote(started["scratch"]),
+        "RemoteSlot": adwire.quote(started["slot"]), "StartdIpAddr": adwire.quote(address),
+        **started.get("attrs", {}),   # the slot's, for the job's ad (AssignedGPUs)
+        **first_start_attrs(ad, now),
+    }, by="schedd"), event(EventType.EXECUTE, job, now, ExecuteHost=started.get("host") or address,
+                           SlotName=started["slot"])]
 
 
 def _settle(future: Future, result) -> None:

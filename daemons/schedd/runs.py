@@ -161,7 +161,7 @@ class Runs:
         commit, one fsync), and an action or the policy that changed the run meanwhile
         makes this commit refuse (the report is then stale), as theirs refuse after it."""
         self.wait_started(claim, wait)
-        decided, exited = self._outcome_records(job, claim, outcome), outcome.get("kind") == "exit"
+        decided, exited = self.outcome_records(job, claim, outcome), outcome.get("kind") == "exit"
         if joint is None:
             return "stale" if decided is None else \
                 self._commit_outcome(job, decided, exited, reported, self.store.append)
@@ -172,16 +172,21 @@ class Runs:
         finally:
             joint.release()
 
-    def _outcome_records(self, job: JobId, claim: str, outcome: dict) -> tuple[dict, list] | None:
+    def outcome_records(self, job: JobId, claim: str, outcome: dict) -> tuple[dict, list] | None:
         """(the job's ad, the records ending its run as ``outcome`` says), or None when
         ``claim`` is not its run (a stale report)."""
         with self.lock:
             ad = self.store.job_ad(job)
             if ad is None or not self.is_current(ad, claim):
                 return None
-            now = time.time()
-            return ad, [Assumed.of(job, ad), *self._input_records(job, ad, outcome.get("inputs")),
-                        *exit_records(job, ad, outcome, now, self.at_exit)]
+            return ad, self.end_records(job, ad, outcome, time.time())
+
+    def end_records(self, job: JobId, ad: dict, outcome: dict, now: float) -> list:
+        """The records that end the run of ``job`` (its ``ad`` as it runs) as ``outcome``
+        says, named on that ad (pure but for the log: ``daemons.schedd.chain`` decides
+        them inside a commit)."""
+        return [Assumed.of(job, ad), *self._input_records(job, ad, outcome.get("inputs")),
+                *exit_records(job, ad, outcome, now, self.at_exit)]
 
     def _commit_outcome(self, job: JobId, decided: tuple[dict, list], exited: bool, reported: bool,
                         append) -> str:
@@ -191,10 +196,15 @@ class Runs:
             append(records)
         except InvalidTransition:    # (StaleDecision: the run changed since it was decided)
             return "stale"
+        self.ended(job, ad, exited, reported)
+        return "recorded"
+
+    def ended(self, job: JobId, ad: dict, exited: bool, reported: bool) -> None:
+        """A run's end is recorded: its scratch directory goes (see ``record_outcome``), and
+        after an exit the files an eviction left in the spool."""
         self._remove_scratch(ad, only_saved=reported)
         if exited and self.spool_dir is not None:
             shutil.rmtree(job_spool(self.spool_dir, job) / "evicted", ignore_errors=True)
-        return "recorded"
 
     def record_input(self, job: JobId, claim: str, events: list, input_bytes: int) -> str:
         """The starter copied the inputs: FILE_TRANSFER events and TransferInputSizeMB."""

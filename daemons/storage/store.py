@@ -246,10 +246,16 @@ class Store(QueueViews):
         records of different jobs that fall due together (a run's end and the next run
         on its claim).  Returns, per batch, its last position or the exception that
         refused it (``InvalidTransition``...: that batch alone is rolled back) or that
-        the commit failed with (then every batch has it: nothing was committed)."""
+        the commit failed with (then every batch has it: nothing was committed).
+
+        A batch may be a function instead: given ``job_ad`` (a job's ad as the batches
+        before it left it in this commit), it returns the batch's records, or raises to
+        refuse it -- records decided on a state that is not committed yet (a run's end
+        right after its start, in the same commit)."""
         if self.readonly:
             raise JournalError(f"{self.path} is open read-only")
-        requests = [_Request(list(records), None, time) for records in batches]
+        requests = [_Request(records if callable(records) else list(records), None, time)
+                    for records in batches]
         if self.durability != "group":
             self._commit_and_mark(requests)
         else:
@@ -418,6 +424,12 @@ class Store(QueueViews):
         if request.expected is not None and request.expected != self._head:
             request.error = PositionConflict(request.expected, self._head)
             return
+        if callable(request.records):     # decided on the state the commit has reached
+            try:
+                request.records = list(request.records(fold.job_ad))
+            except Exception as exc:  # noqa: BLE001 - the batch is refused, the others go on
+                request.error = exc
+                return
         records, assumed = split_assumed(request.records)
         stale = self._stale(assumed)
         if stale is not None:
