@@ -9,7 +9,7 @@ import pytest
 
 from jobledger.daemons.joint_commit import JointCommit
 from jobledger.daemons.storage.store import Store
-from jobledger.eventcore.errors import InvalidTransition
+from jobledger.eventcore.errors import InvalidTransition, StaleDecision
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.status import JobStatus
 
@@ -104,3 +104,36 @@ def test_an_offer_nobody_takes_is_appended_alone(store):
     assert isinstance(joint.append([event(NEXT, 1)]), int)
     assert store.job_status(NEXT) is JobStatus.RUNNING
     assert not joint.take(timeout=0)                      # a late reporter goes alone
+
+
+def test_several_batches_and_the_next_start_share_one_commit(store):
+    """``commit_each``: the reporter's batches (a chain of runs on the claim) and then the
+    worker's records, through ``gate``, in one commit; each batch on its own."""
+    joint = JointCommit(store)
+    thread, out = worker(joint, [event(NEXT, 1)])
+    assert joint.take()
+    gated = []
+    results = joint.commit_each([[event(DONE, 5)], [event(DONE, 5)]],
+                                gate=lambda records: gated.append(records) or records)
+    joint.release()
+    thread.join()
+    assert store.commits == ["COMMIT"] and len(gated) == 1
+    assert isinstance(results[1], InvalidTransition)        # (ended already: refused alone)
+    assert out == [results[0] + 1]
+    assert store.job_status(NEXT) is JobStatus.RUNNING
+
+
+def test_a_gate_that_refuses_refuses_the_next_start_alone(store):
+    joint = JointCommit(store)
+    thread, out = worker(joint, [event(NEXT, 1)])
+    assert joint.take()
+
+    def closed(records):
+        def decide(job_ad):
+            raise StaleDecision(NEXT, "idle", "the chain before it was refused")
+        return decide
+    results = joint.commit_each([[event(DONE, 5)]], gate=closed)
+    joint.release()
+    thread.join()
+    assert isinstance(out[0], InvalidTransition) and isinstance(results[0], int)
+    assert store.job_status(NEXT) is JobStatus.IDLE

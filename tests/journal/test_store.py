@@ -559,3 +559,32 @@ def test_point_reads_see_commits_made_while_a_chunked_query_is_open(tmp_path):
         resume.set()
         scan.join(10)
     s.close()
+
+
+@pytest.mark.parametrize("durability", ["group", "fsync"])
+def test_a_batch_function_decides_on_the_state_the_commit_reached(tmp_path, durability):
+    """A batch may be a function of the job ads as the batches before it left them in the
+    same commit (a run's end decided right after its start, one commit for both); one
+    that raises is refused alone."""
+    s = Store(tmp_path, durability=durability, constraint_filter=all_ads)
+    s.append(submit(1, 2))
+    seen = []
+
+    def end_of(job):
+        def decide(job_ad):
+            seen.append(job_ad(job)["JobStatus"])
+            return [event(job, 5)]
+        return decide
+
+    def refuse(job_ad):
+        raise StaleDecision(JobId(1, 1), "idle", "not this one")
+    commits = []
+    s._conn.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+    done = s.append_each([[event(JobId(1, 0), 1)], end_of(JobId(1, 0)), refuse, [event(JobId(1, 1), 1)]])
+    s._conn.set_trace_callback(None)
+    assert seen == ["2"]                       # running: the EXECUTE before it, not committed yet
+    assert commits == ["COMMIT"] and isinstance(done[2], StaleDecision)
+    assert done[0] < done[1] < done[3] == s.head()
+    assert [s.job_status(JobId(1, p)) for p in range(2)] == [JobStatus.COMPLETED, JobStatus.RUNNING]
+    assert verify_rows(list(s.rows())) == []
+    s.close()
