@@ -277,7 +277,7 @@ class DaskStartd(Startd):
     def handlers(self) -> dict:
         handlers = super().handlers()
         handlers.update({"dask_run": self._dask_run, "dask_result": self._dask_result,
-                         "dask_results": self._dask_results,
+                         "dask_results": self._dask_results, "dask_run_many": self._dask_run_many,
                          "dask_signal": self._dask_signal, "dask_cancel": self._dask_cancel})
         return handlers
 
@@ -295,6 +295,20 @@ class DaskStartd(Startd):
         behind it), that job's ``dask_result`` at once comes along as ``then``."""
         answer = self._submit(peer, claim, spec, scratch, wait)
         if then is not None and answer.get("state") == "running":
+            answer["then"] = self._dask_result(peer, then, 0.0)
+        return answer
+
+    def _dask_run_many(self, peer, items: list, then: str | None = None) -> dict:
+        """``dask_run`` of several jobs in one call, in order (each queued behind the one
+        before it): ``{"replies": {claim: its answer}}``, and with ``then`` (the claim of
+        the starter's running job) that job's ``dask_result`` at once (``then``)."""
+        if not isinstance(items, list) or not all(isinstance(item, dict) and isinstance(item.get("claim"), str)
+                                                  and isinstance(item.get("spec"), dict)
+                                                  and isinstance(item.get("scratch"), str) for item in items):
+            raise HTCondorException("dask_run_many: items must be a list of {claim, spec, scratch}")
+        answer: dict = {"replies": {item["claim"]: self._submit(peer, item["claim"], item["spec"], item["scratch"], 0.0)
+                                    for item in items}}
+        if then is not None:
             answer["then"] = self._dask_result(peer, then, 0.0)
         return answer
 

@@ -247,11 +247,10 @@ class DaskStarter(Starter):
         skip = len(self.chain)
         head = self.queued[skip] if len(self.queued) > skip else None
         try:
-            asked = False
-            while self.offers and len(self.queued) - skip <= self.depth:
-                self._queue_next(head["run"] if not asked and self._head_waiting() else None, check=False)
-                asked = True
-            if not asked and self._head_waiting():
+            if self.offers and len(self.queued) - skip <= self.depth:
+                self._queue_offers(self.depth + 1 - (len(self.queued) - skip),
+                                   head["run"] if self._head_waiting() else None)
+            elif self._head_waiting():
                 head["run"]["reply"] = self._ask_about(head["claim"])
         except Exception:  # noqa: BLE001 - asked again once the job is the claim's
             traceback.print_exc()
@@ -278,63 +277,94 @@ class DaskStarter(Starter):
         this job runs, more asked for."""
         if not self.continues:
             return
-        while self.offers and len(self.queued) < self.depth and self._queue_next():
-            pass
+        self._queue_offers(self.depth - len(self.queued))
         if self.reply.get("state") != "running":
             return
         while len(self.queued) < self.depth and self._queue_next():
             pass
 
-    def _queue_next(self, ahead: dict | None = None, check: bool = True) -> bool:
-        """One more job queued behind the last one (the one the schedd's last answer
-        carried, else one asked for); False when there is none (or a stop).  Its
-        submission asks for the state of the current job (or of the queued run ``ahead``)
-        too: one call to the startd, and none more when that job is over."""
+    def _queue_next(self) -> bool:
+        """One more job asked of the schedd and queued behind the last one; False when
+        there is none (or a stop)."""
         if any(what in STOPPING for what in self.pending) or not self.startd_alive():
             self._drop_offered()
             return False
-        given = self.offers.pop(0) if self.offers else None
-        if given is None and not check:
+        last = self.queued[-1]["run"] if self.queued else {"claim": self.claim, "job": self.job}
+        try:
+            given = ipc.call(self.schedd_address, "starter_lookahead", timeout=30, claim=last["claim"],
+                             job=f"{last['job'].get('ClusterId')}.{last['job'].get('ProcId')}")
+        except HTCondorException:
             return False
-        if given is None:
-            last = self.queued[-1]["run"] if self.queued else {"claim": self.claim, "job": self.job}
-            try:
-                given = ipc.call(self.schedd_address, "starter_lookahead", timeout=30, claim=last["claim"],
-                                 job=f"{last['job'].get('ClusterId')}.{last['job'].get('ProcId')}")
-            except HTCondorException:
-                return False
         if not given:
             return False
+        self.offers.append(given)
+        before = len(self.queued)
+        self._queue_offers(1)
+        return len(self.queued) > before and self.queued[-1]["run"]["submitted"]
+
+    def _queue_offers(self, room: int, ahead: dict | None = None) -> None:
+        """Queue up to ``room`` of the jobs the schedd offered behind our last: each staged
+        here, all submitted to the worker in one call to the startd, whose answer brings
+        the state of the current job (or of the queued run ``ahead``) too."""
+        if any(what in STOPPING for what in self.pending) or not self.startd_alive():
+            self._drop_offered()
+            return
+        staged: list[tuple[dict, dict | None]] = []   # (queued entry, its spec; None: not staged)
+        while self.offers and len(staged) < room and (not staged or staged[-1][1] is not None):
+            staged.append(self._staged(self.offers.pop(0)))
+        if not staged:
+            return
+        watched = ahead if ahead is not None else {"claim": self.claim, "submitted": self.submitted,
+                                                   "reply": self.reply}
+        items = [{"claim": queued["claim"], "spec": spec, "scratch": queued["run"]["scratch"]}
+                 for queued, spec in staged if spec is not None]
+        answer = {}
+        if items:
+            try:
+                answer = ipc.call(self.startd, "dask_run_many", timeout=30, items=items,
+                                  then=watched["claim"] if watched["submitted"]
+                                  and watched["reply"].get("state") == "running" else None)
+            except Exception:  # noqa: BLE001 - not queued: the handover gives them as next jobs then
+                traceback.print_exc()
+        replies = answer.get("replies") if isinstance(answer, dict) else None
+        then = answer.get("then") if isinstance(answer, dict) else None
+        if isinstance(then, dict) and then.get("state") in ("running", "done", "lost"):
+            if ahead is None:
+                self.reply = then
+            else:
+                ahead["reply"] = then
+        refused = None
+        for queued, _ in staged:
+            run = queued["run"]
+            reply = replies.get(queued["claim"]) if isinstance(replies, dict) else None
+            if isinstance(reply, dict):
+                run["reply"] = reply
+            run["submitted"] = run["reply"].get("state") == "running"
+            self.queued.append(queued)
+            if refused is None and not run["submitted"]:
+                refused = len(self.queued) - 1
+        if refused is not None:      # (those behind it would wait for it on the worker)
+            self._cancel_queued(refused)
+            self._drop_offered()
+
+    def _staged(self, given: dict) -> tuple[dict, dict | None]:
+        """The offered job ``given`` as a queued run here, its inputs staged: (its queued
+        entry, the spec to run it by; None when it could not be staged)."""
         current = {name: getattr(self, name) for name in PER_JOB}
-        watched = ahead if ahead is not None else current    # the run whose state comes back
-        then = None
+        spec = None
         try:
             super()._take(given["job"], given["claim"], given["scratch"])
             self.sandboxed, self.submitted, self.reply, self.deferred = True, False, {"state": "lost"}, []
             self.outcome = None
             os.makedirs(self.scratch, mode=0o700, exist_ok=True)
             if self._stage_input(time.time()) is None:
-                reply = self._ask("dask_run", timeout=30, spec=self._spec(), scratch=self.scratch, wait=0,
-                                  then=watched["claim"] if watched["submitted"]
-                                  and watched["reply"].get("state") == "running" else None)
-                then = reply.pop("then", None)
-                self.reply = reply
-                self.submitted = self.reply.get("state") == "running"
+                spec = self._spec()
         except Exception:  # noqa: BLE001 - not queued: the handover gives it as a next job then
             traceback.print_exc()
         finally:
             queued = {"claim": self.claim, "run": {name: getattr(self, name) for name in PER_JOB}}
             self._restore(current)
-        if isinstance(then, dict) and then.get("state") in ("running", "done", "lost"):
-            if ahead is None:
-                self.reply = then
-            else:
-                ahead["reply"] = then
-        self.queued.append(queued)
-        if not queued["run"]["submitted"]:
-            self._cancel_queued(len(self.queued) - 1)
-            return False
-        return True
+        return queued, spec
 
     def _cancel_queued(self, first: int = 0) -> None:
         """The jobs queued behind this one (from the ``first``) are not to run here: their
