@@ -278,6 +278,7 @@ class DaskStartd(Startd):
         handlers = super().handlers()
         handlers.update({"dask_run": self._dask_run, "dask_result": self._dask_result,
                          "dask_results": self._dask_results, "dask_run_many": self._dask_run_many,
+                         "activate_many": self._activate_many,
                          "dask_signal": self._dask_signal, "dask_cancel": self._dask_cancel})
         return handlers
 
@@ -565,6 +566,21 @@ class DaskStartd(Startd):
                                                   _DaskQueueDepth=self.queue_depth))
         started.update(self._started_on(address, assigned))
         return started
+
+    def _activate_many(self, peer, calls: list) -> dict:
+        """``activate`` for each of ``calls`` (its arguments) in order, in one call: a claim
+        moved along jobs that ended (``continuing``), or jobs queued one behind the other
+        (``queued``).  ``{"done": [each one's answer], "error": why the first that failed
+        did, or None}``; none after a failure is tried."""
+        done: list = []
+        for call in calls if isinstance(calls, list) else []:
+            try:
+                if not isinstance(call, dict):
+                    raise HTCondorException("activate_many: each call is a dict of activate's arguments")
+                done.append(self._activate(peer, **call))
+            except (HTCondorException, TypeError, KeyError, ValueError) as exc:
+                return {"done": done, "error": str(exc)}
+        return {"done": done, "error": None}
 
     def _queue_behind(self, claim: str, job: dict, wanted: dict, running: str | None) -> dict:
         """A claim for ``job``, queued behind the claim ``running`` (itself running or

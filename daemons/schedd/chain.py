@@ -133,17 +133,17 @@ class Chains:
         return self._commit(job, ad, batches, promoted, gate, ahead, address)
 
     def _promote(self, taken: list[dict], address: str | None) -> list[tuple[dict, dict]]:
-        """Move the claim along ``taken`` on the startd, one step after the other: the
-        steps moved, with the startd's answers; those after a refusal are queued again."""
-        promoted = []
-        for n, step in enumerate(taken):
-            try:
-                promoted.append((step, self.matches.promote(step, address)))
-            except (HTCondorException, KeyError) as exc:
-                self.log.info("job %s: not chained: %s", step["job"], exc)
-                self.matches.put_back(taken[n:])
-                break
-        return promoted
+        """Move the claim along ``taken`` on the startd (one call): the steps moved, with
+        the startd's answers; those from the first it refused are queued again."""
+        if not taken:
+            return []
+        try:
+            started = self.matches.promote(taken, address)
+        except HTCondorException as exc:
+            self.log.info("job %s: not chained: %s", taken[0]["job"], exc)
+            started = []
+        self.matches.put_back(taken[len(started):])
+        return list(zip(taken, started))
 
     def _commit(self, job: JobId, ad: dict, batches: list, promoted: list, gate: _Gate, ahead,
                 address: str) -> tuple:

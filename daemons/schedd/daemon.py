@@ -737,18 +737,13 @@ class Schedd(Daemon):
             values = following.get("job") or {}
             ahead_claim = following.get("claim")
             ahead_job = f"{values.get('ClusterId')}.{values.get('ProcId')}"
-        found: list[dict] = []
         try:
-            while len(found) < (min(max(count, 1), LOOKAHEAD_MAX) if several else 1):
-                given = self.matches.lookahead(JobId.parse(ahead_job), ahead_claim)
-                if not given:
-                    break
-                found.append(given)
-                ahead_claim = given["claim"]
-                ahead_job = f"{given['job'].get('ClusterId')}.{given['job'].get('ProcId')}"
+            if several:
+                return self.matches.lookahead_many(JobId.parse(ahead_job), ahead_claim,
+                                                   min(max(count, 1), LOOKAHEAD_MAX))
+            return self.matches.lookahead(JobId.parse(ahead_job), ahead_claim)
         except (ValueError, TypeError):
-            pass
-        return found if several else (found[0] if found else None)
+            return [] if several else None
 
 
 def _procs_of(records: list) -> list[int]:

@@ -256,6 +256,56 @@ class Matches:
                                    "startd": startd, "behind": job, "ended": None}
         return given
 
+    def lookahead_many(self, job: JobId, claim: str, count: int) -> list[dict]:
+        """Up to ``count`` next jobs of ``claim``'s kind, each to be queued behind the one
+        before (the first behind ``job``), as ``lookahead`` gives one: reserved, and their
+        claims made on the startd in one call."""
+        given = self.lookahead(job, claim)      # (a retried call: the same first job)
+        found = [given] if given else []
+        with self.runs.lock:
+            ahead = self._queued.get(claim)
+            while found and len(found) < count and ahead is not None and ahead["claim"] in self._queued:
+                ahead = self._queued[ahead["claim"]]     # queued behind it already (retried)
+                found.append(ahead["given"])
+        if not found or len(found) >= count:
+            return found
+        with self.runs.lock:
+            last = next(q for q in self._queued.values() if q["claim"] == found[-1]["claim"])
+        ad, startd = self.store.job_ad(last["job"]), last["startd"]
+        reserved = []
+        while ad is not None and len(found) + len(reserved) < count:
+            next_one = self._reserve_next(ad)
+            if next_one is None:
+                break
+            reserved.append(next_one)
+        if not reserved:
+            return found
+        steps, behind = [], (last["job"], last["claim"])
+        for nxt, nxt_claim, nxt_ad in reserved:
+            values = self._starter_job(nxt, nxt_ad)
+            steps.append({"job": nxt, "claim": nxt_claim, "request": request_of(nxt_ad), "values": values,
+                          "behind": behind})
+            behind = (nxt, nxt_claim)
+        try:
+            answer = self.runs.startd_call("activate_many", address=startd, calls=[
+                {"claim": s["claim"], "request": s["request"], "reuse": s["behind"][1], "queued": True,
+                 "job": {a: s["values"][a] for a in SLOT_ATTRS if a in s["values"]}} for s in steps])
+            made, error = answer.get("done") or [], answer.get("error")
+        except Exception as exc:  # noqa: BLE001 - nothing queued: the handover finds a job then
+            made, error = [], exc
+        if error:
+            self.log.info("job %s: not queued behind %s: %s", steps[len(made)]["job"], steps[0]["behind"][0], error)
+        with self.runs.lock:
+            for step, answer in zip(steps, made):
+                given = {"claim": step["claim"], "job": step["values"], "scratch": answer["scratch"]}
+                self._queued[step["behind"][1]] = {"job": step["job"], "claim": step["claim"],
+                                                   "request": step["request"], "given": given,
+                                                   "startd": startd, "behind": step["behind"][0], "ended": None}
+                found.append(given)
+        for step in steps[len(made):]:
+            self.runs.started(step["job"], step["claim"], ClaimEvent.FAILED)
+        return found
+
     def restore_queued(self) -> int:
         """At start-up, before any match: the jobs queued behind runs on their startds (a
         Dask startd keeps each as a claim ``behind`` another) are reserved again under
@@ -417,19 +467,6 @@ class Matches:
         tell(match["startd"], {"from": match["reuse"], "claim": claim, "job": slot_job, "scratch": scratch})
         return {"slot": slot, "pid": pid, "start": start, "scratch": scratch}
 
-    def _continue(self, address: str, claim: str, request: dict, values: dict, reuse: str) -> dict:
-        """The startd at ``address`` moves the claim ``reuse`` to ``claim`` (its starter runs
-        the job of ``values`` next); its answer.  What that starter is given is kept for
-        a retried report about ``reuse``."""
-        started = self.runs.startd_call("activate", address=address, claim=claim, request=request,
-                                        job={a: values[a] for a in SLOT_ATTRS if a in values},
-                                        reuse=reuse, continuing=True)
-        with self.runs.lock:
-            self._continued[reuse] = {"claim": claim, "job": values, "scratch": started["scratch"]}
-            while len(self._continued) > CONTINUED_KEPT:
-                del self._continued[next(iter(self._continued))]
-        return started
-
     # -- chained reports (daemons.schedd.chain) ---------------------------------------------
     def take_queued(self, claim: str, chain: list[tuple[str, JobId]]) -> list[dict]:
         """The jobs queued one behind the other from ``claim`` that are ``chain``'s (claim,
@@ -451,10 +488,25 @@ class Matches:
             for step in steps:
                 self._queued[step["ahead"]] = {k: v for k, v in step.items() if k != "ahead"}
 
-    def promote(self, step: dict, address: str) -> dict:
-        """The startd at ``address`` moves the claim the ``step``'s job was queued behind
-        to it; its answer (what the EXECUTE names)."""
-        return self._continue(address, step["claim"], step["request"], step["given"]["job"], step["ahead"])
+    def promote(self, steps: list[dict], address: str) -> list[dict]:
+        """The startd at ``address`` moves the claim along ``steps`` (each to the job queued
+        behind the claim before), in one call: its answers (what each EXECUTE names) for
+        the steps it took, in order; the first it refused ends them (said in the log)."""
+        answer = self.runs.startd_call("activate_many", address=address, calls=[
+            {"claim": step["claim"], "request": step["request"], "reuse": step["ahead"], "continuing": True,
+             "job": {a: step["given"]["job"][a] for a in SLOT_ATTRS if a in step["given"]["job"]}}
+            for step in steps])
+        done = answer.get("done") or []
+        if answer.get("error"):
+            self.log.info("job %s: not chained: %s", steps[len(done)]["job"], answer["error"])
+        with self.runs.lock:
+            for step, started in zip(steps, done):
+                values = step["given"]["job"]
+                self._continued[step["ahead"]] = {"claim": step["claim"], "job": values,
+                                                  "scratch": started["scratch"]}
+            while len(self._continued) > CONTINUED_KEPT:
+                del self._continued[next(iter(self._continued))]
+        return done[:len(steps)]
 
     def forget_continued(self, claims: list[str]) -> None:
         with self.runs.lock:
