@@ -78,7 +78,11 @@ RETRY_FIRST, RETRY_MAX = 0.5, 30.0     # seconds between retries of failed user 
 # nothing new.  A reader waiting for a position (a submit, a query) ends the window, and so
 # does a stream that stops: a wide window ends once BATCH_WINDOW passed with no new append,
 # so the last events of a stream reach their logs within about BATCH_WINDOW, not 0.2 s.
+# The end of a DAG node's job (``hurry``: DAGMan reads the nodes log to start its children)
+# ends it NODE_GAP after the last catch-up began (a chain's child goes out at once, a big
+# DAG's ends still share catch-ups: each costs an fsync, a cursor commit and a round of DAGMan's).
 BATCH_WINDOW, BATCH_WINDOW_MAX = 0.02, 0.2
+NODE_GAP = 0.01
 
 
 def _describe(exc: OSError) -> str:
@@ -117,7 +121,9 @@ class Projector:
                                       save=self._save_now)
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
-        self._hurry = threading.Event()     # a reader waits: the window ends now
+        self._gate = threading.Condition()  # the window's end: ...
+        self._reader_waits = False          # ... now (a reader waits for a position, or stop())
+        self._node_ended = False            # ... NODE_GAP after the last catch-up began
         self._error: BaseException | None = None
         self._retry_delay = RETRY_FIRST
         self._retry_at: float | None = None
@@ -339,20 +345,6 @@ class Projector:
                 self.visible = position
                 self._shown.notify_all()
 
-    def _gather(self, window: float) -> None:
-        """Let the next appends gather for up to ``window`` seconds: less when a reader
-        hurries us, or when BATCH_WINDOW passes with no new append (the stream stopped)."""
-        deadline = _time.monotonic() + window
-        head = self.store.head()
-        while True:
-            step = min(BATCH_WINDOW, deadline - _time.monotonic())
-            if step <= 0 or self._hurry.wait(step):
-                return
-            now = self.store.head()
-            if now == head:
-                return
-            head = now
-
     def wait_for_position(self, position: int, timeout: float | None = None) -> bool:
         deadline = None if timeout is None else _time.monotonic() + timeout
         while self.visible < position:
@@ -361,7 +353,7 @@ class Projector:
                 continue
             if self._error is not None:
                 raise self._error
-            self._hurry.set()
+            self._wake()
             remaining = None if deadline is None else deadline - _time.monotonic()
             if remaining is not None and remaining <= 0:
                 return False
@@ -369,6 +361,48 @@ class Projector:
                 if self.visible < position and self._error is None:
                     self._shown.wait(1.0 if remaining is None else min(1.0, remaining))
         return True
+
+    def hurry(self) -> None:
+        """A DAG node's job ended: DAGMan acts on it when it reads it in the nodes log, so
+        the gathering window ends NODE_GAP after the last catch-up began, if not before."""
+        with self._gate:
+            self._node_ended = True
+            self._gate.notify()
+
+    def _wake(self) -> None:
+        """End the gathering window now (a reader waits, or the thread stops)."""
+        with self._gate:
+            self._reader_waits = True
+            self._gate.notify()
+
+    def _gather(self, window: float, began: float) -> None:
+        """Let the next appends gather for up to ``window`` seconds after a catch-up that
+        began at ``began``: less when a reader waits, when BATCH_WINDOW passes with no new
+        append (the stream stopped), or NODE_GAP after ``began`` once a DAG node ended."""
+        deadline = _time.monotonic() + window
+        head = self.store.head()
+        while True:
+            step = min(BATCH_WINDOW, deadline - _time.monotonic())
+            if step <= 0 or self._window_ends(step, began):
+                return
+            now = self.store.head()
+            if now == head:
+                return
+            head = now
+
+    def _window_ends(self, seconds: float, began: float) -> bool:
+        """Wait up to ``seconds``; True if the window ends now (a reader waits, the thread
+        stops, or a DAG node ended and NODE_GAP passed since ``began``)."""
+        end = _time.monotonic() + seconds
+        with self._gate:
+            while True:
+                now = _time.monotonic()
+                if self._reader_waits or self._stopping.is_set() or \
+                        (self._node_ended and now >= began + NODE_GAP):
+                    return True
+                if now >= end:
+                    return False
+                self._gate.wait((min(end, began + NODE_GAP) if self._node_ended else end) - now)
 
     def start(self, interval: float = 0.5) -> None:
         """Follow the journal in a background thread."""
@@ -384,9 +418,11 @@ class Projector:
         try:
             while not self._stopping.is_set():
                 if self.store.head() > self.position:
-                    self._hurry.clear()
+                    began = _time.monotonic()
+                    with self._gate:            # what asks for the next catch-up from now on
+                        self._reader_waits = self._node_ended = False
                     self.catch_up()
-                    self._gather(window)
+                    self._gather(window, began)
                     window = min(2 * window, BATCH_WINDOW_MAX) if self.store.head() > self.position \
                         else BATCH_WINDOW
                 elif self._retry_at is not None and _time.monotonic() >= self._retry_at:
@@ -403,7 +439,7 @@ class Projector:
         thread, self._thread = self._thread, None
         if thread is not None:
             self._stopping.set()
-            self._hurry.set()
+            self._wake()
             self.store.wake_waiters()
             thread.join()
         if self._error is not None:

@@ -194,6 +194,7 @@ class Schedd(Daemon):
             self.config_int("MAX_DAEMON_HISTORY_LOG", MAX_DAEMON_LOG), self.log)
         self.startd_calls = StartdCalls(self._startd_call, lambda: self.address_of("startd"), self.log)
         self.runs = Runs(self.store, self.log, self.startd_calls, self.spool_dir, signal_local)
+        self.runs.node_ended = self.projector.hurry
         self.matches = Matches(self.store, self.runs, self.log, self.spool_dir, self.reuse_claims)
         self.matches.tell_moved = self.startd_calls.moved
         self.chains = Chains(self.store, self.runs, self.matches, self.log)

@@ -82,6 +82,10 @@ class Runs:
         # the periodic policy's records for a job that just exited, checked before its exit
         # policy (the schedd's Policy.at_exit); None: the exit policy alone
         self.at_exit: Callable[[JobId, dict, float], list | None] | None = None
+        # told once a DAG node's run end is committed: DAGMan acts on it when it reads it in
+        # the nodes log, so the user logs are written soon, not at the end of a widened
+        # gathering window (the schedd's Projector.hurry)
+        self.node_ended: Callable[[], None] = lambda: None
 
     # -- claims being started ---------------------------------------------------------
     def reserve(self, job: JobId) -> str | None:
@@ -201,7 +205,10 @@ class Runs:
 
     def ended(self, job: JobId, ad: dict, exited: bool, reported: bool) -> None:
         """A run's end is recorded: its scratch directory goes (see ``record_outcome``), and
-        after an exit the files an eviction left in the spool."""
+        after an exit the files an eviction left in the spool.  A DAG node's end is told
+        to ``node_ended``."""
+        if "DAGManNodesLog" in ad:
+            self.node_ended()
         self._remove_scratch(ad, only_saved=reported)
         if exited and self.spool_dir is not None:
             shutil.rmtree(job_spool(self.spool_dir, job) / "evicted", ignore_errors=True)

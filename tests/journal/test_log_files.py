@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import time
 
 import pytest
 
@@ -462,6 +463,37 @@ def test_projector_thread_follows_and_stop_reraises(pool):
         q.stop()
     q.stop()          # reported once: nothing left to raise
     q.close()
+    p.close()
+
+
+def _wait_visible(projector, position: int, timeout: float = 30) -> bool:
+    """Wait until ``projector`` shows ``position`` (without asking it to hurry, as
+    ``wait_for_position`` does)."""
+    deadline = time.monotonic() + timeout
+    while projector.visible < position:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def test_hurry_ends_the_gathering_window(pool, monkeypatch):
+    """A DAG node's end is written within NODE_GAP of the last catch-up (Projector.hurry),
+    however long the window that lets a stream of commits gather would have lasted."""
+    import jobledger.daemons.projector as projector_module
+    monkeypatch.setattr(projector_module, "BATCH_WINDOW", 3600.0)
+    monkeypatch.setattr(projector_module, "BATCH_WINDOW_MAX", 3600.0)
+    tmp, store = pool
+    log = str(tmp / "nodes.log")
+    p = Projector(store, tz=UTC)
+    p.start(interval=0.01)
+    assert _wait_visible(p, store.append(submit(1, 1, log=log)))   # then the window: an hour
+    for number in (1, 5):
+        position = store.append([event(JobId(1, 0), number)])
+        p.hurry()
+        assert _wait_visible(p, position)
+    assert open(log).read() == "".join(text for _, text in expected_text(store, log))
+    p.stop()
     p.close()
 
 

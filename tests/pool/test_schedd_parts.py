@@ -15,7 +15,7 @@ from jobledger.daemons.schedd.runs import Runs
 from jobledger.daemons.storage.store import Store
 from jobledger.eventcore.enums import JobAction
 from jobledger.eventcore.ids import JobId
-from jobledger.eventcore.records import ClusterAd, ProcAd
+from jobledger.eventcore.records import ClusterAd, ProcAd, SetAttributes
 from jobledger.eventcore.status import JobStatus
 from tests.journal.helpers import event
 
@@ -93,3 +93,24 @@ def test_actions_need_no_schedd(store, tmp_path):
     assert {store.job_status(JobId(1, p)) for p in (0, 1)} == {JobStatus.IDLE}
     assert cycles == ["cycle"]
     assert actions.edit("alice", "Foo", "42", ids=["1.0"]) == 1 and store.job_ad(JobId(1, 0))["Foo"] == "42"
+
+
+def test_a_dag_node_end_hurries_the_user_logs(tmp_path):
+    """The end of a DAG node's job (its ad names the nodes log) is told to ``node_ended``
+    (the schedd's projector writes it at once: DAGMan waits for it); another job's is not."""
+    opened = Store(tmp_path, durability="normal")
+    try:
+        for cluster, extra in ((1, {}), (2, {"DAGManNodesLog": '"/nowhere/x.dag.nodes.log"'})):
+            opened.append([ClusterAd(cluster, {"Owner": '"alice"', "Cmd": '"/bin/true"', "QDate": "1700000000",
+                                               **extra}),
+                           ProcAd(JobId(cluster, 0), {"JobStatus": "1"}), event(JobId(cluster, 0), 0),
+                           SetAttributes(JobId(cluster, 0), set={"ClaimId": f'"claim{cluster}"'}, by="schedd"),
+                           event(JobId(cluster, 0), 1)])
+        parts, told = runs(opened), []
+        parts.node_ended = lambda: told.append("ended")
+        for cluster in (1, 2):
+            outcome = {"kind": "exit", "code": 0, "claim": f"claim{cluster}"}
+            assert parts.record_outcome(JobId(cluster, 0), f"claim{cluster}", outcome, wait=0) == "recorded"
+            assert told == ([] if cluster == 1 else ["ended"])
+    finally:
+        opened.close()
