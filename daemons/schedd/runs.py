@@ -159,11 +159,11 @@ class Runs:
         ``joint`` (a ``daemons.joint_commit.JointCommit``) the records go into one commit
         with the next run's on the claim.
 
-        The records are decided under ``lock`` (before the handover's worker offers its
-        own: it works meanwhile) and committed outside it, naming the state they were
-        decided on (``Assumed``): another slot's end commits beside this one (one group
-        commit, one fsync), and an action or the policy that changed the run meanwhile
-        makes this commit refuse (the report is then stale), as theirs refuse after it."""
+        The records are decided (while the handover's worker looks for the next run) and
+        committed outside ``lock``, naming the state they were decided on (``Assumed``):
+        another slot's end commits beside this one (one group commit, one fsync), and an
+        action or the policy that changed the run meanwhile makes this commit refuse (the
+        report is then stale), as theirs refuse after it."""
         self.wait_started(claim, wait)
         decided, exited = self.outcome_records(job, claim, outcome), outcome.get("kind") == "exit"
         if joint is None:
@@ -178,12 +178,15 @@ class Runs:
 
     def outcome_records(self, job: JobId, claim: str, outcome: dict) -> tuple[dict, list] | None:
         """(the job's ad, the records ending its run as ``outcome`` says), or None when
-        ``claim`` is not its run (a stale report)."""
-        with self.lock:
-            ad = self.store.job_ad(job)
-            if ad is None or not self.is_current(ad, claim):
-                return None
-            return ad, self.end_records(job, ad, outcome, time.time())
+        ``claim`` is not its run (a stale report).  Decided outside ``lock``: the records
+        name the state they were decided on (``Assumed``), so an action or the policy that
+        changes the run before they are committed makes their commit refuse, as it would
+        under the lock; the short sections of the parts that start runs do not queue
+        behind a read and an exit policy at every job's end."""
+        ad = self.store.job_ad(job)
+        if ad is None or not self.is_current(ad, claim):
+            return None
+        return ad, self.end_records(job, ad, outcome, time.time())
 
     def end_records(self, job: JobId, ad: dict, outcome: dict, now: float) -> list:
         """The records that end the run of ``job`` (its ``ad`` as it runs) as ``outcome``
