@@ -112,7 +112,7 @@ class Projector:
         self.event_log_format = event_log_format
         self.tz = tz or local_zone()
         self.chunk = chunk
-        self.cursors = LogCursors(store.path, CURSOR)
+        self.cursors = LogCursors(store.path, CURSOR, turn=store.write_turn)
         store.keep_recent()
         self._targets: LogTargets | None = None     # loaded at the first catch-up
         self._lock = threading.Lock()

@@ -1,8 +1,10 @@
 """The user-log writer's state in ``journal.sqlite``: its cursor, each file's
 (position, offset), the jobs' log targets and the logs that failed.
 
-``LogCursors(path)`` holds its own connection (the projector writes beside
-the schedd's appends; SQLite serialises the two).  ``commit(...)`` saves the
+``LogCursors(path, turn=...)`` holds its own connection (the projector writes
+beside the schedd's appends); ``turn``, the store's writer lock, makes the two
+take turns in this process, so neither waits in SQLite's busy handler (which
+sleeps a millisecond or more each time it finds the database locked).  ``commit(...)`` saves the
 files written, the failures, the target changes and the cursor in one
 transaction: a crash leaves either all of them or none (daemons.userlog_files
 reconciles the files with the saved offsets).
@@ -10,6 +12,7 @@ reconciles the files with the saved offsets).
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from typing import Iterable, NamedTuple
 
 from jobledger.daemons.storage.errors import guard
@@ -29,9 +32,10 @@ class FileState(NamedTuple):
 class LogCursors:
     """Reads and writes the log writer's tables (see the module docstring)."""
 
-    def __init__(self, path, name: str = "logs"):
+    def __init__(self, path, name: str = "logs", turn: AbstractContextManager | None = None):
         self.path = path
         self.name = name
+        self._turn = turn if turn is not None else nullcontext()
         with guard("opening the journal", path):
             self._conn = connect(path, "FULL")
 
@@ -99,7 +103,7 @@ class LogCursors:
 
     def _transaction(self, body, *args) -> None:
         conn = self._conn
-        with guard("saving the log writer's state", self.path):
+        with self._turn, guard("saving the log writer's state", self.path):
             conn.execute("BEGIN IMMEDIATE")
             try:
                 body(conn, *args)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 from collections.abc import Generator, Iterable, Iterator
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 from jobledger.eventcore.codecs.journal import Row
@@ -125,6 +126,9 @@ class JournalFeed(Protocol):
     """The journal as the projector follows it: positions, rows, and a wait for more."""
 
     path: Path
+
+    @property
+    def write_turn(self) -> AbstractContextManager: ...
 
     def keep_recent(self) -> None: ...
 

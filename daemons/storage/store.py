@@ -483,6 +483,12 @@ class Store(QueueViews):
         return out
 
     # ---------------------------------------------- committed, in memory --
+    @property
+    def write_turn(self) -> threading.Lock:
+        """The writer's lock, for another connection of this process that writes the
+        journal's file (the projector's cursors): held, no commit of ours is under way."""
+        return self._write_lock
+
     def keep_recent(self) -> None:
         """Keep committed entries in memory for ``recent`` from now on (the projector
         asks; without a follower nothing is kept, so appends pay nothing for it)."""
