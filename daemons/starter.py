@@ -620,7 +620,7 @@ class Starter:
             except HTCondorException:
                 if not saved:
                     write_atomically(os.path.join(self.scratch, OUTCOME), outcome)
-                    saved = True
+                    saved = outcome["saved"] = True     # (the schedd removes it with the scratch)
                 if time.monotonic() >= deadline:
                     return False, None  # the schedd reads outcome.json when it comes back
                 time.sleep(delay)

@@ -44,7 +44,7 @@ from jobledger.eventcore.events import EventType
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.records import Assumed, SetAttributes
 from jobledger.eventcore.status import JobStatus
-from jobledger.eventcore.transfer import size_mb
+from jobledger.eventcore.transfer import output_on_evict, size_mb
 from jobledger.daemons.storage.interfaces import JobLedger
 
 MAX_START_FAILURES = 3          # starters gone without an outcome before the job is held
@@ -166,13 +166,16 @@ class Runs:
         report is then stale), as theirs refuse after it."""
         self.wait_started(claim, wait)
         decided, exited = self.outcome_records(job, claim, outcome), outcome.get("kind") == "exit"
+        # (a starter that reports on its first try saved nothing in its scratch directory,
+        # and removes it itself: not even looked at here, before its answer)
+        cleans = reported and outcome.get("saved") is not True
         if joint is None:
             return "stale" if decided is None else \
-                self._commit_outcome(job, decided, exited, reported, self.store.append)
+                self._commit_outcome(job, decided, exited, reported, cleans, self.store.append)
         joint.take()      # outside the lock: the handover's worker takes it meanwhile
         try:
             return "stale" if decided is None else \
-                self._commit_outcome(job, decided, exited, reported, joint.commit)
+                self._commit_outcome(job, decided, exited, reported, cleans, joint.commit)
         finally:
             joint.release()
 
@@ -196,24 +199,27 @@ class Runs:
                 *exit_records(job, ad, outcome, now, self.at_exit)]
 
     def _commit_outcome(self, job: JobId, decided: tuple[dict, list], exited: bool, reported: bool,
-                        append) -> str:
+                        cleans: bool, append) -> str:
         ad, records = decided
         interleave.point("outcome.append")
         try:
             append(records)
         except InvalidTransition:    # (StaleDecision: the run changed since it was decided)
             return "stale"
-        self.ended(job, ad, exited, reported)
+        self.ended(job, ad, exited, reported, cleans)
         return "recorded"
 
-    def ended(self, job: JobId, ad: dict, exited: bool, reported: bool) -> None:
-        """A run's end is recorded: its scratch directory goes (see ``record_outcome``), and
-        after an exit the files an eviction left in the spool.  A DAG node's end is told
-        to ``node_ended``."""
+    def ended(self, job: JobId, ad: dict, exited: bool, reported: bool, cleans: bool = False) -> None:
+        """A run's end is recorded: its scratch directory goes (see ``record_outcome``; not
+        looked at when its starter ``cleans`` it), and after an exit the files an eviction
+        left in the spool (only a job whose output is kept on eviction has them; an empty
+        ``ad``, not known, may).  A DAG node's end is told to ``node_ended``."""
         if "DAGManNodesLog" in ad:
             self.node_ended()
-        self._remove_scratch(ad, only_saved=reported)
-        if exited and self.spool_dir is not None:
+        if not cleans:
+            self._remove_scratch(ad, only_saved=reported)
+        if exited and self.spool_dir is not None and (not ad or output_on_evict(
+                {"WhenToTransferOutput": adwire.evaluate(ad, "WhenToTransferOutput")})):
             shutil.rmtree(job_spool(self.spool_dir, job) / "evicted", ignore_errors=True)
 
     def record_input(self, job: JobId, claim: str, events: list, input_bytes: int) -> str:
