@@ -78,7 +78,10 @@ def test_a_running_job_sees_its_refreshed_proxy(pool, tmp_path):
     assert history[0]["x509UserProxyExpiration"] == fresh_end
     assert history[0]["x509userproxysubject"] == "CN=proxy,CN=alice"
 
-    # the proxy itself is in no file of the pool (journal, views, logs)
+    # the proxy itself is in no file of the pool (journal, views, logs) once the job's
+    # starter, answered after its end was committed, has removed the sandbox
+    wait_until(lambda: not list((Path(pool.local_dir) / "execute").glob("dir_*")), 60,
+               what="the job's sandbox removed")
     body = fresh.decode().splitlines()[2].encode()
     for path in Path(pool.local_dir).rglob("*"):
         if path.is_file():
