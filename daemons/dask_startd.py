@@ -299,10 +299,11 @@ class DaskStartd(Startd):
             answer["then"] = self._dask_result(peer, then, 0.0)
         return answer
 
-    def _dask_run_many(self, peer, items: list, then: str | None = None) -> dict:
+    def _dask_run_many(self, peer, items: list, then: str | None = None, also: list | None = None) -> dict:
         """``dask_run`` of several jobs in one call, in order (each queued behind the one
         before it): ``{"replies": {claim: its answer}}``, and with ``then`` (the claim of
-        the starter's running job) that job's ``dask_result`` at once (``then``)."""
+        the starter's running job) that job's ``dask_result`` at once (``then``); with
+        ``also`` (claims of jobs queued before), theirs (``also``, as ``dask_results``)."""
         if not isinstance(items, list) or not all(isinstance(item, dict) and isinstance(item.get("claim"), str)
                                                   and isinstance(item.get("spec"), dict)
                                                   and isinstance(item.get("scratch"), str) for item in items):
@@ -311,6 +312,9 @@ class DaskStartd(Startd):
                                     for item in items}}
         if then is not None:
             answer["then"] = self._dask_result(peer, then, 0.0)
+        if also:
+            answer["also"] = self._dask_results(peer, [claim for claim in also
+                                                       if claim != then and claim not in answer["replies"]])
         return answer
 
     def _submit(self, peer, claim: str, spec: dict, scratch: str, wait: float) -> dict:
@@ -432,7 +436,8 @@ class DaskStartd(Startd):
         the jobs it queued behind its own."""
         if not isinstance(claims, list) or not all(isinstance(claim, str) for claim in claims):
             raise HTCondorException("dask_results: claims must be a list of claim ids")
-        return {claim: self._dask_result(peer, claim, 0.0) for claim in claims}
+        # (once each: a job's outcome is handed out once, the claim asked again is "lost")
+        return {claim: self._dask_result(peer, claim, 0.0) for claim in dict.fromkeys(claims)}
 
     def _dask_signal(self, peer, claim: str, signum: int) -> bool:
         """Send ``signum`` to the job of ``claim`` on its worker."""

@@ -148,21 +148,31 @@ class DaskStarter(Starter):
             chain.append({"claim": queued["claim"], "job": run["outcome"]["job"], "outcome": run["outcome"]})
         return chain
 
-    def _refresh_queued(self) -> None:
+    def _unknown(self) -> list[dict]:
+        """The queued jobs (the first CHAIN_MAX) submitted and not known to be over."""
+        return [queued for queued in self.queued[:CHAIN_MAX]
+                if queued["run"]["submitted"] and queued["run"]["reply"].get("state") == "running"]
+
+    def _learn(self, waiting: list[dict], found) -> None:
+        """The startd's answers (claim -> ``dask_result``) about the ``waiting`` queued jobs."""
+        for queued in waiting:
+            reply = found.get(queued["claim"]) if isinstance(found, dict) else None
+            if isinstance(reply, dict) and reply.get("state") in ("running", "done", "lost"):
+                queued["run"]["reply"] = reply
+
+    def _refresh_queued(self, always: bool = False) -> None:
         """Ask the startd, in one call, how the queued jobs not known to be over are doing
-        (the worker runs them one after the other, faster than they are reported)."""
-        waiting = [queued for queued in self.queued[:CHAIN_MAX]
-                   if queued["run"]["submitted"] and queued["run"]["reply"].get("state") == "running"]
-        if not waiting:
+        (the worker runs them one after the other, faster than they are reported): unless
+        ``always``, only when the first is not known to be over (the others ended after it:
+        those known over make the chain, the rest are learnt of with the next call)."""
+        waiting = self._unknown()
+        if not waiting or not always and all(queued is not self.queued[0] for queued in waiting):
             return
         try:
             found = ipc.call(self.startd, "dask_results", timeout=30, claims=[q["claim"] for q in waiting])
         except HTCondorException:
             return      # (each is asked about again in its turn)
-        for queued in waiting:
-            reply = found.get(queued["claim"]) if isinstance(found, dict) else None
-            if isinstance(reply, dict) and reply.get("state") in ("running", "done", "lost"):
-                queued["run"]["reply"] = reply
+        self._learn(waiting, found)
 
     def _outcome_of(self, queued: dict) -> dict | None:
         """The outcome of a queued job that is over, as its turn would make it (its input
@@ -251,15 +261,9 @@ class DaskStarter(Starter):
                 self._queue_offers(self.depth + 1 - (len(self.queued) - skip),
                                    head["run"] if self._head_waiting() else None)
             elif self._head_waiting():
-                head["run"]["reply"] = self._ask_about(head["claim"])
+                self._refresh_queued(always=True)
         except Exception:  # noqa: BLE001 - asked again once the job is the claim's
             traceback.print_exc()
-
-    def _ask_about(self, claim: str) -> dict:
-        try:
-            return ipc.call(self.startd, "dask_result", timeout=30, claim=claim, wait=0)
-        except HTCondorException:
-            return {"state": "running"}     # (the poll after the handover asks again)
 
     def _drop_offered(self) -> None:
         """The jobs the schedd queued behind ours that we will not run: their claims on the
@@ -318,14 +322,18 @@ class DaskStarter(Starter):
                                                    "reply": self.reply}
         items = [{"claim": queued["claim"], "spec": spec, "scratch": queued["run"]["scratch"]}
                  for queued, spec in staged if spec is not None]
+        waiting = [queued for queued in self._unknown() if queued["run"] is not ahead]
         answer = {}
         if items:
             try:
                 answer = ipc.call(self.startd, "dask_run_many", timeout=30, items=items,
                                   then=watched["claim"] if watched["submitted"]
-                                  and watched["reply"].get("state") == "running" else None)
+                                  and watched["reply"].get("state") == "running" else None,
+                                  also=[queued["claim"] for queued in waiting])
             except Exception:  # noqa: BLE001 - not queued: the handover gives them as next jobs then
                 traceback.print_exc()
+        if isinstance(answer, dict):
+            self._learn(waiting, answer.get("also"))
         replies = answer.get("replies") if isinstance(answer, dict) else None
         then = answer.get("then") if isinstance(answer, dict) else None
         if isinstance(then, dict) and then.get("state") in ("running", "done", "lost"):
