@@ -124,13 +124,13 @@ class Chains:
         now = time.time()
         gate, batches, before = _Gate(self.runs), [end], None
         for step, started in promoted:
-            idle = self.store.job_ad(step["job"])
+            idle = step["idle"] = self.store.job_ad(step["job"])
             records = execute_records(step["job"], idle, step["claim"], started, address, now) \
                 if idle is not None and adwire.evaluate(idle, "JobStatus") == JobStatus.IDLE else None
             batches += [gate.started(before, records, step["job"]),
                         gate.ended(step["job"], step["claim"], outcomes[step["claim"]], now)]
             before = (step["job"], step["claim"])
-        return self._commit(job, ad, batches, promoted, gate, ahead, address)
+        return self._commit(job, ad, outcome, batches, promoted, gate, ahead, address)
 
     def _promote(self, taken: list[dict], address: str | None) -> list[tuple[dict, dict]]:
         """Move the claim along ``taken`` on the startd (one call): the steps moved, with
@@ -145,8 +145,8 @@ class Chains:
         self.matches.put_back(taken[len(started):])
         return list(zip(taken, started))
 
-    def _commit(self, job: JobId, ad: dict, batches: list, promoted: list, gate: _Gate, ahead,
-                address: str) -> tuple:
+    def _commit(self, job: JobId, ad: dict, outcome: dict, batches: list, promoted: list, gate: _Gate,
+                ahead, address: str) -> tuple:
         last = promoted[-1][0]
         joint, handed = JointCommit(self.store), Future()
         try:
@@ -167,14 +167,14 @@ class Chains:
                 self.matches.forget_continued([step["ahead"] for step, _ in promoted])
                 for step, _ in promoted:
                     self.runs.started(step["job"], step["claim"], ClaimEvent.FAILED)
-        return self._settled(job, ad, results, promoted, handed, address)
+        return self._settled(job, ad, outcome, results, promoted, handed, address)
 
-    def _settled(self, job: JobId, ad: dict, results: list, promoted: list, handed: Future,
+    def _settled(self, job: JobId, ad: dict, outcome: dict, results: list, promoted: list, handed: Future,
                  address: str) -> tuple:
         """After the commit: each step's claim settled as its start went, the ends recorded."""
         result = "stale" if isinstance(results[0], BaseException) else "recorded"
-        if result == "recorded":
-            self.runs.ended(job, ad, True, True)
+        if result == "recorded":   # (a starter that saved its outcome nowhere removes its scratch)
+            self.runs.ended(job, ad, True, True, cleans=outcome.get("saved") is not True)
         chained, whole = 0, True
         for n, (step, _) in enumerate(promoted):
             began, end = results[1 + 2 * n], results[2 + 2 * n]
@@ -188,7 +188,7 @@ class Chains:
             whole = whole and how is ClaimEvent.EXECUTED and not isinstance(end, BaseException)
             if whole:
                 chained += 1
-                self.runs.ended(step["job"], {}, True, True)
+                self.runs.ended(step["job"], step["idle"] or {}, True, True, cleans=True)
         if not whole:
             self.log.info("job %s: the chain after it stopped after %d of %d", job, chained, len(promoted))
             broken: Future = Future()
