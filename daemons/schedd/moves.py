@@ -9,9 +9,9 @@ thread sends the queued moves to each startd in the order they were made, many
 in one ``claims_moved`` call.
 
 Every other call to a startd goes through ``StartdCalls`` too and first sends
-the moves queued for that startd: a signal, a ``claims`` question or an
-``activate`` reusing a moved claim always finds the startd knowing every
-claim moved before it.  A move the startd cannot take (it is down) is
+the moves queued (for every startd: one address may be spelt two ways): a
+signal, a ``claims`` question or an ``activate`` reusing a moved claim always
+finds the startd knowing every claim moved before it.  A move the startd cannot take (it is down) is
 dropped with a line in the log: its starter keeps running the job, and a
 schedd that starts tells the startd again the moves it finds missing
 (``Runs.kill_unknown_claims``).
@@ -44,9 +44,8 @@ class StartdCalls:
         self._wake = threading.Event()
 
     def __call__(self, cmd: str, address: str | None = None, **args):
-        address = address or self._default()
-        self.flush(address)
-        return self._call(cmd, address=address, **args)
+        self.send_all()
+        return self._call(cmd, address=address or self._default(), **args)
 
     def moved(self, address: str | None, move: dict) -> None:
         """Tell the startd at ``address``, soon, that ``move["from"]``'s slot and starter
@@ -73,6 +72,10 @@ class StartdCalls:
             return
         time.sleep(GATHER)
         self._wake.clear()
+        self.send_all()
+
+    def send_all(self) -> None:
+        """Send every startd the moves queued for it."""
         with self._lock:
             addresses = list(self._queued)
         for address in addresses:

@@ -50,12 +50,14 @@ def test_calls_to_a_startd_come_after_the_moves_queued_for_it():
     calls.moved(None, {"from": "a", "claim": "b"})
     calls.moved("far", {"from": "x", "claim": "y"})
     calls.moved("local", {"from": "b", "claim": "c"})
-    assert calls("signal", claim="c", what="kill") == "ok"
+    assert calls("signal", claim="c", what="kill") == "ok"    # (after every startd's moves)
     assert sent == [("claims_moved", "local", {"moves": [{"from": "a", "claim": "b"}, {"from": "b", "claim": "c"}]}),
+                    ("claims_moved", "far", {"moves": [{"from": "x", "claim": "y"}]}),
                     ("signal", "local", {"claim": "c", "what": "kill"})]
     sent.clear()
-    calls.send_queued()                 # the sender's round: what is left, each to its startd
-    assert sent == [("claims_moved", "far", {"moves": [{"from": "x", "claim": "y"}]})]
+    calls.moved("far", {"from": "y", "claim": "z"})
+    calls.send_queued()                 # the sender's round: each startd its own
+    assert sent == [("claims_moved", "far", {"moves": [{"from": "y", "claim": "z"}]})]
 
 
 def test_a_move_a_startd_cannot_take_is_said_and_dropped():
