@@ -116,7 +116,9 @@ class Chains:
             return None                 # a stale or retried report: as usual
         ad, end = decided
         address = startd_address(ad)
-        taken = self.matches.take_queued(claim, [(c, j) for c, j, _ in steps]) if address else []
+        if not address:
+            return None                 # no startd to move the claim on: as usual
+        taken = self.matches.take_queued(claim, [(c, j) for c, j, _ in steps])
         promoted = self._promote(taken, address)
         if not promoted:
             return None
@@ -148,7 +150,8 @@ class Chains:
     def _commit(self, job: JobId, ad: dict, outcome: dict, batches: list, promoted: list, gate: _Gate,
                 ahead, address: str) -> tuple:
         last = promoted[-1][0]
-        joint, handed = JointCommit(self.store), Future()
+        joint = JointCommit(self.store)
+        handed: Future = Future()
         try:
             work = self.matches.in_worker(self.matches._reuse_claim, last["claim"], ad, handed, joint)
             work.add_done_callback(lambda _: _settle(handed, None))

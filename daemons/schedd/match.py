@@ -272,7 +272,7 @@ class Matches:
         with self.runs.lock:
             last = next(q for q in self._queued.values() if q["claim"] == found[-1]["claim"])
         ad, startd = self.store.job_ad(last["job"]), last["startd"]
-        reserved = []
+        reserved: list[tuple] = []
         while ad is not None and len(found) + len(reserved) < count:
             next_one = self._reserve_next(ad)
             if next_one is None:
