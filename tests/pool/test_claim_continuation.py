@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from jobledger.daemons.client.personal import PersonalPool
-from jobledger.daemons.startd import Startd
 from jobledger.daemons.starter import OUTCOME, Starter
 from jobledger.eventcore.errors import HTCondorException
+from tests.pool.startd_unit import slot, startd  # noqa: F401  (startd: a fixture)
 
 JOB = {"ClusterId": 1, "ProcId": 0, "Owner": "alice", "Cmd": "/bin/true", "Iwd": "/tmp"}
 
@@ -43,21 +42,6 @@ def test_a_starter_whose_startd_died_offers_no_next_job(tmp_path, lifeline):
     assert not starter.startd_alive() and starter.lifeline_fd is None
     starter._finish({"kind": "exit", "code": 0})
     assert offers == [True, False]
-
-
-@pytest.fixture
-def startd(tmp_path):
-    pool = PersonalPool(local_dir=tmp_path / "pool").initialize()
-    with pool.use_config():
-        daemon = Startd(str(pool.config_file))
-    yield daemon
-    for handler in list(daemon.log.handlers):
-        handler.close()
-
-
-def slot(pid: int, **more) -> dict:
-    return {"name": "slot1_1@here", "resources": {"Cpus": 1, "Memory": 0, "Disk": 0}, "job": "1.0",
-            "owner": "alice", "pid": pid, "start": 1, "since": 0, **more}
 
 
 def test_a_restarted_startd_does_not_continue_a_previous_startds_claim(startd):

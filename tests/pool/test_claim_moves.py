@@ -11,13 +11,12 @@ import pytest
 
 import jobledger as htcondor
 from jobledger.daemons import ipc
-from jobledger.daemons.client.personal import PersonalPool
 from jobledger.daemons.schedd.moves import StartdCalls
 from jobledger.daemons.schedd.runs import Runs
-from jobledger.daemons.startd import Startd
 from jobledger.daemons.starter import NO_REUSE, Starter
 from jobledger.eventcore.errors import HTCondorException
 from tests.pool.conftest import running_pool, wait_until
+from tests.pool.startd_unit import slot, startd  # noqa: F401  (startd: a fixture)
 
 JOB = {"ClusterId": 1, "ProcId": 0, "Owner": "alice", "Cmd": "/bin/true", "Iwd": "/tmp"}
 
@@ -72,23 +71,8 @@ def test_a_move_a_startd_cannot_take_is_said_and_dropped():
     assert len(log.lines) == 1
 
 
-@pytest.fixture
-def startd(tmp_path):
-    pool = PersonalPool(local_dir=tmp_path / "pool").initialize()
-    with pool.use_config():
-        daemon = Startd(str(pool.config_file))
-    yield daemon
-    for handler in list(daemon.log.handlers):
-        handler.close()
-
-
-def slot(pid: int, **more) -> dict:
-    return {"name": "slot1_1@here", "resources": {"Cpus": 1, "Memory": 0, "Disk": 0}, "job": "1.0",
-            "owner": "alice", "pid": pid, "start": 1, "since": 0, "scratch": "/x/dir_1", **more}
-
-
 def test_the_startd_takes_moves_in_order_and_skips_one_whose_claim_is_gone(startd):
-    startd.claims["a"] = slot(os.getpid())
+    startd.claims["a"] = slot(os.getpid(), scratch="/x/dir_1")
     job = {"Owner": "alice", "ClusterId": 1, "ProcId": 1}
     moves = [{"from": "a", "claim": "b", "job": job, "scratch": "/x/dir_1_b"},
              {"from": "b", "claim": "c", "job": {**job, "ProcId": 2}, "scratch": "/x/dir_1_c"},
