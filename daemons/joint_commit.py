@@ -17,11 +17,19 @@ appends the taken records alone if its own were never committed (a stale
 report).  A worker whose offer is not taken within ``wait`` seconds appends
 alone.  Either way every record offered is committed exactly once and the
 worker learns its result (a position, or the exception that refused it).
+
+One thread may do both parts (a plain starter's next job, found by the thread
+that received the end: no hand-off between threads that share one interpreter
+lock): it ``offer(records, then)``s them without waiting, takes and commits
+them with its own, and ``finish()``es: ``then(result)`` learns the outcome
+(the records are committed alone first if they were not taken).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any
 
 OFFER_WAIT = 10.0   # seconds an offer waits to be taken (the reporter's activation bound)
 
@@ -36,6 +44,7 @@ class JointCommit:
         self._state = "open"    # open -> offered -> taken -> settled; or closed (each alone)
         self._offered: list | None = None
         self._result = None     # the offered records' position, or what refused them
+        self._then: Callable[[Any], None] | None = None    # (offer) told the result by finish()
 
     # -- the handover's worker -------------------------------------------------------
     def append(self, records: list) -> int:
@@ -53,6 +62,26 @@ class JointCommit:
                         raise self._result
                     return self._result
         return self.store.append(records)
+
+    def offer(self, records: list, then: Callable[[Any], None]) -> None:
+        """Offer ``records`` without waiting (the reporter's own thread, before it takes
+        them); ``finish()`` tells ``then`` their result."""
+        with self._cond:
+            if self._state != "open":
+                raise RuntimeError(f"records offered to a joint commit that is {self._state}")
+            self._state, self._offered, self._then = "offered", list(records), then
+
+    def finish(self) -> None:
+        """(After the reporter's commit, in the thread that ``offer``ed.)  Records
+        offered and not committed yet go alone; ``then`` learns their result."""
+        if self._then is None:
+            return
+        with self._cond:
+            if self._state == "offered":
+                self._state = "taken"
+        self.release()
+        then, self._then = self._then, None
+        then(self._result)
 
     def withdraw(self) -> None:
         """The worker has no records (no next run): the reporter commits alone."""

@@ -668,7 +668,8 @@ class Schedd(Daemon):
         # A starter that queues jobs behind the one it runs (``lookahead``) gets the next of
         # those in the same answer: ``_lookahead_after``, in a worker once the handover
         # named the next job, while this thread commits.  A plain starter (``direct``) gets
-        # its next job without the startd being asked: it is told after (daemons.schedd.moves).
+        # its next job without the startd being asked: it is told after (daemons.schedd.moves);
+        # this thread finds that job and offers its records, no worker between.
         # A ``chain`` of the queued jobs that ended too goes into the same commit
         # (daemons.schedd.chain).
         job_id = JobId.parse(job)
@@ -682,9 +683,12 @@ class Schedd(Daemon):
         chained = self.chains.record(job_id, claim, outcome, chain, ahead) if more and chain else None
         if chained is None:
             joint = JointCommit(self.store)
-            handover = self.matches.finished(job_id, claim, outcome, more, joint, direct=direct is True)
-            ahead(handover)
-            result = self.runs.record_outcome(job_id, claim, outcome, reported=True, joint=joint)
+            try:
+                handover = self.matches.finished(job_id, claim, outcome, more, joint, direct=direct is True)
+                ahead(handover)
+                result = self.runs.record_outcome(job_id, claim, outcome, reported=True, joint=joint)
+            finally:
+                joint.finish()      # (a next run this thread found: its start is over)
         else:
             result, handover, chained = chained
         following = None

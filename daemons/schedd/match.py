@@ -149,24 +149,35 @@ class Matches:
             return None                 # already recorded: its claim went on then
         if not more:
             self._drop_queued(claim)    # its starter leaves: the queued job is not run
+        if more and direct and joint is not None:
+            # A plain starter's next job is found and its records offered here, in the
+            # thread that commits the end: no hand-off to a worker (both would share the
+            # one interpreter lock, the hand-off only adds its delay to every job).
+            try:
+                self._reuse_claim(claim, ad, handed, joint, direct=True, offer=True)
+            except Exception as exc:  # noqa: BLE001 - no next job: the end is recorded alone
+                self.log.info("job %s: its claim found no next job: %r", job, exc)
+            _settle(handed, None)
+            return handed
         work = self._workers.submit(self._reuse_claim, claim, ad, handed if more else None, joint,
                                     more and direct)
         work.add_done_callback(lambda _: _settle(handed, None))   # none found (or cancelled)
         return handed
 
     def _reuse_claim(self, old_claim: str, finished: dict, handed: Future | None = None,
-                     joint: JointCommit | None = None, direct: bool = False) -> None:
+                     joint: JointCommit | None = None, direct: bool = False, offer: bool = False) -> None:
         """HTCondor's claim reuse: the next idle job of the same kind takes the finished
         job's slot at once, without waiting for a negotiation cycle; with ``handed``,
-        the finished job's starter runs it (``finished`` tells)."""
+        the finished job's starter runs it (``finished`` tells).  With ``offer`` the next
+        run's records are offered to ``joint`` without waiting (``_start_run``)."""
         try:
-            self._next_on_claim(old_claim, finished, handed, joint, direct)
+            self._next_on_claim(old_claim, finished, handed, joint, direct, offer)
         finally:
             if joint is not None:
                 joint.withdraw()    # no next run (or its records went): the end goes alone
 
     def _next_on_claim(self, old_claim: str, finished: dict, handed: Future | None, joint,
-                       direct: bool = False) -> None:
+                       direct: bool = False, offer: bool = False) -> None:
         startd = startd_address(finished)
         if startd is None:
             return
@@ -175,14 +186,14 @@ class Matches:
         if queued is not None:      # already on its way behind the finished job
             self._activate(queued["job"], queued["claim"], {
                 "startd": startd, "request": queued["request"], "reuse": old_claim,
-                "handed": handed, "joint": joint, "values": queued["given"]["job"]})
+                "handed": handed, "joint": joint, "offer": offer, "values": queued["given"]["job"]})
             return
         found = self._reserve_next(finished)
         if found is not None:
             job, claim, ad = found
             self._activate(job, claim, {"startd": startd, "request": request_of(ad), "ad": ad,
                                         "reuse": old_claim, "handed": handed, "joint": joint,
-                                        "finished": finished if direct else None})
+                                        "offer": offer, "finished": finished if direct else None})
 
     def _reserve_next(self, finished: dict) -> tuple | None:
         """The next idle job of ``finished``'s kind, reserved: (job, its claim, its whole ad)."""
@@ -401,19 +412,21 @@ class Matches:
                 self._drop_queued(claim)
 
     def _activate(self, job: JobId, claim: str, match: dict) -> None:
-        how = ClaimEvent.FAILED
+        how: ClaimEvent | None = ClaimEvent.FAILED
         try:
             how = self._start_run(job, claim, match)
         except Exception as exc:  # noqa: BLE001 - a failed start leaves the job idle
             self.log.info("job %s: could not start: %s", job, exc)
         finally:
-            self.runs.started(job, claim, how)
+            if how is not None:     # (None: offered, ``_executed`` once committed)
+                self.runs.started(job, claim, how)
 
-    def _start_run(self, job: JobId, claim: str, match: dict) -> ClaimEvent:
+    def _start_run(self, job: JobId, claim: str, match: dict) -> ClaimEvent | None:
         """Start ``job``: on its startd (a new starter), or -- a match with ``handed``, a
         future -- by the reused claim's starter: ``handed`` gets what that starter is to
         run as soon as the startd moved the claim, before the EXECUTE is recorded (as
-        a new starter starts its job while it is)."""
+        a new starter starts its job while it is).  With ``offer`` the EXECUTE is offered
+        to the joint commit (None: its start is over once ``_executed`` learns its result)."""
         ad = match.get("ad") or self.store.job_ad(job)    # (read just now by _reserve_next)
         if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
             return ClaimEvent.FAILED
@@ -439,6 +452,9 @@ class Matches:
         records = execute_records(job, ad, claim, started, address, time.time())
         joint = match.get("joint")
         interleave.point("start.before-execute")
+        if match.get("offer") and joint is not None:
+            joint.offer(records, lambda result: self._executed(job, claim, address, result))
+            return None
         try:
             (self.store if joint is None else joint).append(records)
             how = ClaimEvent.EXECUTED
@@ -447,6 +463,23 @@ class Matches:
             how = ClaimEvent.REFUSED
         interleave.point("start.after-execute")
         return how
+
+    def _executed(self, job: JobId, claim: str, address: str, result) -> None:
+        """An offered EXECUTE's ``result`` (a position, or what refused it): its start is
+        over, as ``_start_run`` ends one it appended itself."""
+        how = ClaimEvent.EXECUTED
+        try:
+            if isinstance(result, InvalidTransition):   # held or removed while it was started
+                how = ClaimEvent.REFUSED
+                self.runs.startd_call("signal", address=address, claim=claim, what="kill")
+            elif isinstance(result, BaseException):
+                raise result
+        except Exception as exc:  # noqa: BLE001 - a failed start leaves the job idle
+            self.log.info("job %s: could not start: %s", job, exc)
+            how = ClaimEvent.FAILED
+        finally:
+            interleave.point("start.after-execute")
+            self.runs.started(job, claim, how)
 
     def _moved_here(self, claim: str, match: dict, slot_job: dict) -> dict | None:
         """What the startd would answer to moving ``match["reuse"]`` to ``claim`` (the same

@@ -159,7 +159,8 @@ class Runs:
         ``joint`` (a ``daemons.joint_commit.JointCommit``) the records go into one commit
         with the next run's on the claim.
 
-        The records are decided (while the handover's worker looks for the next run) and
+        The records are decided (once a plain starter's next run was found in this thread,
+        or while the handover's worker looks for it) and
         committed outside ``lock``, naming the state they were decided on (``Assumed``):
         another slot's end commits beside this one (one group commit, one fsync), and an
         action or the policy that changed the run meanwhile makes this commit refuse (the

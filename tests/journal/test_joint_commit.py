@@ -137,3 +137,32 @@ def test_a_gate_that_refuses_refuses_the_next_start_alone(store):
     thread.join()
     assert isinstance(out[0], InvalidTransition) and isinstance(results[0], int)
     assert store.job_status(NEXT) is JobStatus.IDLE
+
+
+def test_one_thread_offers_takes_and_learns_the_result(store):
+    """``offer``: the reporter's own thread found the next run; ``finish`` tells ``then``."""
+    joint, told = JointCommit(store), []
+    joint.offer([event(NEXT, 1)], told.append)
+    assert joint.take()
+    position = joint.commit([event(DONE, 5)])
+    joint.release()
+    joint.finish()
+    joint.finish()                                        # (told once)
+    assert store.commits == ["COMMIT"] and told == [position + 1]
+    assert store.job_status(NEXT) is JobStatus.RUNNING
+
+
+def test_an_offer_the_thread_never_took_is_committed_alone_on_finish(store):
+    joint, told = JointCommit(store), []
+    joint.offer([event(NEXT, 5)], told.append)            # terminate an idle job: refused
+    joint.finish()                                        # (the report failed before its take)
+    assert len(told) == 1 and isinstance(told[0], InvalidTransition)
+    assert store.job_status(NEXT) is JobStatus.IDLE
+
+
+def test_no_offer_finishes_with_nothing_to_tell(store):
+    joint = JointCommit(store)
+    joint.withdraw()
+    joint.finish()
+    with pytest.raises(RuntimeError):
+        joint.offer([event(NEXT, 1)], print)              # (closed: nothing more is taken)
