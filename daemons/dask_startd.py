@@ -338,8 +338,14 @@ class DaskStartd(Startd):
         try:
             runner = self._runner(address)
         except Exception as exc:  # noqa: BLE001 - a worker that cannot make one runs nothing
+            # (lost, or not answering): it takes no new claim, and its slots leave the
+            # collector, until the scheduler lets it go or it answers again (_refresh_workers);
+            # else the job evicted here is matched to the same slot at once and waits out
+            # RUNNER_TIMEOUT there
             self.log.info("claim %s: no job runner on %s: %r", claim, address, exc)
             self.tasks.pop(claim, None)
+            self.unreachable.add(address)
+            self._changed.set()
             return {"state": "lost"}
         try:
             task.future = self._call(runner, "run", spec, pack(scratch), claim)
