@@ -31,7 +31,7 @@ from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 
 from jobledger.daemons import spool
 from jobledger.daemons.joint_commit import JointCommit
-from jobledger.daemons.schedd.moves import SLOT_ATTRS
+from jobledger.daemons.schedd.moves import slot_job
 from jobledger.daemons.negotiator import request_of
 from jobledger.eventcore import adwire, interleave
 from jobledger.eventcore.claims import ClaimEvent
@@ -255,7 +255,7 @@ class Matches:
             values = self._starter_job(nxt, nxt_ad)
             request = request_of(nxt_ad)
             made = self.runs.startd_call("activate", address=startd, claim=nxt_claim, request=request,
-                                         job={a: values[a] for a in SLOT_ATTRS if a in values},
+                                         job=slot_job(values),
                                          reuse=claim, queued=True)
         except Exception as exc:  # noqa: BLE001 - nothing queued: the handover finds a job then
             self.log.info("job %s: not queued behind %s: %s", nxt, job, exc)
@@ -300,7 +300,7 @@ class Matches:
         try:
             answer = self.runs.startd_call("activate_many", address=startd, calls=[
                 {"claim": s["claim"], "request": s["request"], "reuse": s["behind"][1], "queued": True,
-                 "job": {a: s["values"][a] for a in SLOT_ATTRS if a in s["values"]}} for s in steps])
+                 "job": slot_job(s["values"])} for s in steps])
             made, error = answer.get("done") or [], answer.get("error")
         except Exception as exc:  # noqa: BLE001 - nothing queued: the handover finds a job then
             made, error = [], exc
@@ -434,15 +434,13 @@ class Matches:
         # (A job queued behind the run runs as its starter was given it then.)
         values = match.get("values") or self._starter_job(job, ad)
         if handed is not None:      # the startd needs only whose job it is
-            slot_job = {a: values[a] for a in SLOT_ATTRS if a in values}
-            started = self._moved_here(claim, match, slot_job) or self.runs.startd_call(
+            kept = slot_job(values)
+            started = self._moved_here(claim, match, kept) or self.runs.startd_call(
                 "activate", address=address, claim=claim, request=match["request"],
-                job=slot_job, reuse=match["reuse"], continuing=True)
+                job=kept, reuse=match["reuse"], continuing=True)
             given = {"claim": claim, "job": values, "scratch": started["scratch"]}
             with self.runs.lock:
-                self._continued[match["reuse"]] = given
-                while len(self._continued) > CONTINUED_KEPT:
-                    del self._continued[next(iter(self._continued))]
+                self._continue(match["reuse"], given)
             _settle(handed, given)
         else:
             within = {"within": match["within"]} if match.get("within") else {}   # an OCU's claim
@@ -456,32 +454,38 @@ class Matches:
             joint.offer(records, lambda result: self._executed(job, claim, address, result))
             return None
         try:
-            (self.store if joint is None else joint).append(records)
-            how = ClaimEvent.EXECUTED
-        except InvalidTransition:   # (StaleDecision: held or removed while it was started)
-            self.runs.startd_call("signal", address=address, claim=claim, what="kill")
-            how = ClaimEvent.REFUSED
+            result = (self.store if joint is None else joint).append(records)
+        except InvalidTransition as exc:
+            result = exc
+        how = self._start_ended_by(address, claim, result)
         interleave.point("start.after-execute")
         return how
 
     def _executed(self, job: JobId, claim: str, address: str, result) -> None:
         """An offered EXECUTE's ``result`` (a position, or what refused it): its start is
         over, as ``_start_run`` ends one it appended itself."""
-        how = ClaimEvent.EXECUTED
+        how = ClaimEvent.FAILED
         try:
-            if isinstance(result, InvalidTransition):   # held or removed while it was started
-                how = ClaimEvent.REFUSED
-                self.runs.startd_call("signal", address=address, claim=claim, what="kill")
-            elif isinstance(result, BaseException):
-                raise result
+            how = self._start_ended_by(address, claim, result)
         except Exception as exc:  # noqa: BLE001 - a failed start leaves the job idle
             self.log.info("job %s: could not start: %s", job, exc)
-            how = ClaimEvent.FAILED
         finally:
             interleave.point("start.after-execute")
             self.runs.started(job, claim, how)
 
-    def _moved_here(self, claim: str, match: dict, slot_job: dict) -> dict | None:
+    def _start_ended_by(self, address: str, claim: str, result) -> ClaimEvent:
+        """How the start ends by its EXECUTE's commit ``result`` (a position, or what
+        refused it): EXECUTED; REFUSED when the job was held or removed while it was
+        started (InvalidTransition, StaleDecision: its starter is killed); any other
+        failure is raised."""
+        if isinstance(result, InvalidTransition):
+            self.runs.startd_call("signal", address=address, claim=claim, what="kill")
+            return ClaimEvent.REFUSED
+        if isinstance(result, BaseException):
+            raise result
+        return ClaimEvent.EXECUTED
+
+    def _moved_here(self, claim: str, match: dict, kept: dict) -> dict | None:
         """What the startd would answer to moving ``match["reuse"]`` to ``claim`` (the same
         slot and starter, a new scratch directory), worked out from the finished job's ad
         (``match["finished"]``, a ``direct`` offer) and the move queued to be told to the
@@ -497,7 +501,7 @@ class Matches:
             return None
         scratch = os.path.join(os.path.dirname(scratch), f"dir_{pid}_{claim[:12]}")
         # (queued before the EXECUTE is appended: a kill after a refused one finds the claim)
-        tell(match["startd"], {"from": match["reuse"], "claim": claim, "job": slot_job, "scratch": scratch})
+        tell(match["startd"], {"from": match["reuse"], "claim": claim, "job": kept, "scratch": scratch})
         return {"slot": slot, "pid": pid, "start": start, "scratch": scratch}
 
     # -- chained reports (daemons.schedd.chain) ---------------------------------------------
@@ -527,19 +531,23 @@ class Matches:
         the steps it took, in order; the first it refused ends them (said in the log)."""
         answer = self.runs.startd_call("activate_many", address=address, calls=[
             {"claim": step["claim"], "request": step["request"], "reuse": step["ahead"], "continuing": True,
-             "job": {a: step["given"]["job"][a] for a in SLOT_ATTRS if a in step["given"]["job"]}}
+             "job": slot_job(step["given"]["job"])}
             for step in steps])
         done = answer.get("done") or []
         if answer.get("error"):
             self.log.info("job %s: not chained: %s", steps[len(done)]["job"], answer["error"])
         with self.runs.lock:
             for step, started in zip(steps, done):
-                values = step["given"]["job"]
-                self._continued[step["ahead"]] = {"claim": step["claim"], "job": values,
-                                                  "scratch": started["scratch"]}
-            while len(self._continued) > CONTINUED_KEPT:
-                del self._continued[next(iter(self._continued))]
+                self._continue(step["ahead"], {"claim": step["claim"], "job": step["given"]["job"],
+                                               "scratch": started["scratch"]})
         return done[:len(steps)]
+
+    def _continue(self, old_claim: str, given: dict) -> None:
+        """(Under ``runs.lock``.)  Remember what the starter of ``old_claim`` was given to
+        run next (a retried report gets the same), the last CONTINUED_KEPT of them."""
+        self._continued[old_claim] = given
+        while len(self._continued) > CONTINUED_KEPT:
+            del self._continued[next(iter(self._continued))]
 
     def forget_continued(self, claims: list[str]) -> None:
         with self.runs.lock:

@@ -30,6 +30,11 @@ GATHER = 0.02       # seconds the sender waits for more moves before one call (f
 IDLE_WAIT = 5.0     # seconds the sender sleeps with nothing queued (woken by ``moved``)
 
 
+def slot_job(values: dict) -> dict:
+    """What a startd keeps of a job it runs (SLOT_ATTRS), from the starter's ``values``."""
+    return {a: values[a] for a in SLOT_ATTRS if a in values}
+
+
 class StartdCalls:
     """``calls(cmd, address=None, **args)``: ``call`` on the startd at ``address``
     (``default()``'s when None), after the claim moves queued for it."""
