@@ -81,6 +81,8 @@ RETRY_FIRST, RETRY_MAX = 0.5, 30.0     # seconds between retries of failed user 
 # The end of a DAG node's job (``hurry``: DAGMan reads the nodes log to start its children)
 # ends it NODE_GAP after the last catch-up began (a chain's child goes out at once, a big
 # DAG's ends still share catch-ups: each costs an fsync, a cursor commit and a round of DAGMan's).
+# A run's end that leaves the queue with no idle or running job (``drained``: the stream is
+# over) ends it at once.
 BATCH_WINDOW, BATCH_WINDOW_MAX = 0.02, 0.2
 NODE_GAP = 0.01
 
@@ -368,6 +370,12 @@ class Projector:
         with self._gate:
             self._node_ended = True
             self._gate.notify()
+
+    def drained(self) -> None:
+        """The queue holds no job that will write another event soon (none idle or
+        running): the gathering window ends now, so the last events reach their logs at
+        once instead of BATCH_WINDOW after the last append."""
+        self._wake()
 
     def _wake(self) -> None:
         """End the gathering window now (a reader waits, or the thread stops)."""

@@ -695,6 +695,8 @@ class Schedd(Daemon):
         if handover is not None:
             futures.wait([handover], timeout=None if more else 10)
             following = handover.result() if more else None
+        if following is None and result == "recorded":
+            self._ended_last()
         if not more:
             return result
         answer = {"result": result, "next": following}
@@ -706,6 +708,14 @@ class Schedd(Daemon):
             except futures.TimeoutError:
                 answer["queued"] = None   # (its queued claim is handed over as a next job then)
         return answer
+
+    def _ended_last(self) -> None:
+        """A run ended and its claim went to no next job: if that leaves no job idle or
+        running (the last of a stream), its events go to the user logs now
+        (``Projector.drained``), not at the end of the projector's gathering window."""
+        counts = self.store.status_counts()
+        if not any(counts.get(int(status)) for status in LIVE_STATUSES):
+            self.projector.drained()
 
     def _lookahead_when(self, handover: futures.Future, lookahead: dict, queued: futures.Future) -> None:
         """(The handover's callback.)  ``queued`` gets the job to queue behind the
@@ -749,6 +759,10 @@ class Schedd(Daemon):
             return self.matches.lookahead(JobId.parse(ahead_job), ahead_claim)
         except (ValueError, TypeError):
             return [] if several else None
+
+
+# a job in one of these will write another event (its start, its end) without a command
+LIVE_STATUSES = (JobStatus.IDLE, JobStatus.RUNNING, JobStatus.SUSPENDED, JobStatus.TRANSFERRING_OUTPUT)
 
 
 def _procs_of(records: list) -> list[int]:

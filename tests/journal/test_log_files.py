@@ -497,6 +497,38 @@ def test_hurry_ends_the_gathering_window(pool, monkeypatch):
     p.close()
 
 
+def test_drained_ends_the_gathering_window_at_once(pool, monkeypatch):
+    """The last end of a stream (the queue then holds no idle or running job: the
+    schedd says ``drained``) is written at once, not when the window would end."""
+    import jobledger.daemons.projector as projector_module
+    monkeypatch.setattr(projector_module, "BATCH_WINDOW", 3600.0)
+    monkeypatch.setattr(projector_module, "BATCH_WINDOW_MAX", 3600.0)
+    tmp, store = pool
+    log = str(tmp / "a.log")
+    p = Projector(store, tz=UTC)
+    p.start(interval=0.01)
+    assert _wait_visible(p, store.append(submit(1, 1, log=log)))   # then the window: an hour
+    position = store.append(life(JobId(1, 0)))
+    p.drained()
+    assert _wait_visible(p, position)
+    assert open(log).read() == "".join(text for _, text in expected_text(store, log))
+    p.stop()
+    p.close()
+
+
+def test_the_schedd_says_drained_only_when_no_job_is_idle_or_running():
+    from types import SimpleNamespace
+    from jobledger.daemons.schedd.daemon import Schedd
+    told = []
+    for counts, drained in (({1: 3}, False), ({2: 1, 4: 7}, False), ({6: 1}, False), ({7: 1}, False),
+                            ({5: 2, 3: 1, 4: 9}, True), ({}, True)):
+        schedd = SimpleNamespace(store=SimpleNamespace(status_counts=lambda counts=counts: counts),
+                                 projector=SimpleNamespace(drained=lambda: told.append(True)))
+        Schedd._ended_last(schedd)
+        assert told == ([True] if drained else []), counts
+        told.clear()
+
+
 def test_an_unwritable_user_log_waits_without_stopping_the_others(pool):
     from jobledger.daemons.audit import audit
     tmp, store = pool
