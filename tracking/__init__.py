@@ -16,6 +16,7 @@ schedd and fold what they read into job states with the one tolerant fold
     userlogs.py    event-based: many user logs, one watch per directory
     logcursor.py   one log's offset, read on with JobEventLog
     watch.py       per-directory change notification (watchdog), polling fallback
+    filewake.py    JobEventLog's wait at a log's end: inotify on the file, else a sleep
     poll.py        poll-based: rate-limited, narrow, summarised schedd queries
     journal.py     a pool's SQLite journal, read-only, by position
     combined.py    user logs plus a rare schedd cross-check

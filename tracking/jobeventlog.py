@@ -50,6 +50,7 @@ import warnings
 
 from jobledger.eventcore.codecs.userlog import Garbled, Parsed, TextReaderState, detect_format, scan
 from jobledger.eventcore.errors import HTCondorException, UserLogFileChanged, UserLogReadError, UserLogWarning
+from jobledger.tracking.filewake import wait_for_change
 from jobledger.tracking.jobevent import JobEvent, JobEventV1
 from jobledger.tracking.localzone import LOCAL_ZONE
 
@@ -58,7 +59,7 @@ __all__ = ["JobEventLog", "JobEventLogV1"]
 _CHUNK = 256 << 10      # read per fill: a bigger chunk keeps more parsed events alive at once, and the
                         # garbage collector then walks them again and again (4 MiB read ~25% slower)
 MAX_RECORD_BYTES = 64 << 20     # one event (or unreadable stretch) at most
-_POLL = 0.05
+_POLL = 0.05           # the longest sleep between looks (a writer's append wakes it sooner: filewake)
 
 
 def _deadline(stop_after):
@@ -304,7 +305,7 @@ class JobEventLog:
             except OSError:
                 pass
             pause = _POLL if self._deadline is None else min(_POLL, self._deadline - now)
-            time.sleep(max(pause, 0.0))
+            wait_for_change(self._path, pause, lambda: os.fstat(fd).st_size != self._size_seen)
 
 
 class JobEventLogV1(JobEventLog):
