@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import calendar
 import datetime
+import os
 import time
 
 __all__ = ["LocalZone", "LOCAL_ZONE", "LocalTimezone", "LOCAL_TZINFO"]
@@ -61,6 +62,13 @@ class LocalTimezone(datetime.tzinfo):
     def _local(dt):
         naive = dt.replace(tzinfo=None)
         return time.localtime(time.mktime(naive.timetuple()))
+
+    @staticmethod
+    def zone_key() -> tuple:
+        """The process's zone as ``time.tzset`` last set it (and the ``TZ`` it was
+        set from): the same key, the same local times (``eventcore``'s writer keeps
+        a second's text under it)."""
+        return os.environ.get("TZ"), time.tzname, time.timezone, time.altzone, time.daylight
 
     def fromutc(self, dt):
         epoch = calendar.timegm(dt.replace(tzinfo=None).timetuple())

@@ -65,23 +65,43 @@ class TextFormat:
         return cls(iso_date=iso, utc=utc, sub_second=sub)
 
 
+_HEADS: dict[tuple, str] = {}     # (second, fmt, tz, zone's state) -> text to the second
+_HEADS_LIMIT = 64
+
+
 def format_time(timestamp: int | float, fmt: TextFormat = TextFormat(),
                 tz: datetime.tzinfo = UTC) -> str:
-    """The header timestamp for ``timestamp`` (epoch seconds)."""
+    """The header timestamp for ``timestamp`` (epoch seconds).
+
+    The text to the second is worked out once for each second (a stream of
+    events shares a few): for a fixed-offset ``tz``, or one whose offsets
+    depend on the process's zone and that names that state in ``zone_key()``
+    (``tracking.localzone.LocalTimezone``); any other is asked every time."""
     secs = math.floor(timestamp)
-    dt = _EPOCH + datetime.timedelta(seconds=secs)
-    dt = dt.astimezone(UTC if fmt.utc else tz)
-    if fmt.iso_date:
-        text = "%04d-%02d-%02d %02d:%02d:%02d" % (dt.year, dt.month, dt.day,
-                                                 dt.hour, dt.minute, dt.second)
-    else:
-        text = "%02d/%02d %02d:%02d:%02d" % (dt.month, dt.day, dt.hour, dt.minute, dt.second)
+    zone = UTC if fmt.utc else tz
+    state = zone.zone_key() if hasattr(zone, "zone_key") else None
+    key = (secs, fmt.iso_date, zone, state)
+    text = _HEADS.get(key) if state is not None or type(zone) is datetime.timezone else None
+    if text is None:
+        text = _second_text(secs, fmt.iso_date, zone)
+        if state is not None or type(zone) is datetime.timezone:
+            if len(_HEADS) >= _HEADS_LIMIT:
+                _HEADS.clear()
+            _HEADS[key] = text
     if fmt.sub_second:
         micros = int(round((timestamp - secs) * 1_000_000))
         text += ".%03d" % min(micros // 1000, 999)
     if fmt.utc:
         text += "Z"
     return text
+
+
+def _second_text(secs: int, iso_date: bool, zone: datetime.tzinfo) -> str:
+    dt = (_EPOCH + datetime.timedelta(seconds=secs)).astimezone(zone)
+    if iso_date:
+        return "%04d-%02d-%02d %02d:%02d:%02d" % (dt.year, dt.month, dt.day,
+                                                 dt.hour, dt.minute, dt.second)
+    return "%02d/%02d %02d:%02d:%02d" % (dt.month, dt.day, dt.hour, dt.minute, dt.second)
 
 
 def usage_text(seconds_usr: int, seconds_sys: int) -> str:
