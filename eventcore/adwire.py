@@ -18,7 +18,7 @@ import re
 from typing import Mapping
 
 __all__ = ["NotLiteral", "ConstraintTest", "quote", "literal_text", "exprs_of", "literal", "to_classad", "evaluate", "evaluate_expr",
-           "minimal_classad", "matches", "check_constraint", "symmetric_match", "match_ranked", "string_literal"]
+           "minimal_classad", "matches", "check_constraint", "symmetric_match", "match_ranked", "string_literal", "lower_names"]
 
 _INT = re.compile(r"^-?\d+$")
 _REAL = re.compile(r"^-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?$")
@@ -130,10 +130,10 @@ def evaluate(exprs: Mapping[str, str], name: str):
     else:
         text = exprs.get(name)
     if text is None:
-        lowered = {k.lower(): k for k in exprs}
-        if name.lower() not in lowered:
+        spelled = lower_names(exprs).get(name.lower())
+        if spelled is None:
             return None
-        text = exprs[lowered[name.lower()]]
+        text = exprs[spelled]
     try:
         return literal(text)
     except NotLiteral:
@@ -205,6 +205,24 @@ def _refs(text: str) -> frozenset:
     return frozenset(_engine().references(_expr(text)))
 
 
+_LOWERED: dict[tuple, dict] = {}
+_LOWERED_LIMIT = 4096
+
+
+def lower_names(ad: Mapping[str, str]) -> dict[str, str]:
+    """Lower-case name -> name of ``ad``'s attributes (the last spelling wins), not
+    to be changed.  Ads with the same names (a cluster's procs, a stream's jobs at
+    the same stage) share one map: lower-casing every name of a job's ad at every
+    evaluation of an expression in it was most of what that evaluation cost."""
+    names = tuple(ad)
+    found = _LOWERED.get(names)
+    if found is None:
+        if len(_LOWERED) >= _LOWERED_LIMIT:
+            _LOWERED.clear()
+        found = _LOWERED[names] = {name.lower(): name for name in names}
+    return found
+
+
 def _finder(exprs):
     """``lookup(lower_name) -> (name, text) | None`` over ``exprs``: its own
     ``lookup`` (a queue row's ``daemons.storage.adrow.JobAd``), or a lower-cased map of
@@ -212,7 +230,7 @@ def _finder(exprs):
     lookup = getattr(exprs, "lookup", None)
     if lookup is not None:
         return lookup
-    lower = {k.lower(): k for k in exprs}
+    lower = lower_names(exprs)
 
     def find(name):
         key = lower.get(name)

@@ -17,6 +17,8 @@ import json
 from itertools import chain
 from typing import Mapping
 
+from jobledger.eventcore.adwire import lower_names
+
 __all__ = ["encode_ad", "decode_ad", "lowered", "JobAd"]
 
 US = "\x1f"
@@ -39,21 +41,8 @@ def decode_ad(text: str) -> dict:
     return dict(zip(parts, parts))
 
 
-_LOWERED: dict[tuple, dict] = {}
-_LOWERED_LIMIT = 4096
-
-
-def lowered(ad: Mapping[str, str]) -> dict[str, str]:
-    """Lower-case name -> name of ``ad``'s attributes (the last spelling wins).
-    Ads with the same names (a cluster's procs) share one map: lower-casing
-    every name of every ad was a fifth of a scan query's time."""
-    names = tuple(ad)
-    found = _LOWERED.get(names)
-    if found is None:
-        if len(_LOWERED) >= _LOWERED_LIMIT:
-            _LOWERED.clear()
-        found = _LOWERED[names] = {name.lower(): name for name in names}
-    return found
+lowered = lower_names   # (Lower-case name -> name, shared by ads with the same names:
+                        # lower-casing every name of every ad was a fifth of a scan's time)
 
 
 class JobAd(Mapping):
