@@ -88,9 +88,29 @@ def _indexed(conjunct: str):
     return None
 
 
+_PLANS: dict[str, Plan] = {}
+_PLANS_LIMIT, _PLANNED_TEXT = 1024, 1000    # plans kept; longest constraint text kept
+
+
 def plan(constraint: str | None) -> Plan:
-    """The SQL part and the residual of ``constraint`` (None/"" = all jobs)."""
-    text = (constraint or "").strip()
+    """The SQL part and the residual of ``constraint`` (None/"" = all jobs).  A short
+    text's plan is kept: the schedd asks the same few at every job's end (the next
+    idle job of a cluster)."""
+    key = constraint or ""
+    if type(key) is not str:
+        return _plan(key)
+    found = _PLANS.get(key)
+    if found is None:
+        found = _plan(key)
+        if len(key) <= _PLANNED_TEXT:
+            if len(_PLANS) >= _PLANS_LIMIT:
+                _PLANS.clear()
+            _PLANS[key] = found
+    return found
+
+
+def _plan(constraint: str) -> Plan:
+    text = constraint.strip()
     if not text or text.lower() == "true":
         return Plan("1", (), None)
     conditions, params, rest = [], [], []
