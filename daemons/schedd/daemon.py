@@ -684,9 +684,12 @@ class Schedd(Daemon):
         if chained is None:
             joint = JointCommit(self.store)
             try:
-                handover = self.matches.finished(job_id, claim, outcome, more, joint, direct=direct is True)
+                self.runs.wait_started(claim)   # (a short job can end before its run is recorded)
+                ad = self.store.job_ad(job_id)  # read once: the handover and the end both need it
+                handover = self.matches.finished(job_id, claim, outcome, more, joint, direct=direct is True,
+                                                 ad=ad)
                 ahead(handover)
-                result = self.runs.record_outcome(job_id, claim, outcome, reported=True, joint=joint)
+                result = self.runs.record_outcome(job_id, claim, outcome, reported=True, joint=joint, ad=ad)
             finally:
                 joint.finish()      # (a next run this thread found: its start is over)
         else:

@@ -115,7 +115,8 @@ class Matches:
         return [job for job in jobs if JobId.parse(job) in busy]
 
     def finished(self, job: JobId, claim: str, outcome: dict, more: bool = False,
-                 joint: JointCommit | None = None, direct: bool = False) -> Future | None:
+                 joint: JointCommit | None = None, direct: bool = False,
+                 ad: dict | None = None) -> Future | None:
         """A run ended (its outcome is about to be recorded): an exit hands its claim on
         (not after vacate/shutdown).  Returns a future done once the claim is handed
         over (the startd moved it to the next job) or the handover found none: the
@@ -124,14 +125,15 @@ class Matches:
         that starter is to run -- ``{"claim", "job", "scratch"}`` -- or None; the next
         job's EXECUTE is recorded meanwhile (a report of its end waits for that), through
         ``joint`` if given (withdrawn when there is no next run).  With ``direct`` as well
-        the claim is moved without asking the startd (``_moved_here``)."""
-        handover = self._hand_over(job, claim, outcome, more, joint, direct)
+        the claim is moved without asking the startd (``_moved_here``).  ``ad``: the job's,
+        read once its start was recorded (None: read here)."""
+        handover = self._hand_over(job, claim, outcome, more, joint, direct, ad)
         if handover is None and joint is not None:
             joint.withdraw()
         return handover
 
     def _hand_over(self, job: JobId, claim: str, outcome: dict, more: bool, joint,
-                   direct: bool = False) -> Future | None:
+                   direct: bool = False, ad: dict | None = None) -> Future | None:
         if not (self.reuse_claims and outcome.get("kind") == "exit") or self.on_ocu(claim):
             self._drop_queued(claim)    # (an OCU's claim takes its next job from daemons.schedd.ocus)
             return None
@@ -144,7 +146,8 @@ class Matches:
                 joint.withdraw()         # (its run was recorded then)
             handed.set_result(given)
             return handed
-        ad = self.store.job_ad(job)     # (and then its ad would name no startd)
+        if ad is None:
+            ad = self.store.job_ad(job)     # (and then its ad would name no startd)
         if ad is None or not self.runs.is_current(ad, claim):
             return None                 # already recorded: its claim went on then
         if not more:

@@ -152,7 +152,7 @@ class Runs:
 
     # -- outcomes -------------------------------------------------------------------
     def record_outcome(self, job: JobId, claim: str, outcome: dict, wait: float = STARTED_WAIT,
-                       reported: bool = False, joint=None) -> str:
+                       reported: bool = False, joint=None, ad: dict | None = None) -> str:
         """Record ``outcome`` if ``claim`` is still the job's run.  The scratch directory
         goes too, unless the starter ``reported`` it: a live starter removes its own once
         answered (and left the outcome in it only when a report had failed).  With
@@ -164,9 +164,10 @@ class Runs:
         committed outside ``lock``, naming the state they were decided on (``Assumed``):
         another slot's end commits beside this one (one group commit, one fsync), and an
         action or the policy that changed the run meanwhile makes this commit refuse (the
-        report is then stale), as theirs refuse after it."""
+        report is then stale), as theirs refuse after it.  ``ad``: the job's, read once the
+        run's start was recorded (the handover read it too), else read here."""
         self.wait_started(claim, wait)
-        decided, exited = self.outcome_records(job, claim, outcome), outcome.get("kind") == "exit"
+        decided, exited = self.outcome_records(job, claim, outcome, ad), outcome.get("kind") == "exit"
         # (a starter that reports on its first try saved nothing in its scratch directory,
         # and removes it itself: not even looked at here, before its answer)
         cleans = reported and outcome.get("saved") is not True
@@ -180,14 +181,17 @@ class Runs:
         finally:
             joint.release()
 
-    def outcome_records(self, job: JobId, claim: str, outcome: dict) -> tuple[dict, list] | None:
+    def outcome_records(self, job: JobId, claim: str, outcome: dict,
+                        ad: dict | None = None) -> tuple[dict, list] | None:
         """(the job's ad, the records ending its run as ``outcome`` says), or None when
         ``claim`` is not its run (a stale report).  Decided outside ``lock``: the records
         name the state they were decided on (``Assumed``), so an action or the policy that
         changes the run before they are committed makes their commit refuse, as it would
         under the lock; the short sections of the parts that start runs do not queue
-        behind a read and an exit policy at every job's end."""
-        ad = self.store.job_ad(job)
+        behind a read and an exit policy at every job's end.  (``ad``: the job's as read
+        since its start was recorded; None: read it.)"""
+        if ad is None:
+            ad = self.store.job_ad(job)
         if ad is None or not self.is_current(ad, claim):
             return None
         return ad, self.end_records(job, ad, outcome, time.time())
