@@ -230,71 +230,54 @@ class Matches:
         """The next job of ``claim``'s kind, to be queued behind ``job`` by its starter:
         ``{"claim", "job", "scratch"}``, or None.  ``job`` runs under ``claim``, or is
         queued itself (a queue of several).  Reserved and its claim made on the startd
-        (``activate`` with ``queued``), nothing recorded: the handover at the end of the
+        (``activate_many`` with ``queued``), nothing recorded: the handover at the end of the
         job before it records its start (``_next_on_claim``)."""
-        if not self.reuse_claims:
-            return None
-        with self.runs.lock:
-            queued = self._queued.get(claim)
-            ahead = next((q for q in self._queued.values() if q["claim"] == claim), None)
-        if queued is not None:          # a retried call: the same job
-            return queued["given"]
-        if ahead is not None:
-            ad, startd = self.store.job_ad(job), ahead["startd"]
-        else:
-            self.runs.wait_started(claim)   # (a handed-over job asks as soon as it has its answer)
-            ad = self.store.job_ad(job)
-            if ad is None or not self.runs.is_current(ad, claim):
-                return None
-            startd = startd_address(ad)
-        found = self._reserve_next(ad) if ad is not None and startd is not None else None
-        if found is None:
-            return None
-        nxt, nxt_claim, _ = found
-        try:
-            nxt_ad = self.store.job_ad(nxt)     # (whole: the search fetched what matching needs)
-            if nxt_ad is None or adwire.evaluate(nxt_ad, "JobStatus") != JobStatus.IDLE:
-                raise HTCondorException(f"job {nxt} is no longer idle")
-            values = self._starter_job(nxt, nxt_ad)
-            request = request_of(nxt_ad)
-            made = self.runs.startd_call("activate", address=startd, claim=nxt_claim, request=request,
-                                         job=slot_job(values),
-                                         reuse=claim, queued=True)
-        except Exception as exc:  # noqa: BLE001 - nothing queued: the handover finds a job then
-            self.log.info("job %s: not queued behind %s: %s", nxt, job, exc)
-            self.runs.started(nxt, nxt_claim, ClaimEvent.FAILED)
-            return None
-        given = {"claim": nxt_claim, "job": values, "scratch": made["scratch"]}
-        with self.runs.lock:
-            self._queued[claim] = {"job": nxt, "claim": nxt_claim, "request": request, "given": given,
-                                   "startd": startd, "behind": job, "ended": None}
-        return given
+        given = self.lookahead_many(job, claim, 1)
+        return given[0] if given else None
 
     def lookahead_many(self, job: JobId, claim: str, count: int) -> list[dict]:
         """Up to ``count`` next jobs of ``claim``'s kind, each to be queued behind the one
         before (the first behind ``job``), as ``lookahead`` gives one: reserved, and their
-        claims made on the startd in one call."""
-        given = self.lookahead(job, claim)      # (a retried call: the same first job)
-        found = [given] if given else []
+        claims made on the startd in one call.  A retried call gets the jobs queued
+        behind ``claim`` already first."""
+        if not self.reuse_claims:
+            return []
         with self.runs.lock:
-            ahead = self._queued.get(claim)
-            while found and len(found) < count and ahead is not None and ahead["claim"] in self._queued:
-                ahead = self._queued[ahead["claim"]]     # queued behind it already (retried)
-                found.append(ahead["given"])
-        if not found or len(found) >= count:
+            queued = self._queued.get(claim)
+            ahead = next((q for q in self._queued.values() if q["claim"] == claim), None)
+            found = []
+            while queued is not None and len(found) < count:
+                found.append(queued["given"])
+                last, queued = queued, self._queued.get(queued["claim"])
+        if found:
+            if len(found) >= count:
+                return found
+            ad, startd, behind = self.store.job_ad(last["job"]), last["startd"], (last["job"], last["claim"])
+        elif ahead is not None:        # ``job`` is queued itself
+            ad, startd, behind = self.store.job_ad(job), ahead["startd"], (job, claim)
+        else:
+            self.runs.wait_started(claim)   # (a handed-over job asks as soon as it has its answer)
+            ad = self.store.job_ad(job)
+            if ad is None or not self.runs.is_current(ad, claim):
+                return []
+            startd, behind = startd_address(ad), (job, claim)
+        if ad is None or startd is None:
             return found
-        with self.runs.lock:
-            last = next(q for q in self._queued.values() if q["claim"] == found[-1]["claim"])
-        ad, startd = self.store.job_ad(last["job"]), last["startd"]
+        return found + self._queue_behind(ad, startd, behind, count - len(found))
+
+    def _queue_behind(self, ad: dict, startd: str, behind: tuple[JobId, str], count: int) -> list[dict]:
+        """Up to ``count`` idle jobs of ``ad``'s kind reserved and queued, one behind the
+        other, behind the run ``behind`` (job, claim) on ``startd``: their claims made there
+        in one ``activate_many``.  What ``lookahead`` gives for each made."""
         reserved: list[tuple] = []
-        while ad is not None and len(found) + len(reserved) < count:
+        while len(reserved) < count:
             next_one = self._reserve_next(ad)
             if next_one is None:
                 break
             reserved.append(next_one)
         if not reserved:
-            return found
-        steps, behind = [], (last["job"], last["claim"])
+            return []
+        steps = []
         for nxt, nxt_claim, nxt_ad in reserved:
             values = self._starter_job(nxt, nxt_ad)
             steps.append({"job": nxt, "claim": nxt_claim, "request": request_of(nxt_ad), "values": values,
@@ -309,6 +292,7 @@ class Matches:
             made, error = [], exc
         if error:
             self.log.info("job %s: not queued behind %s: %s", steps[len(made)]["job"], steps[0]["behind"][0], error)
+        found = []
         with self.runs.lock:
             for step, answer in zip(steps, made):
                 given = {"claim": step["claim"], "job": step["values"], "scratch": answer["scratch"]}
