@@ -50,7 +50,10 @@ RUNNING: dict[str, dict] = {}
 ENDED: dict[str, bool] = {}
 CANCELLED: dict[str, bool] = {}   # claims whose jobs are not to run (``cancel_job``)
 HELD: set[str] = set()            # claims whose jobs this worker holds, running or queued
-_RUNNING_LOCK = threading.Condition()
+# Jobs queued behind another: claim -> (the claim it waits for, the event that wakes it).
+# A job's end wakes only the job behind it, not every waiting thread.
+WAITING: dict[str, tuple[str, threading.Event]] = {}
+_RUNNING_LOCK = threading.Lock()
 
 # Job threads (``in_job_thread``): idle ones wait on ``_HANDOFF`` for the next job.
 _THREADS_LOCK = threading.Lock()
@@ -147,7 +150,7 @@ def signal_job(claim: str, signum: int) -> bool:
         if entry["pid"] is None:
             if signum in STOPS and claim not in ENDED:
                 ENDED[claim] = False     # a job queued behind this one's need not wait for it
-                _RUNNING_LOCK.notify_all()
+                _wake_behind(claim)
             entry["signals"].append(signum)
             return False
         pid = entry["pid"]
@@ -223,7 +226,9 @@ def cancel_job(claim: str) -> None:
         pid = entry.get("pid") if entry is not None else None
         if entry is not None:
             entry["stopped"] = True
-        _RUNNING_LOCK.notify_all()
+        waiting = WAITING.get(claim)
+        if waiting is not None:
+            waiting[1].set()
     if pid is not None:
         _killpg(pid, signal.SIGKILL)
 
@@ -245,7 +250,7 @@ def run_job(spec: dict, sandbox: bytes, claim: str, where: str, released) -> dic
     ended_well = False
     result: dict
     try:
-        if released() or (spec.get("behind") and not _after(spec["behind"], released)):
+        if released() or (spec.get("behind") and not _after(spec["behind"], claim, released)):
             now = time.time()
             result = {"kind": "evicted", "reason": "not_started", "start": now, "end": now, "usage": {},
                       "sandbox": b""}
@@ -265,22 +270,38 @@ def run_job(spec: dict, sandbox: bytes, claim: str, where: str, released) -> dic
             ENDED[claim] = ended_well
             while len(ENDED) > ENDED_KEPT:
                 del ENDED[next(iter(ENDED))]
-            _RUNNING_LOCK.notify_all()
+            _wake_behind(claim)
         try:
             os.rmdir(scratch)        # (most jobs leave nothing behind: one call, not a walk)
         except OSError:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _after(claim: str, released) -> bool:
-    """Wait until the job of ``claim`` on this worker is over; whether it exited on its
-    own (False at once when this job is released meanwhile)."""
+def _after(ahead: str, claim: str, released) -> bool:
+    """Wait until the job of ``ahead`` on this worker is over; whether it exited on its
+    own (False at once when the job of ``claim``, queued behind it, is released meanwhile)."""
+    wake = threading.Event()
     with _RUNNING_LOCK:
-        while claim not in ENDED:
+        WAITING[claim] = (ahead, wake)
+    try:
+        while True:
+            with _RUNNING_LOCK:
+                if ahead in ENDED:
+                    return ENDED[ahead]
             if released():
                 return False
-            _RUNNING_LOCK.wait(CHECK)
-        return ENDED[claim]
+            wake.wait(CHECK)
+            wake.clear()     # (the state is looked at again before the next wait)
+    finally:
+        with _RUNNING_LOCK:
+            WAITING.pop(claim, None)
+
+
+def _wake_behind(claim: str) -> None:
+    """(Under the lock.)  The job of ``claim`` ended: the job waiting behind it looks."""
+    for ahead, wake in WAITING.values():
+        if ahead == claim:
+            wake.set()
 
 
 def _run(spec: dict, scratch: str, claim: str, released) -> dict:
