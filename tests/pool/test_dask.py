@@ -22,7 +22,7 @@ import pytest
 
 import jobledger as htcondor
 from jobledger.daemons.audit import audit
-from jobledger.daemons.dask_startd import scheduler_problem
+from jobledger.daemons.dask_startd import WIRE_INLINE, scheduler_problem, wire_safe
 from jobledger.daemons.client.personal import PersonalPool
 from tests.pool.conftest import (pool_processes, python_processes, stop_and_check, thread_ticks, unnamed_threads,
                                  wait_until)
@@ -194,6 +194,26 @@ def test_jobs_run_on_workers_with_their_files(pool, tmp_path):
         assert "/local/" in where and "/jobledger_" in where and not where.startswith(str(iwd))
         assert (iwd / f"out{proc}.txt").read_text() == "to-stdout\n"
     assert not pool.schedd.query(f"ClusterId == {cluster_id}")
+
+
+def test_a_sandbox_larger_than_a_message_reaches_the_worker(pool, tmp_path):
+    """A job's spec and sandbox go inside the runner call's message when msgpack carries
+    them unchanged; a sandbox over WIRE_INLINE (or text that is not UTF-8, a name with a
+    lone surrogate) is serialized apart, and the job runs as any other."""
+    assert wire_safe({"argv": ["/bin/sh", "x"], "env": {"A": "é"}, "stdin": None, "n": 3}, 0)
+    assert wire_safe(b"x" * WIRE_INLINE) and not wire_safe(b"x" * (WIRE_INLINE + 1))
+    assert not wire_safe({"argv": ["\udcff"]}) and not wire_safe({1: "a"}) and not wire_safe({"__Pickled__": 0})
+    iwd = tmp_path / "submit"
+    iwd.mkdir()
+    (iwd / "big.bin").write_bytes(os.urandom(WIRE_INLINE + 4096))
+    (iwd / "job.sh").write_text('#!/bin/sh\nwc -c < big.bin > size.txt\n')
+    log = iwd / "jobs.log"
+    pool.schedd.submit(htcondor.Submit({
+        "executable": "job.sh", "initialdir": str(iwd),
+        "should_transfer_files": "YES", "transfer_input_files": "big.bin", "log": str(log)}), count=1)
+    wait_until(lambda: any(int(e.type) == 5 for e in events(log)), 120, what="the job's end")
+    assert next(e for e in events(log) if int(e.type) == 5)["ReturnValue"] == 0
+    assert int((iwd / "size.txt").read_text()) == WIRE_INLINE + 4096
 
 
 def test_worker_joining_and_leaving_shows_in_the_collector(pool, cluster):
