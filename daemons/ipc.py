@@ -132,8 +132,12 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))   # (one for every message: json.dumps
+                                                    # with separators builds one per call)
+
+
 def send_message(sock: socket.socket, message) -> None:
-    body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    body = _ENCODER.encode(message).encode("utf-8")
     sock.sendall(_HEADER.pack(len(body)) + body)
 
 
