@@ -245,7 +245,7 @@ class Matches:
         with self.runs.lock:
             queued = self._queued.get(claim)
             ahead = next((q for q in self._queued.values() if q["claim"] == claim), None)
-            found = []
+            found: list[dict] = []
             while queued is not None and len(found) < count:
                 found.append(queued["given"])
                 last, queued = queued, self._queued.get(queued["claim"])
