@@ -477,17 +477,24 @@ def _wait_visible(projector, position: int, timeout: float = 30) -> bool:
     return True
 
 
-def test_hurry_ends_the_gathering_window(pool, monkeypatch):
-    """A DAG node's end is written within NODE_GAP of the last catch-up (Projector.hurry),
-    however long the window that lets a stream of commits gather would have lasted."""
+def _hour_window_projector(pool, monkeypatch, name: str):
+    """(store, a started projector whose gathering window lasts an hour, the log path),
+    the log's submit event already written."""
     import jobledger.daemons.projector as projector_module
     monkeypatch.setattr(projector_module, "BATCH_WINDOW", 3600.0)
     monkeypatch.setattr(projector_module, "BATCH_WINDOW_MAX", 3600.0)
     tmp, store = pool
-    log = str(tmp / "nodes.log")
+    log = str(tmp / name)
     p = Projector(store, tz=UTC)
     p.start(interval=0.01)
     assert _wait_visible(p, store.append(submit(1, 1, log=log)))   # then the window: an hour
+    return store, p, log
+
+
+def test_hurry_ends_the_gathering_window(pool, monkeypatch):
+    """A DAG node's end is written within NODE_GAP of the last catch-up (Projector.hurry),
+    however long the window that lets a stream of commits gather would have lasted."""
+    store, p, log = _hour_window_projector(pool, monkeypatch, "nodes.log")
     for number in (1, 5):
         position = store.append([event(JobId(1, 0), number)])
         p.hurry()
@@ -500,14 +507,7 @@ def test_hurry_ends_the_gathering_window(pool, monkeypatch):
 def test_drained_ends_the_gathering_window_at_once(pool, monkeypatch):
     """The last end of a stream (the queue then holds no idle or running job: the
     schedd says ``drained``) is written at once, not when the window would end."""
-    import jobledger.daemons.projector as projector_module
-    monkeypatch.setattr(projector_module, "BATCH_WINDOW", 3600.0)
-    monkeypatch.setattr(projector_module, "BATCH_WINDOW_MAX", 3600.0)
-    tmp, store = pool
-    log = str(tmp / "a.log")
-    p = Projector(store, tz=UTC)
-    p.start(interval=0.01)
-    assert _wait_visible(p, store.append(submit(1, 1, log=log)))   # then the window: an hour
+    store, p, log = _hour_window_projector(pool, monkeypatch, "a.log")
     position = store.append(life(JobId(1, 0)))
     p.drained()
     assert _wait_visible(p, position)
