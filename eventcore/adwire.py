@@ -71,7 +71,7 @@ def literal(text: str | None):
         return int(t)
     if len(t) >= 2 and t[0] == '"' and t[-1] == '"' and '"' not in t[1:-1].replace('\\"', ""):
         body = t[1:-1]
-        return body if "\\" not in body else json.loads(t)
+        return body if "\\" not in body else _unquote(t, body)
     low = t.lower()
     if low == "true":
         return True
@@ -92,6 +92,23 @@ def string_literal(ad: Mapping[str, str], name: str) -> str | None:
     except NotLiteral:
         return None
     return value if isinstance(value, str) and value else None
+
+
+def _unquote(text: str, body: str) -> str:
+    """A quoted string with escapes: JSON's reading where it agrees with ClassAd's, else
+    the ClassAd lexer's (octal escapes: ``"caf\\351"`` is the byte 0xE9, kept as the
+    surrogate ``surrogateescape`` makes of it, as the ClassAd engine keeps it).  A text
+    neither reads (a NUL escape) is no literal: the engine says what is wrong with it."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    from jobledger.eventcore.errors import ClassAdParseError
+    from jobledger.eventcore.classad.lexer import unescape
+    try:
+        return unescape(body, text, 0)
+    except ClassAdParseError as exc:
+        raise NotLiteral(text) from exc
 
 
 class NotLiteral(ValueError):

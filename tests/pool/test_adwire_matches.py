@@ -96,3 +96,20 @@ def test_values_that_depend_on_the_clock_are_not_kept():
             assert adwire.evaluate({"Stamp": "time() + 1"}, "Stamp") == int(now) + 1
     finally:
         ENV.clock = clock
+
+
+def test_string_literals_with_escapes_read_as_the_engine_reads_them():
+    """A string's octal escapes (what the ClassAd writer makes of bytes that are not
+    printable or not UTF-8) read as the engine reads them: ``"caf\\351"`` is the byte
+    0xE9 (kept as a surrogate), not an error at every start of the job that holds it."""
+    ensure_environment()
+    for text in ['"caf\\351"', '"caf\\303\\251"', '"a\\nb\\tc"', '"q\\"z\\\\"', '"\\101\\102"']:
+        assert adwire.literal(text) == to_classad({"A": text}).eval("A"), text
+    assert adwire.literal('"caf\\351"') == "caf\udce9"
+    assert adwire.evaluate({"Args": '"caf\\351"'}, "Args") == "caf\udce9"
+    try:
+        adwire.literal('"x\\0y"')            # a NUL: no literal (the engine refuses it)
+    except adwire.NotLiteral:
+        pass
+    else:
+        raise AssertionError("a NUL escape read as a literal")

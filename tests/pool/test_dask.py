@@ -628,3 +628,13 @@ def test_personal_pool_refuses_an_unreachable_scheduler(tmp_path):
     assert "dask_startd" in str(refused.value)
     assert f"cannot reach the Dask scheduler at {address}" in str(refused.value)
     wait_until(lambda: not pool_processes(tmp_path / "pool"), 15, what="the pool's processes to exit")
+
+
+def test_an_argument_that_is_not_utf8_reaches_the_job_on_its_worker(pool, tmp_path):
+    """Text that is not UTF-8 (surrogateescape) crosses to the worker pickled (not
+    ``wire_safe``) and reaches the job as its bytes."""
+    log, _ = submit_script(pool, tmp_path, '#!/bin/sh\nprintf "%s" "$1" > arg.out\n',
+                           arguments="caf\udce9", transfer_output_files="arg.out")
+    wait_until(lambda: any(int(e.type) == 5 for e in events(log)), 120, what="the job's end")
+    assert (tmp_path / "submit" / "arg.out").read_bytes() == b"caf\xe9"
+    assert [int(e.type) for e in events(log)].count(5) == 1
