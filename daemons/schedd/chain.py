@@ -153,8 +153,7 @@ class Chains:
         joint = JointCommit(self.store)
         handed: Future = Future()
         try:
-            work = self.matches.in_worker(self.matches._reuse_claim, last["claim"], ad, handed, joint)
-            work.add_done_callback(lambda _: _settle(handed, None))
+            self.matches.reuse_in_worker(last["claim"], ad, handed, joint)
         except RuntimeError:           # stopping: no next job
             joint.withdraw()
             _settle(handed, None)

@@ -162,10 +162,18 @@ class Matches:
                 self.log.info("job %s: its claim found no next job: %r", job, exc)
             _settle(handed, None)
             return handed
-        work = self._workers.submit(self._reuse_claim, claim, ad, handed if more else None, joint,
-                                    more and direct)
-        work.add_done_callback(lambda _: _settle(handed, None))   # none found (or cancelled)
+        self.reuse_in_worker(claim, ad, handed, joint, direct=more and direct, runs_it=more)
         return handed
+
+    def reuse_in_worker(self, claim: str, finished: dict, handed: Future, joint,
+                        direct: bool = False, runs_it: bool = True) -> None:
+        """``_reuse_claim`` in a worker; ``handed`` is settled when it is over, with None
+        if it found no next job (or was cancelled).  ``runs_it``: the finished job's
+        starter runs the next job (``handed`` names it), else the claim goes on without
+        it.  RuntimeError: stopping."""
+        work = self._workers.submit(self._reuse_claim, claim, finished, handed if runs_it else None,
+                                    joint, direct)
+        work.add_done_callback(lambda _: _settle(handed, None))   # none found (or cancelled)
 
     def _reuse_claim(self, old_claim: str, finished: dict, handed: Future | None = None,
                      joint: JointCommit | None = None, direct: bool = False, offer: bool = False) -> None:
