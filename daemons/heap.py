@@ -12,23 +12,14 @@ Both do nothing where the C library is not glibc.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+from jobledger.daemons.libc import LIBC
 
 __all__ = ["limit_arenas", "trim"]
 
 _M_ARENA_MAX = -8    # mallopt's parameter number in glibc's malloc.h
 
 
-def _libc():
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc if hasattr(libc, "malloc_trim") and hasattr(libc, "mallopt") else None
-    except OSError:
-        return None
-
-
-_LIBC = _libc()
+_LIBC = LIBC if hasattr(LIBC, "malloc_trim") and hasattr(LIBC, "mallopt") else None   # glibc
 
 
 def limit_arenas(count: int = 2) -> bool:

@@ -26,23 +26,18 @@ that: it is spawned with ``PR_SET_PDEATHSIG`` (``daemons.starter.die_with_parent
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import time
 
-__all__ = ["become_subreaper", "end_descendants", "kill_leftovers", "reap_adopted", "sweep_leftovers"]
+from jobledger.daemons.libc import PR_SET_CHILD_SUBREAPER, prctl
 
-PR_SET_CHILD_SUBREAPER = 36
+__all__ = ["become_subreaper", "end_descendants", "kill_leftovers", "reap_adopted", "sweep_leftovers"]
 
 
 def become_subreaper() -> bool:
     """Make this process a child subreaper (Linux); False where that is not possible."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
+    return prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 def _children() -> list[int]:

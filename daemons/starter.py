@@ -36,7 +36,6 @@ single-threaded process.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import functools
 import json
@@ -53,6 +52,7 @@ from jobledger.daemons import ipc, transfer
 from jobledger.daemons.config_files import config_value, read_pool_config
 from jobledger.daemons.credentials import CREDS_DIR, Store, directories, services_of
 from jobledger.daemons.daemon import filesystem_domain, process_start_time
+from jobledger.daemons.libc import PR_SET_PDEATHSIG, prctl
 from jobledger.daemons.orphans import become_subreaper, sweep_leftovers
 from jobledger.daemons.safe_open import safe_open
 from jobledger.daemons.threadnames import name_process
@@ -61,7 +61,6 @@ from jobledger.eventcore.errors import HTCondorException, TransferError
 
 OUTCOME = "outcome.json"
 NO_REUSE = ".no_reuse"      # in EXECUTE while the startd drains (daemons.startd): no next job
-PR_SET_PDEATHSIG = 1
 STARTER_RECORD = "starter.json"
 SIGNALS = {"vacate": signal.SIGTERM, "kill": signal.SIGQUIT, "shutdown": signal.SIGHUP,
            "suspend": signal.SIGUSR1, "continue": signal.SIGUSR2}
@@ -627,23 +626,12 @@ class Starter:
                 delay = min(delay * 2, 1.0)
 
 
-_LIBC: list = []
-
-
-def _libc():
-    if not _LIBC:
-        _LIBC.append(ctypes.CDLL(None, use_errno=True))
-    return _LIBC[0]
-
-
 def die_with_parent(parent: int):
     """Popen's ``preexec_fn`` for a job: the kernel sends it SIGKILL when its starter
     (``parent``) dies, even by SIGKILL (``PR_SET_PDEATHSIG``; set after the change to the
     job's owner, which would clear it).  A starter already gone: the job never runs."""
-    libc = _libc()
-
     def arm() -> None:
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:
             os._exit(127)
     return arm

@@ -10,22 +10,19 @@ The kernel keeps the first 15 bytes of a name.
 
 from __future__ import annotations
 
-import ctypes
 import re
 import sys
 import threading
 
-PR_SET_NAME = 15      # prctl(2)
+from jobledger.daemons.libc import PR_SET_NAME, prctl
+
 NAME_BYTES = 15       # TASK_COMM_LEN - 1
 _DEFAULT = re.compile(r"Thread-\d+")   # what threading calls a thread nobody named
-
-_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
 
 def name_this_thread(name: str) -> None:
     """Give the calling thread ``name`` as the kernel shows it (Linux; elsewhere nothing)."""
-    if _libc is not None:
-        _libc.prctl(PR_SET_NAME, name.encode("utf-8", "replace")[:NAME_BYTES], 0, 0, 0)
+    prctl(PR_SET_NAME, name.encode("utf-8", "replace")[:NAME_BYTES])
 
 
 def _name_on_start(frame, event, arg) -> None:

@@ -34,7 +34,6 @@ cluster id before it is sent again.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import re
@@ -46,6 +45,7 @@ import time
 import uuid
 
 from jobledger.daemons import ipc
+from jobledger.daemons.libc import PR_SET_PDEATHSIG, prctl
 from jobledger.daemons.config_files import param
 from jobledger.daemons.dagman.control import ControlServer, control_path
 from jobledger.daemons.dagman.files import DagmanOut, ScriptDebug, extract_rescue_num, newest_rescue, read_bytes, \
@@ -128,11 +128,7 @@ def _code(event) -> int:
 def die_with_parent() -> None:
     """DAGMan must not outlive its starter: a starter killed with SIGKILL leaves the job to
     be started again, and two DAGMans must never run one DAG (Linux PR_SET_PDEATHSIG)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
     if os.getppid() == 1:
         os._exit(1)   # the parent was gone before we asked
 
