@@ -16,7 +16,6 @@ other watchers.  Where inotify is missing or refused, the wait is a sleep.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import select
 import time
@@ -31,7 +30,7 @@ _MASK = 0x2 | 0x4 | 0x8 | 0x400 | 0x800   # IN_MODIFY IN_ATTRIB IN_CLOSE_WRITE I
 
 def _load_libc():
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)    # the interpreter's own C library
         libc.inotify_init1.argtypes = [ctypes.c_int]
         libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
         return libc
