@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from jobledger.eventcore import adwire
 from jobledger.daemons import heap, ipc, jobsets, spool
 from jobledger.daemons.daemon import Daemon
-from jobledger.daemons.joint_commit import JointCommit
+from jobledger.daemons.schedd.ending import record_end
 from jobledger.daemons.projector import Projector
 from jobledger.daemons.queuelog_writer import JobQueueLogWriter
 from jobledger.daemons.schedd.act import Actions
@@ -682,16 +682,8 @@ class Schedd(Daemon):
                 handover.add_done_callback(lambda done: self._lookahead_when(done, lookahead, queued))
         chained = self.chains.record(job_id, claim, outcome, chain, ahead) if more and chain else None
         if chained is None:
-            joint = JointCommit(self.store)
-            try:
-                self.runs.wait_started(claim)   # (a short job can end before its run is recorded)
-                ad = self.store.job_ad(job_id)  # read once: the handover and the end both need it
-                handover = self.matches.finished(job_id, claim, outcome, more, joint, direct=direct is True,
-                                                 ad=ad)
-                ahead(handover)
-                result = self.runs.record_outcome(job_id, claim, outcome, reported=True, joint=joint, ad=ad)
-            finally:
-                joint.finish()      # (a next run this thread found: its start is over)
+            result, handover = record_end(self.store, self.runs, self.matches, job_id, claim, outcome,
+                                          more, direct is True, ahead)
         else:
             result, handover, chained = chained
         following = None

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from jobledger.daemons.joint_commit import JointCommit
+from jobledger.daemons.schedd.ending import record_end
 from jobledger.daemons.schedd.match import Matches
 from jobledger.daemons.schedd.runs import Runs
 from jobledger.daemons.storage.store import Store
@@ -61,12 +61,7 @@ def parts(tmp_path):
 
 def report(runs, matches, claim):
     """The end of FIRST as ``daemons.schedd.daemon`` records a plain starter's report."""
-    joint = JointCommit(runs.store)
-    try:
-        handover = matches.finished(FIRST, claim, EXIT, True, joint, direct=True)
-        result = runs.record_outcome(FIRST, claim, EXIT, reported=True, joint=joint)
-    finally:
-        joint.finish()
+    result, handover = record_end(runs.store, runs, matches, FIRST, claim, EXIT, more=True, direct=True)
     assert handover is not None and handover.done()       # (found here, no worker)
     return result, handover.result()
 
