@@ -70,15 +70,19 @@ def start_scheduler(base: Path, tls: list | None = None, port: int = 0,
 
 
 def stop_all(processes: list) -> None:
-    for process in reversed(processes):
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-    for process in processes:
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    """The workers first, then the schedulers: a worker closing while its scheduler goes
+    away waits out its connect timeout before it exits."""
+    schedulers = [process for process in processes if "scheduler" in process.args]
+    for batch in ([process for process in processes if process not in schedulers], schedulers):
+        for process in batch:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in batch:
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def worker_names(pool) -> set[str]:
