@@ -53,7 +53,8 @@ from jobledger.eventcore.enums import AdType
 from jobledger.eventcore.errors import HTCondorException
 
 RESOURCES = ("Cpus", "Memory", "Disk")
-QUEUE_DEPTH = 8         # DASK_QUEUE_DEPTH's default
+QUEUE_DEPTH = 16        # DASK_QUEUE_DEPTH's default: jobs queued behind the running one, on one worker
+QUEUE_JOBS = 48         # DASK_QUEUE_JOBS's default: jobs queued on all the workers together
 RUNNER_TIMEOUT = 30.0   # seconds for a worker to make its job runner
 SIGNAL_TIMEOUT = 10.0   # seconds for a worker to signal a job
 WIRE_INLINE = 1 << 20   # bytes of a sandbox sent inside the call's message; larger ones apart
@@ -126,8 +127,10 @@ class DaskStartd(Startd):
             if problem:
                 self.refuse(HTCondorException(problem))
         self.security = security_settings(self.config)
-        # Jobs a starter queues on its worker behind the one running (daemons.dask_starter).
-        self.queue_depth = max(0, self.config_int("DASK_QUEUE_DEPTH", QUEUE_DEPTH))
+        # Jobs a starter queues on its worker behind the one running (daemons.dask_starter):
+        # DASK_QUEUE_JOBS shared among the workers, at most DASK_QUEUE_DEPTH on one (``queue_depth``).
+        self.depth_bound = max(0, self.config_int("DASK_QUEUE_DEPTH", QUEUE_DEPTH))
+        self.queue_jobs = max(1, self.config_int("DASK_QUEUE_JOBS", QUEUE_JOBS))
         self.workers: dict[str, dict] = {}   # worker address -> {"slot", "total", "facts"}
         self.client = None
         self.tasks: dict[str, Task] = {}     # claim -> its job's run
@@ -283,6 +286,17 @@ class DaskStartd(Startd):
                          "dask_signal": self._dask_signal, "dask_cancel": self._dask_cancel})
         return handlers
 
+    def queue_depth(self) -> int:
+        """How many jobs a starter queues behind its running one: an even share of
+        DASK_QUEUE_JOBS among the workers (at least one), at most DASK_QUEUE_DEPTH (0: none).
+        A few workers each keep a deep queue; many keep short ones, so that the jobs
+        queued in all stay about the same and no long queue is left to drain at the end."""
+        if not self.depth_bound:
+            return 0
+        with self._lock:
+            workers = sum(1 for address in self.workers if address not in self.unreachable)
+        return min(self.depth_bound, max(1, self.queue_jobs // max(1, workers)))
+
     def _worker_of(self, claim: str) -> str | None:
         with self._lock:
             entry = self.claims.get(claim)
@@ -298,6 +312,7 @@ class DaskStartd(Startd):
         answer = self._submit(peer, claim, spec, scratch, wait)
         if then is not None and answer.get("state") == "running":
             answer["then"] = self._dask_result(peer, then, 0.0)
+        answer["depth"] = self.queue_depth()     # (it follows the workers that come and go)
         return answer
 
     def _dask_run_many(self, peer, items: list, then: str | None = None, also: list | None = None) -> dict:
@@ -316,6 +331,7 @@ class DaskStartd(Startd):
         if also:
             answer["also"] = self._dask_results(peer, [claim for claim in also
                                                        if claim != then and claim not in answer["replies"]])
+        answer["depth"] = self.queue_depth()
         return answer
 
     def _submit(self, peer, claim: str, spec: dict, scratch: str, wait: float) -> dict:
@@ -578,7 +594,7 @@ class DaskStartd(Startd):
             return {"slot": entry["name"], "pid": entry["pid"], "start": entry["start"],
                     "scratch": entry["scratch"], "continued": True, **self._started_on(address, assigned)}
         started = self._launch(claim, entry, dict(job, _DaskStartd=self.address_of(self.name),
-                                                  _DaskQueueDepth=self.queue_depth))
+                                                  _DaskQueueDepth=self.queue_depth()))
         started.update(self._started_on(address, assigned))
         return started
 

@@ -65,7 +65,8 @@ class DaskStarter(Starter):
     def __init__(self, job: dict, *args, **kwargs):
         job = dict(job)
         self.startd = job.pop("_DaskStartd")
-        self.depth = int(job.pop("_DaskQueueDepth", 0))   # jobs queued behind the running one at most
+        # jobs queued behind the running one at most (the startd's answers bring it up to date)
+        self.depth = int(job.pop("_DaskQueueDepth", 0))
         self.queued: list[dict] = []      # the next jobs, queued behind this one: their claims, their runs
         self.promoted = False             # this run was queued behind the last one
         self.offers: list[dict] = []      # jobs to queue behind our last, from the answer to a report
@@ -334,6 +335,7 @@ class DaskStarter(Starter):
                 traceback.print_exc()
         if isinstance(answer, dict):
             self._learn(waiting, answer.get("also"))
+            self._take_depth(answer)
         replies = answer.get("replies") if isinstance(answer, dict) else None
         then = answer.get("then") if isinstance(answer, dict) else None
         if isinstance(then, dict) and then.get("state") in ("running", "done", "lost"):
@@ -354,6 +356,13 @@ class DaskStarter(Starter):
         if refused is not None:      # (those behind it would wait for it on the worker)
             self._cancel_queued(refused)
             self._drop_offered()
+
+    def _take_depth(self, answer) -> None:
+        """The queue's depth the startd's ``answer`` brings (a share of the jobs queued on
+        all its workers: it changes as workers come and go); none turned off stays off."""
+        depth = answer.get("depth") if isinstance(answer, dict) else None
+        if self.depth and isinstance(depth, int) and not isinstance(depth, bool) and depth >= 1:
+            self.depth = depth
 
     def _staged(self, given: dict) -> tuple[dict, dict | None]:
         """The offered job ``given`` as a queued run here, its inputs staged: (its queued
@@ -405,6 +414,7 @@ class DaskStarter(Starter):
             self.reply = self._ask("dask_run", timeout=POLL + 30, spec=self._spec(), scratch=self.scratch,
                                    wait=0 if self.deferred or self.depth else POLL)
             self.submitted = True
+            self._take_depth(self.reply)
         except Exception:  # noqa: BLE001 - the startd, not the job, failed: the job runs again later
             traceback.print_exc()
         self._flush_deferred()
