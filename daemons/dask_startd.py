@@ -47,7 +47,7 @@ from jobledger.daemons.daemon import main_for
 from jobledger.daemons.dask_adapt import IDLE_LIMIT, adapt_bounds, cluster_factory, pool_adaptive, workers_wanted
 from jobledger.daemons.dask_security import security_from, security_settings
 from jobledger.daemons.dask_starter import DaskStarter
-from jobledger.daemons.dask_task import JobRunner, pack, unpack
+from jobledger.daemons.dask_task import HANDLER, JobRunner, pack, unpack, wire_safe
 from jobledger.daemons.startd import Startd
 from jobledger.eventcore.enums import AdType
 from jobledger.eventcore.errors import HTCondorException
@@ -57,7 +57,6 @@ QUEUE_DEPTH = 16        # DASK_QUEUE_DEPTH's default: jobs queued behind the run
 QUEUE_JOBS = 48         # DASK_QUEUE_JOBS's default: jobs queued on all the workers together
 RUNNER_TIMEOUT = 30.0   # seconds for a worker to make its job runner
 SIGNAL_TIMEOUT = 10.0   # seconds for a worker to signal a job
-WIRE_INLINE = 1 << 20   # bytes of a sandbox sent inside the call's message; larger ones apart
 
 
 def scheduler_problem(address: str, timeout: float = 5.0) -> str | None:
@@ -387,16 +386,19 @@ class DaskStartd(Startd):
 
     def _call(self, runner: Runner, function: str, *args) -> concurrent.futures.Future:
         """Call ``function`` of ``runner`` on its worker, over the client's direct
-        connection to it (as Dask's own ``Actor`` proxy does): the answer's future.
-        Arguments msgpack carries as they are (``wire_safe``) go in the message itself:
-        no pickling on either side for a job's spec, claim and small sandbox."""
+        connection to it, through the worker's handler ``HANDLER`` (``runner_call``): the
+        answer's future.  Arguments and answers msgpack carries as they are (``wire_safe``)
+        go in the messages themselves: no pickling on either side for a job's spec, claim,
+        outcome and small sandboxes."""
         from distributed.protocol import to_serialize
         sent = [arg if wire_safe(arg) else to_serialize(arg) for arg in args]
 
         async def call():
             try:
-                answer = await self.client.rpc(runner.address).actor_execute(
-                    actor=runner.key, function=function, args=sent, kwargs={})
+                answer = await getattr(self.client.rpc(runner.address), HANDLER)(
+                    actor=runner.key, function=function, args=sent)
+                if not isinstance(answer, dict) or answer.get("status") not in ("OK", "error"):
+                    raise LookupError(f"the Dask worker {runner.address} holds no job runner {runner.key}")
             except Exception as exc:
                 # Not the job's failure (that comes as an answer): the worker is unreachable or
                 # no longer holds the runner (a scheduler that restarted): the next job makes one.
@@ -405,7 +407,7 @@ class DaskStartd(Startd):
                     self.unreachable.add(runner.address)
                     self._changed.set()
                 raise
-            if answer.get("status") != "OK":
+            if answer["status"] != "OK":
                 raise answer.get("exception") or RuntimeError(f"the runner's {function} failed")
             return answer["result"]
         return asyncio.run_coroutine_threadsafe(call(), self.client.loop.asyncio_loop)
@@ -731,37 +733,6 @@ class Runner:
 
     def __init__(self, address: str, key: str, future):
         self.address, self.key, self.future = address, key, future
-
-
-def wire_safe(value, depth: int = 0) -> bool:
-    """Whether ``value`` crosses Dask's connection in its msgpack message unchanged (the
-    worker reads lists as tuples): None, bools, 64-bit ints, floats, text that encodes
-    as UTF-8, bytes up to WIRE_INLINE, and lists and str-keyed dicts of those."""
-    if value is None or isinstance(value, (bool, float)):
-        return True
-    if isinstance(value, int):
-        return -2**63 <= value < 2**64
-    if isinstance(value, str):
-        return value.isascii() or _utf8(value)
-    if isinstance(value, bytes):
-        return len(value) <= WIRE_INLINE
-    if depth >= 8:
-        return False
-    if isinstance(value, (list, tuple)):
-        return all(wire_safe(item, depth + 1) for item in value)
-    if isinstance(value, dict):     # (not a dict Dask's reader would take for one of its own)
-        return "__Serialized__" not in value and "__Pickled__" not in value and \
-            all(isinstance(key, str) and wire_safe(key) and wire_safe(item, depth + 1)
-                for key, item in value.items())
-    return False
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:      # (lone surrogates: file names not in UTF-8)
-        return False
-    return True
 
 
 def _with_gpus(ads: list[dict], ids: list[str], free: int, claims: list) -> None:

@@ -4,7 +4,10 @@ This code is shipped to ``dask worker`` processes (which need jobledger
 importable, as they need any task's code).  Jobs reach a worker through
 ``JobRunner``, a Dask actor the Dask startd makes on it once and then calls
 directly, one call per job: the scheduler schedules no task per job, and the
-worker keeps no task state for one.  Nothing here assumes a file system shared
+worker keeps no task state for one.  The calls go through a handler of the
+worker's own (``HANDLER``, added by the runner), not Dask's ``actor_execute``,
+which pickles every answer: a job's outcome crosses the connection in the
+reply's msgpack message as it is (``wire_safe``), pickled only when it cannot.  Nothing here assumes a file system shared
 with the pool: the sandbox arrives as tar bytes, the job runs in a fresh
 directory under the worker's own ``local_directory``, and what the job made or
 changed there goes back as tar bytes with the exit status and usage (an empty
@@ -40,6 +43,8 @@ from jobledger.daemons.starter import exit_status
 CHECK = 1.0   # seconds between looks at whether a job is still wanted
 TEXT_BUSY_RETRIES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)   # seconds before each new try (see _popen)
 
+HANDLER = "jobledger_runner_call"   # the worker's handler that calls its runner (``runner_call``)
+WIRE_INLINE = 1 << 20   # bytes sent inside a call's or an answer's message; larger ones apart
 ENDED_KEPT = 64   # claims whose ends this worker remembers (for the jobs queued behind them)
 IDLE_THREAD = 60.0   # seconds a job thread waits for another job before it ends
 STOPS = (signal.SIGTERM, signal.SIGKILL, signal.SIGQUIT)
@@ -172,6 +177,11 @@ class JobRunner:
         from distributed import get_worker
         self.worker = get_worker()
         self.key = self.worker.get_current_task()
+        worker = self.worker
+
+        async def jobledger_runner_call(actor: str = "", function: str = "", args=()) -> dict:
+            return await runner_call(worker, actor, function, args)
+        worker.handlers[HANDLER] = jobledger_runner_call
 
     def _gone(self) -> bool:
         return self.key not in self.worker.state.actors
@@ -199,6 +209,57 @@ class JobRunner:
 
     async def cancel(self, claim: str) -> None:
         cancel_job(claim)
+
+
+CALLS = ("run", "signal", "cancel")
+
+
+async def runner_call(worker, actor: str = "", function: str = "", args=()) -> dict:
+    """The worker's handler ``HANDLER``: ``function`` of the runner ``actor`` on ``worker``,
+    called with ``args``.  ``{"status": "OK", "result": ...}`` (the result as it is when
+    msgpack carries it, else serialized apart), ``{"status": "error", "exception": ...}``,
+    or ``{"status": "gone"}`` when the worker holds no such runner (released, or made
+    before the worker restarted)."""
+    from distributed.protocol import to_serialize
+    runner = worker.state.actors.get(actor)
+    if not isinstance(runner, JobRunner) or function not in CALLS:
+        return {"status": "gone"}
+    try:
+        result = await getattr(runner, function)(*args)
+    except Exception as exc:  # noqa: BLE001 - the caller's to raise
+        return {"status": "error", "exception": to_serialize(exc)}
+    return {"status": "OK", "result": result if wire_safe(result) else to_serialize(result)}
+
+
+def wire_safe(value, depth: int = 0) -> bool:
+    """Whether ``value`` crosses Dask's connection in its msgpack message unchanged (the
+    reader gets lists as tuples): None, bools, 64-bit ints, floats, text that encodes
+    as UTF-8, bytes up to WIRE_INLINE, and lists and str-keyed dicts of those."""
+    if value is None or isinstance(value, (bool, float)):
+        return True
+    if isinstance(value, int):
+        return -2**63 <= value < 2**64
+    if isinstance(value, str):
+        return value.isascii() or _utf8(value)
+    if isinstance(value, bytes):
+        return len(value) <= WIRE_INLINE
+    if depth >= 8:
+        return False
+    if isinstance(value, (list, tuple)):
+        return all(wire_safe(item, depth + 1) for item in value)
+    if isinstance(value, dict):     # (not a dict Dask's reader would take for one of its own)
+        return "__Serialized__" not in value and "__Pickled__" not in value and \
+            all(isinstance(key, str) and wire_safe(key) and wire_safe(item, depth + 1)
+                for key, item in value.items())
+    return False
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:      # (lone surrogates: file names not in UTF-8)
+        return False
+    return True
 
 
 def _settle(answer, result, exc) -> None:

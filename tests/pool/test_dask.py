@@ -22,7 +22,8 @@ import pytest
 
 import jobledger as htcondor
 from jobledger.daemons.audit import audit
-from jobledger.daemons.dask_startd import WIRE_INLINE, scheduler_problem, wire_safe
+from jobledger.daemons.dask_startd import scheduler_problem
+from jobledger.daemons.dask_task import WIRE_INLINE, wire_safe
 from jobledger.daemons.client.personal import PersonalPool
 from tests.pool.conftest import (pool_processes, python_processes, stop_and_check, thread_ticks, unnamed_threads,
                                  wait_until)
