@@ -103,6 +103,7 @@ class DaskStartd(Startd):
         super().__init__(config_file)
         self.execute_dir = self.execute_dir / "dask"   # apart from the local startd's state
         self.execute_dir.mkdir(parents=True, exist_ok=True)
+        self.execute_real = os.path.realpath(self.execute_dir)   # (a job's scratch directory is in it)
         self.scheduler = self.config("DASK_SCHEDULER_ADDRESS", "").strip()
         self.cluster = None                  # the cluster DASK_CLUSTER makes (daemons.dask_adapt)
         self.made = None
@@ -334,7 +335,7 @@ class DaskStartd(Startd):
         return answer
 
     def _submit(self, peer, claim: str, spec: dict, scratch: str, wait: float) -> dict:
-        if os.path.dirname(os.path.realpath(scratch)) != os.path.realpath(self.execute_dir):
+        if os.path.dirname(os.path.realpath(scratch)) != self.execute_real:
             raise HTCondorException(f"{scratch!r} is no scratch directory of this startd")
         with self._lock:
             entry = self.claims.get(claim)
