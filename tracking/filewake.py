@@ -7,10 +7,18 @@ elsewhere).  The caller still re-checks the file after each wake, and the pause
 stays bounded: a change inotify does not report (the path renamed to another
 file, a network file system) is still seen at the next tick.
 
-The descriptor lives only for one wait.  A process may have at most
-``fs.inotify.max_user_instances`` of them (128 by default, shared by all of the
-user's processes): a reader that kept one would take that limit from the user's
-other watchers.  Where inotify is missing or refused, the wait is a sleep.
+A reader that waits at the end again and again keeps its descriptor between waits
+(``FileWatch``), as HTCondor's reader keeps its trigger's: closing an inotify
+descriptor waits for the kernel's grace period (10-20 ms of sleep, no CPU), and a
+descriptor closed after each wake put that pause between an append and the reader
+seeing it.  Events that came while the reader was busy are read off before the
+next wait, so a wake always means a change since the reader last looked.
+
+A process may have at most ``fs.inotify.max_user_instances`` descriptors (128 by
+default, shared by all of the user's processes): the readers of one process keep
+at most ``KEPT_WATCHES`` between waits; beyond that, and for ``wait_for_change``,
+a descriptor lives for one wait.  Where inotify is missing or refused, the wait is
+a sleep.
 """
 
 from __future__ import annotations
@@ -18,9 +26,12 @@ from __future__ import annotations
 import ctypes
 import os
 import select
+import threading
 import time
 
-__all__ = ["wait_for_change"]
+__all__ = ["FileWatch", "wait_for_change"]
+
+KEPT_WATCHES = 8     # descriptors the readers of one process keep between their waits
 
 _IN_NONBLOCK = os.O_NONBLOCK
 _IN_CLOEXEC = getattr(os, "O_CLOEXEC", 0o2000000)
@@ -68,10 +79,75 @@ def wait_for_change(path: str, pause: float, changed) -> bool:
         time.sleep(pause)
         return False
     try:
-        if changed():
-            return True
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
-        return bool(poller.poll(max(1, int(pause * 1000))))
+        return _wait_on(fd, pause, changed)
     finally:
         os.close(fd)
+
+
+def _wait_on(fd: int, pause: float, changed) -> bool:
+    if changed():
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(max(1, int(pause * 1000))))
+
+
+def _drain(fd: int) -> None:
+    """Read off the events already queued (the descriptor is non-blocking)."""
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
+
+
+_kept_lock = threading.Lock()
+_kept = 0
+
+
+class FileWatch:
+    """``wait_for_change`` for one reader of ``path``: its descriptor is made at the
+    first wait and kept for the next ones, until ``close()`` (one of the process's
+    ``KEPT_WATCHES``; when they are all taken, each wait makes and closes its own)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._fd: int | None = None
+
+    def wait(self, pause: float, changed) -> bool:
+        """As ``wait_for_change(path, pause, changed)``."""
+        if pause <= 0:
+            return False
+        if self._fd is None:
+            if not _take():
+                return wait_for_change(self.path, pause, changed)
+            self._fd = _watch(self.path)
+            if self._fd is None:
+                _give_back()
+                time.sleep(pause)
+                return False
+        else:
+            _drain(self._fd)
+        return _wait_on(self._fd, pause, changed)
+
+    def close(self) -> None:
+        """Close the descriptor (a pause of the kernel's: not on a reader's way to an event)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            _give_back()
+            os.close(fd)
+
+
+def _take() -> bool:
+    global _kept
+    with _kept_lock:
+        if _kept >= KEPT_WATCHES:
+            return False
+        _kept += 1
+        return True
+
+
+def _give_back() -> None:
+    global _kept
+    with _kept_lock:
+        _kept -= 1

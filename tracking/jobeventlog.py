@@ -50,7 +50,7 @@ import warnings
 
 from jobledger.eventcore.codecs.userlog import Garbled, Parsed, TextReaderState, detect_format, scan
 from jobledger.eventcore.errors import HTCondorException, UserLogFileChanged, UserLogReadError, UserLogWarning
-from jobledger.tracking.filewake import wait_for_change
+from jobledger.tracking.filewake import FileWatch
 from jobledger.tracking.jobevent import JobEvent, JobEventV1
 from jobledger.tracking.localzone import LOCAL_ZONE
 
@@ -94,6 +94,7 @@ class JobEventLog:
 
     def _setup(self, offset: int, ident=None):
         self._fd = None
+        self._watch = None      # made at the first wait at the end, kept until close()
         self._closed = False
         try:
             # non-blocking: a FIFO nobody writes must not hang the open
@@ -156,8 +157,14 @@ class JobEventLog:
         fd, self._fd = getattr(self, "_fd", None), None
         if fd is not None:
             os.close(fd)
+        self._release_watch()
         self._closed = True
         self._pending.clear()
+
+    def _release_watch(self) -> None:
+        watch, self._watch = getattr(self, "_watch", None), None
+        if watch is not None:
+            watch.close()
 
     def __del__(self):
         fd = getattr(self, "_fd", None)
@@ -166,6 +173,10 @@ class JobEventLog:
                 os.close(fd)
             except OSError:
                 pass
+        try:
+            self._release_watch()
+        except OSError:
+            pass
 
     def __enter__(self) -> "JobEventLog":
         self._deadline = None
@@ -190,6 +201,7 @@ class JobEventLog:
         self._deadline = _deadline(state["stop_after"])
         if state["closed"]:
             self._fd, self._closed, self._pending = None, True, collections.deque()
+            self._watch = None
             self._consumed = state["offset"]
             self._ident = state["ident"]
             return
@@ -305,7 +317,9 @@ class JobEventLog:
             except OSError:
                 pass
             pause = _POLL if self._deadline is None else min(_POLL, self._deadline - now)
-            wait_for_change(self._path, pause, lambda: os.fstat(fd).st_size != self._size_seen)
+            if self._watch is None:
+                self._watch = FileWatch(self._path)
+            self._watch.wait(pause, lambda: os.fstat(fd).st_size != self._size_seen)
 
 
 class JobEventLogV1(JobEventLog):

@@ -11,6 +11,7 @@ import pytest
 from jobledger.eventcore.codecs.userlog import render
 from jobledger.eventcore.events import JobAbortedEvent
 from jobledger.tracking import filewake, jobeventlog
+from jobledger.tracking.filewake import FileWatch
 from jobledger.tracking.jobeventlog import JobEventLog
 
 pytestmark = pytest.mark.skipif(filewake._LIBC is None or not hasattr(filewake._LIBC, "inotify_init1"),
@@ -28,16 +29,26 @@ def append(path, text):
 
 def spy_waits(monkeypatch, armed: threading.Event, woken: list):
     """Note each wait's outcome; ``armed`` is set once a wait's watch is in place."""
-    real = filewake.wait_for_change
+    real = filewake.FileWatch.wait
 
-    def waiting(path, pause, changed):
+    def waiting(self, pause, changed):
         def look():
             seen = changed()
             armed.set()
             return seen
-        woken.append(real(path, pause, look))
+        woken.append(real(self, pause, look))
         return woken[-1]
-    monkeypatch.setattr(jobeventlog, "wait_for_change", waiting)
+    monkeypatch.setattr(filewake.FileWatch, "wait", waiting)
+
+
+def inotify_descriptors() -> int:
+    count = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{name}") == "anon_inode:inotify"
+        except OSError:
+            pass
+    return count
 
 
 def test_an_append_wakes_a_waiting_reader(tmp_path, monkeypatch):
@@ -91,3 +102,59 @@ def test_waits_leave_no_descriptor_behind(tmp_path):
 
 def test_a_vanished_path_sleeps(tmp_path):
     assert filewake.wait_for_change(str(tmp_path / "gone.log"), 0.001, lambda: True) is False
+
+
+def test_a_reader_keeps_one_watch_across_its_waits(tmp_path, monkeypatch):
+    """Closing an inotify descriptor waits for the kernel (10-20 ms): a reader keeps its
+    own between waits, as HTCondor's keeps its trigger's, and lets it go at close()."""
+    log = tmp_path / "job.log"
+    log.write_text(ev(0))
+    before = inotify_descriptors()
+    jel = JobEventLog(str(log))
+    assert [e.proc for e in jel.events(0)] == [0]
+    for proc in range(1, 4):
+        writer = threading.Timer(0.01, append, (log, ev(proc)))
+        writer.start()
+        assert next(iter(jel.events(stop_after=60))).proc == proc
+        writer.join()
+        assert inotify_descriptors() == before + 1
+    jel.close()
+    assert inotify_descriptors() == before
+
+
+def test_events_read_while_busy_do_not_end_the_next_wait(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("")
+    watch = FileWatch(str(log))
+    assert watch.wait(0.001, lambda: False) is False     # the watch is made and kept
+    append(log, ev(0))                                    # notified while nobody waits
+    assert watch.wait(0.01, lambda: False) is False       # read off: no change since the look
+    watch.close()
+
+
+def test_readers_keep_at_most_kept_watches(tmp_path, monkeypatch):
+    monkeypatch.setattr(filewake, "KEPT_WATCHES", 1)
+    log = tmp_path / "job.log"
+    log.write_text("")
+    before = inotify_descriptors()
+    first, second = FileWatch(str(log)), FileWatch(str(log))
+    first.wait(0.001, lambda: False)
+    second.wait(0.001, lambda: False)                     # one wait, one descriptor of its own
+    assert inotify_descriptors() == before + 1
+    first.close()
+    second.wait(0.001, lambda: False)                     # now kept
+    assert inotify_descriptors() == before + 1
+    second.close()
+    assert inotify_descriptors() == before
+
+
+def test_readers_left_to_the_collector_give_their_watches_back(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text(ev(0))
+    before = inotify_descriptors()
+    for _ in range(2 * filewake.KEPT_WATCHES):
+        jel = JobEventLog(str(log))
+        assert [e.proc for e in jel.events(stop_after=0.001)] == [0]
+        del jel
+    assert inotify_descriptors() == before
+    assert filewake._kept == 0
