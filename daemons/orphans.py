@@ -72,7 +72,13 @@ def kill_leftovers(starters: set[int]) -> list[int]:
 def sweep_leftovers(wait: float = 1.0) -> None:
     """Kill every child of this process with its process group and reap them,
     waiting up to ``wait`` seconds for the killed to die (a starter between two
-    jobs: its children now are what the last job left behind)."""
+    jobs: its children now are what the last job left behind).  With no child at
+    all, alive or exited (``waitpid`` says so: most jobs leave nothing), /proc is
+    not read."""
+    try:
+        os.waitpid(-1, os.WNOHANG)      # (a leftover that already exited: reaped here)
+    except ChildProcessError:
+        return
     killed = set(kill_leftovers(set()))
     deadline = time.monotonic() + wait
     while True:

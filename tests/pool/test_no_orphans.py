@@ -15,6 +15,7 @@ import os
 import signal
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -343,3 +344,30 @@ def test_a_job_whose_starter_and_launcher_are_killed_is_killed_by_the_master(tmp
         assert "a job's process whose starter is gone" in (pool.local_dir / "log" / "MasterLog").read_text()
     finally:
         stop_and_check(pool)
+
+
+SWEEP_CHECK = """
+import os, signal, subprocess, sys
+from jobledger.daemons import orphans
+real = orphans._children
+def unread():
+    raise AssertionError("/proc read with no child")
+orphans._children = unread
+orphans.sweep_leftovers()                      # no child at all: nothing to look for
+orphans._children = real
+left = subprocess.Popen(["sleep", "300"], start_new_session=True)
+orphans.sweep_leftovers()                      # a job's daemonized leftover: killed and reaped
+try:
+    os.kill(left.pid, 0)
+except ProcessLookupError:
+    print("swept")
+"""
+
+
+def test_a_sweep_reads_proc_only_when_a_child_is_left():
+    """A starter sweeps after each job (``orphans.sweep_leftovers``): with no child at
+    all it does not read /proc; a leftover is still killed and reaped.  (In a process
+    of its own: the sweep kills every child of the process it runs in.)"""
+    done = subprocess.run([sys.executable, "-c", SWEEP_CHECK], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["swept"]
