@@ -3,7 +3,9 @@
 ``from jobledger.tracking import UserLogTracker, ...``: this module only re-exports the
 trackers (``UserLogTracker``, ``PollTracker``, ``JournalTracker``, ``CombinedTracker``), the
 conditions for ``wait_until`` (``all_done``, ``any_held``, ``any_failed``) and what trackers
-hold and report (``JobState``, ``Change``).
+hold and report (``JobState``, ``Change``), each loaded on first use (PEP 562): a program
+that only reads a user log with ``JobEventLog`` (tracking/jobeventlog.py) loads none of the
+trackers.
 
 Nothing here writes to a pool; trackers read user logs, the journal or a
 schedd and fold what they read into job states with the one tolerant fold
@@ -24,15 +26,34 @@ schedd and fold what they read into job states with the one tolerant fold
     summary.py     per-batch counts and progress bars (``jobledger watch``)
 """
 
-from jobledger.eventcore.projections.jobstate import Change, JobState
-from jobledger.tracking.combined import CombinedTracker, Discrepancy
-from jobledger.tracking.conditions import all_done, any_failed, any_held
-from jobledger.tracking.journal import JournalTracker
-from jobledger.tracking.poll import PollTracker
-from jobledger.tracking.summary import BatchSummary, summarize
-from jobledger.tracking.userlogs import UserLogTracker
+import importlib as _importlib
+
+# module -> the names re-exported from it
+_REEXPORTS = {
+    "jobledger.eventcore.projections.jobstate": ("Change", "JobState"),
+    "jobledger.tracking.combined": ("CombinedTracker", "Discrepancy"),
+    "jobledger.tracking.conditions": ("all_done", "any_failed", "any_held"),
+    "jobledger.tracking.journal": ("JournalTracker",),
+    "jobledger.tracking.poll": ("PollTracker",),
+    "jobledger.tracking.summary": ("BatchSummary", "summarize"),
+    "jobledger.tracking.userlogs": ("UserLogTracker",),
+}
+_ORIGIN = {name: module for module, names in _REEXPORTS.items() for name in names}
 
 __all__ = [
     "BatchSummary", "Change", "CombinedTracker", "Discrepancy", "JobState", "JournalTracker",
     "PollTracker", "UserLogTracker", "all_done", "any_failed", "any_held", "summarize",
 ]
+
+
+def __getattr__(name):
+    module = _ORIGIN.get(name)
+    if module is None:
+        raise AttributeError(f"module 'jobledger.tracking' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_ORIGIN))
