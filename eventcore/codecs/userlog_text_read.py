@@ -163,8 +163,9 @@ class TextReaderState:
         if got is None:
             y, mo, d, h = int(date[:4]), int(date[5:7]), int(date[8:10]), int(hour)
             base = self.zone.to_epoch(y, mo, d, h, 0, 0)
-            # Only a plain hour (no DST jump inside, fields unchanged) is cacheable.
-            ok = (1 <= mo <= 12 and 1 <= d <= 28 and h <= 23
+            # Only a plain hour (no DST jump inside, fields unchanged) is cacheable; a day
+            # past its month's end (02-30) comes back as another date and is not.
+            ok = (1 <= mo <= 12 and 1 <= d <= 31 and h <= 23
                   and self.zone.to_epoch(y, mo, d, h, 59, 59) == base + 3599
                   and tuple(self.zone.from_epoch(base)[:4]) == (y, mo, d, h))
             got = (base, f"{date}T{hour}") if ok else False

@@ -89,3 +89,21 @@ def test_structured_formats_survive_a_fragment_at_every_cut(fmt, a):
 
 def items_of_fmt(fmt, data):
     return scan(fmt, data, 0, TextReaderState())
+
+
+@pytest.mark.parametrize("date", ["2026-11-29", "2026-11-30", "2026-12-31", "2024-02-29", "2023-02-29",
+                                  "2024-02-30", "2024-04-31", "2024-03-28"])
+@pytest.mark.parametrize("zone", ["utc", "local"])
+def test_a_header_on_any_day_reads_as_htcondors_reader_reads_it(date, zone):
+    """The reader's header path (an hour's start cached per date and hour) and HTCondor's
+    field-by-field reading (``parse_header_time``) agree on the month's last days and on a
+    day past the month's end (normalised as mktime does); a real date's hour is cached."""
+    from jobledger.eventcore.codecs.userlog_time import UTC_ZONE, parse_header_time
+    from jobledger.tracking.localzone import LOCAL_ZONE
+    state = TextReaderState(UTC_ZONE if zone == "utc" else LOCAL_ZONE, 2026)
+    line = f"000 (7.0.0) {date} 10:11:12 Job submitted from host: <10.0.0.2:9618>\n...\n"
+    items, _ = scan("text", line.encode(), 0, state)
+    epoch, _, event_time, _ = parse_header_time(f"{date} 10:11:12 Job", state.zone, 2026)
+    assert (items[0].header.epoch, items[0].header.event_time) == (epoch, event_time)
+    real = date not in ("2023-02-29", "2024-02-30", "2024-04-31")
+    assert bool(state._hours.get(date + "10")) is real
