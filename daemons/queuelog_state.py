@@ -5,7 +5,8 @@ own beside the log, so the writer's memory does not grow with the queue.
 (``eventcore.projections.queuelog_live.PackedProcs`` with its storage in SQLite): a
 table of procs (their key one integer), each packed in one string (``pack_proc``; JSON when a text holds the
 packing's separator), and one of clusters (the ad as JSON, the count of procs).  The
-fold hands it what a step changed in one ``store`` call, one transaction.
+fold hands it what it changed since it last settled in one ``store`` call, one
+transaction (``QueueLogFold.settle``).
 
 The file is kept across restarts when the writer stops cleanly: ``keep(mark)`` makes
 the file durable, then writes ``mark`` (what the writer needs to go on: the journal

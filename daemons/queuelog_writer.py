@@ -5,8 +5,10 @@ of the journal, written by the schedd behind its commits.
 follows the journal through a read-only reader of its own
 (``daemons.storage.reader``): the entries after the position the file reaches are
 folded (``eventcore.projections.queuelog_live``) and appended as one transaction per
-catch-up, written with one ``write`` and fsynced.  The queue it folds is kept out of
-memory, in an SQLite file beside the log (``.<name>.fold``, ``daemons.queuelog_state``).
+catch-up, written with one ``write`` and fsynced.  The queue it folds is kept in an
+SQLite file beside the log (``.<name>.fold``, ``daemons.queuelog_state``), no more than
+``SETTLE_EVERY`` procs of it in memory: those a few catch-ups in a row change stay
+there between them, put back in the file when that many gather and at a clean stop.
 A writer that stops cleanly keeps that file, marked with the journal position the fold
 reflects, the journal's checksum there, and the log's size, header and last 64 KiB
 (their CRCs) as it leaves it.  The next start goes on from the file when all of that
@@ -209,6 +211,7 @@ class JobQueueLogWriter:
         checksum = self._reader.checksum_at(position) if position > 0 else None
         if checksum is None:
             return None
+        self.state.settle()
         return {"position": position, "journal_checksum": checksum, "log_position": self._log_position,
                 "log": self._log_identity(), "state": self.state.saved()}
 

@@ -345,10 +345,17 @@ class QueueFold:
             raise InvalidTransition(None, "set attributes", job)
         if "JobStatus" in sets or "JobStatus" in deletes:
             raise InvalidTransition(JobStatus(row.status), "set JobStatus (status moves by events)", job)
-        row = self._writable((job.cluster, job.proc), row)
-        row.ad.update(sets)
+        self._change_proc((job.cluster, job.proc), row, sets, deletes, row.status)
+
+    def _change_proc(self, key, row: Proc, sets: Mapping[str, str], deletes, status: int) -> None:
+        """Change the attributes of the proc ``row`` at ``key`` (in the fold) in place,
+        and its status: the one way a handler changes a proc it does not replace."""
+        row = self._writable(key, row)
+        ad = row.ad
+        ad.update(sets)
         for name in deletes:
-            row.ad.pop(name, None)
+            ad.pop(name, None)
+        row.status = status
 
     def _on_event(self, position, time, job, payload):
         event = payload["event"]
@@ -382,12 +389,9 @@ class QueueFold:
             if number == SUBMIT:
                 return
             before = after
-        row = self._writable(key, self.procs[key])
+        row = self.procs[key]
         sets, deletes = event_updates(before, after, event, row.ad)
-        row.ad.update(sets)
-        for name in deletes:
-            row.ad.pop(name, None)
-        row.status = int(after)
+        self._change_proc(key, row, sets, deletes, int(after))
 
     def _on_action(self, position, time, job, payload):
         return  # the audit trail; the state moves by the events that follow

@@ -22,7 +22,7 @@ where the file ends and writes each change exactly once.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from itertools import chain
 
 from jobledger.eventcore.projections.queue import Proc, QueueFold
@@ -109,7 +109,7 @@ def pack_proc(row: Proc) -> str | Proc:
 
 def unpack_proc(packed: str | Proc) -> Proc:
     if isinstance(packed, Proc):
-        return packed       # never changed in place: a transaction copies a row first
+        return packed.copy()     # the fold changes what it loads in place
     status, *rest = packed.split(_US)
     texts = iter(rest)
     return Proc(int(status), dict(zip(texts, texts)))
@@ -141,8 +141,7 @@ class PackedProcs:
     def settle(self, fold: QueueFold, keys, clusters) -> None:
         """Store the procs ``keys`` and the clusters ``clusters`` as ``fold`` now has them
         (gone: dropped) with every other cluster it holds, then drop every proc and
-        cluster from its memory.  A changed cluster the fold no longer holds has left
-        the queue (``QueueFold.forget``)."""
+        cluster from its memory."""
         procs = fold.procs
         rows = []
         for key in keys:
@@ -153,6 +152,7 @@ class PackedProcs:
                 else (cluster, None, 0) for cluster in sorted(held | set(clusters))]
         self.store(rows, kept)
         fold.evict(list(procs))
+        fold.forget(list(procs), ())        # what is left: jobs that left, now deleted here too
         fold.evict_clusters(held)
 
     # ------------------------------------------------------------ storage --
@@ -177,61 +177,132 @@ class PackedProcs:
                 self.cluster_rows[cluster] = (ad, count)
 
 
+def changed_lines(key: str, ad: dict, sets: Mapping[str, str], deletes) -> list[str]:
+    """The records that ``ad.update(sets)`` and then popping ``deletes`` make, in the
+    order ``ad_lines`` gives them (``ad`` as it is before): the attributes already in
+    ``ad`` keep their places and new ones follow in the order of ``sets``, so only the
+    names these two hold are looked at, not the whole ad."""
+    get = ad.get
+    names = [name for name, value in sets.items() if get(name) != value]
+    if deletes:
+        gone = set(deletes)
+        names = [name for name in names if name not in gone]
+    kept = [name for name in names if name in ad]
+    if kept and len(kept) < len(names):
+        if len(kept) > 1:
+            kept = list(filter(set(kept).__contains__, ad))     # in the ad's order
+        names = kept + [name for name in names if name not in ad]
+    elif len(kept) > 1:
+        names = list(filter(set(kept).__contains__, ad))
+    prefix = f"103 {key} "
+    values = [sets[name] for name in names]
+    text = "".join(values)
+    if "\n" in text or "\r" in text:
+        values = [_one_line(value) for value in values]
+    lines = [prefix + name + " " + value for name, value in zip(names, values)]
+    if deletes:
+        lines.extend(f"104 {key} {name}" for name in filter(gone.__contains__, ad))
+    return lines
+
+
+class _LineFold(QueueFold):
+    """A queue fold that, while ``lines`` is a list, changes a proc's attributes in
+    place without an undo copy and appends the records of the change to ``lines``
+    (``changed_lines``), noting the proc in ``touched``."""
+
+    def __init__(self, loader) -> None:
+        super().__init__(loader=loader)
+        self.lines: list[str] | None = None
+        self.touched: set = set()
+
+    def _change_proc(self, key, row: Proc, sets, deletes, status: int) -> None:
+        lines = self.lines
+        if lines is None:
+            super()._change_proc(key, row, sets, deletes, status)
+            return
+        ad = row.ad
+        lines += changed_lines(f"{key[0]}.{key[1]}", ad, sets, deletes)
+        ad.update(sets)
+        for name in deletes:
+            ad.pop(name, None)
+        row.status = status
+        self.touched.add(key)
+
+
 class QueueLogFold:
     """The queue folded from journal entries; each entry is folded as a transaction of
     its own, whose undo log holds the ads it changed as they were before it -- the ads
-    as last written -- so the fold is the only copy of the queue kept, out of memory
-    between steps (``PackedProcs``, or ``procs``: one keeping it elsewhere)."""
+    as last written -- so the fold is the only copy of the queue kept: up to
+    SETTLE_EVERY procs in memory, the rest in ``PackedProcs`` (or ``procs``: one
+    keeping them elsewhere).  An entry that only changes the attributes of a proc
+    already in the queue (most: a ``set``, an event) needs no transaction: its records
+    are made from what it changes (``changed_lines``) as the proc is changed in place."""
 
     def __init__(self, procs: PackedProcs | None = None) -> None:
         self.packed = procs if procs is not None else PackedProcs()
-        self.fold = QueueFold(loader=self.packed)
+        self.fold = _LineFold(self.packed)
         self.written: dict[str, dict] = {}      # the User and Project records as last written
         self.next_cluster = 1
         self.position = 0
         self.userrecs = UserRecFold()
         self.userrec_ids: dict[tuple[str, str], int] = {}
         self.next_userrec = FIRST_USERREC_ID
+        self._touched_clusters: set = set()     # changed since the last ``settle``
 
     def apply(self, entries: Iterable) -> list[str]:
         """The lines for ``entries`` (``eventcore.journal.Entry``s, in order)."""
         lines: list[str] = []
         fold = self.fold
-        touched: set = set()
-        touched_clusters: set = set()
-        for entry in entries:
-            if entry.type == "userrec":
-                lines += self._userrec(entry.payload)
-            fold.begin()
-            fold.apply(entry.position, entry.time, entry.job, entry.type, entry.payload)
-            self.position = entry.position
-            changes = fold.take_changes()
-            for cluster in sorted(changes.clusters):
-                if cluster >= self.next_cluster:
-                    self.next_cluster = cluster + 1
-                    lines.append(f"103 {HEADER_KEY} NextClusterNum {self.next_cluster}")
-                lines += ad_lines(cluster_key(cluster), fold.before_cluster(cluster),
-                                  fold.clusters.get(cluster))
-            for cluster, proc in sorted(changes.procs):
-                old, row = fold.before_proc((cluster, proc)), fold.procs.get((cluster, proc))
-                lines += ad_lines(proc_key(cluster, proc), None if old is None else old.ad,
-                                  None if row is None else row.ad)
-            fold.commit()
-            touched.update(changes.procs)
-            touched_clusters |= changes.clusters
-            gone_procs = [k for k in changes.procs if fold.procs.get(k) is None]
-            gone_clusters = [c for c in changes.clusters if fold.clusters.get(c) is None]
-            if gone_procs or gone_clusters:
-                fold.forget(gone_procs, gone_clusters)
-            if len(fold.procs) >= SETTLE_EVERY:
-                self.packed.settle(fold, touched, touched_clusters)
-                touched, touched_clusters = set(), set()
-        self.packed.settle(fold, touched, touched_clusters)
+        try:
+            for entry in entries:
+                kind, job = entry.type, entry.job
+                if (kind == "set" or kind == "event") and job.proc >= 0 <= job.cluster \
+                        and fold.proc(job.cluster, job.proc) is not None:
+                    fold.lines = lines
+                    fold.apply(entry.position, entry.time, job, kind, entry.payload)
+                    fold.lines = None
+                else:
+                    self._transaction(entry, lines)
+                self.position = entry.position
+                if len(fold.procs) >= SETTLE_EVERY or len(fold.touched) >= SETTLE_EVERY:
+                    self.settle()
+        finally:
+            fold.lines = None
         return lines
 
+    def settle(self) -> None:
+        """Put what the fold holds in memory back in its store and empty that memory
+        (``PackedProcs.settle``): done when it holds SETTLE_EVERY procs or has changed
+        as many since the last time, and before ``saved``."""
+        self.packed.settle(self.fold, self.fold.touched, self._touched_clusters)
+        self.fold.touched, self._touched_clusters = set(), set()
+
+    def _transaction(self, entry, lines: list[str]) -> None:
+        """Fold ``entry`` as a transaction of its own; its records, from the ads it
+        changed as they were before it, go to ``lines``."""
+        fold = self.fold
+        if entry.type == "userrec":
+            lines += self._userrec(entry.payload)
+        fold.begin()
+        fold.apply(entry.position, entry.time, entry.job, entry.type, entry.payload)
+        changes = fold.take_changes()
+        for cluster in sorted(changes.clusters):
+            if cluster >= self.next_cluster:
+                self.next_cluster = cluster + 1
+                lines.append(f"103 {HEADER_KEY} NextClusterNum {self.next_cluster}")
+            lines += ad_lines(cluster_key(cluster), fold.before_cluster(cluster),
+                              fold.clusters.get(cluster))
+        for cluster, proc in sorted(changes.procs):
+            old, row = fold.before_proc((cluster, proc)), fold.procs.get((cluster, proc))
+            lines += ad_lines(proc_key(cluster, proc), None if old is None else old.ad,
+                              None if row is None else row.ad)
+        fold.commit()
+        fold.touched.update(changes.procs)
+        self._touched_clusters |= changes.clusters
+
     def saved(self) -> dict:
-        """What this fold holds besides its procs and clusters (those are in ``packed``,
-        settled after each ``apply``), as JSON values: ``restore`` takes it back."""
+        """What this fold holds besides its procs and clusters (those are in ``packed``
+        once ``settle``d), as JSON values: ``restore`` takes it back."""
         return {"position": self.position, "next_cluster": self.next_cluster,
                 "written": self.written, "userrecs": self.userrecs.records,
                 "userrec_ids": [[kind, name, n] for (kind, name), n in self.userrec_ids.items()],
