@@ -1,9 +1,11 @@
 """JOB_QUEUE_LOG: HTCondor's text transaction log of the job queue, one more projection
 of the journal, written by the schedd behind its commits.
 
-``JobQueueLogWriter(journal_path, log_path, wait=store.wait_for_position, wake=store.wake_waiters)``
-follows the journal through a read-only reader of its own
-(``daemons.storage.reader``): the entries after the position the file reaches are
+``JobQueueLogWriter(journal_path, log_path, wait=store.wait_for_position, wake=store.wake_waiters,
+recent=...)`` follows the journal: the entries the store committed, from its memory
+while it holds them (``recent``, ``Store.recent`` as a follower of its own), else
+through a read-only reader of its own (``daemons.storage.reader``).  The entries
+after the position the file reaches are
 folded (``eventcore.projections.queuelog_live``) and appended as one transaction per
 catch-up, written with one ``write`` and fsynced.  The queue it folds is kept in an
 SQLite file beside the log (``.<name>.fold``, ``daemons.queuelog_state``), no more than
@@ -33,12 +35,15 @@ import time as _time
 import zlib
 from itertools import islice
 from pathlib import Path
+from typing import Mapping, NamedTuple
 
 from jobledger.daemons.queuelog_state import SqliteProcs
 from jobledger.daemons.storage.reader import Reader
-from jobledger.eventcore.journal import row_entries
+from jobledger.eventcore.codecs.journal import Row
+from jobledger.eventcore.ids import JobId
+from jobledger.eventcore.journal import job_id, row_entries
 from jobledger.eventcore.projections.queuelog_live import (
-    BEGIN_LINE, QueueLogFold, end_line, end_position, file_header,
+    BEGIN_LINE, QueueLogFold, as_journaled, end_line, end_position, file_header,
 )
 
 __all__ = ["JobQueueLogWriter", "recover"]
@@ -107,12 +112,35 @@ def _last_end(f, header_end: int, size: int) -> tuple[bytes, int] | None:
     return None
 
 
+class _Entry(NamedTuple):
+    """An entry as the fold reads it (``eventcore.journal.Entry``'s fields), made
+    for a record the store holds in memory at a tuple's cost."""
+
+    position: int
+    time: float
+    job: JobId
+    type: str
+    payload: Mapping
+
+
+def _entries_of(row: Row, payload: Mapping, after: int) -> list:
+    """The entries of a committed ``row`` after ``after``, its payload as appended."""
+    if row.type == "procs":
+        return row_entries(row, payload, after)
+    if row.position <= after:
+        return []
+    return [_Entry(row.position, row.time, job_id(row.cluster, row.proc), row.type,
+                   as_journaled(row.type, payload))]
+
+
 class JobQueueLogWriter:
-    def __init__(self, journal_path, log_path, wait=None, wake=None, fsync: bool = True, log=None):
+    def __init__(self, journal_path, log_path, wait=None, wake=None, fsync: bool = True, log=None,
+                 recent=None):
         self.log = log                   # a logging.Logger told of the error that stops the thread
         self.journal_path = Path(journal_path)
         self.path = Path(log_path)
         self._wait, self._wake = wait, wake
+        self._recent = recent            # (after, limit) -> the store's (row, payload) in memory, or None
         self.fsync = fsync
         self.state = QueueLogFold()      # replaced at open() by one folding into SQLite
         self._procs: SqliteProcs | None = None
@@ -230,8 +258,7 @@ class JobQueueLogWriter:
         text goes to the file in one write, or, past WRITE_BYTES (a big submit's), in
         pieces as it is folded (a transaction cut short by a crash has no end line:
         ``recover`` cuts it off); False when the journal holds none."""
-        rows = self._reader.rows_spanning(after, CHUNK)
-        entries = (e for row in rows for e in row_entries(row, after=after))
+        entries = self._entries(after)
         self._whole = False
         pending: list[str] = []
         size, begun, any_entry = 0, False, False
@@ -246,7 +273,7 @@ class JobQueueLogWriter:
             if not begun:
                 pending.append(BEGIN_LINE)
                 begun = True
-            text = "".join(line + "\n" for line in lines)
+            text = "\n".join(lines) + "\n"
             pending.append(text)
             size += len(text)
             if size > WRITE_BYTES:
@@ -261,6 +288,17 @@ class JobQueueLogWriter:
             self._log_position = self.state.position
         self._whole = True
         return any_entry
+
+    def _entries(self, after: int):
+        """The entries of up to CHUNK positions after ``after`` (or of one block of procs):
+        from the store's memory while it holds them (``recent``: no JSON to decode,
+        their names sorted where the records follow their order, ``as_journaled``),
+        else read back from the journal."""
+        pairs = self._recent(after, CHUNK) if self._recent is not None else None
+        if pairs is not None:
+            return (e for row, payload in pairs for e in _entries_of(row, payload, after))
+        rows = self._reader.rows_spanning(after, CHUNK)
+        return (e for row in rows for e in row_entries(row, after=after))
 
     def start(self, interval: float = 0.5) -> None:
         if self._thread is not None:

@@ -36,6 +36,7 @@ import threading
 import time
 from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 from jobledger.eventcore import adwire
 from jobledger.daemons import heap, ipc, jobsets, spool
@@ -181,8 +182,10 @@ class Schedd(Daemon):
         queue_log = self.config("JOB_QUEUE_LOG", "")   # empty: not written
         self.queue_log = None
         if queue_log:
+            self.store.keep_recent("queuelog")
             self.queue_log = JobQueueLogWriter(self.store.path, queue_log, wait=self.store.wait_for_position,
-                                               wake=self.store.wake_waiters, log=self.log)
+                                               wake=self.store.wake_waiters, log=self.log,
+                                               recent=partial(self.store.recent, follower="queuelog"))
             self.queue_log.catch_up()
         self.queries = Queries(self.store, self.query_budget)
         self.userrecs = UserRecs(self.store, self.host, self.config_bool("ALLOW_SUBMIT_FROM_KNOWN_USERS_ONLY", False))

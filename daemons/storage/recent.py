@@ -1,11 +1,13 @@
 """Committed records kept in memory for the projector, so that it need not read them back.
 
-Once ``start(base)`` was called (the projector asks, through ``Store.keep_recent``),
-``add(rows, payloads)`` keeps what the writer commits, with its payloads as appended (no
-JSON decode), and ``after(position, limit)`` hands them out in order and drops those up to
-``position``: the follower has them, and short-lived entries cost the appends (and the GC)
-least.  At most ``RECENT`` records wait; a follower further behind reads the journal
-(``after`` says None).  Without a follower nothing is kept: appends pay nothing for it.
+Once ``start(base)`` was called (a follower asks, through ``Store.keep_recent``: the
+projector, the JOB_QUEUE_LOG writer), ``add(rows, payloads)`` keeps what the writer
+commits, with its payloads as appended (no JSON decode), and ``after(position, limit,
+follower)`` hands them out in order and drops those up to the position of the follower
+furthest behind: the followers have them, and short-lived entries cost the appends (and
+the GC) least.  At most ``RECENT`` records wait; a follower further behind reads the
+journal (``after`` says None).  Without a follower nothing is kept: appends pay nothing
+for it.
 """
 
 from __future__ import annotations
@@ -32,13 +34,16 @@ class RecentCommits:
         self.keeping = False
         self._pairs: list[tuple[Row, dict]] = []
         self._base = base                 # position of _pairs[0]
+        self._followers: dict[str, int] = {}     # each follower's last ``after``
 
-    def start(self, base: int) -> None:
-        """Keep what is committed from ``base`` on (once: later calls change nothing)."""
+    def start(self, base: int, follower: str = "projector") -> None:
+        """Keep what is committed from ``base`` on (once: later calls only add
+        ``follower``, whose records are kept from then on until it has them)."""
         with self._lock:
             if not self.keeping:
                 self.keeping = True
                 self._pairs, self._base = [], base
+            self._followers.setdefault(follower, self._base - 1)
 
     def add(self, rows: list[Row], payloads: list[dict]) -> None:
         if not self.keeping:
@@ -55,18 +60,25 @@ class RecentCommits:
             self._pairs = []
             self._base = head + 1
 
-    def after(self, after: int, limit: int) -> list[tuple[Row, dict]] | None:
+    def after(self, after: int, limit: int, follower: str = "projector") -> list[tuple[Row, dict]] | None:
         """Up to ``limit`` pairs committed after ``after``, in order (a block of procs is one
         row: the first may begin at or before ``after``); None when they are not in memory
         (not kept, or no longer, or not yet: read the journal)."""
         with self._lock:
-            if not self.keeping or after + 1 < self._base:
+            if not self.keeping:
                 return None
-            self._drop(after)
+            followers = self._followers
+            followers[follower] = after
+            if after + 1 < self._base:
+                return None
+            self._drop(after if len(followers) == 1 else min(followers.values()))
             pairs = self._pairs
-            if after >= (pairs[-1][0].position if pairs else self._base):
-                return None
-            return pairs[:limit]
+            if not pairs:
+                return None if after >= self._base else []
+            if after >= pairs[-1][0].position:
+                return []          # a follower ahead of another has every record kept
+            start = bisect.bisect_right(pairs, after, key=_row_end) if len(followers) > 1 else 0
+            return pairs[start:start + limit]
 
     def _drop(self, upto: int) -> None:
         """Forget the rows that end at or before ``upto`` (a block ends at its row)."""

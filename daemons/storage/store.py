@@ -489,16 +489,17 @@ class Store(QueueViews):
         journal's file (the projector's cursors): held, no commit of ours is under way."""
         return self._write_lock
 
-    def keep_recent(self) -> None:
-        """Keep committed entries in memory for ``recent`` from now on (the projector
-        asks; without a follower nothing is kept, so appends pay nothing for it)."""
+    def keep_recent(self, follower: str = "projector") -> None:
+        """Keep committed entries in memory for ``recent`` from now on (the projector and
+        the JOB_QUEUE_LOG writer ask, each a ``follower``; without one nothing is kept,
+        so appends pay nothing for it)."""
         with self._write_lock:
-            self._recent.start(self._committed + 1)
+            self._recent.start(self._committed + 1, follower)
 
-    def recent(self, after: int, limit: int) -> list[tuple[Row, dict]] | None:
+    def recent(self, after: int, limit: int, follower: str = "projector") -> list[tuple[Row, dict]] | None:
         """Up to ``limit`` (row, payload) this store committed after ``after``; None when
         they are not in memory: read the journal (``storage.recent.RecentCommits.after``)."""
-        return self._recent.after(after, limit)
+        return self._recent.after(after, limit, follower)
 
     def rebuild_queue(self) -> None:
         """Drop the queue projection and fold the whole journal again."""

@@ -113,6 +113,8 @@ def merged_ad(cluster_ad: Mapping[str, str] | None, proc_ad: Mapping[str, str]) 
 class QueueFold:
     """Queue state plus an undo log (see the module docstring)."""
 
+    keeps_history = True      # a fold that writes no history (a subclass) makes no rows
+
     def __init__(self, loader: Loader | None = None):
         self.clusters: dict[int, dict | None] = {}
         self.procs: dict[tuple[int, int], Proc | None] = {}
@@ -404,10 +406,11 @@ class QueueFold:
         row = self.proc(*key)
         if row is None or row.status not in TERMINAL:
             raise InvalidTransition(row and JobStatus(row.status), "leave the queue", job)
-        ad = merged_ad(self.cluster(job.cluster), row.ad)
-        completion = int_attr(ad, "CompletionDate", 0) or -1
-        self._changes.history.append(
-            HistoryRow(position, job.cluster, job.proc, owner_of(ad), completion, ad))
+        if self.keeps_history:
+            ad = merged_ad(self.cluster(job.cluster), row.ad)
+            completion = int_attr(ad, "CompletionDate", 0) or -1
+            self._changes.history.append(
+                HistoryRow(position, job.cluster, job.proc, owner_of(ad), completion, ad))
         self._put_proc(key, None)
         left = self.count(job.cluster) - 1
         self._put_count(job.cluster, left)

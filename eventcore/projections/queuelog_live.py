@@ -29,7 +29,7 @@ from jobledger.eventcore.projections.queue import Proc, QueueFold
 from jobledger.eventcore.projections.userrecs import UserRecFold
 
 __all__ = ["QueueLogFold", "PackedProcs", "pack_proc", "unpack_proc", "file_header", "transaction_text",
-           "BEGIN_LINE", "end_line", "end_position", "HEADER_KEY"]
+           "BEGIN_LINE", "end_line", "end_position", "HEADER_KEY", "as_journaled", "changed_lines"]
 
 HEADER_KEY = "0.0"
 FIRST_USERREC_ID = 2       # HTCondor's LAST_RESERVED_USERREC_ID + 1
@@ -66,6 +66,21 @@ def end_position(line: str) -> int | None:
     """The journal position an end-of-transaction line names, or None."""
     found = _END.match(line.rstrip("\n"))
     return int(found.group(1)) if found else None
+
+
+def as_journaled(kind: str, payload: Mapping) -> Mapping:
+    """A payload as appended (its dicts in the order they were built) with the dicts
+    whose order the fold's records follow sorted, as the journal's text (canonical
+    JSON, sorted keys) gives them back: the names a ``set`` or ``userrec`` sets, a
+    ``cluster`` or ``proc`` ad (a block's procs are sorted as they are expanded).  The
+    fold reads the rest (an event's fields) by name.  ``payload`` is not changed."""
+    if kind == "set" or kind == "userrec":
+        sets = payload["set"]
+        if len(sets) > 1:
+            return {**payload, "set": dict(sorted(sets.items()))}
+    elif kind == "cluster" or kind == "proc":
+        return {**payload, "ad": dict(sorted(payload["ad"].items()))}
+    return payload
 
 
 def _one_line(text: str) -> str:
@@ -210,6 +225,8 @@ class _LineFold(QueueFold):
     place without an undo copy and appends the records of the change to ``lines``
     (``changed_lines``), noting the proc in ``touched``."""
 
+    keeps_history = False
+
     def __init__(self, loader) -> None:
         super().__init__(loader=loader)
         self.lines: list[str] | None = None
@@ -256,11 +273,19 @@ class QueueLogFold:
         try:
             for entry in entries:
                 kind, job = entry.type, entry.job
-                if (kind == "set" or kind == "event") and job.proc >= 0 <= job.cluster \
-                        and fold.proc(job.cluster, job.proc) is not None:
-                    fold.lines = lines
-                    fold.apply(entry.position, entry.time, job, kind, entry.payload)
-                    fold.lines = None
+                if job.proc < 0 or job.cluster < 0:
+                    self._transaction(entry, lines)
+                elif kind == "set" or kind == "event":
+                    if fold.proc(job.cluster, job.proc) is None:
+                        self._transaction(entry, lines)
+                    else:
+                        fold.lines = lines
+                        fold.apply(entry.position, entry.time, job, kind, entry.payload)
+                        fold.lines = None
+                elif kind == "proc" and fold.proc(job.cluster, job.proc) is None:
+                    self._new_proc(entry, lines)
+                elif kind == "leave":
+                    self._leave(entry, lines)
                 else:
                     self._transaction(entry, lines)
                 self.position = entry.position
@@ -277,6 +302,37 @@ class QueueLogFold:
         self.packed.settle(self.fold, self.fold.touched, self._touched_clusters)
         self.fold.touched, self._touched_clusters = set(), set()
 
+    def _new_proc(self, entry, lines: list[str]) -> None:
+        """A ``proc`` entry of a proc not in the queue: its records are its new ad's."""
+        fold, job = self.fold, entry.job
+        fold.apply(entry.position, entry.time, job, "proc", entry.payload)
+        fold.take_changes()
+        key = (job.cluster, job.proc)
+        row = fold.procs[key]
+        assert row is not None          # _on_proc put it there, or raised
+        lines += ad_lines(proc_key(*key), None, row.ad)
+        fold.touched.add(key)
+
+    def _leave(self, entry, lines: list[str]) -> None:
+        """A ``leave`` entry: the proc's ``102``, after its cluster's when it was the
+        last (the ads as they were: a cluster ad is replaced, never changed in place)."""
+        fold, job = self.fold, entry.job
+        cluster_ad = fold.cluster(job.cluster)
+        fold.apply(entry.position, entry.time, job, "leave", entry.payload)
+        changes = fold.take_changes()
+        if changes.clusters:                    # the cluster left with its last job
+            lines += self._cluster_lines(job.cluster, cluster_ad)
+            self._touched_clusters |= changes.clusters
+        lines.append(f"102 {proc_key(job.cluster, job.proc)}")
+        fold.touched.add((job.cluster, job.proc))
+
+    def _cluster_lines(self, cluster: int, before: dict | None) -> list[str]:
+        lines = []
+        if cluster >= self.next_cluster:
+            self.next_cluster = cluster + 1
+            lines.append(f"103 {HEADER_KEY} NextClusterNum {self.next_cluster}")
+        return lines + ad_lines(cluster_key(cluster), before, self.fold.clusters.get(cluster))
+
     def _transaction(self, entry, lines: list[str]) -> None:
         """Fold ``entry`` as a transaction of its own; its records, from the ads it
         changed as they were before it, go to ``lines``."""
@@ -287,11 +343,7 @@ class QueueLogFold:
         fold.apply(entry.position, entry.time, entry.job, entry.type, entry.payload)
         changes = fold.take_changes()
         for cluster in sorted(changes.clusters):
-            if cluster >= self.next_cluster:
-                self.next_cluster = cluster + 1
-                lines.append(f"103 {HEADER_KEY} NextClusterNum {self.next_cluster}")
-            lines += ad_lines(cluster_key(cluster), fold.before_cluster(cluster),
-                              fold.clusters.get(cluster))
+            lines += self._cluster_lines(cluster, fold.before_cluster(cluster))
         for cluster, proc in sorted(changes.procs):
             old, row = fold.before_proc((cluster, proc)), fold.procs.get((cluster, proc))
             lines += ad_lines(proc_key(cluster, proc), None if old is None else old.ad,

@@ -7,16 +7,23 @@ batches and however often the fold hands its procs back."""
 from __future__ import annotations
 
 import random
+from functools import partial
 
 import pytest
 from hypothesis import given, strategies as st
 
+from jobledger.daemons.queuelog_writer import JobQueueLogWriter
+from jobledger.daemons.storage.store import Store
+from jobledger.eventcore.events import event_to_dict, make_event
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.journal import Entry
 from jobledger.eventcore.projections import queuelog_live
 from jobledger.eventcore.projections.queue import QueueFold
 from jobledger.eventcore.projections.queuelog_live import (
     HEADER_KEY, PackedProcs, QueueLogFold, ad_lines, changed_lines,
+)
+from jobledger.eventcore.records import (
+    ClusterAd, EventRecord, LeaveQueue, ProcAd, ProcBlock, SetAttributes, UserRecord,
 )
 from jobledger.eventcore.status import JobStatus, next_status
 from jobledger.eventcore.errors import InvalidTransition
@@ -104,3 +111,52 @@ def test_a_random_stream_gives_the_lines_of_ads_compared(monkeypatch, seed):
         lines += fold.apply(entries[:size])
         entries = entries[size:]
     assert lines == expected
+
+
+def _records():
+    """Records whose dicts are not in sorted order, as a schedd builds them."""
+    T = 1_700_000_000
+    submit = event_to_dict(make_event(0, cluster=7, proc=0, timestamp=T))
+    out = [UserRecord("user", "u@h", "add", {"Owner": '"u"', "Enabled": "true", "MaxJobs": "5"}),
+           ClusterAd(7, {"Owner": '"u"', "Cmd": '"/bin/true"', "Arguments": '"a"', "Iwd": '"/"'}),
+           ProcBlock(7, (0, 1, 2), ({"Zed": "1", "Mid": "2"}, {}, {"Alpha": "3"}), submit,
+                     {"JobStatus": "1", "EnteredCurrentStatus": str(T), "GlobalJobId": '"g"'}),
+           ProcAd(JobId(7, 3), {"Zed": "1", "JobStatus": "1", "Beta": "2"}),
+           EventRecord(JobId(7, 3), {**submit, "proc": 3})]
+    for proc in range(4):
+        job = JobId(7, proc)
+        out += [SetAttributes(job, {"StarterPid": "9", "ClaimId": '"c"', "Zed": "4", "Beta": "2"}, ["Mid"]),
+                EventRecord(job, event_to_dict(make_event(1, cluster=7, proc=proc, timestamp=T + 1)))]
+    out += [EventRecord(JobId(7, 3), event_to_dict(make_event(12, cluster=7, proc=3, timestamp=T + 2,
+                                                              attrs={"HoldReason": "why", "HoldReasonCode": 1})))]
+    for proc in range(3):
+        out += [SetAttributes(JobId(7, proc), {"RemoteWallClockTime": "1.0", "ExitCode": "0"}, ["ClaimId", "StarterPid"]),
+                EventRecord(JobId(7, proc), event_to_dict(make_event(5, cluster=7, proc=proc, timestamp=T + 3,
+                                                                     attrs={"ReturnValue": 0, "TerminatedNormally": True}))),
+                LeaveQueue(JobId(7, proc))]
+    out += [SetAttributes(JobId(7, -1), {"Note": '"n"', "Arguments": '"b"'}, ["Iwd"]),
+            UserRecord("user", "u@h", "edit", {"MaxJobs": "6", "Disabled": "false"}, ("Enabled",))]
+    return out
+
+
+def test_the_writer_writes_the_same_from_the_store_s_memory_and_from_the_journal(tmp_path):
+    logs = {}
+    for mode in ("memory", "journal"):
+        store = Store(tmp_path / mode / "pool", durability="normal")
+        store.keep_recent("queuelog")
+        writer = JobQueueLogWriter(store.path, tmp_path / mode / "job_queue.log", fsync=False,
+                                   recent=partial(store.recent, follower="queuelog") if mode == "memory" else None)
+        writer.open()
+        reads = []
+        original = writer._reader.rows_spanning
+        writer._reader.rows_spanning = lambda *args: reads.append(args) or original(*args)
+        for record in _records():
+            store.append([record])
+            writer.catch_up()
+        assert writer.position == store.head()
+        assert (reads == []) == (mode == "memory")
+        writer.close()
+        store.close()
+        logs[mode] = (tmp_path / mode / "job_queue.log").read_text().split("\n", 1)[1]
+    assert logs["memory"] == logs["journal"]
+    assert "103 7.0 ClaimId" in logs["memory"] and "104 7.3 Mid" not in logs["memory"]

@@ -200,6 +200,23 @@ def test_entries_in_memory_equal_the_entries_read_back(tmp_path):
     store.close()
 
 
+def test_two_followers_each_get_every_record_and_the_one_behind_keeps_them(tmp_path):
+    store = Store(tmp_path / "pool")
+    store.keep_recent()
+    store.keep_recent("queuelog")
+    first = store.head()
+    for record in workload(tmp_path):
+        store.append([record])
+    everything = store.recent(first, 1000)
+    assert [r for r, _ in everything] == list(store.rows(after=first))
+    assert store.recent(first + 5, 1000) == everything[5:]          # the projector goes ahead
+    assert store.recent(store.head(), 10) == []
+    assert store.recent(first + 2, 2, "queuelog") == everything[2:4]  # kept for the writer
+    assert store.recent(store.head(), 10, "queuelog") == []
+    assert store.recent(first + 3, 10) is None                        # both have it: dropped
+    store.close()
+
+
 def test_a_follower_too_far_behind_reads_the_journal(tmp_path, monkeypatch):
     monkeypatch.setattr(recent_module, "RECENT", 10)
     store = Store(tmp_path / "pool")
