@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from itertools import chain
+from itertools import chain, filterfalse
 
 from jobledger.eventcore.projections.queue import Proc, QueueFold
 from jobledger.eventcore.projections.userrecs import UserRecFold
@@ -201,22 +201,19 @@ def changed_lines(key: str, ad: dict, sets: Mapping[str, str], deletes) -> list[
     names = [name for name, value in sets.items() if get(name) != value]
     if deletes:
         gone = set(deletes)
-        names = [name for name in names if name not in gone]
-    kept = [name for name in names if name in ad]
-    if kept and len(kept) < len(names):
-        if len(kept) > 1:
-            kept = list(filter(set(kept).__contains__, ad))     # in the ad's order
-        names = kept + [name for name in names if name not in ad]
-    elif len(kept) > 1:
-        names = list(filter(set(kept).__contains__, ad))
+        if not gone.isdisjoint(names):
+            names = [name for name in names if name not in gone]
+    if len(names) > 1:
+        kept = ad.keys() & names
+        if kept:            # those in the ad's order, then the new ones in the order set
+            names = [*filter(kept.__contains__, ad), *filterfalse(kept.__contains__, names)]
     prefix = f"103 {key} "
-    values = [sets[name] for name in names]
-    text = "".join(values)
+    lines = [prefix + name + " " + sets[name] for name in names]
+    text = "".join(lines)
     if "\n" in text or "\r" in text:
-        values = [_one_line(value) for value in values]
-    lines = [prefix + name + " " + value for name, value in zip(names, values)]
+        lines = [prefix + name + " " + _one_line(sets[name]) for name in names]
     if deletes:
-        lines.extend(f"104 {key} {name}" for name in filter(gone.__contains__, ad))
+        lines.extend(f"104 {key} {name}" for name in filter(gone.__contains__, ad))   # once each
     return lines
 
 

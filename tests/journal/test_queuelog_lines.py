@@ -10,7 +10,7 @@ import random
 from functools import partial
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from jobledger.daemons.queuelog_writer import JobQueueLogWriter
 from jobledger.daemons.storage.store import Store
@@ -32,6 +32,7 @@ NAMES = st.sampled_from(["A", "B", "C", "D", "E", "F", "G", "H"])
 VALUES = st.sampled_from(["1", "2", '"x"', '"a\nb"', '"c\rd"', ""])
 
 
+@settings(max_examples=400)
 @given(st.dictionaries(NAMES, VALUES), st.dictionaries(NAMES, VALUES), st.lists(NAMES, max_size=4))
 def test_changed_lines_are_the_comparison_s(ad, sets, deletes):
     after = dict(ad)
