@@ -39,7 +39,7 @@ from typing import Mapping, NamedTuple
 
 from jobledger.daemons.queuelog_state import SqliteProcs
 from jobledger.daemons.storage.reader import Reader
-from jobledger.eventcore.codecs.journal import Row
+from jobledger.eventcore.codecs.journal import Row, expand_block
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.journal import job_id, row_entries
 from jobledger.eventcore.projections.queuelog_live import (
@@ -124,9 +124,14 @@ class _Entry(NamedTuple):
 
 
 def _entries_of(row: Row, payload: Mapping, after: int) -> list:
-    """The entries of a committed ``row`` after ``after``, its payload as appended."""
+    """The entries of a committed ``row`` after ``after``, its payload as appended.  Of
+    a block of procs, each proc's and the last SUBMIT event's (the position the block
+    reaches): a proc just made is idle or held, and its SUBMIT event leaves it so."""
     if row.type == "procs":
-        return row_entries(row, payload, after)
+        last, time, cluster = row.position, row.time, row.cluster
+        return [_Entry(at, time, job_id(cluster, proc), what, body)
+                for at, proc, what, body in expand_block(payload, last, after)
+                if what == "proc" or at == last]
     if row.position <= after:
         return []
     return [_Entry(row.position, row.time, job_id(row.cluster, row.proc), row.type,
