@@ -195,12 +195,15 @@ class JobRunner:
         gone, where = self._gone, self.worker.local_directory
 
         def work():
+            left: list[str] = []
             try:
-                result = run_job(spec, sandbox, claim, where, lambda: claim in CANCELLED or gone())
+                result = run_job(spec, sandbox, claim, where, lambda: claim in CANCELLED or gone(), left)
             except BaseException as exc:  # noqa: BLE001 - the call's answer says it
                 loop.call_soon_threadsafe(_settle, answer, None, exc)
             else:
                 loop.call_soon_threadsafe(_settle, answer, result, None)
+            for scratch in left:    # (once the answer is on its way: a removal may wait for the disk)
+                remove_scratch(scratch)
         in_job_thread(work)
         return await answer
 
@@ -294,7 +297,7 @@ def cancel_job(claim: str) -> None:
         _killpg(pid, signal.SIGKILL)
 
 
-def run_job(spec: dict, sandbox: bytes, claim: str, where: str, released) -> dict:
+def run_job(spec: dict, sandbox: bytes, claim: str, where: str, released, left: list | None = None) -> dict:
     """Run one job in a fresh sandbox under ``where``; its outcome and sandbox back.
 
     ``spec``: ``argv`` (relative to the sandbox when not absolute), ``env``,
@@ -303,7 +306,8 @@ def run_job(spec: dict, sandbox: bytes, claim: str, where: str, released) -> dic
     worker) the job runs only once that job exited on its own: one that was
     stopped, lost or never ran here leaves this one not started.  ``released()``
     says the job is no longer wanted (cancelled, or its runner gone): one not
-    started is not, one running is killed.
+    started is not, one running is killed.  With ``left``, the job's directory is
+    put there for the caller to remove (``remove_scratch``), not removed here.
     """
     with _RUNNING_LOCK:
         HELD.add(claim)
@@ -332,10 +336,17 @@ def run_job(spec: dict, sandbox: bytes, claim: str, where: str, released) -> dic
             while len(ENDED) > ENDED_KEPT:
                 del ENDED[next(iter(ENDED))]
             _wake_behind(claim)
-        try:
-            os.rmdir(scratch)        # (most jobs leave nothing behind: one call, not a walk)
-        except OSError:
-            shutil.rmtree(scratch, ignore_errors=True)
+        if left is None:
+            remove_scratch(scratch)
+        else:
+            left.append(scratch)
+
+
+def remove_scratch(scratch: str) -> None:
+    try:
+        os.rmdir(scratch)        # (most jobs leave nothing behind: one call, not a walk)
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _after(ahead: str, claim: str, released) -> bool:
