@@ -24,6 +24,12 @@ start and end of each (issue 17: how the end-to-end rate grows).
 beside Dask at each size, and the pool once per slot count at each (``NUM_CPUS``
 beyond the 2 cores, HTCondor's way to give a machine more slots than cores
 where jobs mostly wait); Dask keeps 2 single-threaded workers (the 2 cores).
+
+``python -m bench.bench_jobcost --timeline [--slots=2] 1000``: where a run's
+time goes that does not grow with its jobs: the moments of one run from the
+submit call (the client's clock) and the journal's append times of its events
+(the schedd's: the same machine's clock), the steady rate between the tenth and
+the ninetieth end, and the client's CPU (the reader's first creation, reading).
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from pathlib import Path
 
 import jobledger as htcondor
 from bench.bench_pool import _row, _tree_cpu
+from jobledger.daemons.storage.reader import Reader
+from jobledger.eventcore.events import EventType
 from jobledger.personal import PersonalPool
 
 JOBS = 2000
@@ -148,8 +156,11 @@ def check_log(path: Path, cluster: int) -> tuple[int, dict]:
     return len(seen) - len(others), others
 
 
-def run_pool(where: Path, jobs: int = JOBS, slots: int = SLOTS) -> tuple[float, dict[str, float], float]:
-    """(jobs/s, CPU seconds by role, this process's CPU seconds) for ``jobs`` jobs on ``slots`` slots."""
+def run_pool(where: Path, jobs: int = JOBS, slots: int = SLOTS,
+             marks: dict | None = None) -> tuple[float, dict[str, float], float]:
+    """(jobs/s, CPU seconds by role, this process's CPU seconds) for ``jobs`` jobs on ``slots``
+    slots; ``marks`` (a dict) gets the client's moments (``time.time()``) and the cluster."""
+    marks = {} if marks is None else marks
     log = where / "jobs.log"
     config = {"NUM_CPUS": str(slots), "MAX_JOBS_PER_SUBMISSION": str(max(jobs, 20_000))}
     with PersonalPool(local_dir=where / "pool", config=config) as pool:
@@ -159,10 +170,12 @@ def run_pool(where: Path, jobs: int = JOBS, slots: int = SLOTS) -> tuple[float, 
             time.sleep(0.05)
         roles = pool_processes(pool.local_dir)
         before, mine = cpu_by_role(roles), time.process_time()
-        began = time.perf_counter()
+        began, marks["submit call"] = time.perf_counter(), time.time()
         job = htcondor.Submit({"executable": "/bin/true", "log": str(log), "initialdir": str(where)})
-        cluster = schedd.submit(job, count=jobs).cluster()
+        cluster = marks["cluster"] = schedd.submit(job, count=jobs).cluster()
+        marks["submit returned"], made = time.time(), time.process_time()
         done, events = 0, htcondor.JobEventLog(str(log))
+        marks["reader made, CPU"] = time.process_time() - made
         budget = 900 + jobs * 0.2         # 5 jobs/s at the least, on a loaded machine
         deadline = time.monotonic() + budget
         while done < jobs:
@@ -170,7 +183,10 @@ def run_pool(where: Path, jobs: int = JOBS, slots: int = SLOTS) -> tuple[float, 
             for ev in events.events(stop_after=1):
                 if ev.type == htcondor.JobEventType.JOB_TERMINATED:
                     done += 1
+                    if done == 1:
+                        marks["reader: first terminated"] = time.time()
                     if done == jobs:
+                        marks["reader: last terminated"] = time.time()
                         break
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{done} of {jobs} jobs terminated after {budget:.0f} s")
@@ -184,6 +200,33 @@ def run_pool(where: Path, jobs: int = JOBS, slots: int = SLOTS) -> tuple[float, 
             print(f"jobs with more events than submit, execute, terminated: {len(others)}, e.g. "
                   f"{dict(list(others.items())[:3])}")
     return rate, {role: after[role] - before.get(role, 0.0) for role in after}, mine
+
+
+def timeline(jobs: int, slots: int) -> None:
+    """One run's moments, in ms from the submit call (see the module docstring)."""
+    load = _load()
+    marks: dict = {}
+    with tempfile.TemporaryDirectory(prefix="bench-jobcost-") as where:
+        rate, cpu, client = run_pool(Path(where), jobs, slots, marks)
+        with Reader(Path(where) / "pool" / "journal.sqlite") as reader:
+            times = reader.event_times([EventType.SUBMIT, EventType.EXECUTE, EventType.JOB_TERMINATED],
+                                       marks["cluster"])
+    kinds = {number: sorted(at for _, _, n, at in times if n == number)
+             for number in (EventType.SUBMIT, EventType.EXECUTE, EventType.JOB_TERMINATED)}
+    ends, starts = kinds[EventType.JOB_TERMINATED], kinds[EventType.EXECUTE]
+    moments = {"submit committed (journal)": kinds[EventType.SUBMIT][0], "first EXECUTE": starts[0],
+               "second EXECUTE": starts[1] if len(starts) > 1 else starts[0], "first end": ends[0],
+               "last end": ends[-1], **{k: v for k, v in marks.items() if isinstance(v, float) and "CPU" not in k}}
+    zero = marks["submit call"]
+    print(f"{jobs:,} jobs, {slots} slots, load {load} at start, {_load()} at end")
+    for name, at in sorted(moments.items(), key=lambda item: item[1]):
+        print(f"  {1000 * (at - zero):9.1f} ms  {name}")
+    tenth, ninetieth = ends[len(ends) // 10], ends[9 * len(ends) // 10]
+    steady = (9 * len(ends) // 10 - len(ends) // 10) / (ninetieth - tenth) if ninetieth > tenth else rate
+    print(f"  steady rate (10th to 90th end) {steady:.1f} jobs/s; whole run {rate:.1f} jobs/s: "
+          f"{1000 * (jobs / rate - jobs / steady):.0f} ms more than {jobs:,} jobs at the steady rate")
+    print(f"  client CPU {1000 * client:.1f} ms (the reader's creation {1000 * marks['reader made, CPU']:.1f}); "
+          f"schedd {1000 * cpu.get('schedd', 0.0):.0f} ms, starters + jobs {1000 * cpu.get('starters + jobs', 0.0):.0f} ms")
 
 
 def _load() -> str:
@@ -233,12 +276,17 @@ def beside_dask(sizes: list[int], slot_counts: list[int]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m bench.bench_jobcost [--dask] [--slots=A,B] [N ...]``: with sizes, the
-    pool alone at each (``scaling``), or beside Dask with ``--dask`` (``beside_dask``);
-    without, the run beside Dask at JOBS jobs."""
+    """``python -m bench.bench_jobcost [--dask | --timeline] [--slots=A,B] [N ...]``: with
+    sizes, the pool alone at each (``scaling``), beside Dask with ``--dask`` (``beside_dask``)
+    or one run's moments with ``--timeline``; without, the run beside Dask at JOBS jobs."""
     args = sys.argv[1:] if argv is None else argv
     sizes = [int(a) for a in args if a.isdigit()]
     slot_counts = [int(n) for a in args if a.startswith("--slots=") for n in a[8:].split(",")]
+    if "--timeline" in args:
+        for jobs in sizes or [JOBS]:
+            for slots in slot_counts or [SLOTS]:
+                timeline(jobs, slots)
+        return
     if sizes and "--dask" in args:
         beside_dask(sizes, slot_counts or [SLOTS])
         return
