@@ -123,19 +123,22 @@ class _Entry(NamedTuple):
     payload: Mapping
 
 
+_new = tuple.__new__      # an _Entry without the Python frame of its __new__
+
+
 def _entries_of(row: Row, payload: Mapping, after: int) -> list:
     """The entries of a committed ``row`` after ``after``, its payload as appended.  Of
     a block of procs, each proc's and the last SUBMIT event's (the position the block
     reaches): a proc just made is idle or held, and its SUBMIT event leaves it so."""
     if row.type == "procs":
         last, time, cluster = row.position, row.time, row.cluster
-        return [_Entry(at, time, job_id(cluster, proc), what, body)
+        return [_new(_Entry, (at, time, job_id(cluster, proc), what, body))
                 for at, proc, what, body in expand_block(payload, last, after)
                 if what == "proc" or at == last]
     if row.position <= after:
         return []
-    return [_Entry(row.position, row.time, job_id(row.cluster, row.proc), row.type,
-                   as_journaled(row.type, payload))]
+    return [_new(_Entry, (row.position, row.time, job_id(row.cluster, row.proc), row.type,
+                          as_journaled(row.type, payload)))]
 
 
 class JobQueueLogWriter:
