@@ -62,10 +62,35 @@ def exprs_of(ad: dict) -> dict[str, str]:
     return {name: literal_text(value) for name, value in ad.items()}
 
 
+_LITERALS: dict[str, object] = {}    # text -> its value (immutable), or _NOT for an expression
+_LITERALS_LIMIT = 8192
+_LITERAL_LONGEST = 200               # longer texts are read each time (not kept)
+_NOT = object()
+
+
 def literal(text: str | None):
-    """The value of a literal's text without the engine; ``NotLiteral`` otherwise."""
+    """The value of a literal's text without the engine; ``NotLiteral`` otherwise.
+
+    Each text is read once (a job's end and its successor's start ask the same few
+    dozen texts again and again): the values are immutable scalars."""
     if text is None:
         return None
+    value = _LITERALS.get(text, _LITERALS)
+    if value is _LITERALS:
+        try:
+            value = _read_literal(text)
+        except NotLiteral:
+            value = _NOT
+        if len(text) <= _LITERAL_LONGEST:
+            if len(_LITERALS) >= _LITERALS_LIMIT:
+                _LITERALS.clear()
+            _LITERALS[text] = value
+    if value is _NOT:
+        raise NotLiteral(text)
+    return value
+
+
+def _read_literal(text: str):
     t = text.strip()
     if _INT.match(t):
         return int(t)

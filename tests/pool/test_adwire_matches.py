@@ -113,3 +113,21 @@ def test_string_literals_with_escapes_read_as_the_engine_reads_them():
         pass
     else:
         raise AssertionError("a NUL escape read as a literal")
+
+
+def test_a_literal_read_again_reads_the_same_and_an_expression_stays_one():
+    """Texts are read once and their values kept: a second reading gives the same value,
+    an expression is refused every time, and a text longer than those kept reads too."""
+    long_text = '"' + "x" * 500 + '"'
+    for _ in range(2):
+        assert adwire.literal(" 42 ") == 42
+        assert adwire.literal("TRUE") is True
+        assert adwire.literal('"a\\"b"') == 'a"b'
+        assert adwire.literal(long_text) == "x" * 500
+        assert adwire.literal("undefined") is None
+        for expression in ("RequestMemory * 2", '"x\\0y"'):
+            try:
+                adwire.literal(expression)
+            except adwire.NotLiteral:
+                continue
+            raise AssertionError(f"{expression!r} read as a literal")
