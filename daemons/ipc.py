@@ -34,6 +34,7 @@ Socket paths longer than the kernel's limit (108 bytes) are reached through
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -72,9 +73,11 @@ def sinful(path: str, endpoint: tuple[str, int] | None = None) -> str:
     return f"<{host}:{port}?sock={urllib.parse.quote(os.path.abspath(path), safe='/')}>"
 
 
+@functools.lru_cache(maxsize=256)
 def parse_address(address: str) -> tuple[str, int, str | None]:
     """(host, port, socket path or None) of a sinful string or ``host[:port]``;
-    port 0 means a local socket only."""
+    port 0 means a local socket only.  (Kept for the few addresses a daemon calls
+    again and again: the schedd tells its startd of every handed-over claim.)"""
     text = address.strip()
     if text.startswith("<") and text.endswith(">"):
         text = text[1:-1]

@@ -166,6 +166,7 @@ class Store(QueueViews):
         if not readonly:
             self.evidence = HighWater(self.local_dir, sync=durability != "normal")
         self._columns = journal_columns(self._conn)
+        self._own = Reader.over(self._conn, self.path)   # (one for every commit's head and keys)
         self._head, self._last_checksum = self._read_head()
         self._committed = self._head   # _head runs ahead of it while a transaction is open
         self._recent = RecentCommits(self._head + 1)   # for the projector (storage.recent)
@@ -201,7 +202,7 @@ class Store(QueueViews):
 
     def _read_head(self) -> tuple[int, int]:
         """(position, checksum) at the head, as the writer's connection sees it."""
-        return Reader.over(self._conn, self.path).head()
+        return self._own.head()
 
 
     def close(self) -> None:
@@ -472,7 +473,7 @@ class Store(QueueViews):
         keys = [r.key for r in records if r.key is not None]
         if not keys:
             return records
-        known = set(pending) | Reader.over(self._conn, self.path).known_keys(keys)
+        known = set(pending) | self._own.known_keys(keys)
         out = []
         for record in records:
             if record.key is not None:
@@ -526,8 +527,9 @@ class Store(QueueViews):
         deadline = None if timeout is None else _time.monotonic() + timeout
         while stop is None or not stop.is_set():
             # not _head: it counts the records of a transaction still open.  The head
-            # read catches another process's commits; our own ones notify _cond.
-            if self.head() >= position:
+            # read catches another process's commits; our own ones notify _cond (and
+            # need no read: a follower behind our commits goes on at once).
+            if self._committed >= position or self.head() >= position:
                 return True
             remaining = None if deadline is None else deadline - _time.monotonic()
             if remaining is not None and remaining <= 0:
