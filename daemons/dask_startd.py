@@ -83,6 +83,12 @@ def scheduler_problem(address: str, timeout: float = 5.0) -> str | None:
     return None
 
 
+def queue_share(bound: int, jobs: int, workers: int) -> int:
+    """Jobs queued behind the running one on each of ``workers``: an even share of ``jobs``,
+    at least one, at most ``bound`` (0: no queue)."""
+    return min(bound, max(1, jobs // max(1, workers))) if bound > 0 else 0
+
+
 def worker_sinful(address: str, machine: str) -> str:
     """A worker as an execute host, ``<ip:port?alias=machine>``, from ``tcp://ip:port``."""
     return f"<{address.split('://', 1)[-1]}?alias={machine}>"
@@ -291,11 +297,9 @@ class DaskStartd(Startd):
         DASK_QUEUE_JOBS among the workers (at least one), at most DASK_QUEUE_DEPTH (0: none).
         A few workers each keep a deep queue; many keep short ones, so that the jobs
         queued in all stay about the same and no long queue is left to drain at the end."""
-        if not self.depth_bound:
-            return 0
         with self._lock:
             workers = sum(1 for address in self.workers if address not in self.unreachable)
-        return min(self.depth_bound, max(1, self.queue_jobs // max(1, workers)))
+        return queue_share(self.depth_bound, self.queue_jobs, workers)
 
     def _worker_of(self, claim: str) -> str | None:
         with self._lock:
