@@ -22,8 +22,8 @@ import pytest
 
 import jobledger as htcondor
 from jobledger.daemons.audit import audit
-from jobledger.daemons.dask_startd import scheduler_problem
-from jobledger.daemons.dask_task import WIRE_INLINE, wire_safe
+from jobledger.daemons.dask_startd import queue_share, scheduler_problem
+from jobledger.daemons.dask_task import WIRE_INLINE, runner_call, wire_safe
 from jobledger.daemons.client.personal import PersonalPool
 from tests.pool.conftest import (pool_processes, python_processes, stop_and_check, thread_ticks, unnamed_threads,
                                  wait_until)
@@ -201,17 +201,38 @@ def test_jobs_run_on_workers_with_their_files(pool, tmp_path):
     assert not pool.schedd.query(f"ClusterId == {cluster_id}")
 
 
+def test_the_queue_depth_is_a_share_of_the_queued_jobs():
+    """DASK_QUEUE_JOBS shared evenly among the workers, at least one each, at most
+    DASK_QUEUE_DEPTH; a depth of 0 is no queue whatever the workers."""
+    assert [queue_share(16, 48, n) for n in (0, 1, 3, 8, 48, 100)] == [16, 16, 16, 6, 1, 1]
+    assert queue_share(4, 48, 3) == 4 and queue_share(0, 48, 3) == 0
+
+
+def test_a_runner_call_to_a_runner_the_worker_does_not_hold_says_it_is_gone():
+    """The worker's handler answers ``gone`` (the Dask startd then makes a new runner) for a
+    runner released or made before the worker restarted, and calls nothing but the runner's own."""
+    import asyncio
+    import types
+    from jobledger.daemons.dask_task import JobRunner
+    runner = object.__new__(JobRunner)     # (not made on a worker: only its type is looked at)
+    worker = types.SimpleNamespace(state=types.SimpleNamespace(actors={"other": object(), "ours": runner}))
+    assert asyncio.run(runner_call(worker, "jobledger-runner-x", "run", ())) == {"status": "gone"}
+    assert asyncio.run(runner_call(worker, "other", "run", ())) == {"status": "gone"}
+    assert asyncio.run(runner_call(worker, "ours", "__init__", ())) == {"status": "gone"}
+
+
 def test_a_sandbox_larger_than_a_message_reaches_the_worker(pool, tmp_path):
     """A job's spec and sandbox go inside the runner call's message when msgpack carries
     them unchanged; a sandbox over WIRE_INLINE (or text that is not UTF-8, a name with a
-    lone surrogate) is serialized apart, and the job runs as any other."""
+    lone surrogate) is serialized apart, and the job runs as any other.  So does a job's
+    answer: an output over WIRE_INLINE comes back whole."""
     assert wire_safe({"argv": ["/bin/sh", "x"], "env": {"A": "é"}, "stdin": None, "n": 3}, 0)
     assert wire_safe(b"x" * WIRE_INLINE) and not wire_safe(b"x" * (WIRE_INLINE + 1))
     assert not wire_safe({"argv": ["\udcff"]}) and not wire_safe({1: "a"}) and not wire_safe({"__Pickled__": 0})
     iwd = tmp_path / "submit"
     iwd.mkdir()
     (iwd / "big.bin").write_bytes(os.urandom(WIRE_INLINE + 4096))
-    (iwd / "job.sh").write_text('#!/bin/sh\nwc -c < big.bin > size.txt\n')
+    (iwd / "job.sh").write_text('#!/bin/sh\nwc -c < big.bin > size.txt\ncp big.bin back.bin\n')
     log = iwd / "jobs.log"
     pool.schedd.submit(htcondor.Submit({
         "executable": "job.sh", "initialdir": str(iwd),
@@ -219,6 +240,7 @@ def test_a_sandbox_larger_than_a_message_reaches_the_worker(pool, tmp_path):
     wait_until(lambda: any(int(e.type) == 5 for e in events(log)), 120, what="the job's end")
     assert next(e for e in events(log) if int(e.type) == 5)["ReturnValue"] == 0
     assert int((iwd / "size.txt").read_text()) == WIRE_INLINE + 4096
+    assert (iwd / "back.bin").read_bytes() == (iwd / "big.bin").read_bytes()
 
 
 def test_worker_joining_and_leaving_shows_in_the_collector(pool, cluster):
