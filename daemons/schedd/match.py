@@ -209,21 +209,17 @@ class Matches:
     def _reserve_next(self, finished: dict) -> tuple | None:
         """The next idle job of ``finished``'s kind, reserved: (job, its claim, its whole ad)."""
         kind = tuple(finished.get(a) for a in REUSE_ATTRS)
-        # Jobs being started are idle too: fetch just enough ids to get past them (the
-        # index alone: with jobs queued behind runs there are dozens), then the ads of
-        # the others only.  The same cluster first; then any cluster, as HTCondor reuses
+        # Jobs being started are idle too: read just enough rows to get past them (with
+        # jobs queued behind runs there are dozens; one read, their ads not decoded), the
+        # ads of the others only.  The same cluster first; then any cluster, as HTCondor reuses
         # a claim across its autocluster (a DAG's node jobs are one cluster each).
         busy = self.runs.busy()
-        seen: set[JobId] = set()
-        for constraint, limit in ((f"ClusterId == {int(finished['ClusterId'])} && JobStatus == 1",
-                                   2 + len(busy)), ("JobStatus == 1", REUSE_SCAN + len(busy))):
-            for row in self.store.query(constraint, ("ClusterId", "ProcId"), limit):
-                job = JobId(int(row["ClusterId"]), int(row["ProcId"]))
-                if job in busy or job in seen:
-                    continue
+        seen: set[JobId] = set(busy)
+        for cluster, limit in ((int(finished["ClusterId"]), 2 + len(busy)),
+                               (None, REUSE_SCAN + len(busy))):
+            for job, ad in self.store.idle_ads(cluster, limit, seen):   # (whole: its start needs it too)
                 seen.add(job)
-                ad = self.store.job_ad(job)     # (whole: its start needs it too)
-                if ad is None or adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
+                if adwire.evaluate(ad, "JobStatus") != JobStatus.IDLE:
                     continue
                 if tuple(ad.get(a) for a in REUSE_ATTRS) != kind or externally_managed(ad) \
                         or wants(ad) or not self.may_start(ad):     # (OCUWanted: OCU claims only)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Container, Generator, Iterable, Iterator
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
@@ -36,6 +36,9 @@ class JobReads(Protocol):
 
     def query(self, constraint: str | None = None, projection: Iterable[str] | None = None,
               limit: int = -1, deadline: float | None = None) -> list[dict]: ...
+
+    def idle_ads(self, cluster: int | None, limit: int,
+                 skip: Container[JobId] = ()) -> Iterator[tuple[JobId, dict]]: ...
 
 
 class JobLedger(JobReads, Protocol):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time as _time
 from pathlib import Path
-from typing import Callable, Generator, Iterable, Iterator
+from typing import Callable, Container, Generator, Iterable, Iterator
 
 from jobledger.eventcore.ids import JobId
 from jobledger.eventcore.projections.queue import merged_ad
@@ -113,6 +113,21 @@ class QueueViews:
             return None
         proc_ad, cluster_ad = rows[0]
         return merged_ad(decode_ad(cluster_ad) if cluster_ad else None, decode_ad(proc_ad))
+
+    def idle_ads(self, cluster: int | None, limit: int,
+                 skip: Container[JobId] = ()) -> Iterator[tuple[JobId, dict]]:
+        """The first ``limit`` idle jobs (of ``cluster``, or of any), by (cluster, proc),
+        but those in ``skip`` (looked at as each comes), with their merged ads: one read,
+        and only the ads handed out decoded (a claim's handover passes over the jobs
+        being started)."""
+        p = plan("JobStatus == 1" if cluster is None else f"ClusterId == {int(cluster)} && JobStatus == 1")
+        rows = self._read(f"SELECT j.cluster, j.proc, j.ad, c.ad FROM queue_jobs j LEFT JOIN "
+                          f"queue_clusters c ON c.cluster = j.cluster WHERE {p.where} "
+                          f"ORDER BY j.cluster, j.proc LIMIT {int(limit)}", p.params)
+        for cluster_id, proc, proc_ad, cluster_ad in rows:
+            job = JobId(cluster_id, proc)
+            if job not in skip:
+                yield job, merged_ad(decode_ad(cluster_ad) if cluster_ad else None, decode_ad(proc_ad))
 
     def job_status(self, job: JobId) -> JobStatus | None:
         rows = self._read("SELECT status FROM queue_jobs WHERE cluster=? AND proc=?",
