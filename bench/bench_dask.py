@@ -90,12 +90,56 @@ def raw_dask(client, jobs: int) -> tuple[float, float]:
     return rate, _tree_cpu() - cpu
 
 
+def _role(pid: int) -> str:
+    """What a process of the run is: its name (the pool's daemons name themselves), or
+    for the Dask processes, ``dask worker`` / ``dask scheduler``."""
+    with open(f"/proc/{pid}/comm") as f:
+        name = f.read().strip()
+    if name.startswith(("dask worker", "dask scheduler")):   # (Dask sets its processes' titles)
+        return " ".join(name.split()[:2])
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        argv = f.read().split(b"\0")
+    if any(a.endswith(b"dask") for a in argv[:2]) and len(argv) > 2:
+        return "dask " + next((a.decode() for a in argv[1:] if a in (b"worker", b"scheduler")), "?")
+    return name
+
+
+def _roles_cpu() -> dict[int, tuple[str, int]]:
+    """pid -> (role, CPU ticks it and the children it reaped used) for this process's descendants."""
+    found, todo = {}, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if pid != os.getpid():
+                found[pid] = (_role(pid), sum(int(x) for x in fields[11:15]))
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue   # ended meanwhile
+    return found
+
+
+def _by_role(before: dict, after: dict, jobs: int) -> str:
+    """CPU ms a job by role between two ``_roles_cpu`` (processes that ended meanwhile
+    count in their parent's reaped children; each role: its total, and its count)."""
+    tick, roles = os.sysconf("SC_CLK_TCK"), {}
+    for pid, (role, ticks) in after.items():
+        used = ticks - before.get(pid, (role, 0))[1]
+        total, count = roles.get(role, (0, 0))
+        roles[role] = (total + used, count + 1)
+    return ", ".join(f"{role} x{count} {1000 * total / tick / jobs:.2f}"
+                     for role, (total, count) in sorted(roles.items(), key=lambda r: -r[1][0]))
+
+
 def pool_on_dask(pool, where: Path, jobs: int) -> tuple[float, float]:
     """(jobs/s, CPU s) for ``jobs`` /bin/true jobs, until all their ends are in the user log."""
     log = where / f"jobs-{time.monotonic_ns()}.log"
     submit = htcondor.Submit({"executable": "/bin/true", "transfer_executable": "false",
                               "should_transfer_files": "YES", "initialdir": str(where), "log": str(log)})
-    began, cpu = time.perf_counter(), _tree_cpu()
+    began, cpu, roles = time.perf_counter(), _tree_cpu(), _roles_cpu()
     pool.schedd.submit(submit, count=jobs)
     reader, ended = JobEventLog(str(log)), 0
     deadline = time.monotonic() + 60 + jobs
@@ -109,6 +153,8 @@ def pool_on_dask(pool, where: Path, jobs: int) -> tuple[float, float]:
                 raise RuntimeError(f"a job was held: {dict(event)}")
         if time.monotonic() > deadline:
             raise TimeoutError(f"{ended} of {jobs} jobs ended")
+    if os.environ.get("BENCH_DASK_ROLES"):
+        print(f"CPU ms a job by process: {_by_role(roles, _roles_cpu(), jobs)}", flush=True)
     return jobs / (time.perf_counter() - began), _tree_cpu() - cpu
 
 
