@@ -464,11 +464,17 @@ class DaskStartd(Startd):
             return {"state": "lost"}
         return {"state": "done", "result": result}
 
-    def _dask_results(self, peer, claims: list) -> dict:
-        """``dask_result`` of each of ``claims`` at once (no wait): a starter asking about
-        the jobs it queued behind its own."""
+    def _dask_results(self, peer, claims: list, wait: float = 0.0) -> dict:
+        """``dask_result`` of each of ``claims`` at once: a starter asking about the jobs it
+        queued behind its own.  With ``wait`` (seconds, 5 at most), once the last of them
+        is over or that long has passed (they run in turn: the last ends last)."""
         if not isinstance(claims, list) or not all(isinstance(claim, str) for claim in claims):
             raise HTCondorException("dask_results: claims must be a list of claim ids")
+        if not isinstance(wait, (int, float)) or isinstance(wait, bool) or wait < 0:
+            raise HTCondorException("dask_results: wait must be a number of seconds, 0 or more")
+        last = self.tasks.get(claims[-1]) if claims and wait else None
+        if last is not None and self._worker_of(claims[-1]) in self.workers and self.client.status == "running":
+            last.collected.wait(min(float(wait), 5.0))
         # (once each: a job's outcome is handed out once, the claim asked again is "lost")
         return {claim: self._dask_result(peer, claim, 0.0) for claim in dict.fromkeys(claims)}
 

@@ -120,8 +120,8 @@ class DaskStarter(Starter):
             self._drop_offered()
         chaining = self.continues and self.depth and self.queued and outcome.get("kind") == "exit"
         if chaining:
-            self._refresh_queued()
             self._gather_chain()
+            self._refresh_queued()
         self.chain = self._chain_of() if chaining else []
         self.chained = 0
         following = super()._finish(outcome)
@@ -158,18 +158,20 @@ class DaskStarter(Starter):
         it carries, and with many workers sharing the machine each worker's jobs end further
         apart, so a starter reporting every end at once carries one job a report; the half
         still queued keeps the worker busy meanwhile.  Not while an instruction waits."""
-        deadline = time.monotonic() + CHAIN_WAIT
+        half = []
         for queued in self.queued[:min(CHAIN_MAX, len(self.queued) // 2)]:
-            run = queued["run"]
-            left = deadline - time.monotonic()
-            if run["submitted"] and run["reply"].get("state") == "running" and left > 0 and not self.pending:
-                try:
-                    reply = ipc.call(self.startd, "dask_result", timeout=30, claim=queued["claim"], wait=left)
-                except HTCondorException:
-                    return      # (asked about again in its turn)
-                self._learn([queued], {queued["claim"]: reply})
-            if not run["submitted"] or run["reply"].get("state") != "done":
-                return
+            if not queued["run"]["submitted"]:
+                break
+            half.append(queued)
+        waiting = [queued for queued in half if queued["run"]["reply"].get("state") == "running"]
+        if not waiting or self.pending:
+            return
+        try:    # (they run one after the other: the answer comes once the last of them ended)
+            found = ipc.call(self.startd, "dask_results", timeout=30, claims=[q["claim"] for q in waiting],
+                             wait=CHAIN_WAIT)
+        except HTCondorException:
+            return      # (each is asked about again in its turn)
+        self._learn(waiting, found)
 
     def _unknown(self) -> list[dict]:
         """The queued jobs (the first CHAIN_MAX) submitted and not known to be over."""
