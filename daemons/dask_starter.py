@@ -26,7 +26,10 @@ job exited on its own, never after a stop), so that the worker never waits for t
 round trips between two jobs.  Nothing of it is recorded until the handover at the
 current job's end names it as the next job (its EXECUTE and then its input
 transfer's events); a handover that names another, or none, or a stop, cancels it
-(``dask_cancel``).
+(``dask_cancel``).  A job's end is reported with those queued behind it that ended too
+(``chain``): before reporting, the starter waits a little (``CHAIN_WAIT``) for up to
+half of them, so that a report carries several jobs even when many workers share the
+machine and each worker's jobs end far apart.
 
 Instructions (SIGTERM vacate, SIGQUIT kill, SIGUSR1/SIGUSR2 suspend and
 continue) are handled as by a local starter, except that the signals go to
