@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import jobledger as htcondor
-from bench.bench_pool import _tree_cpu
+from bench.bench_pool import _tree_cpu, tree_ticks
 from jobledger.personal import PersonalPool
 from jobledger.tracking.jobeventlog import JobEventLog
 
@@ -106,19 +106,13 @@ def _role(pid: int) -> str:
 
 def _roles_cpu() -> dict[int, tuple[str, int]]:
     """pid -> (role, CPU ticks it and the children it reaped used) for this process's descendants."""
-    found, todo = {}, [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            if pid != os.getpid():
-                found[pid] = (_role(pid), sum(int(x) for x in fields[11:15]))
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/children") as f:
-                    todo.extend(int(c) for c in f.read().split())
-        except (FileNotFoundError, ProcessLookupError):
-            continue   # ended meanwhile
+    found = {}
+    for pid, ticks in tree_ticks().items():
+        if pid != os.getpid():
+            try:
+                found[pid] = (_role(pid), ticks)
+            except (FileNotFoundError, ProcessLookupError):
+                continue   # ended meanwhile
     return found
 
 

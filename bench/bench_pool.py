@@ -40,20 +40,25 @@ def _row(name: str, value: float, unit: str, target: str = "", cpu: float | None
 
 def _tree_cpu() -> float:
     """CPU seconds of this process and its descendants (live, plus those they reaped)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total, todo = 0, [os.getpid()]
+    return sum(tree_ticks().values()) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_ticks() -> dict[int, int]:
+    """pid -> CPU ticks of this process and of each descendant, each with the children it
+    reaped (utime stime cutime cstime); one that ends during the walk is left out."""
+    found, todo = {}, [os.getpid()]
     while todo:
         pid = todo.pop()
         try:
             with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            total += sum(int(x) for x in fields[11:15])   # utime stime cutime cstime
+            found[pid] = sum(int(x) for x in fields[11:15])
             for task in os.listdir(f"/proc/{pid}/task"):
                 with open(f"/proc/{pid}/task/{task}/children") as f:
                     todo.extend(int(c) for c in f.read().split())
         except (FileNotFoundError, ProcessLookupError):
             continue   # ended meanwhile
-    return total / tick
+    return found
 
 
 def _wait_empty(schedd, constraint: str, timeout: float) -> None:
