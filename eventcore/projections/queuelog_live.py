@@ -11,8 +11,10 @@ they are made, from LAST_RESERVED_USERREC_ID + 1 = 2, never reused).  A file sta
 with ``107 <seq> CreationTimestamp <time>`` and the header ad.
 
 ``QueueLogFold`` folds journal entries (``eventcore.projections.queue.QueueFold``)
-and, after each entry, compares the ads it changed with the ads as last written:
-every state a job passes through gets its lines, a completed job's ``JobStatus 4``
+and gives each entry its lines: for one that only changes a proc's attributes (a
+``set``, an event), what it sets and deletes (``changed_lines``); for any other, the
+ads it changed compared with the ads as last written.  Every state a job passes
+through gets its lines, a completed job's ``JobStatus 4``
 before the ``102`` of its leaving, as HTCondor writes them.  The end line carries
 the journal position the transaction reaches, ``106 #journal N`` (the comment
 HTCondor's EndTransaction record allows), so a writer restarting after a crash knows
