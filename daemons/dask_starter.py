@@ -27,9 +27,10 @@ round trips between two jobs.  Nothing of it is recorded until the handover at t
 current job's end names it as the next job (its EXECUTE and then its input
 transfer's events); a handover that names another, or none, or a stop, cancels it
 (``dask_cancel``).  A job's end is reported with those queued behind it that ended too
-(``chain``): before reporting, the starter waits a little (``CHAIN_WAIT``) for up to
-half of them, so that a report carries several jobs even when many workers share the
-machine and each worker's jobs end far apart.
+(``chain``): before reporting, the starter waits a little (``CHAIN_WAIT`` at most) for
+those that will end before the rest of the queue would run out while the report goes
+round (``_keep``), so that a report carries several jobs even when many workers share
+the machine and each worker's jobs end far apart.
 
 Instructions (SIGTERM vacate, SIGQUIT kill, SIGUSR1/SIGUSR2 suspend and
 continue) are handled as by a local starter, except that the signals go to
@@ -42,6 +43,7 @@ worker's runner is released and the worker kills the job.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import signal
@@ -58,7 +60,8 @@ POLL = 0.5   # seconds the Dask startd holds a dask_result call while the task r
 PER_JOB = ("job", "claim", "scratch", "sandboxed", "inputs", "before", "child", "reported_size",
            "suspended_at", "suspended_total", "submitted", "reply", "deferred", "outcome")
 CHAIN_MAX = 16   # queued jobs that ended reported with the current one (daemons.schedd.chain)
-CHAIN_WAIT = 0.05   # seconds a report waits at most for jobs queued behind to end too (``_gather_chain``)
+CHAIN_WAIT = 0.2   # seconds a report waits at most for jobs queued behind to end too (``_gather_chain``)
+FIRST_WAIT = 0.05   # ... while the time between two jobs' ends and a report's round trip are unknown
 
 
 class DaskStarter(Starter):
@@ -76,6 +79,8 @@ class DaskStarter(Starter):
         self.offers: list[dict] = []      # jobs to queue behind our last, from the answer to a report
         self.chain: list[dict] = []       # queued jobs that ended, reported with the current one
         self.chained = 0                  # how many of them the schedd recorded
+        self.spacing: float | None = None      # seconds between two ends of queued jobs on the worker
+        self.round_trip: float | None = None   # seconds a report took, from its sending to its answer
         super().__init__(job, *args, **kwargs)
 
     def _take(self, job: dict, claim: str, scratch: str) -> None:
@@ -126,6 +131,7 @@ class DaskStarter(Starter):
             self._gather_chain()
             self._refresh_queued()
         self.chain = self._chain_of() if chaining else []
+        self._learn_spacing(outcome)
         self.chained = 0
         following = super()._finish(outcome)
         recorded, self.queued = self.queued[:self.chained], self.queued[self.chained:]
@@ -155,26 +161,48 @@ class DaskStarter(Starter):
         return chain
 
     def _gather_chain(self) -> None:
-        """Before the current job's end is reported: wait, CHAIN_WAIT at most, for up to half
-        of the jobs queued behind it to end too, so that one report (and one commit, one
+        """Before the current job's end is reported: wait for the jobs queued behind it that
+        end before the rest of the queue would run out while the report goes round (all
+        but ``_keep``), CHAIN_WAIT at most, so that one report (and one commit, one
         handover) carries several jobs.  Each report costs about the same however few jobs
         it carries, and with many workers sharing the machine each worker's jobs end further
-        apart, so a starter reporting every end at once carries one job a report; the half
-        still queued keeps the worker busy meanwhile.  Not while an instruction waits."""
-        half = []
-        for queued in self.queued[:min(CHAIN_MAX, len(self.queued) // 2)]:
+        apart, so a starter reporting every end at once carries one job a report; the jobs
+        kept queued keep the worker busy meanwhile.  Only jobs expected to end within
+        CHAIN_WAIT are waited for (long jobs are not); until the time between two ends is
+        known, half of the queue, FIRST_WAIT at most.  Not while an instruction waits."""
+        ahead = []
+        for queued in self.queued[:min(CHAIN_MAX, len(self.queued) - self._keep())]:
             if not queued["run"]["submitted"]:
                 break
-            half.append(queued)
-        waiting = [queued for queued in half if queued["run"]["reply"].get("state") == "running"]
+            ahead.append(queued)
+        if self.spacing:
+            ahead = ahead[:int(CHAIN_WAIT / self.spacing)]
+        waiting = [queued for queued in ahead if queued["run"]["reply"].get("state") == "running"]
         if not waiting or self.pending:
             return
+        wait = FIRST_WAIT if not self.spacing else min(CHAIN_WAIT, 2 * len(waiting) * self.spacing)
         try:    # (they run one after the other: the answer comes once the last of them ended)
             found = ipc.call(self.startd, "dask_results", timeout=30, claims=[q["claim"] for q in waiting],
-                             wait=CHAIN_WAIT)
+                             wait=wait)
         except HTCondorException:
             return      # (each is asked about again in its turn)
         self._learn(waiting, found)
+
+    def _keep(self) -> int:
+        """How many of the queued jobs to leave running on the worker while a report goes
+        round: as many as run in a report's round trip, at least one; half of the queue
+        while either is unknown."""
+        if not self.spacing or self.round_trip is None:
+            return (len(self.queued) + 1) // 2
+        return max(1, math.ceil(self.round_trip / self.spacing))
+
+    def _learn_spacing(self, outcome: dict) -> None:
+        """The time between two ends on the worker, from a chain: the jobs in it ran one
+        after the other, right behind the current one (the worker's own clock: ``end``)."""
+        last = self.chain[-1]["outcome"].get("end") if self.chain else None
+        first = outcome.get("end")
+        if isinstance(last, (int, float)) and isinstance(first, (int, float)) and last > first:
+            self.spacing = _averaged(self.spacing, (last - first) / len(self.chain))
 
     def _unknown(self) -> list[dict]:
         """The queued jobs (the first CHAIN_MAX) submitted and not known to be over."""
@@ -248,6 +276,13 @@ class DaskStarter(Starter):
     def _report(self, outcome: dict, more: bool = False) -> tuple[bool, object]:
         """As a local starter's, but the startd is asked what it would be asked next while
         the schedd commits the outcome (``_overlap``): the report is sent, then read."""
+        began = time.monotonic()
+        answered, answer = self._send_report(outcome, more)
+        if answered:
+            self.round_trip = _averaged(self.round_trip, time.monotonic() - began)
+        return answered, answer
+
+    def _send_report(self, outcome: dict, more: bool) -> tuple[bool, object]:
         answered, answer = False, None
         if more and (self.offers or self._head_waiting()):
             try:
@@ -506,3 +541,8 @@ class DaskStarter(Starter):
             self._ask("dask_signal", timeout=10, signum=int(sig))
         except HTCondorException:
             pass   # a startd we cannot reach has lost the task: the result says so
+
+
+def _averaged(old: float | None, sample: float) -> float:
+    """A running average that follows changes within a few samples."""
+    return sample if old is None else (3 * old + sample) / 4

@@ -208,6 +208,78 @@ def test_the_queue_depth_is_a_share_of_the_queued_jobs():
     assert queue_share(4, 48, 3) == 4 and queue_share(0, 48, 3) == 0
 
 
+def _starter_with_queue(monkeypatch, states: list[str], spacing=None, round_trip=None):
+    """A Dask starter (not started: only its chain gathering is looked at) whose queue
+    holds jobs in ``states``, and the ``dask_results`` calls it makes."""
+    from jobledger.daemons import dask_starter
+    starter = object.__new__(dask_starter.DaskStarter)
+    starter.startd, starter.pending, starter.spacing, starter.round_trip = "startd", [], spacing, round_trip
+    starter.queued = [{"claim": f"c{n}", "run": {"submitted": True, "reply": {"state": state}}}
+                      for n, state in enumerate(states)]
+    calls = []
+
+    def call(address, cmd, timeout, claims, wait):
+        calls.append((claims, wait))
+        return {claim: {"state": "done", "result": {}} for claim in claims}
+    monkeypatch.setattr(dask_starter.ipc, "call", call)
+    return starter, calls
+
+
+def test_a_report_waits_for_the_queued_jobs_that_end_while_the_rest_keeps_the_worker_busy(monkeypatch):
+    """Before reporting, a Dask starter waits for the jobs queued behind that end before
+    the rest of its queue would run out during the report's round trip: all but one when
+    a report takes less than the time between two ends, more kept when it takes longer;
+    half of the queue (for FIRST_WAIT at most) until both are known; none when the jobs
+    are too long to end within CHAIN_WAIT."""
+    from jobledger.daemons.dask_starter import CHAIN_WAIT, FIRST_WAIT
+    running = ["running"] * 6
+    starter, calls = _starter_with_queue(monkeypatch, running)
+    starter._gather_chain()
+    assert calls == [(["c0", "c1", "c2"], FIRST_WAIT)]
+    assert [q["run"]["reply"]["state"] for q in starter.queued] == ["done"] * 3 + ["running"] * 3
+    starter, calls = _starter_with_queue(monkeypatch, running, spacing=0.02, round_trip=0.01)
+    starter._gather_chain()
+    assert calls == [(["c0", "c1", "c2", "c3", "c4"], min(CHAIN_WAIT, 2 * 5 * 0.02))]
+    starter, calls = _starter_with_queue(monkeypatch, running, spacing=0.02, round_trip=0.05)
+    starter._gather_chain()
+    assert calls == [(["c0", "c1", "c2"], 2 * 3 * 0.02)]
+    starter, calls = _starter_with_queue(monkeypatch, ["done", "running", "running"], spacing=0.02, round_trip=0.01)
+    starter._gather_chain()
+    assert calls == [(["c1"], 2 * 0.02)]     # (known over already: not asked about)
+    starter, calls = _starter_with_queue(monkeypatch, running, spacing=1.0, round_trip=0.01)
+    starter._gather_chain()
+    assert calls == []
+    starter, calls = _starter_with_queue(monkeypatch, running, spacing=0.02, round_trip=0.01)
+    starter.pending = ["vacate"]
+    starter._gather_chain()
+    assert calls == []
+
+
+def test_the_time_between_ends_is_learnt_from_a_chain_and_a_reports_round_trip_from_its_answer(monkeypatch):
+    """The spacing of ends on the worker comes from a chain's ends (the worker's clock), a
+    running average; a report's round trip from sending it to reading its answer."""
+    starter, _ = _starter_with_queue(monkeypatch, [])
+    starter.chain = []
+    starter._learn_spacing({"end": 100.0})
+    assert starter.spacing is None
+    starter.chain = [{"outcome": {"end": 100.1}}, {"outcome": {"end": 100.2}}]
+    starter._learn_spacing({"end": 100.0})
+    assert starter.spacing == pytest.approx(0.1)
+    starter.chain = [{"outcome": {"end": 101.5}}]
+    starter._learn_spacing({"end": 101.0})
+    assert starter.spacing == pytest.approx((3 * 0.1 + 0.5) / 4)
+    starter.chain = [{"outcome": {"end": 99.0}}]     # (not after the current job's: not learnt from)
+    starter._learn_spacing({"end": 101.0})
+    assert starter.spacing == pytest.approx((3 * 0.1 + 0.5) / 4)
+    monkeypatch.setattr(type(starter), "_send_report", lambda self, outcome, more: (True, {}))
+    assert starter._report({}, False) == (True, {})
+    assert starter.round_trip is not None and 0 <= starter.round_trip < 5
+    monkeypatch.setattr(type(starter), "_send_report", lambda self, outcome, more: (False, None))
+    kept = starter.round_trip
+    starter._report({}, False)
+    assert starter.round_trip == kept
+
+
 def test_a_runner_call_to_a_runner_the_worker_does_not_hold_says_it_is_gone():
     """The worker's handler answers ``gone`` (the Dask startd then makes a new runner) for a
     runner released or made before the worker restarted, and calls nothing but the runner's own."""
