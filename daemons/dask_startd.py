@@ -146,6 +146,7 @@ class DaskStartd(Startd):
         self.unreachable: set[str] = set()
         self._withdrawn: set[str] = set()
         self._runners_lock = threading.Lock()
+        self._making: dict[str, threading.Lock] = {}   # worker address -> held while its runner is made
         self._numbers = itertools.count(1)
 
     def started(self) -> None:
@@ -378,15 +379,24 @@ class DaskStartd(Startd):
 
     # -- the runners on the workers (daemons.dask_task.JobRunner) --------------------------
     def _runner(self, address: str) -> Runner:
-        """The job runner on the worker at ``address``, made there on first use."""
+        """The job runner on the worker at ``address``, made there on first use: once on
+        each worker, on several workers at the same time (the first jobs of a run come to
+        all the workers at once, and each runner takes a round trip through the scheduler)."""
         with self._runners_lock:
             runner = self.runners.get(address)
+            if runner is not None:
+                return runner
+            making = self._making.setdefault(address, threading.Lock())
+        with making:
+            with self._runners_lock:
+                runner = self.runners.get(address)
             if runner is None:
                 key = f"jobledger-runner-{uuid.uuid4().hex}"
                 future = self.client.submit(JobRunner, key=key, workers=[address], allow_other_workers=False,
                                             actor=True, retries=0)
                 future.result(timeout=RUNNER_TIMEOUT)   # made (its worker holds it), or raises
-                runner = self.runners[address] = Runner(address, key, future)
+                with self._runners_lock:
+                    runner = self.runners[address] = Runner(address, key, future)
             return runner
 
     def _call(self, runner: Runner, function: str, *args) -> concurrent.futures.Future:
@@ -421,6 +431,8 @@ class DaskStartd(Startd):
         """Let go of the runner on ``address``: released, the worker deletes it (and kills
         any job it still runs); a worker holding none can be retired by Dask's scaling."""
         self._release(self.runners.pop(address, None))
+        with self._runners_lock:
+            self._making.pop(address, None)
 
     def _forget_runner(self, runner: Runner) -> None:
         """``runner`` is not to be called again (its jobs, if any, are lost).  (On the

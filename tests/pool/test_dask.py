@@ -280,6 +280,45 @@ def test_the_time_between_ends_is_learnt_from_a_chain_and_a_reports_round_trip_f
     assert starter.round_trip == kept
 
 
+def test_runners_on_several_workers_are_made_at_the_same_time():
+    """Making a worker's runner takes a round trip through the scheduler: while one
+    worker's is being made, another worker's is made too, not after it; one worker's is
+    made once however many jobs ask for it meanwhile."""
+    import threading
+    from jobledger.daemons.dask_startd import DaskStartd
+    release, asked = threading.Event(), threading.Event()
+    submitted: list[str] = []
+
+    class Future:
+        def __init__(self, address):
+            self.address = address
+
+        def result(self, timeout):
+            if self.address == "tcp://a":
+                asked.set()
+                assert release.wait(10)
+
+    class Client:
+        def submit(self, function, key, workers, **options):
+            submitted.append(workers[0])
+            return Future(workers[0])
+    startd = object.__new__(DaskStartd)
+    startd.client, startd.runners, startd._making = Client(), {}, {}
+    startd._runners_lock = threading.Lock()
+    made: dict = {}
+    threads = [threading.Thread(target=lambda n=n: made.__setitem__(n, startd._runner("tcp://a"))) for n in (1, 2)]
+    threads[0].start()
+    assert asked.wait(10)
+    threads[1].start()
+    assert startd._runner("tcp://b").address == "tcp://b"    # while a's is being made
+    assert not made
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert made[1] is made[2] is startd.runners["tcp://a"]
+    assert sorted(submitted) == ["tcp://a", "tcp://b"]
+
+
 def test_a_runner_call_to_a_runner_the_worker_does_not_hold_says_it_is_gone():
     """The worker's handler answers ``gone`` (the Dask startd then makes a new runner) for a
     runner released or made before the worker restarted, and calls nothing but the runner's own."""
