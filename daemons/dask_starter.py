@@ -341,33 +341,34 @@ class DaskStarter(Starter):
     def _look_ahead(self) -> None:
         """Ask for the claim's next jobs and queue them on the worker behind this one,
         up to ``depth`` of them: first those the schedd's last answer gave, then, while
-        this job runs, more asked for."""
+        this job runs, the rest asked for at once."""
         if not self.continues:
             return
         self._queue_offers(self.depth - len(self.queued))
         if self.reply.get("state") != "running":
             return
-        while len(self.queued) < self.depth and self._queue_next():
+        while len(self.queued) < self.depth and self._queue_next(self.depth - len(self.queued)):
             pass
 
-    def _queue_next(self) -> bool:
-        """One more job asked of the schedd and queued behind the last one; False when
-        there is none (or a stop)."""
+    def _queue_next(self, count: int) -> bool:
+        """Up to ``count`` more jobs asked of the schedd (in one call) and queued behind the
+        last one; False when it had fewer (or on a stop), so that nobody asks again."""
         if any(what in STOPPING for what in self.pending) or not self.startd_alive():
             self._drop_offered()
             return False
         last = self.queued[-1]["run"] if self.queued else {"claim": self.claim, "job": self.job}
         try:
             given = ipc.call(self.schedd_address, "starter_lookahead", timeout=30, claim=last["claim"],
-                             job=f"{last['job'].get('ClusterId')}.{last['job'].get('ProcId')}")
+                             job=f"{last['job'].get('ClusterId')}.{last['job'].get('ProcId')}", count=count)
         except HTCondorException:
             return False
+        given = [offered for offered in given if isinstance(offered, dict)] if isinstance(given, list) else []
         if not given:
             return False
-        self.offers.append(given)
+        self.offers += given
         before = len(self.queued)
-        self._queue_offers(1)
-        return len(self.queued) > before and self.queued[-1]["run"]["submitted"]
+        self._queue_offers(len(given))
+        return len(given) == count and len(self.queued) == before + count and self.queued[-1]["run"]["submitted"]
 
     def _queue_offers(self, room: int, ahead: dict | None = None) -> None:
         """Queue up to ``room`` of the jobs the schedd offered behind our last: each staged

@@ -376,7 +376,7 @@ class Schedd(Daemon):
                                                                 ocu_id),
             "query_ocu": lambda peer, request=None: self.ocus.query(),
             "starter_outcome": self._starter_outcome,
-            "starter_lookahead": lambda peer, claim, job: self.matches.lookahead(JobId.parse(job), claim),
+            "starter_lookahead": self._starter_lookahead,
             "post_script_terminated": lambda peer, **a: post_script_terminated(self.store, **a),
             "dagman_progress": lambda peer, **a: dagman_progress(self.store, peer_owner(peer), **a),
             "starter_update": lambda peer, claim, job, image_size_kb, rss_kb:
@@ -714,6 +714,17 @@ class Schedd(Daemon):
         counts = self.store.status_counts()
         if not any(counts.get(int(status)) for status in LIVE_STATUSES):
             self.projector.drained()
+
+    def _starter_lookahead(self, peer, claim: str, job: str, count: int | None = None) -> dict | list | None:
+        """The next job to queue behind ``job`` (run or queued under ``claim``) by its
+        starter, or None; with a ``count``, a list of up to that many (LOOKAHEAD_MAX at
+        most), each queued behind the one before: a starter filling its queue asks once."""
+        if count is None:
+            return self.matches.lookahead(JobId.parse(job), claim)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise HTCondorException(f"starter_lookahead: count must be a whole number of jobs, 1 or more, "
+                                    f"not {count!r}")
+        return self.matches.lookahead_many(JobId.parse(job), claim, min(count, LOOKAHEAD_MAX))
 
     def _lookahead_when(self, handover: futures.Future, lookahead: dict, queued: futures.Future) -> None:
         """(The handover's callback.)  ``queued`` gets the job to queue behind the

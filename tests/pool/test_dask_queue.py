@@ -20,6 +20,7 @@ import jobledger as htcondor
 from jobledger.daemons import ipc
 from jobledger.daemons.audit import audit
 from jobledger.daemons.client.personal import PersonalPool
+from jobledger.eventcore.errors import HTCondorException
 from jobledger.eventcore.ids import JobId
 from tests.pool.conftest import stop_and_check, wait_until
 from tests.pool.test_crash import daemon_pid
@@ -240,3 +241,16 @@ def test_schedd_sigkill_while_jobs_are_queued_on_the_worker(pool, cluster, tmp_p
     wait_until(lambda: not pool.schedd.query(f"ClusterId == {cluster_id}", ["ProcId"]), 30,
                what="the cluster to leave the queue")
     wait_until(lambda: audit(pool.local_dir).ok, 30, what="a clean audit")
+
+
+def test_a_starter_asks_for_its_queue_in_one_call_and_a_bad_count_is_refused(pool):
+    """``starter_lookahead`` with a ``count`` gives a list (up to that many jobs, each queued
+    behind the one before): a starter filling its queue asks once, not once a job.  A count
+    that is not a whole number of jobs is refused, naming it; a claim the schedd does not
+    run gives none."""
+    schedd = pool.collector.locate(htcondor.DaemonType.Schedd)["MyAddress"]
+    for bad in ("4", 0, -1, True, 2.5):
+        with pytest.raises(HTCondorException, match="count must be a whole number of jobs"):
+            ipc.call(schedd, "starter_lookahead", claim="no-such-claim", job="1.0", count=bad)
+    assert ipc.call(schedd, "starter_lookahead", claim="no-such-claim", job="1.0", count=4) == []
+    assert ipc.call(schedd, "starter_lookahead", claim="no-such-claim", job="1.0") is None
