@@ -351,8 +351,9 @@ class DaskStarter(Starter):
             pass
 
     def _queue_next(self, count: int) -> bool:
-        """Up to ``count`` more jobs asked of the schedd (in one call) and queued behind the
-        last one; False when it had fewer (or on a stop), so that nobody asks again."""
+        """Up to ``count`` more jobs asked of the schedd (in one call: it may give fewer than
+        asked, and at most 16) and queued behind the last one; False when it had none, or
+        one could not be queued (or on a stop)."""
         if any(what in STOPPING for what in self.pending) or not self.startd_alive():
             self._drop_offered()
             return False
@@ -368,7 +369,7 @@ class DaskStarter(Starter):
         self.offers += given
         before = len(self.queued)
         self._queue_offers(len(given))
-        return len(given) == count and len(self.queued) == before + count and self.queued[-1]["run"]["submitted"]
+        return len(self.queued) == before + len(given) and self.queued[-1]["run"]["submitted"]
 
     def _queue_offers(self, room: int, ahead: dict | None = None) -> None:
         """Queue up to ``room`` of the jobs the schedd offered behind our last: each staged
